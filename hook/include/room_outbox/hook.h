@@ -1,0 +1,130 @@
+// The room-outbox hook: the thin piece linked into room-service.
+//
+//   Hook::Commit(command, events, caller_statements)
+//     BEGIN
+//     INSERT room_command_log            (command_id is unique: a repeat writes nothing)
+//     INSERT room_outbox rows, pending   (with a short lease so the relay leaves them alone
+//                                         while the sync publish below is under way)
+//     caller_statements(tx)              (e.g. the room snapshot) in the same transaction
+//     COMMIT
+//     sync publish of each event to Tencent IM, bounded by sync_publish_timeout
+//       ok   -> best-effort mark published
+//       fail -> the row stays pending with retry_count unchanged; outbox-relay delivers it
+//
+// A committed command is reported committed whatever IM did.
+//
+// Process-wide setup is the host's: call mysql_library_init() and curl_global_init() once in
+// main() before creating a Hook, and their cleanups at exit. The hook never calls them.
+//
+// Thread-safety: a Hook owns one MariaDB connection and one HTTP connection; use one Hook per
+// thread (or guard it). Nothing throws across this API.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "room_outbox/envelope.h"
+#include "room_outbox/error.h"
+#include "room_outbox/options.h"
+
+namespace room_outbox {
+
+// A severity-tagged line for the host's logger. The hook logs nothing unless given one.
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+using LogCallback = std::function<void(LogLevel, std::string_view)>;
+
+struct HookOptions {
+  MysqlOptions mysql;
+  TencentImOptions tencent_im;
+  // Bound on each sync publish after commit. <= 0 means the default, 500ms.
+  std::chrono::milliseconds sync_publish_timeout{500};
+  // Written into every envelope. Empty means the host name.
+  std::string node_id;
+  // Keep each room's events in commit order: when the room already has an earlier pending row,
+  // the sync publish is skipped and the relay delivers the new row after the older ones.
+  bool per_room_order = true;
+  LogCallback log;
+};
+
+// A command the room service applied.
+struct Command {
+  std::string command_id;    // idempotency key; unique in room_command_log
+  std::string room_id;
+  std::string command_type;  // e.g. "JoinRoom"
+  std::string request_id;    // tracing only
+  int64_t room_seq = 0;      // the room's version after the command
+  std::string payload = "{}";  // JSON object text, stored in the command log
+};
+
+// One event the command produced. room_id, command_id, request_id and node_id come from the
+// command and the hook.
+struct Event {
+  std::string event_id;       // unique; clients dedupe by it
+  std::string event_type;     // e.g. "RoomGiftSent"
+  int64_t room_seq = 0;       // the room's version that this event reflects
+  int64_t occurred_at_ms = 0;  // 0: the commit time
+  std::string payload = "{}";  // JSON object text
+};
+
+// A parameter of a caller statement: NULL, an integer, a double or a string.
+using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;
+
+// The open transaction handed to the caller's statements.
+class Transaction {
+ public:
+  virtual ~Transaction() = default;
+  // Runs one statement with `?` placeholders as a prepared statement. A failure here rolls back
+  // the whole commit once the callback returns (return the Status to do so at once).
+  virtual Status Execute(std::string_view sql, const std::vector<SqlValue>& params) = 0;
+};
+
+using CallerStatements = std::function<Status(Transaction&)>;
+
+enum class CommitStatus {
+  kCommitted,  // command log and outbox rows are durable
+  kDuplicate,  // command_id was already committed; nothing was written or published
+  kFailed,     // rolled back; `error` says why. Nothing was published.
+};
+
+enum class DeliveryState {
+  kPublished,  // the sync publish succeeded (the mark is best-effort)
+  kSkipped,    // a type not sent to IM; marked published
+  kPending,    // left for outbox-relay; `error` says why
+};
+
+struct EventDelivery {
+  std::string event_id;
+  DeliveryState state = DeliveryState::kPending;
+  std::string error;  // short, secret-free; empty unless pending
+};
+
+struct CommitResult {
+  CommitStatus status = CommitStatus::kFailed;
+  Error error;                         // set when status == kFailed
+  std::vector<EventDelivery> events;   // one per event, in order, when kCommitted
+};
+
+class Hook {
+ public:
+  virtual ~Hook() = default;
+  Hook() = default;
+  Hook(const Hook&) = delete;
+  Hook& operator=(const Hook&) = delete;
+
+  // Commits the command, its events and the caller's statements in one transaction, then tries
+  // the sync publish. See the file comment.
+  virtual CommitResult Commit(const Command& command, const std::vector<Event>& events,
+                              const CallerStatements& caller_statements = {}) = 0;
+};
+
+// Connects to MariaDB and prepares the IM publisher. On failure returns null and fills *error
+// (connection or configuration problem, never a secret).
+std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error);
+
+}  // namespace room_outbox

@@ -1,0 +1,1 @@
+# (filled by the area's owner)

@@ -1,0 +1,123 @@
+// OutboxStore: every database operation of the hook and the relay, behind one seam.
+// The MariaDB implementation is MariaDbOutboxStore (mysql/mariadb_outbox_store.h); unit tests use
+// MockOutboxStore (tests/mocks/mock_outbox_store.h).
+//
+// Claiming: ClaimDue picks due pending rows (status='pending' AND next_attempt_at_ms <= now) in
+// one short transaction (SELECT ... FOR UPDATE SKIP LOCKED), stamps them with a fresh claim token
+// and a lease (next_attempt_at_ms = now + lease), commits and returns them. Every later write of
+// the row's result names that token, so a relay whose lease ran out cannot overwrite the result
+// of the relay that took the row over. A relay that dies leaves its rows pending; they are due
+// again when the lease ends.
+//
+// Thread-safety: an OutboxStore owns one connection; use it from one thread at a time.
+// Connection loss: the call fails with kUnavailable and the next call reconnects.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "result.h"
+#include "room_outbox/hook.h"
+
+namespace room_outbox {
+
+// One room_outbox row as the relay sees it.
+struct OutboxRow {
+  int64_t id = 0;
+  std::string event_id;
+  std::string event_type;
+  std::string room_id;
+  std::string envelope;  // JSON text as stored; may be undecodable
+  int64_t retry_count = 0;
+  int64_t created_at_ms = 0;
+};
+
+struct ClaimOptions {
+  size_t limit = 100;       // at most this many rows
+  int64_t now_ms = 0;
+  int64_t lease_ms = 30000;  // claimed rows are not due again before now + lease
+  // Per-room order: a row is claimed only together with every earlier pending row of its room
+  // (so a room's head row is never overtaken, even by another relay).
+  bool per_room_order = true;
+};
+
+struct Claim {
+  std::string token;          // names this claim in every later write
+  int64_t lease_until_ms = 0;
+  std::vector<OutboxRow> rows;  // ordered by id
+};
+
+// The result of one failed attempt.
+struct FailedAttempt {
+  int64_t id = 0;
+  std::string error;              // short; stored bounded in last_error
+  int64_t next_attempt_at_ms = 0;  // when the row is due again
+};
+
+struct OutboxStats {
+  int64_t pending = 0;
+  int64_t oldest_pending_created_at_ms = 0;  // 0 when nothing is pending
+};
+
+// A new outbox row written by the hook.
+struct NewOutboxRow {
+  std::string event_id;
+  std::string event_type;
+  std::string room_id;
+  std::string command_id;
+  std::string request_id;
+  std::string envelope;  // JSON text
+};
+
+struct CommitRequest {
+  Command command;
+  std::vector<NewOutboxRow> rows;
+  int64_t now_ms = 0;
+  // The rows are written leased to `token` until `lease_until_ms` (the sync publish window).
+  std::string token;
+  int64_t lease_until_ms = 0;
+};
+
+struct CommitWrite {
+  bool duplicate = false;         // command_id existed: nothing was written
+  std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in order
+};
+
+class OutboxStore {
+ public:
+  virtual ~OutboxStore() = default;
+
+  // --- hook side ---
+
+  // In one transaction: command log row, outbox rows, then caller_statements. Any failure rolls
+  // back and is returned; a duplicate command_id is not an error (CommitWrite::duplicate).
+  virtual Result<CommitWrite> CommitCommand(const CommitRequest& request,
+                                            const CallerStatements& caller_statements) = 0;
+
+  // True when the room has a pending row older than `row_id`.
+  virtual Result<bool> HasEarlierPending(const std::string& room_id, int64_t row_id) = 0;
+
+  // --- relay side ---
+
+  virtual Result<Claim> ClaimDue(const ClaimOptions& options) = 0;
+
+  // status='published', last_error=NULL, published_at_ms=now for the rows still held by
+  // `token`. Returns how many rows were marked (a row taken over by another claim is not).
+  virtual Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
+                                       int64_t now_ms) = 0;
+
+  // retry_count+1, last_error, next_attempt_at_ms for the rows still held by `token`; they
+  // stay pending. Returns how many rows were marked.
+  virtual Result<size_t> MarkFailed(const std::string& token,
+                                    std::span<const FailedAttempt> attempts, int64_t now_ms) = 0;
+
+  // Gives rows back unattempted: due at once, retry_count unchanged. Returns the count.
+  virtual Result<size_t> Release(const std::string& token, std::span<const int64_t> ids,
+                                 int64_t now_ms) = 0;
+
+  virtual Result<OutboxStats> Stats() = 0;
+};
+
+}  // namespace room_outbox

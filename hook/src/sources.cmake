@@ -1,0 +1,5 @@
+# Hook core: errors, clock, envelope codec, the Hook itself.
+target_sources(room_outbox_hook PRIVATE
+  hook/src/error.cc
+  hook/src/clock.cc
+  hook/src/envelope_codec.cc)

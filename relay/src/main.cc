@@ -1,0 +1,2 @@
+// Placeholder until the relay CLI lands.
+int main() { return 2; }

@@ -1,0 +1,1 @@
+target_sources(room_outbox_relay PRIVATE relay/src/build_info.cc)

@@ -1,0 +1,56 @@
+// A Clock whose time moves only when told to, or by the sleeps it is asked for. It records
+// every requested sleep so tests can assert on the pacing of a loop.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "clock.h"
+
+namespace room_outbox::testing {
+
+class FakeClock : public Clock {
+ public:
+  explicit FakeClock(int64_t now_ms = 1'700'000'000'000) : now_ms_(now_ms) {}
+
+  int64_t NowMs() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return now_ms_;
+  }
+
+  // Advances time by `duration` at once (no real waiting) and returns whether a stop was
+  // requested. `on_sleep`, when set, runs after each sleep (e.g. to request a stop after N).
+  bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      sleeps_.push_back(duration);
+      now_ms_ += duration.count();
+    }
+    if (on_sleep) {
+      on_sleep();
+    }
+    return stop.stop_requested();
+  }
+
+  void Advance(std::chrono::milliseconds duration) {
+    std::lock_guard<std::mutex> lock(mu_);
+    now_ms_ += duration.count();
+  }
+
+  std::vector<std::chrono::milliseconds> sleeps() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sleeps_;
+  }
+
+  std::function<void()> on_sleep;
+
+ private:
+  std::mutex mu_;
+  int64_t now_ms_;
+  std::vector<std::chrono::milliseconds> sleeps_;
+};
+
+}  // namespace room_outbox::testing

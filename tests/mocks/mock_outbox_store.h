@@ -1,0 +1,30 @@
+// gMock double of OutboxStore, one method per interface method.
+#pragma once
+
+#include <gmock/gmock.h>
+
+#include "outbox_store.h"
+
+namespace room_outbox::testing {
+
+class MockOutboxStore : public OutboxStore {
+ public:
+  MOCK_METHOD(Result<CommitWrite>, CommitCommand,
+              (const CommitRequest& request, const CallerStatements& caller_statements),
+              (override));
+  MOCK_METHOD(Result<bool>, HasEarlierPending, (const std::string& room_id, int64_t row_id),
+              (override));
+  MOCK_METHOD(Result<Claim>, ClaimDue, (const ClaimOptions& options), (override));
+  MOCK_METHOD(Result<size_t>, MarkPublished,
+              (const std::string& token, std::span<const int64_t> ids, int64_t now_ms),
+              (override));
+  MOCK_METHOD(Result<size_t>, MarkFailed,
+              (const std::string& token, std::span<const FailedAttempt> attempts, int64_t now_ms),
+              (override));
+  MOCK_METHOD(Result<size_t>, Release,
+              (const std::string& token, std::span<const int64_t> ids, int64_t now_ms),
+              (override));
+  MOCK_METHOD(Result<OutboxStats>, Stats, (), (override));
+};
+
+}  // namespace room_outbox::testing
