@@ -1,0 +1,26 @@
+// The Hook implementation over the OutboxStore and Publisher seams. CreateHook (hook.h) wires
+// the MariaDB store and the Tencent IM publisher; tests pass doubles through MakeHook.
+#pragma once
+
+#include <memory>
+
+#include "clock.h"
+#include "outbox_store.h"
+#include "publisher.h"
+#include "room_outbox/hook.h"
+
+namespace room_outbox::internal {
+
+std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
+                               std::unique_ptr<Publisher> publisher,
+                               std::unique_ptr<Clock> clock);
+
+// The lease written on a command's rows: long enough for the sync publish of every event
+// (each bounded by sync_timeout) plus a margin, so the relay does not send a row the hook is
+// still working on.
+int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout, size_t events);
+
+// A fresh random token (32 hex characters) naming one claim or one commit's sync attempt.
+std::string NewClaimToken();
+
+}  // namespace room_outbox::internal
