@@ -1,0 +1,52 @@
+// RateBudget: the request pacing of one publisher. A token bucket refilled at an effective rate
+// that starts at the configured requests per second, is halved (floor 1/s) when IM answers with
+// a frequency limit, and climbs back by 10% per second of clean answers.
+//
+// Pure bookkeeping: it never sleeps and reads time only through the injected clock, so tests
+// drive it deterministically. Not thread-safe: the owning publisher serialises calls.
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+namespace room_outbox {
+
+class RateBudget {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  using Now = std::function<TimePoint()>;
+
+  // `max_per_second` > 0. The bucket holds 100ms worth of requests (at least one) and starts
+  // full, so a short burst goes out at once and longer runs keep to the rate.
+  RateBudget(double max_per_second, Now now);
+
+  // Takes a token when one is there and returns zero; otherwise takes nothing and returns how
+  // long until the next token (at least 1µs).
+  std::chrono::microseconds TryAcquire();
+
+  // IM answered with a frequency limit: halve the rate (not below 1/s). Limit answers within
+  // a second of the previous cut count as one: they were mostly sent before it took effect.
+  void OnRateLimited();
+
+  // IM answered without a frequency limit: after at least a second since the last change,
+  // raise the rate by 10% (up to the configured maximum).
+  void OnCleanAnswer();
+
+  double effective_rate() const { return rate_; }
+  double max_rate() const { return max_rate_; }
+
+ private:
+  void Refill(TimePoint now);
+  double Capacity() const;
+
+  double max_rate_;
+  double rate_;
+  double tokens_;
+  Now now_;
+  TimePoint last_refill_;
+  TimePoint last_change_;  // last cut or raise
+  TimePoint last_cut_;
+  bool cut_once_ = false;
+};
+
+}  // namespace room_outbox
