@@ -1,0 +1,88 @@
+// FromMysqlErrno: every mapped client and server error number, and the message format.
+#include "mysql/mysql_error.h"
+
+#include <errmsg.h>
+#include <gtest/gtest.h>
+#include <mysqld_error.h>
+
+namespace room_outbox {
+namespace {
+
+struct Case {
+  unsigned err;
+  ErrorCode code;
+};
+
+TEST(MysqlErrorTest, MapsEachErrnoToItsCode) {
+  const Case cases[] = {
+      {CR_SERVER_GONE_ERROR, ErrorCode::kUnavailable},
+      {CR_SERVER_LOST, ErrorCode::kUnavailable},
+      {CR_CONNECTION_ERROR, ErrorCode::kUnavailable},
+      {CR_CONN_HOST_ERROR, ErrorCode::kUnavailable},
+      {CR_SOCKET_CREATE_ERROR, ErrorCode::kUnavailable},
+      {CR_IPSOCK_ERROR, ErrorCode::kUnavailable},
+      {CR_UNKNOWN_HOST, ErrorCode::kUnavailable},
+      {CR_SERVER_HANDSHAKE_ERR, ErrorCode::kUnavailable},
+      {CR_SERVER_LOST_EXTENDED, ErrorCode::kUnavailable},
+      {CR_ERR_NET_READ, ErrorCode::kUnavailable},
+      {CR_ERR_NET_WRITE, ErrorCode::kUnavailable},
+      {ER_CONNECTION_KILLED, ErrorCode::kUnavailable},
+      {ER_QUERY_INTERRUPTED, ErrorCode::kUnavailable},
+      {ER_SERVER_SHUTDOWN, ErrorCode::kUnavailable},
+      {ER_CON_COUNT_ERROR, ErrorCode::kUnavailable},
+      {ER_TOO_MANY_USER_CONNECTIONS, ErrorCode::kUnavailable},
+      {ER_NET_READ_ERROR, ErrorCode::kUnavailable},
+      {ER_NET_READ_INTERRUPTED, ErrorCode::kUnavailable},
+      {ER_NET_ERROR_ON_WRITE, ErrorCode::kUnavailable},
+      {ER_NET_WRITE_INTERRUPTED, ErrorCode::kUnavailable},
+      {ER_LOCK_DEADLOCK, ErrorCode::kUnavailable},
+      {ER_LOCK_WAIT_TIMEOUT, ErrorCode::kUnavailable},
+      {ER_DUP_ENTRY, ErrorCode::kAlreadyExists},
+      {ER_DUP_ENTRY_WITH_KEY_NAME, ErrorCode::kAlreadyExists},
+      {ER_DUP_KEY, ErrorCode::kAlreadyExists},
+      {ER_DUP_UNIQUE, ErrorCode::kAlreadyExists},
+      {ER_ACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
+      {ER_DBACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
+      {ER_TABLEACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
+      {ER_COLUMNACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
+      {ER_SPECIFIC_ACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
+      {ER_ACCESS_DENIED_NO_PASSWORD_ERROR, ErrorCode::kPermissionDenied},
+      {ER_BAD_DB_ERROR, ErrorCode::kNotFound},
+      {ER_NO_SUCH_TABLE, ErrorCode::kNotFound},
+      {ER_STATEMENT_TIMEOUT, ErrorCode::kDeadlineExceeded},
+      {ER_PARSE_ERROR, ErrorCode::kInternal},
+      {ER_BAD_FIELD_ERROR, ErrorCode::kInternal},
+      {CR_COMMANDS_OUT_OF_SYNC, ErrorCode::kInternal},
+      {CR_OUT_OF_MEMORY, ErrorCode::kInternal},
+      {0, ErrorCode::kInternal},
+  };
+  for (const Case& c : cases) {
+    Error e = FromMysqlErrno(c.err, "where", "text");
+    EXPECT_EQ(ErrorCodeName(e.code), ErrorCodeName(c.code)) << "errno " << c.err;
+  }
+}
+
+TEST(MysqlErrorTest, RetryableOnlyForConnectionAndLockErrors) {
+  EXPECT_TRUE(IsRetryable(FromMysqlErrno(CR_SERVER_LOST, "w", "t")));
+  EXPECT_TRUE(IsRetryable(FromMysqlErrno(ER_LOCK_DEADLOCK, "w", "t")));
+  EXPECT_TRUE(IsRetryable(FromMysqlErrno(ER_LOCK_WAIT_TIMEOUT, "w", "t")));
+  EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_DUP_ENTRY, "w", "t")));
+  EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_ACCESS_DENIED_ERROR, "w", "t")));
+  EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_PARSE_ERROR, "w", "t")));
+}
+
+TEST(MysqlErrorTest, MessageNamesTheCallTheLibraryTextAndTheErrno) {
+  Error e = FromMysqlErrno(ER_LOCK_WAIT_TIMEOUT, "mysql_stmt_execute(claim_due)",
+                           "Lock wait timeout exceeded; try restarting transaction");
+  EXPECT_EQ(e.message,
+            "mysql_stmt_execute(claim_due): Lock wait timeout exceeded; try restarting "
+            "transaction [errno 1205]");
+}
+
+TEST(MysqlErrorTest, EmptyLibraryTextStillSaysSomething) {
+  Error e = FromMysqlErrno(CR_SERVER_LOST, "mysql_ping", "");
+  EXPECT_EQ(e.message, "mysql_ping: unknown error [errno 2013]");
+}
+
+}  // namespace
+}  // namespace room_outbox
