@@ -1,0 +1,618 @@
+#include "outbox_worker.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "envelope_codec.h"
+#include "fake_clock.h"
+#include "mock_outbox_store.h"
+#include "mock_publisher.h"
+
+namespace room_outbox::relay {
+namespace {
+
+using ::room_outbox::testing::FailedWith;
+using ::room_outbox::testing::FakeClock;
+using ::room_outbox::testing::MockOutboxStore;
+using ::room_outbox::testing::MockPublisher;
+using ::room_outbox::testing::Published;
+using ::room_outbox::testing::Skipped;
+using ::testing::_;
+using ::testing::AnyNumber;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Invoke;
+using ::testing::Return;
+using ::testing::StartsWith;
+using ::testing::StrictMock;
+using std::chrono::milliseconds;
+
+constexpr char kToken[] = "claim-token";
+
+OutboxRow Row(int64_t id, const std::string& room, const std::string& type = "RoomGiftSent",
+              int64_t retry_count = 0) {
+  Envelope e;
+  e.event_id = "evt-" + std::to_string(id);
+  e.event_type = type;
+  e.room_id = room;
+  e.room_seq = id;
+  e.command_id = "cmd-" + std::to_string(id);
+  e.request_id = "req-" + std::to_string(id);
+  e.node_id = "node-a";
+  e.occurred_at_ms = 1'700'000'000'000;
+  OutboxRow row;
+  row.id = id;
+  row.event_id = e.event_id;
+  row.event_type = type;
+  row.room_id = room;
+  row.envelope = EncodeEnvelope(e).value();
+  row.retry_count = retry_count;
+  row.created_at_ms = 1'700'000'000'000;
+  return row;
+}
+
+class OutboxWorkerTest : public ::testing::Test {
+ protected:
+  OutboxWorkerTest() {
+    options_.node_id = "node-1";
+    options_.poll_interval = milliseconds(1000);
+    options_.batch_size = 100;
+    options_.publish_timeout = milliseconds(3000);
+    options_.max_in_flight = 4;
+    options_.per_room_order = true;
+    options_.lease = milliseconds(30000);
+    options_.room_min_interval = milliseconds(0);
+    // Stats only feeds gauges; tests of other behaviour do not care how often it runs.
+    EXPECT_CALL(store_, Stats()).Times(AnyNumber()).WillRepeatedly(Return(OutboxStats{}));
+  }
+
+  OutboxWorker MakeWorker() {
+    return OutboxWorker(options_, store_, publisher_, clock_, stop_, metrics_, *logger_);
+  }
+
+  Claim MakeClaim(std::vector<OutboxRow> rows) {
+    Claim c;
+    c.token = kToken;
+    c.lease_until_ms = clock_.NowMs() + options_.lease.count();
+    c.rows = std::move(rows);
+    return c;
+  }
+
+  // Publishes through a script: each event's outcomes in turn (Published when none is left).
+  // Records the event ids of every PublishMany call.
+  void ScriptPublisher() {
+    EXPECT_CALL(publisher_, PublishMany(_, _, _))
+        .WillRepeatedly(Invoke([this](std::span<const Envelope> envelopes, milliseconds timeout,
+                                      size_t max_in_flight) {
+          EXPECT_EQ(timeout, options_.publish_timeout);
+          EXPECT_EQ(max_in_flight, options_.max_in_flight);
+          std::vector<std::string> ids;
+          std::vector<PublishOutcome> out;
+          for (const Envelope& e : envelopes) {
+            ids.push_back(e.event_id);
+            auto& queue = outcomes_[e.event_id];
+            if (queue.empty()) {
+              out.push_back(Published());
+            } else {
+              out.push_back(queue.front());
+              queue.pop_front();
+            }
+          }
+          calls_.push_back(ids);
+          if (during_publish_) during_publish_();
+          return out;
+        }));
+  }
+
+  // Records every mark; each succeeds for all rows.
+  void RecordMarks() {
+    EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+        .WillRepeatedly(Invoke([this](const std::string&, std::span<const int64_t> ids, int64_t) {
+          published_.insert(published_.end(), ids.begin(), ids.end());
+          ++mark_published_calls_;
+          return Result<size_t>(ids.size());
+        }));
+    EXPECT_CALL(store_, MarkFailed(kToken, _, _))
+        .WillRepeatedly(Invoke(
+            [this](const std::string&, std::span<const FailedAttempt> attempts, int64_t) {
+              failed_.insert(failed_.end(), attempts.begin(), attempts.end());
+              return Result<size_t>(attempts.size());
+            }));
+    EXPECT_CALL(store_, Release(kToken, _, _))
+        .WillRepeatedly(Invoke([this](const std::string&, std::span<const int64_t> ids, int64_t) {
+          released_.insert(released_.end(), ids.begin(), ids.end());
+          return Result<size_t>(ids.size());
+        }));
+  }
+
+  std::vector<int64_t> FailedIds() const {
+    std::vector<int64_t> ids;
+    for (const FailedAttempt& f : failed_) ids.push_back(f.id);
+    return ids;
+  }
+
+  WorkerOptions options_;
+  StrictMock<MockOutboxStore> store_;
+  StrictMock<MockPublisher> publisher_;
+  FakeClock clock_;
+  StopSignal stop_;
+  Metrics metrics_;
+  std::ostringstream log_;
+  std::unique_ptr<Logger> logger_ = MakeStreamLogger(log_, LogFormat::kText, spdlog::level::trace);
+
+  std::map<std::string, std::deque<PublishOutcome>> outcomes_;
+  std::vector<std::vector<std::string>> calls_;
+  std::function<void()> during_publish_;
+  std::vector<int64_t> published_;
+  std::vector<int64_t> released_;
+  std::vector<FailedAttempt> failed_;
+  int mark_published_calls_ = 0;
+};
+
+TEST_F(OutboxWorkerTest, SuccessMarksThatRowPublished) {
+  ClaimOptions seen;
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions& o) {
+    seen = o;
+    return Result<Claim>(MakeClaim({Row(7, "room-a")}));
+  }));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+
+  EXPECT_EQ(seen.limit, 100u);
+  EXPECT_EQ(seen.lease_ms, 30000);
+  EXPECT_TRUE(seen.per_room_order);
+  EXPECT_EQ(seen.now_ms, clock_.NowMs());
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_THAT(calls_[0], ElementsAre("evt-7"));
+  EXPECT_THAT(published_, ElementsAre(7));
+  EXPECT_TRUE(failed_.empty());
+  EXPECT_EQ(r.published, 1u);
+  EXPECT_FALSE(r.error);
+  EXPECT_EQ(metrics_.publish_success(), 1u);
+}
+
+TEST_F(OutboxWorkerTest, FailureIsMarkedFailedWithErrorAndDueAfterPollInterval) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 2)})));
+  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "im error 70001: internal")};
+  ScriptPublisher();
+  RecordMarks();
+  const int64_t start = clock_.NowMs();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+
+  ASSERT_EQ(failed_.size(), 1u);
+  EXPECT_EQ(failed_[0].id, 1);
+  EXPECT_EQ(failed_[0].error, "retryable: im error 70001: internal");
+  EXPECT_EQ(failed_[0].next_attempt_at_ms, start + 1000);
+  EXPECT_TRUE(published_.empty());
+  EXPECT_EQ(calls_.size(), 1u) << "a failed row is never retried in the same round";
+  EXPECT_EQ(r.failed, 1u);
+  EXPECT_FALSE(r.error) << "a publish failure is not an error of the round";
+  EXPECT_EQ(metrics_.publish_failure(), 1u);
+  // The outcome line carries the count the store now holds.
+  EXPECT_THAT(log_.str(), HasSubstr("retry_count=3 status=pending"));
+}
+
+TEST_F(OutboxWorkerTest, FailureThenSuccessOnTheNextRound) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a")})))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 1)})));
+  outcomes_["evt-1"] = {FailedWith(PublishStatus::kUnknown, "timeout after 3000ms")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(FailedIds(), ElementsAre(1));
+  EXPECT_TRUE(published_.empty());
+  clock_.Advance(milliseconds(1000));
+  worker.RunRound();
+  EXPECT_THAT(published_, ElementsAre(1));
+  EXPECT_EQ(calls_.size(), 2u);
+}
+
+TEST_F(OutboxWorkerTest, OneFailureDoesNotStopTheBatch) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c")})));
+  outcomes_["evt-2"] = {FailedWith(PublishStatus::kPermanent, "im error 10010: group not found")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  EXPECT_THAT(published_, ElementsAre(1, 3));
+  EXPECT_THAT(FailedIds(), ElementsAre(2));
+  EXPECT_EQ(r.published, 2u);
+  EXPECT_EQ(r.failed, 1u);
+  EXPECT_EQ(mark_published_calls_, 1) << "one batch mark per round";
+}
+
+TEST_F(OutboxWorkerTest, UndecodableEnvelopeIsKeptWithItsErrorAndTheRestContinue) {
+  OutboxRow bad = Row(1, "room-a");
+  bad.envelope = "{not json";
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({bad, Row(2, "room-b")})));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+
+  ASSERT_EQ(failed_.size(), 1u);
+  EXPECT_EQ(failed_[0].id, 1);
+  EXPECT_THAT(failed_[0].error, StartsWith("undecodable envelope: "));
+  EXPECT_EQ(failed_[0].next_attempt_at_ms, clock_.NowMs() + 1000);
+  EXPECT_THAT(published_, ElementsAre(2));
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_THAT(calls_[0], ElementsAre("evt-2"));
+  ASSERT_TRUE(r.error);
+  EXPECT_FALSE(r.store_error);
+  EXPECT_EQ(r.undecodable, 1u);
+}
+
+TEST_F(OutboxWorkerTest, UndecodableHeadRowHoldsBackItsRoom) {
+  OutboxRow bad = Row(1, "room-a");
+  bad.envelope = "[]";
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({bad, Row(2, "room-a"), Row(3, "room-b")})));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(FailedIds(), ElementsAre(1));
+  EXPECT_THAT(released_, ElementsAre(2));
+  EXPECT_THAT(published_, ElementsAre(3));
+}
+
+TEST_F(OutboxWorkerTest, SkippedTypeIsMarkedPublished) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomCreated")})));
+  outcomes_["evt-1"] = {Skipped()};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  EXPECT_THAT(published_, ElementsAre(1));
+  EXPECT_EQ(r.published, 1u);
+  EXPECT_TRUE(failed_.empty());
+}
+
+TEST_F(OutboxWorkerTest, ClaimErrorIsARoundErrorAndTheLoopRetriesAfterPollInterval) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_real_connect: can't connect")));
+  clock_.on_sleep = [this] {
+    if (clock_.sleeps().size() == 2) stop_.RequestStop();
+  };
+  auto worker = MakeWorker();
+  RoundResult first = worker.RunRound();
+  ASSERT_TRUE(first.error);
+  EXPECT_TRUE(first.store_error);
+  EXPECT_EQ(first.error->code, ErrorCode::kUnavailable);
+
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")))
+      .WillOnce(Return(MakeClaim({})));
+  worker.Run();
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000), milliseconds(1000)));
+}
+
+TEST_F(OutboxWorkerTest, RepeatedDatabaseErrorsBackOffUpToTheCap) {
+  options_.max_error_backoff = milliseconds(4000);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillRepeatedly(Return(Fail(ErrorCode::kUnavailable, "server gone")));
+  clock_.on_sleep = [this] {
+    if (clock_.sleeps().size() == 5) stop_.RequestStop();
+  };
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000), milliseconds(2000),
+                                           milliseconds(4000), milliseconds(4000),
+                                           milliseconds(4000)));
+}
+
+TEST_F(OutboxWorkerTest, MarkPublishedErrorIsARoundError) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
+  ScriptPublisher();
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): gone")));
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  ASSERT_TRUE(r.error);
+  EXPECT_TRUE(r.store_error);
+  EXPECT_THAT(r.error->message, HasSubstr("mark_published"));
+}
+
+TEST_F(OutboxWorkerTest, MarkFailedErrorIsARoundError) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
+  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 503")};
+  ScriptPublisher();
+  EXPECT_CALL(store_, MarkFailed(kToken, _, _))
+      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "lost connection")));
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  ASSERT_TRUE(r.error);
+  EXPECT_TRUE(r.store_error);
+}
+
+TEST_F(OutboxWorkerTest, StopRequestedMeansNoNewClaim) {
+  stop_.RequestStop();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();  // StrictMock: any ClaimDue call fails the test
+  EXPECT_EQ(r.claimed, 0u);
+  worker.Run();
+  DrainResult d = worker.Drain();
+  EXPECT_TRUE(d.stopped);
+  EXPECT_TRUE(clock_.sleeps().empty());
+}
+
+TEST_F(OutboxWorkerTest, StopBetweenWavesReleasesTheRestAndMarksWhatFinished) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-a")})));
+  ScriptPublisher();
+  RecordMarks();
+  during_publish_ = [this] { stop_.RequestStop(); };
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_EQ(calls_.size(), 1u);
+  EXPECT_THAT(published_, ElementsAre(1));
+  EXPECT_THAT(released_, ElementsAre(2, 3));
+}
+
+TEST_F(OutboxWorkerTest, FullBatchStartsTheNextRoundAtOnceAndEmptyWaitsPollInterval) {
+  options_.batch_size = 2;
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})))
+      .WillOnce(Return(MakeClaim({Row(3, "room-a")})));
+  ScriptPublisher();
+  RecordMarks();
+  clock_.on_sleep = [this] { stop_.RequestStop(); };
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_THAT(published_, ElementsAre(1, 2, 3));
+  // Round 1 was full: round 2 followed without a sleep. Round 2 was not full: one poll_interval.
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000)));
+}
+
+TEST_F(OutboxWorkerTest, EmptyClaimSleepsPollInterval) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Return(MakeClaim({})));
+  clock_.on_sleep = [this] {
+    if (clock_.sleeps().size() == 3) stop_.RequestStop();
+  };
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_THAT(clock_.sleeps(),
+              ElementsAre(milliseconds(1000), milliseconds(1000), milliseconds(1000)));
+}
+
+TEST_F(OutboxWorkerTest, PerRoomWavesNeverHoldTwoRowsOfOneRoom) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(
+          {Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"), Row(4, "room-a"), Row(5, "room-b")})));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-3"), ElementsAre("evt-2", "evt-5"),
+                                  ElementsAre("evt-4")));
+  EXPECT_EQ(r.waves, 3u);
+  EXPECT_THAT(published_, ElementsAre(1, 3, 2, 5, 4));
+}
+
+TEST_F(OutboxWorkerTest, FailedHeadRowReleasesLaterRowsOfItsRoomOnly) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(
+          {Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"), Row(4, "room-a"), Row(5, "room-b")})));
+  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 502")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  EXPECT_THAT(FailedIds(), ElementsAre(1));
+  EXPECT_THAT(released_, ElementsAre(2, 4));
+  EXPECT_THAT(published_, ElementsAre(3, 5));
+  EXPECT_EQ(r.released, 2u);
+  EXPECT_EQ(metrics_.rooms_held_back(), 1);
+  EXPECT_THAT(log_.str(), HasSubstr("room held back by a failing head row"));
+  EXPECT_THAT(log_.str(), HasSubstr("room_id=room-a event_id=evt-1 held_rows=2"));
+
+  // The room counts as held back until one of its rows is delivered.
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 1), Row(2, "room-a")})));
+  worker.RunRound();
+  EXPECT_EQ(metrics_.rooms_held_back(), 0);
+}
+
+TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
+  options_.per_room_order = false;
+  ClaimOptions seen;
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions& o) {
+    seen = o;
+    return Result<Claim>(MakeClaim(
+        {Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"), Row(4, "room-a")}));
+  }));
+  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 502")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_FALSE(seen.per_room_order);
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-2", "evt-3", "evt-4")));
+  EXPECT_THAT(published_, ElementsAre(2, 3, 4));
+  EXPECT_TRUE(released_.empty());
+}
+
+TEST_F(OutboxWorkerTest, LeaseTooShortForAnotherWaveReleasesTheRest) {
+  // Lease 5s, publish_timeout 3s, margin 1s: after a wave that took 3s, 2s are left, not enough.
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions&) {
+    Claim c = MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")});
+    c.lease_until_ms = clock_.NowMs() + 5000;
+    return Result<Claim>(c);
+  }));
+  ScriptPublisher();
+  RecordMarks();
+  during_publish_ = [this] { clock_.Advance(milliseconds(3000)); };
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-3")));
+  EXPECT_THAT(published_, ElementsAre(1, 3));
+  EXPECT_THAT(released_, ElementsAre(2));
+}
+
+TEST_F(OutboxWorkerTest, WaveIsCutToWhatTheLeaseCovers) {
+  // (8s - 1s margin) / 3s = 2 publish slots of max_in_flight 1: two rows per wave.
+  options_.per_room_order = false;
+  options_.max_in_flight = 1;
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions&) {
+    Claim c = MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c")});
+    c.lease_until_ms = clock_.NowMs() + 8000;
+    return Result<Claim>(c);
+  }));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-2"), ElementsAre("evt-3")));
+}
+
+TEST_F(OutboxWorkerTest, RoomPaceSleepsBetweenSendsToOneRoom) {
+  options_.room_min_interval = milliseconds(50);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")})));
+  ScriptPublisher();
+  RecordMarks();
+  during_publish_ = [this] { clock_.Advance(milliseconds(20)); };
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-3"), ElementsAre("evt-2")));
+  // The first wave took 20ms; room-a's next send waits the remaining 30ms.
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30)));
+}
+
+TEST_F(OutboxWorkerTest, RateLimitedRowRetriesLaterAndTheRoundStopsSending) {
+  options_.poll_interval = milliseconds(200);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-b")})));
+  outcomes_["evt-2"] = {FailedWith(PublishStatus::kRateLimited, "im error 10023: frequency limit")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  EXPECT_TRUE(r.rate_limited);
+  ASSERT_EQ(failed_.size(), 1u);
+  EXPECT_EQ(failed_[0].id, 2);
+  EXPECT_EQ(failed_[0].next_attempt_at_ms, clock_.NowMs() + 1000);
+  EXPECT_THAT(published_, ElementsAre(1));
+  EXPECT_THAT(released_, ElementsAre(3));
+}
+
+TEST_F(OutboxWorkerTest, LongErrorTextIsShortened) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
+  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, std::string(5000, 'x'))};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  ASSERT_EQ(failed_.size(), 1u);
+  EXPECT_LE(failed_[0].error.size(), 210u);
+}
+
+TEST_F(OutboxWorkerTest, PublisherReturningTooFewOutcomesFailsTheMissingRows) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})));
+  EXPECT_CALL(publisher_, PublishMany(_, _, _))
+      .WillOnce(Return(std::vector<PublishOutcome>{Published()}));
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(published_, ElementsAre(1));
+  EXPECT_THAT(FailedIds(), ElementsAre(2));
+}
+
+TEST_F(OutboxWorkerTest, OutcomeLineCarriesTheSeedFields) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(log_.str(),
+              HasSubstr("outbox event published worker=room_outbox node_id=node-1 event_id=evt-1 "
+                        "event_type=RoomGiftSent room_id=room-a retry_count=0 status=published "
+                        "error=\"\""));
+}
+
+TEST_F(OutboxWorkerTest, GaugesComeFromStatsAndCountersFromOutcomes) {
+  EXPECT_CALL(store_, Stats())
+      .WillRepeatedly(Return(OutboxStats{42, clock_.NowMs() - 7000}));
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})));
+  outcomes_["evt-2"] = {FailedWith(PublishStatus::kRetryable, "http 500")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_EQ(metrics_.pending(), 42);
+  EXPECT_EQ(metrics_.oldest_pending_age_ms(), 7000);
+  EXPECT_EQ(metrics_.publish_success(), 1u);
+  EXPECT_EQ(metrics_.publish_failure(), 1u);
+  EXPECT_EQ(metrics_.latency_count(), 2u);
+}
+
+TEST_F(OutboxWorkerTest, DrainStopsWhenNothingIsDueAndReportsFailures) {
+  options_.batch_size = 2;
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})))
+      .WillOnce(Return(MakeClaim({Row(3, "room-c")})))
+      .WillOnce(Return(MakeClaim({})));
+  outcomes_["evt-2"] = {FailedWith(PublishStatus::kRetryable, "http 500")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  DrainResult d = worker.Drain();
+  EXPECT_EQ(d.rounds, 3u);
+  EXPECT_EQ(d.published, 2u);
+  EXPECT_EQ(d.failed, 1u);
+  EXPECT_FALSE(d.ok());
+  EXPECT_TRUE(clock_.sleeps().empty()) << "--once never waits for a tick";
+}
+
+TEST_F(OutboxWorkerTest, DrainTriesEachRowOnceEvenWhenItComesDueAgain) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 1), Row(4, "room-a")})));
+  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 500")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  DrainResult d = worker.Drain();
+  EXPECT_EQ(calls_.size(), 1u);
+  // Row 1 came due again: given back, and row 4 waits behind it (same room).
+  EXPECT_THAT(released_, ElementsAre(1, 4));
+  EXPECT_EQ(d.failed, 1u);
+  EXPECT_EQ(d.rounds, 2u);
+}
+
+TEST_F(OutboxWorkerTest, DrainReportsADatabaseError) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(Fail(ErrorCode::kUnavailable, "no server")));
+  auto worker = MakeWorker();
+  DrainResult d = worker.Drain();
+  ASSERT_TRUE(d.store_error);
+  EXPECT_EQ(d.store_error->code, ErrorCode::kUnavailable);
+  EXPECT_FALSE(d.ok());
+}
+
+TEST_F(OutboxWorkerTest, DrainWithEverythingDeliveredIsOk) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a")})))
+      .WillOnce(Return(MakeClaim({})));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  DrainResult d = worker.Drain();
+  EXPECT_TRUE(d.ok());
+  EXPECT_EQ(d.published, 1u);
+}
+
+}  // namespace
+}  // namespace room_outbox::relay
