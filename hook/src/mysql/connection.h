@@ -1,0 +1,66 @@
+// MariaDbConnection: one client connection with its session settings and its prepared
+// statements.
+//
+// Session: READ COMMITTED (a claim's locking reads see the latest committed rows and lock only
+// what they return), innodb_lock_wait_timeout of a few seconds (a blocked write fails fast and
+// is retried instead of stalling the relay), utf8mb4, read/write timeouts so a hung server
+// cannot block a call forever. MYSQL_OPT_RECONNECT stays off: a silent reconnect would lose the
+// open transaction and its locks. When a call fails with kUnavailable the owner drops the whole
+// connection (statements included) and connects anew on its next call.
+//
+// Not thread-safe. Non-movable: prepared statements point at the MYSQL handle.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "mysql/mysql_handles.h"
+#include "mysql/statement.h"
+#include "result.h"
+#include "room_outbox/options.h"
+
+namespace room_outbox {
+
+class MariaDbConnection {
+ public:
+  // How long a read or write on the socket may block before the call fails.
+  static constexpr std::chrono::seconds kIoTimeout{30};
+  // innodb_lock_wait_timeout of the session, in seconds.
+  static constexpr int kLockWaitTimeoutSeconds = 5;
+
+  // Connects over options.socket when set, else TCP to host:port, and sets up the session.
+  static Result<std::unique_ptr<MariaDbConnection>> Connect(const MysqlOptions& options);
+
+  MariaDbConnection(const MariaDbConnection&) = delete;
+  MariaDbConnection& operator=(const MariaDbConnection&) = delete;
+  ~MariaDbConnection();
+
+  Result<void> Ping();
+  Result<void> Begin();
+  Result<void> Commit();
+  Result<void> Rollback();
+
+  // The statement named `name`, prepared from `sql` on first use and reused afterwards. The
+  // pointer stays valid as long as this connection.
+  Result<PreparedStatement*> Prepared(const std::string& name, std::string_view sql);
+  // A statement prepared for one use (e.g. the caller's own SQL); not cached.
+  Result<std::unique_ptr<PreparedStatement>> Prepare(std::string name, std::string_view sql);
+
+  // The server's id for this connection (what KILL and information_schema.processlist use).
+  uint64_t ConnectionId() const;
+
+ private:
+  explicit MariaDbConnection(MysqlPtr mysql) : mysql_(std::move(mysql)) {}
+  // A statement without parameters or result (session settings, transaction control).
+  Result<void> Run(std::string_view where, std::string_view sql);
+
+  // Declared first so it is destroyed last, after the statements that refer to it.
+  MysqlPtr mysql_;
+  std::unordered_map<std::string, std::unique_ptr<PreparedStatement>> statements_;
+};
+
+}  // namespace room_outbox

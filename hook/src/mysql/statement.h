@@ -1,0 +1,100 @@
+// PreparedStatement: one server-side prepared statement on a MariaDbConnection.
+//
+//   auto st = PreparedStatement::Prepare(mysql, "claim_due", "SELECT ... WHERE a=? LIMIT ?");
+//   st->Execute(params)   binds (checking the placeholder count), executes, and buffers the
+//                         whole result set client-side so the connection is free again;
+//   st->Fetch()           returns the buffered rows one by one, nullopt at the end.
+//
+// Values travel as SqlValue both ways: NULL, int64 (every integer column), double (FLOAT,
+// DOUBLE) or string (everything else, any length: MEDIUMTEXT values of megabytes are read in
+// full).
+//
+// Not thread-safe; lives no longer than the connection that prepared it.
+#pragma once
+
+#include <mysql.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mysql/mysql_handles.h"
+#include "result.h"
+#include "room_outbox/hook.h"
+
+namespace room_outbox {
+
+// One fetched row with checked accessors.
+class ResultRow {
+ public:
+  explicit ResultRow(std::vector<SqlValue> cells) : cells_(std::move(cells)) {}
+  size_t size() const { return cells_.size(); }
+  bool IsNull(size_t i) const;
+  // The integer in column i; a NULL reads as 0 and a numeric text is parsed.
+  Result<int64_t> Int(size_t i) const;
+  // The text in column i; a NULL reads as "", a number is formatted.
+  std::string Str(size_t i) const;
+  // Moves the string out of column i (for large values); empty when it is not a string.
+  std::string TakeStr(size_t i);
+  const SqlValue& cell(size_t i) const { return cells_.at(i); }
+
+ private:
+  std::vector<SqlValue> cells_;
+};
+
+class PreparedStatement {
+ public:
+  // Prepares `sql` on `mysql`; `name` identifies it in error messages.
+  static Result<std::unique_ptr<PreparedStatement>> Prepare(MYSQL* mysql, std::string name,
+                                                            std::string_view sql);
+
+  PreparedStatement(const PreparedStatement&) = delete;
+  PreparedStatement& operator=(const PreparedStatement&) = delete;
+
+  const std::string& name() const { return name_; }
+  unsigned long param_count() const;
+
+  // Binds `params` (exactly one per placeholder) and executes. A result set is buffered in full;
+  // read it with Fetch/FetchAll before the next Execute.
+  Result<void> Execute(std::span<const SqlValue> params);
+  // The next buffered row, or nullopt after the last.
+  Result<std::optional<ResultRow>> Fetch();
+  // Every remaining buffered row.
+  Result<std::vector<ResultRow>> FetchAll();
+
+  // Rows matched by the last UPDATE/DELETE (the connection uses CLIENT_FOUND_ROWS) or inserted.
+  uint64_t AffectedRows() const;
+  // The AUTO_INCREMENT id of the last INSERT.
+  uint64_t InsertId() const;
+
+ private:
+  PreparedStatement(MysqlStmtPtr stmt, std::string name)
+      : stmt_(std::move(stmt)), name_(std::move(name)) {}
+
+  Error StmtError(std::string_view call) const;
+  Result<void> BindResult();
+  Result<void> FreeResult();
+
+  // The output buffers of one column; kept per statement so each Fetch reuses them.
+  struct Column {
+    enum class Kind { kInt, kDouble, kString } kind = Kind::kString;
+    int64_t int_value = 0;
+    double double_value = 0;
+    std::vector<char> text;
+    unsigned long length = 0;
+    my_bool is_null = 0;
+    my_bool error = 0;
+  };
+
+  MysqlStmtPtr stmt_;
+  std::string name_;
+  bool has_result_ = false;
+  std::vector<MYSQL_BIND> param_binds_;
+  std::vector<MYSQL_BIND> result_binds_;
+  std::vector<Column> columns_;
+};
+
+}  // namespace room_outbox
