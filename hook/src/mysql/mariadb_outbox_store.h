@@ -1,0 +1,99 @@
+// MariaDbOutboxStore: the OutboxStore over one MariaDB connection (see outbox_store.h for the
+// contract of each call).
+//
+// Connection policy: the factory does not connect, so a daemon can start while the database is
+// down; every call connects when there is no connection, and Connect() does it eagerly for
+// callers that want to fail fast. A call that fails with kUnavailable (connection lost or
+// killed, server shutting down, deadlock, lock wait timeout) drops the connection together with
+// its prepared statements; the next call connects anew. A connection idle for a while is pinged
+// before use, so a server-side idle timeout costs a reconnect, not a failed call.
+//
+// Every statement that carries a value is a server-side prepared statement, prepared once per
+// connection. Id lists are bound into a few fixed placeholder-list sizes.
+//
+// Thread-safety: none; one store per thread (two stores may run concurrently against the same
+// database: claims never overlap).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "mysql/connection.h"
+#include "outbox_store.h"
+#include "room_outbox/options.h"
+
+namespace room_outbox {
+
+// The claim SELECTs (placeholders: now_ms, [now_ms for the room-head check,] limit), exposed so
+// tests can EXPLAIN them.
+extern const std::string_view kClaimDueSql;
+extern const std::string_view kClaimDueRoomHeadsSql;
+
+// last_error holds at most this many characters.
+inline constexpr size_t kMaxLastErrorChars = 512;
+
+// `text` cut to at most `max_chars` UTF-8 characters, never inside a character; bytes that are
+// not valid UTF-8 become '?' (the column is utf8mb4 and the server would refuse them).
+std::string TruncateUtf8(std::string_view text, size_t max_chars);
+
+class MariaDbOutboxStore final : public OutboxStore {
+ public:
+  // A connection unused for this long is pinged before the next call.
+  static constexpr std::chrono::seconds kPingAfterIdle{30};
+
+  explicit MariaDbOutboxStore(MysqlOptions options);
+  ~MariaDbOutboxStore() override;
+  MariaDbOutboxStore(const MariaDbOutboxStore&) = delete;
+  MariaDbOutboxStore& operator=(const MariaDbOutboxStore&) = delete;
+
+  // Connects now unless connected. Errors: kUnavailable (server unreachable),
+  // kPermissionDenied, kNotFound (unknown database), kInvalidArgument.
+  Result<void> Connect();
+  bool connected() const { return conn_ != nullptr; }
+  // The server's id of the current connection; 0 when not connected.
+  uint64_t connection_id() const;
+
+  Result<CommitWrite> CommitCommand(const CommitRequest& request,
+                                    const CallerStatements& caller_statements) override;
+  Result<bool> HasEarlierPending(const std::string& room_id, int64_t row_id) override;
+  Result<Claim> ClaimDue(const ClaimOptions& options) override;
+  Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
+                               int64_t now_ms) override;
+  Result<size_t> MarkFailed(const std::string& token, std::span<const FailedAttempt> attempts,
+                            int64_t now_ms) override;
+  Result<size_t> Release(const std::string& token, std::span<const int64_t> ids,
+                         int64_t now_ms) override;
+  Result<OutboxStats> Stats() override;
+
+ private:
+  // Runs `body` on a live connection; applies the drop-on-unavailable policy to its result.
+  template <class Body>
+  auto WithConnection(Body&& body) -> decltype(body(std::declval<MariaDbConnection&>()));
+  // Begin, `body`, Commit; rolls back when `body` or the commit fails.
+  template <class Body>
+  auto InTransaction(MariaDbConnection& conn, Body&& body)
+      -> decltype(body());
+  // Best-effort ROLLBACK; when even that fails the connection is dropped after the call.
+  void Abort(MariaDbConnection& conn);
+  Result<MariaDbConnection*> Live();
+
+  // UPDATE `set_clause` WHERE claim_token=? AND status='pending' AND id IN (...), for every id,
+  // in fixed-size chunks (one transaction when there is more than one chunk).
+  Result<size_t> UpdateHeld(MariaDbConnection& conn, std::string_view name,
+                            std::string_view set_clause, std::vector<SqlValue> set_params,
+                            const std::string& token, std::span<const int64_t> ids);
+
+  MysqlOptions options_;
+  std::unique_ptr<MariaDbConnection> conn_;
+  bool drop_after_call_ = false;
+  std::chrono::steady_clock::time_point last_used_{};
+};
+
+// A store that connects on its first call (or on Connect()).
+std::unique_ptr<MariaDbOutboxStore> MakeMariaDbOutboxStore(const MysqlOptions& options);
+
+}  // namespace room_outbox

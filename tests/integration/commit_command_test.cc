@@ -1,0 +1,289 @@
+// MariaDbOutboxStore::CommitCommand against the test MariaDB: one transaction for the command
+// log, the outbox rows and the caller's statements, and nothing left behind by any failure.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mysql/mariadb_outbox_store.h"
+#include "support/test_database.h"
+
+namespace room_outbox::testing {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000'000;
+
+CommitRequest Request(const std::string& command_id, const std::string& room, int events,
+                      const std::string& token = "tok-hook") {
+  CommitRequest request;
+  request.command.command_id = command_id;
+  request.command.room_id = room;
+  request.command.command_type = "SendGift";
+  request.command.request_id = "req-" + command_id;
+  request.command.room_seq = 42;
+  request.command.payload = R"({"gift":"rose"})";
+  request.now_ms = kNow;
+  request.token = token;
+  request.lease_until_ms = kNow + 500;
+  for (int i = 0; i < events; ++i) {
+    NewOutboxRow row;
+    row.event_id = command_id + "-e" + std::to_string(i);
+    row.event_type = "RoomGiftSent";
+    row.room_id = room;
+    row.command_id = command_id;
+    row.request_id = request.command.request_id;
+    row.envelope = R"({"event_id":")" + row.event_id + R"("})";
+    request.rows.push_back(row);
+  }
+  return request;
+}
+
+int64_t Count(TestDatabase& db, const std::string& table) {
+  return db.Scalar("SELECT COUNT(*) FROM " + table);
+}
+
+TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+
+  auto write = store->CommitCommand(Request("c1", "room-1", 3), {});
+  ASSERT_TRUE(write) << write.error().message;
+  EXPECT_FALSE(write->duplicate);
+  ASSERT_EQ(write->row_ids.size(), 3u);
+  EXPECT_LT(write->row_ids[0], write->row_ids[1]);
+  EXPECT_LT(write->row_ids[1], write->row_ids[2]);
+
+  auto log = db.Query("SELECT command_id, room_id, command_type, request_id, room_seq, payload, "
+                      "created_at_ms FROM room_command_log");
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(*log[0][0], "c1");
+  EXPECT_EQ(*log[0][1], "room-1");
+  EXPECT_EQ(*log[0][2], "SendGift");
+  EXPECT_EQ(*log[0][3], "req-c1");
+  EXPECT_EQ(*log[0][4], "42");
+  EXPECT_EQ(*log[0][5], R"({"gift":"rose"})");
+  EXPECT_EQ(*log[0][6], std::to_string(kNow));
+
+  auto rows = db.Query("SELECT id, event_id, status, retry_count, next_attempt_at_ms, "
+                       "claim_token, created_at_ms, updated_at_ms, last_error, published_at_ms "
+                       "FROM room_outbox ORDER BY id");
+  ASSERT_EQ(rows.size(), 3u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(*rows[i][0], std::to_string(write->row_ids[i]));
+    EXPECT_EQ(*rows[i][1], "c1-e" + std::to_string(i));
+    EXPECT_EQ(*rows[i][2], "pending");
+    EXPECT_EQ(*rows[i][3], "0");
+    EXPECT_EQ(*rows[i][4], std::to_string(kNow + 500));
+    EXPECT_EQ(*rows[i][5], "tok-hook");
+    EXPECT_EQ(*rows[i][6], std::to_string(kNow));
+    EXPECT_EQ(*rows[i][7], std::to_string(kNow));
+    EXPECT_FALSE(rows[i][8].has_value());
+    EXPECT_FALSE(rows[i][9].has_value());
+  }
+}
+
+TEST(CommitCommandTest, EmptyTokenLeavesRowsUnclaimed) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 1, ""), {}));
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token IS NULL"), 1);
+}
+
+TEST(CommitCommandTest, NothingIsVisibleToOthersBeforeTheCommit) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  int64_t seen_log = -1;
+  int64_t seen_outbox = -1;
+  auto write = store->CommitCommand(Request("c1", "room-1", 2), [&](Transaction&) {
+    seen_log = Count(db, "room_command_log");
+    seen_outbox = Count(db, "room_outbox");
+    return Status();
+  });
+  ASSERT_TRUE(write) << write.error().message;
+  EXPECT_EQ(seen_log, 0);
+  EXPECT_EQ(seen_outbox, 0);
+  EXPECT_EQ(Count(db, "room_command_log"), 1);
+  EXPECT_EQ(Count(db, "room_outbox"), 2);
+}
+
+TEST(CommitCommandTest, KilledConnectionMidTransactionLeavesNothingAndNextCallReconnects) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  ASSERT_TRUE(store->Connect());
+  const uint64_t first_id = store->connection_id();
+  ASSERT_NE(first_id, 0u);
+  // The processlist agrees on which connection is the store's.
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM information_schema.processlist WHERE db='" +
+                      db.name() + "' AND id <> CONNECTION_ID() AND id = " +
+                      std::to_string(first_id)),
+            1);
+
+  auto write = store->CommitCommand(Request("c1", "room-1", 2), [&](Transaction& tx) {
+    db.Exec("KILL " + std::to_string(first_id));
+    return tx.Execute("SELECT 1", {});
+  });
+  ASSERT_FALSE(write);
+  EXPECT_EQ(write.error().code, ErrorCode::kUnavailable) << write.error().message;
+  EXPECT_FALSE(store->connected());
+  EXPECT_EQ(Count(db, "room_command_log"), 0);
+  EXPECT_EQ(Count(db, "room_outbox"), 0);
+
+  auto again = store->CommitCommand(Request("c1", "room-1", 2), {});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_FALSE(again->duplicate);
+  EXPECT_NE(store->connection_id(), first_id);
+  EXPECT_EQ(Count(db, "room_command_log"), 1);
+  EXPECT_EQ(Count(db, "room_outbox"), 2);
+}
+
+TEST(CommitCommandTest, KilledConnectionBeforeCommitFailsTheCommit) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  ASSERT_TRUE(store->Connect());
+  auto write = store->CommitCommand(Request("c1", "room-1", 1), [&](Transaction&) {
+    db.Exec("KILL " + std::to_string(store->connection_id()));
+    return Status();  // the failure surfaces at COMMIT
+  });
+  ASSERT_FALSE(write);
+  EXPECT_EQ(write.error().code, ErrorCode::kUnavailable) << write.error().message;
+  EXPECT_EQ(Count(db, "room_command_log"), 0);
+  EXPECT_EQ(Count(db, "room_outbox"), 0);
+  ASSERT_TRUE(store->CommitCommand(Request("c2", "room-1", 1), {}));
+  EXPECT_EQ(Count(db, "room_outbox"), 1);
+}
+
+TEST(CommitCommandTest, DuplicateCommandIdWritesNothingNew) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 2), {}));
+
+  CommitRequest repeat = Request("c1", "room-1", 2);
+  for (auto& row : repeat.rows) {
+    row.event_id += "-retry";  // fresh event ids: only command_id makes it a repeat
+  }
+  bool caller_ran = false;
+  auto write = store->CommitCommand(repeat, [&](Transaction&) {
+    caller_ran = true;
+    return Status();
+  });
+  ASSERT_TRUE(write) << write.error().message;
+  EXPECT_TRUE(write->duplicate);
+  EXPECT_TRUE(write->row_ids.empty());
+  EXPECT_FALSE(caller_ran);
+  EXPECT_EQ(Count(db, "room_command_log"), 1);
+  EXPECT_EQ(Count(db, "room_outbox"), 2);
+  // The connection stays usable after the rolled-back duplicate.
+  ASSERT_TRUE(store->CommitCommand(Request("c2", "room-1", 1), {}));
+  EXPECT_EQ(Count(db, "room_outbox"), 3);
+}
+
+TEST(CommitCommandTest, DuplicateEventIdOfAnotherCommandFailsAndRollsBack) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 1), {}));
+  CommitRequest other = Request("c2", "room-1", 2);
+  other.rows[1].event_id = "c1-e0";
+  auto write = store->CommitCommand(other, {});
+  ASSERT_FALSE(write);
+  EXPECT_EQ(write.error().code, ErrorCode::kAlreadyExists);
+  EXPECT_NE(write.error().message.find("insert_outbox"), std::string::npos)
+      << write.error().message;
+  EXPECT_EQ(Count(db, "room_command_log"), 1);
+  EXPECT_EQ(Count(db, "room_outbox"), 1);
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_command_log WHERE command_id='c2'"), 0);
+}
+
+TEST(CommitCommandTest, FailingCallerStatementRollsBackLogAndOutbox) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto write = store->CommitCommand(Request("c1", "room-1", 2), [](Transaction& tx) {
+    return tx.Execute("INSERT INTO no_such_table (a) VALUES (?)", {int64_t{1}});
+  });
+  ASSERT_FALSE(write);
+  EXPECT_EQ(write.error().code, ErrorCode::kNotFound) << write.error().message;
+  EXPECT_EQ(Count(db, "room_command_log"), 0);
+  EXPECT_EQ(Count(db, "room_outbox"), 0);
+  EXPECT_TRUE(store->connected());  // a statement error does not cost the connection
+  ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 2), {}));
+  EXPECT_EQ(Count(db, "room_outbox"), 2);
+}
+
+TEST(CommitCommandTest, IgnoredCallerStatementFailureStillRollsBack) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT NOT NULL)");
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction& tx) {
+    (void)tx.Execute("INSERT INTO snapshot (room_id, seq) VALUES (?, ?)",
+                     {std::string("room-1"), std::monostate{}});  // NOT NULL violated
+    return tx.Execute("INSERT INTO snapshot (room_id, seq) VALUES (?, ?)",
+                      {std::string("room-2"), int64_t{1}});
+  });
+  ASSERT_FALSE(write);
+  EXPECT_EQ(Count(db, "room_command_log"), 0);
+  EXPECT_EQ(Count(db, "room_outbox"), 0);
+  EXPECT_EQ(Count(db, "snapshot"), 0);
+}
+
+TEST(CommitCommandTest, CallerStatementsCommitTogetherWithTheCommand) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT, heat DOUBLE, "
+          "note VARCHAR(64))");
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto write = store->CommitCommand(Request("c1", "房间-1", 1), [](Transaction& tx) {
+    Status s = tx.Execute("INSERT INTO snapshot (room_id, seq, heat, note) VALUES (?, ?, ?, ?)",
+                          {std::string("房间-1"), int64_t{42}, 2.5, std::monostate{}});
+    if (!s.ok()) {
+      return s;
+    }
+    // A SELECT inside the callback is allowed and sees the transaction's own writes.
+    return tx.Execute("SELECT seq FROM snapshot WHERE room_id = ?", {std::string("房间-1")});
+  });
+  ASSERT_TRUE(write) << write.error().message;
+  auto rows = db.Query("SELECT room_id, seq, heat, note FROM snapshot");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(*rows[0][0], "房间-1");
+  EXPECT_EQ(*rows[0][1], "42");
+  EXPECT_EQ(*rows[0][2], "2.5");
+  EXPECT_FALSE(rows[0][3].has_value());
+  EXPECT_EQ(Count(db, "room_outbox"), 1);
+}
+
+TEST(CommitCommandTest, CallerStatementWithWrongParameterCountFails) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction& tx) {
+    return tx.Execute("SELECT ? + ?", {int64_t{1}});
+  });
+  ASSERT_FALSE(write);
+  EXPECT_EQ(write.error().code, ErrorCode::kInvalidArgument) << write.error().message;
+  EXPECT_EQ(Count(db, "room_outbox"), 0);
+}
+
+TEST(CommitCommandTest, ThrowingCallerStatementsRollBack) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction&) -> Status {
+    throw std::runtime_error("snapshot encoder broke");
+  });
+  ASSERT_FALSE(write);
+  EXPECT_EQ(write.error().code, ErrorCode::kInternal);
+  EXPECT_NE(write.error().message.find("snapshot encoder broke"), std::string::npos);
+  EXPECT_EQ(Count(db, "room_command_log"), 0);
+  EXPECT_EQ(Count(db, "room_outbox"), 0);
+}
+
+}  // namespace
+}  // namespace room_outbox::testing

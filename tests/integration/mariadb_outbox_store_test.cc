@@ -1,0 +1,608 @@
+// MariaDbOutboxStore's relay side against the test MariaDB: claiming, leases, per-room order,
+// marking with claim tokens, stats, connection handling and the claim query plan.
+#include "mysql/mariadb_outbox_store.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_database.h"
+
+namespace room_outbox::testing {
+namespace {
+
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+// Commits one command with one event per entry of `rooms`, due at `due_ms` and unclaimed.
+std::vector<int64_t> AddEvents(MariaDbOutboxStore& store, const std::string& command_id,
+                               const std::vector<std::string>& rooms, int64_t due_ms,
+                               const std::string& envelope = "{}") {
+  CommitRequest request;
+  request.command.command_id = command_id;
+  request.command.room_id = rooms.empty() ? "r" : rooms.front();
+  request.command.command_type = "T";
+  request.now_ms = kT0;
+  request.lease_until_ms = due_ms;
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    NewOutboxRow row;
+    row.event_id = command_id + "-" + std::to_string(i);
+    row.event_type = "RoomGiftSent";
+    row.room_id = rooms[i];
+    row.command_id = command_id;
+    row.envelope = envelope;
+    request.rows.push_back(row);
+  }
+  auto write = store.CommitCommand(request, {});
+  EXPECT_TRUE(write) << write.error().message;
+  return write ? write->row_ids : std::vector<int64_t>{};
+}
+
+int64_t AddEvent(MariaDbOutboxStore& store, const std::string& id, const std::string& room,
+                 int64_t due_ms = kT0) {
+  auto ids = AddEvents(store, id, {room}, due_ms);
+  return ids.empty() ? 0 : ids[0];
+}
+
+std::vector<int64_t> Ids(const Claim& claim) {
+  std::vector<int64_t> ids;
+  for (const auto& row : claim.rows) {
+    ids.push_back(row.id);
+  }
+  return ids;
+}
+
+ClaimOptions At(int64_t now, size_t limit = 100, bool per_room_order = true) {
+  ClaimOptions options;
+  options.now_ms = now;
+  options.limit = limit;
+  options.lease_ms = 30'000;
+  options.per_room_order = per_room_order;
+  return options;
+}
+
+TEST(MariaDbOutboxStoreTest, FactoryDoesNotConnectAndCallsFailUnavailableWithoutServer) {
+  MysqlOptions options;
+  options.socket = "/nonexistent/room-outbox-test.sock";
+  options.password = "s3cret-pw";
+  auto store = MakeMariaDbOutboxStore(options);
+  EXPECT_FALSE(store->connected());
+  auto stats = store->Stats();
+  ASSERT_FALSE(stats);
+  EXPECT_EQ(stats.error().code, ErrorCode::kUnavailable) << stats.error().message;
+  EXPECT_NE(stats.error().message.find("mysql_real_connect"), std::string::npos);
+  EXPECT_EQ(stats.error().message.find("s3cret-pw"), std::string::npos);
+  auto connected = store->Connect();
+  ASSERT_FALSE(connected);
+  EXPECT_EQ(connected.error().code, ErrorCode::kUnavailable);
+}
+
+TEST(MariaDbOutboxStoreTest, UnknownDatabaseIsNotFound) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  MysqlOptions options = db.Options();
+  options.database = db.name() + "_missing";
+  auto store = MakeMariaDbOutboxStore(options);
+  auto connected = store->Connect();
+  ASSERT_FALSE(connected);
+  EXPECT_EQ(connected.error().code, ErrorCode::kNotFound) << connected.error().message;
+}
+
+TEST(MariaDbOutboxStoreTest, KilledIdleConnectionFailsOnceThenReconnects) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  ASSERT_TRUE(store->Connect());
+  db.Exec("KILL " + std::to_string(store->connection_id()));
+  auto first = store->Stats();
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().code, ErrorCode::kUnavailable) << first.error().message;
+  EXPECT_FALSE(store->connected());
+  auto second = store->Stats();
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_TRUE(store->connected());
+}
+
+TEST(MariaDbOutboxStoreTest, ClaimDueRespectsLimitAndReturnsRowsById) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(AddEvent(*store, "c" + std::to_string(i), "room-" + std::to_string(i)));
+  }
+  auto claim = store->ClaimDue(At(kT0, 3));
+  ASSERT_TRUE(claim) << claim.error().message;
+  EXPECT_EQ(Ids(*claim), std::vector<int64_t>(ids.begin(), ids.begin() + 3));
+  EXPECT_EQ(claim->token.size(), 32u);
+  EXPECT_EQ(claim->lease_until_ms, kT0 + 30'000);
+  const OutboxRow& row = claim->rows[0];
+  EXPECT_EQ(row.event_id, "c0-0");
+  EXPECT_EQ(row.event_type, "RoomGiftSent");
+  EXPECT_EQ(row.room_id, "room-0");
+  EXPECT_EQ(row.envelope, "{}");
+  EXPECT_EQ(row.retry_count, 0);
+  EXPECT_EQ(row.created_at_ms, kT0);
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token='" + claim->token +
+                      "' AND next_attempt_at_ms=" + std::to_string(kT0 + 30'000)),
+            3);
+}
+
+TEST(MariaDbOutboxStoreTest, ClaimDueSkipsRowsNotYetDue) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t due = AddEvent(*store, "c1", "room-1", kT0);
+  const int64_t later = AddEvent(*store, "c2", "room-2", kT0 + 1000);
+  auto claim = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(claim) << claim.error().message;
+  EXPECT_EQ(Ids(*claim), std::vector<int64_t>{due});
+  auto next = store->ClaimDue(At(kT0 + 1000));
+  ASSERT_TRUE(next) << next.error().message;
+  EXPECT_EQ(Ids(*next), std::vector<int64_t>{later});
+}
+
+TEST(MariaDbOutboxStoreTest, ClaimedRowsAreNotDueAgainBeforeTheLeaseEnds) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t id = AddEvent(*store, "c1", "room-1");
+  auto first = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(first);
+  ASSERT_EQ(Ids(*first), std::vector<int64_t>{id});
+  auto during = store->ClaimDue(At(kT0 + 29'999));
+  ASSERT_TRUE(during);
+  EXPECT_TRUE(during->rows.empty());
+  EXPECT_TRUE(during->token.empty());
+  auto after = store->ClaimDue(At(kT0 + 30'000));
+  ASSERT_TRUE(after);
+  EXPECT_EQ(Ids(*after), std::vector<int64_t>{id});
+  EXPECT_NE(after->token, first->token);
+}
+
+TEST(MariaDbOutboxStoreTest, ZeroLimitClaimsNothingAndBadLeaseIsRejected) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  AddEvent(*store, "c1", "room-1");
+  auto none = store->ClaimDue(At(kT0, 0));
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->rows.empty());
+  ClaimOptions bad = At(kT0);
+  bad.lease_ms = 0;
+  auto refused = store->ClaimDue(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token IS NULL"), 1);
+}
+
+TEST(MariaDbOutboxStoreTest, LargeEnvelopeRoundTripsByteExact) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  std::string envelope = R"({"payload":")";
+  for (size_t i = 0; envelope.size() < (1u << 20); ++i) {
+    envelope += static_cast<char>('a' + i % 26);
+    if (i % 1000 == 0) {
+      envelope += "礼物🎁";
+    }
+  }
+  envelope += R"("})";
+  AddEvents(*store, "c1", {"room-1"}, kT0, envelope);
+  auto claim = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(claim) << claim.error().message;
+  ASSERT_EQ(claim->rows.size(), 1u);
+  EXPECT_EQ(claim->rows[0].envelope.size(), envelope.size());
+  EXPECT_TRUE(claim->rows[0].envelope == envelope);
+}
+
+TEST(MariaDbOutboxStoreTest, NonAsciiRoomIdsRoundTrip) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const std::vector<std::string> rooms = {"直播间-一号", "room-🎉🔥", "комната"};
+  AddEvents(*store, "c1", rooms, kT0);
+  auto claim = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(claim) << claim.error().message;
+  ASSERT_EQ(claim->rows.size(), 3u);
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    EXPECT_EQ(claim->rows[i].room_id, rooms[i]);
+  }
+  auto earlier = store->HasEarlierPending("room-🎉🔥", claim->rows[1].id + 1);
+  ASSERT_TRUE(earlier);
+  EXPECT_TRUE(*earlier);
+}
+
+TEST(MariaDbOutboxStoreTest, StaleTokenCannotMarkARowReclaimedByAnotherClaim) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t id = AddEvent(*store, "c1", "room-1");
+  auto stale = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(stale);
+  auto fresh = store->ClaimDue(At(kT0 + 60'000));  // the first lease ran out
+  ASSERT_TRUE(fresh);
+  ASSERT_EQ(Ids(*fresh), std::vector<int64_t>{id});
+
+  const std::vector<int64_t> ids = {id};
+  const std::vector<FailedAttempt> failed = {{id, "late failure", kT0 + 90'000}};
+  auto published = store->MarkPublished(stale->token, ids, kT0 + 61'000);
+  ASSERT_TRUE(published);
+  EXPECT_EQ(*published, 0u);
+  auto marked = store->MarkFailed(stale->token, failed, kT0 + 61'000);
+  ASSERT_TRUE(marked);
+  EXPECT_EQ(*marked, 0u);
+  auto released = store->Release(stale->token, ids, kT0 + 61'000);
+  ASSERT_TRUE(released);
+  EXPECT_EQ(*released, 0u);
+  EXPECT_EQ(db.Scalar("SELECT retry_count FROM room_outbox"), 0);
+  EXPECT_EQ(db.Query("SELECT claim_token FROM room_outbox")[0][0].value_or(""), fresh->token);
+
+  auto by_holder = store->MarkPublished(fresh->token, ids, kT0 + 61'000);
+  ASSERT_TRUE(by_holder);
+  EXPECT_EQ(*by_holder, 1u);
+}
+
+TEST(MariaDbOutboxStoreTest, MarkFailedCountsTheAttemptAndKeepsTheRowPending) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t a = AddEvent(*store, "c1", "room-1");
+  const int64_t b = AddEvent(*store, "c2", "room-2");
+  auto claim = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(claim);
+  std::string long_error;
+  for (int i = 0; i < 600; ++i) {
+    long_error += "错";
+  }
+  std::string invalid_utf8 = "bad \xff\xfe bytes";
+  const std::vector<FailedAttempt> failed = {{a, long_error, kT0 + 5'000},
+                                             {b, invalid_utf8, kT0 + 7'000}};
+  auto marked = store->MarkFailed(claim->token, failed, kT0 + 100);
+  ASSERT_TRUE(marked) << marked.error().message;
+  EXPECT_EQ(*marked, 2u);
+
+  auto rows = db.Query("SELECT status, retry_count, CHAR_LENGTH(last_error), "
+                       "next_attempt_at_ms, claim_token, updated_at_ms, last_error "
+                       "FROM room_outbox ORDER BY id");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(*rows[0][0], "pending");
+  EXPECT_EQ(*rows[0][1], "1");
+  EXPECT_EQ(*rows[0][2], "512");
+  EXPECT_EQ(*rows[0][3], std::to_string(kT0 + 5'000));
+  EXPECT_FALSE(rows[0][4].has_value());
+  EXPECT_EQ(*rows[0][5], std::to_string(kT0 + 100));
+  EXPECT_EQ(*rows[1][6], "bad ?? bytes");
+  EXPECT_EQ(*rows[1][3], std::to_string(kT0 + 7'000));
+
+  // Due again at its retry time, with the count carried along.
+  auto retry = store->ClaimDue(At(kT0 + 5'000));
+  ASSERT_TRUE(retry);
+  ASSERT_EQ(Ids(*retry), std::vector<int64_t>{a});
+  EXPECT_EQ(retry->rows[0].retry_count, 1);
+  ASSERT_TRUE(store->MarkFailed(retry->token, std::vector<FailedAttempt>{{a, "again", kT0 + 9'000}},
+                                kT0 + 5'100));
+  EXPECT_EQ(db.Scalar("SELECT retry_count FROM room_outbox WHERE id=" + std::to_string(a)), 2);
+}
+
+TEST(MariaDbOutboxStoreTest, MarkPublishedSetsPublishedAndClearsLastError) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t id = AddEvent(*store, "c1", "room-1");
+  auto claim = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(claim);
+  ASSERT_TRUE(store->MarkFailed(claim->token, std::vector<FailedAttempt>{{id, "boom", kT0}},
+                                kT0));
+  auto again = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(again);
+  ASSERT_EQ(Ids(*again), std::vector<int64_t>{id});
+  auto marked = store->MarkPublished(again->token, std::vector<int64_t>{id}, kT0 + 42);
+  ASSERT_TRUE(marked) << marked.error().message;
+  EXPECT_EQ(*marked, 1u);
+  auto rows = db.Query("SELECT status, last_error, published_at_ms, claim_token, retry_count "
+                       "FROM room_outbox");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(*rows[0][0], "published");
+  EXPECT_FALSE(rows[0][1].has_value());
+  EXPECT_EQ(*rows[0][2], std::to_string(kT0 + 42));
+  EXPECT_FALSE(rows[0][3].has_value());
+  EXPECT_EQ(*rows[0][4], "1");
+  auto later = store->ClaimDue(At(kT0 + 1'000'000));
+  ASSERT_TRUE(later);
+  EXPECT_TRUE(later->rows.empty());
+}
+
+TEST(MariaDbOutboxStoreTest, MarkPublishedHandlesLargeBatches) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  // 700 rows cross the largest placeholder list (512) and need a padded second chunk.
+  std::vector<std::string> rooms;
+  for (int i = 0; i < 700; ++i) {
+    rooms.push_back("room-" + std::to_string(i));
+  }
+  auto ids = AddEvents(*store, "c1", rooms, kT0);
+  ASSERT_EQ(ids.size(), 700u);
+  auto claim = store->ClaimDue(At(kT0, 1000));
+  ASSERT_TRUE(claim) << claim.error().message;
+  ASSERT_EQ(claim->rows.size(), 700u);
+  std::vector<int64_t> claimed = Ids(*claim);
+  std::vector<int64_t> part(claimed.begin(), claimed.begin() + 699);
+  auto marked = store->MarkPublished(claim->token, part, kT0 + 1);
+  ASSERT_TRUE(marked) << marked.error().message;
+  EXPECT_EQ(*marked, 699u);
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='published'"), 699);
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='pending' AND id=" +
+                      std::to_string(claimed.back())),
+            1);
+}
+
+TEST(MariaDbOutboxStoreTest, ReleaseMakesRowsDueAtOnceAndKeepsRetryCount) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t id = AddEvent(*store, "c1", "room-1");
+  auto claim = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(claim);
+  ASSERT_TRUE(store->MarkFailed(claim->token, std::vector<FailedAttempt>{{id, "x", kT0}}, kT0));
+  auto second = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(second);
+  auto released = store->Release(second->token, std::vector<int64_t>{id}, kT0 + 10);
+  ASSERT_TRUE(released) << released.error().message;
+  EXPECT_EQ(*released, 1u);
+  auto rows = db.Query("SELECT retry_count, next_attempt_at_ms, claim_token, status "
+                       "FROM room_outbox");
+  EXPECT_EQ(*rows[0][0], "1");
+  EXPECT_EQ(*rows[0][1], std::to_string(kT0 + 10));
+  EXPECT_FALSE(rows[0][2].has_value());
+  EXPECT_EQ(*rows[0][3], "pending");
+  auto third = store->ClaimDue(At(kT0 + 10));
+  ASSERT_TRUE(third);
+  EXPECT_EQ(Ids(*third), std::vector<int64_t>{id});
+}
+
+TEST(MariaDbOutboxStoreTest, PerRoomOrderHoldsBackRowsBehindAFailedHead) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t a1 = AddEvent(*store, "a1", "A");
+  const int64_t a2 = AddEvent(*store, "a2", "A");
+  const int64_t a3 = AddEvent(*store, "a3", "A");
+  const int64_t b1 = AddEvent(*store, "b1", "B");
+  const int64_t b2 = AddEvent(*store, "b2", "B");
+  // a1 alone is claimed and fails: it waits for its retry at T0+10s.
+  auto head = store->ClaimDue(At(kT0, 1));
+  ASSERT_TRUE(head);
+  ASSERT_EQ(Ids(*head), std::vector<int64_t>{a1});
+  ASSERT_TRUE(store->MarkFailed(head->token, std::vector<FailedAttempt>{{a1, "x", kT0 + 10'000}},
+                                kT0));
+
+  auto ordered = store->ClaimDue(At(kT0 + 1));
+  ASSERT_TRUE(ordered) << ordered.error().message;
+  EXPECT_EQ(Ids(*ordered), (std::vector<int64_t>{b1, b2}));
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE room_id='A' AND "
+                      "claim_token IS NOT NULL"),
+            0);  // a2, a3 were not leased
+
+  ASSERT_TRUE(store->Release(ordered->token, Ids(*ordered), kT0 + 1));
+  auto unordered = store->ClaimDue(At(kT0 + 2, 100, false));
+  ASSERT_TRUE(unordered) << unordered.error().message;
+  EXPECT_EQ(Ids(*unordered), (std::vector<int64_t>{a2, a3, b1, b2}));
+
+  // Once the head is due again the whole room comes back in order.
+  ASSERT_TRUE(store->Release(unordered->token, Ids(*unordered), kT0 + 2));
+  auto later = store->ClaimDue(At(kT0 + 10'000));
+  ASSERT_TRUE(later);
+  EXPECT_EQ(Ids(*later), (std::vector<int64_t>{a1, a2, a3, b1, b2}));
+}
+
+TEST(MariaDbOutboxStoreTest, PerRoomOrderHoldsBackRowsWhileTheHeadIsLeased) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto other = MakeMariaDbOutboxStore(db.Options());
+  const int64_t a1 = AddEvent(*store, "a1", "A");
+  const int64_t a2 = AddEvent(*store, "a2", "A");
+  const int64_t b1 = AddEvent(*store, "b1", "B");
+  auto first = store->ClaimDue(At(kT0, 1));
+  ASSERT_TRUE(first);
+  ASSERT_EQ(Ids(*first), std::vector<int64_t>{a1});
+  auto second = other->ClaimDue(At(kT0));
+  ASSERT_TRUE(second);
+  EXPECT_EQ(Ids(*second), std::vector<int64_t>{b1});
+  ASSERT_TRUE(store->MarkPublished(first->token, std::vector<int64_t>{a1}, kT0));
+  auto third = other->ClaimDue(At(kT0));
+  ASSERT_TRUE(third);
+  EXPECT_EQ(Ids(*third), std::vector<int64_t>{a2});
+}
+
+TEST(MariaDbOutboxStoreTest, PerRoomOrderClaimsOnlyARunFromTheRoomHead) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t a1 = AddEvent(*store, "a1", "A", kT0 + 5);  // due last, but first in its room
+  const int64_t a2 = AddEvent(*store, "a2", "A", kT0);
+  const int64_t a3 = AddEvent(*store, "a3", "A", kT0);
+  // The limit cuts the head out: a2, a3 come first in due order and must not be taken alone.
+  auto cut = store->ClaimDue(At(kT0 + 5, 2));
+  ASSERT_TRUE(cut) << cut.error().message;
+  EXPECT_TRUE(cut->rows.empty());
+  auto whole = store->ClaimDue(At(kT0 + 5, 3));
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(Ids(*whole), (std::vector<int64_t>{a1, a2, a3}));
+}
+
+TEST(MariaDbOutboxStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t a1 = AddEvent(*store, "a1", "A");
+  std::vector<std::string> many(150, "A");
+  AddEvents(*store, "a-rest", many, kT0);
+  const int64_t b1 = AddEvent(*store, "b1", "B");
+  auto head = store->ClaimDue(At(kT0, 1));
+  ASSERT_TRUE(head);
+  ASSERT_EQ(Ids(*head), std::vector<int64_t>{a1});
+  ASSERT_TRUE(store->MarkFailed(head->token, std::vector<FailedAttempt>{{a1, "x", kT0 + 60'000}},
+                                kT0));
+  // 150 due rows of A sit ahead of b1 in due order; a batch of 100 must still reach b1.
+  auto claim = store->ClaimDue(At(kT0 + 1, 100));
+  ASSERT_TRUE(claim) << claim.error().message;
+  EXPECT_EQ(Ids(*claim), std::vector<int64_t>{b1});
+}
+
+TEST(MariaDbOutboxStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto writer = MakeMariaDbOutboxStore(db.Options());
+  std::set<int64_t> all;
+  for (int c = 0; c < 20; ++c) {
+    std::vector<std::string> rooms;
+    for (int i = 0; i < 50; ++i) {
+      rooms.push_back("room-" + std::to_string((c * 50 + i) % 37));
+    }
+    for (int64_t id : AddEvents(*writer, "c" + std::to_string(c), rooms, kT0)) {
+      all.insert(id);
+    }
+  }
+  ASSERT_EQ(all.size(), 1000u);
+
+  for (bool per_room_order : {false, true}) {
+    SCOPED_TRACE(per_room_order ? "per-room order" : "no order");
+    db.Exec("UPDATE room_outbox SET status='pending', claim_token=NULL, next_attempt_at_ms=" +
+            std::to_string(kT0));
+    std::atomic<size_t> claimed_total{0};
+    std::vector<int64_t> got[2];
+    std::string errors[2];
+    auto worker = [&](int w) {
+      auto store = MakeMariaDbOutboxStore(db.Options());
+      for (int round = 0; round < 2000 && claimed_total.load() < all.size(); ++round) {
+        auto claim = store->ClaimDue(At(kT0, 25, per_room_order));
+        if (!claim) {
+          errors[w] += claim.error().message + "\n";
+          continue;
+        }
+        for (const auto& row : claim->rows) {
+          got[w].push_back(row.id);
+        }
+        claimed_total += claim->rows.size();
+        if (!claim->rows.empty()) {
+          auto marked = store->MarkPublished(claim->token, Ids(*claim), kT0 + 1);
+          if (!marked || *marked != claim->rows.size()) {
+            errors[w] += "mark failed\n";
+          }
+        }
+      }
+    };
+    std::thread t0(worker, 0);
+    std::thread t1(worker, 1);
+    t0.join();
+    t1.join();
+    EXPECT_EQ(errors[0], "");
+    EXPECT_EQ(errors[1], "");
+    EXPECT_FALSE(got[0].empty());
+    EXPECT_FALSE(got[1].empty());
+    std::set<int64_t> s0(got[0].begin(), got[0].end());
+    std::set<int64_t> s1(got[1].begin(), got[1].end());
+    EXPECT_EQ(s0.size(), got[0].size());
+    EXPECT_EQ(s1.size(), got[1].size());
+    std::vector<int64_t> both;
+    std::set_intersection(s0.begin(), s0.end(), s1.begin(), s1.end(), std::back_inserter(both));
+    EXPECT_TRUE(both.empty()) << both.size() << " rows claimed twice";
+    std::set<int64_t> any = s0;
+    any.insert(s1.begin(), s1.end());
+    EXPECT_EQ(any, all);
+    EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='published'"), 1000);
+  }
+}
+
+TEST(MariaDbOutboxStoreTest, HasEarlierPendingSeesOnlyOlderPendingRowsOfTheRoom) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t a1 = AddEvent(*store, "a1", "A");
+  const int64_t b1 = AddEvent(*store, "b1", "B");
+  const int64_t a2 = AddEvent(*store, "a2", "A");
+  EXPECT_TRUE(*store->HasEarlierPending("A", a2));
+  EXPECT_FALSE(*store->HasEarlierPending("A", a1));
+  EXPECT_FALSE(*store->HasEarlierPending("B", b1));
+  auto claim = store->ClaimDue(At(kT0, 1));
+  ASSERT_TRUE(claim);
+  ASSERT_TRUE(store->MarkPublished(claim->token, std::vector<int64_t>{a1}, kT0));
+  EXPECT_FALSE(*store->HasEarlierPending("A", a2));
+}
+
+TEST(MariaDbOutboxStoreTest, StatsCountsPendingRowsAndTheOldest) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto empty = store->Stats();
+  ASSERT_TRUE(empty) << empty.error().message;
+  EXPECT_EQ(empty->pending, 0);
+  EXPECT_EQ(empty->oldest_pending_created_at_ms, 0);
+  AddEvents(*store, "c1", {"A", "B", "C"}, kT0);
+  db.Exec("UPDATE room_outbox SET created_at_ms = created_at_ms + id");
+  const int64_t oldest = db.Scalar("SELECT MIN(created_at_ms) FROM room_outbox");
+  auto claim = store->ClaimDue(At(kT0, 1));
+  ASSERT_TRUE(claim);
+  ASSERT_TRUE(store->MarkPublished(claim->token, Ids(*claim), kT0));
+  auto stats = store->Stats();
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->pending, 2);
+  EXPECT_EQ(stats->oldest_pending_created_at_ms, oldest + 1);
+}
+
+// EXPLAIN cannot take placeholders; the test fills in literals.
+std::string WithLiterals(std::string_view sql, const std::vector<std::string>& values) {
+  std::string out;
+  size_t next = 0;
+  for (char c : sql) {
+    if (c == '?' && next < values.size()) {
+      out += values[next++];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+TEST(MariaDbOutboxStoreTest, ClaimQueriesWalkThePendingIndexWithoutFilesort) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  // A table where published rows dominate, as in production.
+  db.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
+          "next_attempt_at_ms, created_at_ms, updated_at_ms) "
+          "SELECT CONCAT('e', seq), 'T', CONCAT('room-', seq % 97), CONCAT('c', seq), '{}', "
+          "IF(seq % 10 = 0, 'pending', 'published'), seq, seq, seq FROM seq_1_to_20000");
+  db.Exec("ANALYZE TABLE room_outbox");
+  const std::string now = std::to_string(10'000);
+  struct Plan {
+    std::string name;
+    std::string sql;
+  };
+  const Plan plans[] = {
+      {"claim_due", WithLiterals(kClaimDueSql, {now, "100"})},
+      {"claim_due_room_heads", WithLiterals(kClaimDueRoomHeadsSql, {now, now, "100"})},
+  };
+  for (const Plan& plan : plans) {
+    SCOPED_TRACE(plan.name);
+    auto rows = db.Query("EXPLAIN " + plan.sql);
+    ASSERT_FALSE(rows.empty());
+    // EXPLAIN columns: id, select_type, table, type, possible_keys, key, key_len, ref, rows,
+    // Extra. The first row is the outer scan of room_outbox.
+    EXPECT_EQ(rows[0][5].value_or(""), "idx_pending_due");
+    for (const auto& row : rows) {
+      const std::string extra = row[9].value_or("");
+      EXPECT_EQ(extra.find("filesort"), std::string::npos) << extra;
+      EXPECT_NE(row[3].value_or(""), "ALL") << "full scan of " << row[2].value_or("");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace room_outbox::testing
