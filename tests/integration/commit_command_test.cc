@@ -55,8 +55,9 @@ TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
   EXPECT_LT(write->row_ids[0], write->row_ids[1]);
   EXPECT_LT(write->row_ids[1], write->row_ids[2]);
 
-  auto log = db.Query("SELECT command_id, room_id, command_type, request_id, room_seq, payload, "
-                      "created_at_ms FROM room_command_log");
+  auto log = db.Query(
+      "SELECT command_id, room_id, command_type, request_id, room_seq, payload, "
+      "created_at_ms FROM room_command_log");
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(*log[0][0], "c1");
   EXPECT_EQ(*log[0][1], "room-1");
@@ -66,9 +67,10 @@ TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
   EXPECT_EQ(*log[0][5], R"({"gift":"rose"})");
   EXPECT_EQ(*log[0][6], std::to_string(kNow));
 
-  auto rows = db.Query("SELECT id, event_id, status, retry_count, next_attempt_at_ms, "
-                       "claim_token, created_at_ms, updated_at_ms, last_error, published_at_ms "
-                       "FROM room_outbox ORDER BY id");
+  auto rows = db.Query(
+      "SELECT id, event_id, status, retry_count, next_attempt_at_ms, "
+      "claim_token, created_at_ms, updated_at_ms, last_error, published_at_ms "
+      "FROM room_outbox ORDER BY id");
   ASSERT_EQ(rows.size(), 3u);
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(*rows[i][0], std::to_string(write->row_ids[i]));
@@ -118,9 +120,8 @@ TEST(CommitCommandTest, KilledConnectionMidTransactionLeavesNothingAndNextCallRe
   const uint64_t first_id = store->connection_id();
   ASSERT_NE(first_id, 0u);
   // The processlist agrees on which connection is the store's.
-  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM information_schema.processlist WHERE db='" +
-                      db.name() + "' AND id <> CONNECTION_ID() AND id = " +
-                      std::to_string(first_id)),
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM information_schema.processlist WHERE db='" + db.name() +
+                      "' AND id <> CONNECTION_ID() AND id = " + std::to_string(first_id)),
             1);
 
   auto write = store->CommitCommand(Request("c1", "room-1", 2), [&](Transaction& tx) {
@@ -237,8 +238,9 @@ TEST(CommitCommandTest, IgnoredCallerStatementFailureStillRollsBack) {
 TEST(CommitCommandTest, CallerStatementsCommitTogetherWithTheCommand) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT, heat DOUBLE, "
-          "note VARCHAR(64))");
+  db.Exec(
+      "CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT, heat DOUBLE, "
+      "note VARCHAR(64))");
   auto store = MakeMariaDbOutboxStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "房间-1", 1), [](Transaction& tx) {
     Status s = tx.Execute("INSERT INTO snapshot (room_id, seq, heat, note) VALUES (?, ?, ?, ?)",

@@ -266,9 +266,10 @@ TEST(MariaDbOutboxStoreTest, MarkFailedCountsTheAttemptAndKeepsTheRowPending) {
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 2u);
 
-  auto rows = db.Query("SELECT status, retry_count, CHAR_LENGTH(last_error), "
-                       "next_attempt_at_ms, claim_token, updated_at_ms, last_error "
-                       "FROM room_outbox ORDER BY id");
+  auto rows = db.Query(
+      "SELECT status, retry_count, CHAR_LENGTH(last_error), "
+      "next_attempt_at_ms, claim_token, updated_at_ms, last_error "
+      "FROM room_outbox ORDER BY id");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(*rows[0][0], "pending");
   EXPECT_EQ(*rows[0][1], "1");
@@ -296,16 +297,16 @@ TEST(MariaDbOutboxStoreTest, MarkPublishedSetsPublishedAndClearsLastError) {
   const int64_t id = AddEvent(*store, "c1", "room-1");
   auto claim = store->ClaimDue(At(kT0));
   ASSERT_TRUE(claim);
-  ASSERT_TRUE(store->MarkFailed(claim->token, std::vector<FailedAttempt>{{id, "boom", kT0}},
-                                kT0));
+  ASSERT_TRUE(store->MarkFailed(claim->token, std::vector<FailedAttempt>{{id, "boom", kT0}}, kT0));
   auto again = store->ClaimDue(At(kT0));
   ASSERT_TRUE(again);
   ASSERT_EQ(Ids(*again), std::vector<int64_t>{id});
   auto marked = store->MarkPublished(again->token, std::vector<int64_t>{id}, kT0 + 42);
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 1u);
-  auto rows = db.Query("SELECT status, last_error, published_at_ms, claim_token, retry_count "
-                       "FROM room_outbox");
+  auto rows = db.Query(
+      "SELECT status, last_error, published_at_ms, claim_token, retry_count "
+      "FROM room_outbox");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(*rows[0][0], "published");
   EXPECT_FALSE(rows[0][1].has_value());
@@ -355,8 +356,9 @@ TEST(MariaDbOutboxStoreTest, ReleaseMakesRowsDueAtOnceAndKeepsRetryCount) {
   auto released = store->Release(second->token, std::vector<int64_t>{id}, kT0 + 10);
   ASSERT_TRUE(released) << released.error().message;
   EXPECT_EQ(*released, 1u);
-  auto rows = db.Query("SELECT retry_count, next_attempt_at_ms, claim_token, status "
-                       "FROM room_outbox");
+  auto rows = db.Query(
+      "SELECT retry_count, next_attempt_at_ms, claim_token, status "
+      "FROM room_outbox");
   EXPECT_EQ(*rows[0][0], "1");
   EXPECT_EQ(*rows[0][1], std::to_string(kT0 + 10));
   EXPECT_FALSE(rows[0][2].has_value());
@@ -379,8 +381,8 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderHoldsBackRowsBehindAFailedHead) {
   auto head = store->ClaimDue(At(kT0, 1));
   ASSERT_TRUE(head);
   ASSERT_EQ(Ids(*head), std::vector<int64_t>{a1});
-  ASSERT_TRUE(store->MarkFailed(head->token, std::vector<FailedAttempt>{{a1, "x", kT0 + 10'000}},
-                                kT0));
+  ASSERT_TRUE(
+      store->MarkFailed(head->token, std::vector<FailedAttempt>{{a1, "x", kT0 + 10'000}}, kT0));
 
   auto ordered = store->ClaimDue(At(kT0 + 1));
   ASSERT_TRUE(ordered) << ordered.error().message;
@@ -448,8 +450,8 @@ TEST(MariaDbOutboxStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
   auto head = store->ClaimDue(At(kT0, 1));
   ASSERT_TRUE(head);
   ASSERT_EQ(Ids(*head), std::vector<int64_t>{a1});
-  ASSERT_TRUE(store->MarkFailed(head->token, std::vector<FailedAttempt>{{a1, "x", kT0 + 60'000}},
-                                kT0));
+  ASSERT_TRUE(
+      store->MarkFailed(head->token, std::vector<FailedAttempt>{{a1, "x", kT0 + 60'000}}, kT0));
   // 150 due rows of A sit ahead of b1 in due order; a batch of 100 must still reach b1.
   auto claim = store->ClaimDue(At(kT0 + 1, 100));
   ASSERT_TRUE(claim) << claim.error().message;
@@ -575,10 +577,11 @@ TEST(MariaDbOutboxStoreTest, ClaimQueriesWalkThePendingIndexWithoutFilesort) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   // A table where published rows dominate, as in production.
-  db.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
-          "next_attempt_at_ms, created_at_ms, updated_at_ms) "
-          "SELECT CONCAT('e', seq), 'T', CONCAT('room-', seq % 97), CONCAT('c', seq), '{}', "
-          "IF(seq % 10 = 0, 'pending', 'published'), seq, seq, seq FROM seq_1_to_20000");
+  db.Exec(
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
+      "next_attempt_at_ms, created_at_ms, updated_at_ms) "
+      "SELECT CONCAT('e', seq), 'T', CONCAT('room-', seq % 97), CONCAT('c', seq), '{}', "
+      "IF(seq % 10 = 0, 'pending', 'published'), seq, seq, seq FROM seq_1_to_20000");
   db.Exec("ANALYZE TABLE room_outbox");
   const std::string now = std::to_string(10'000);
   struct Plan {

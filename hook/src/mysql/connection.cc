@@ -34,8 +34,7 @@ unsigned int CeilSeconds(std::chrono::milliseconds ms) {
 
 }  // namespace
 
-Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(
-    const MysqlOptions& options) {
+Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(const MysqlOptions& options) {
   MysqlPtr mysql{mysql_init(nullptr)};
   if (!mysql) {
     return Fail(ErrorCode::kInternal, "mysql_init: out of memory");
@@ -44,15 +43,13 @@ Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(
       CeilSeconds(options.connect_timeout.count() > 0 ? options.connect_timeout
                                                       : std::chrono::milliseconds(5000));
   const unsigned int io_timeout = static_cast<unsigned int>(kIoTimeout.count());
-  const unsigned int protocol =
-      options.socket.empty() ? MYSQL_PROTOCOL_TCP : MYSQL_PROTOCOL_SOCKET;
+  const unsigned int protocol = options.socket.empty() ? MYSQL_PROTOCOL_TCP : MYSQL_PROTOCOL_SOCKET;
   const unsigned int no_local_infile = 0;
   for (auto set : {
            SetOption(mysql.get(), MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout,
                      "MYSQL_OPT_CONNECT_TIMEOUT"),
            SetOption(mysql.get(), MYSQL_OPT_READ_TIMEOUT, &io_timeout, "MYSQL_OPT_READ_TIMEOUT"),
-           SetOption(mysql.get(), MYSQL_OPT_WRITE_TIMEOUT, &io_timeout,
-                     "MYSQL_OPT_WRITE_TIMEOUT"),
+           SetOption(mysql.get(), MYSQL_OPT_WRITE_TIMEOUT, &io_timeout, "MYSQL_OPT_WRITE_TIMEOUT"),
            SetOption(mysql.get(), MYSQL_OPT_PROTOCOL, &protocol, "MYSQL_OPT_PROTOCOL"),
            SetOption(mysql.get(), MYSQL_OPT_LOCAL_INFILE, &no_local_infile,
                      "MYSQL_OPT_LOCAL_INFILE"),
@@ -75,14 +72,13 @@ Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(
                                mysql_error(mysql.get())));
   }
   std::unique_ptr<MariaDbConnection> conn(new MariaDbConnection(std::move(mysql)));
-  if (auto r = conn->Run("session_isolation",
-                         "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+  if (auto r =
+          conn->Run("session_isolation", "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
       !r) {
     return Fail(r.error());
   }
-  if (auto r = conn->Run("session_lock_wait",
-                         "SET SESSION innodb_lock_wait_timeout = " +
-                             std::to_string(kLockWaitTimeoutSeconds));
+  if (auto r = conn->Run("session_lock_wait", "SET SESSION innodb_lock_wait_timeout = " +
+                                                  std::to_string(kLockWaitTimeoutSeconds));
       !r) {
     return Fail(r.error());
   }
@@ -127,7 +123,7 @@ Result<void> MariaDbConnection::Rollback() { return Run("rollback", "ROLLBACK");
 Result<PreparedStatement*> MariaDbConnection::Prepared(const std::string& name,
                                                        std::string_view sql) {
   if (auto it = statements_.find(name); it != statements_.end()) {
-      return it->second.get();
+    return it->second.get();
   }
   auto stmt = PreparedStatement::Prepare(mysql_.get(), name, sql);
   if (!stmt) {
@@ -142,7 +138,7 @@ Result<std::unique_ptr<PreparedStatement>> MariaDbConnection::Prepare(std::strin
                                                                       std::string_view sql) {
   auto stmt = PreparedStatement::Prepare(mysql_.get(), std::move(name), sql);
   if (stmt) {
-    }
+  }
   return stmt;
 }
 

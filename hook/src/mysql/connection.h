@@ -33,22 +33,24 @@ class MariaDbConnection {
   static constexpr int kLockWaitTimeoutSeconds = 5;
 
   // Connects over options.socket when set, else TCP to host:port, and sets up the session.
-  static Result<std::unique_ptr<MariaDbConnection>> Connect(const MysqlOptions& options);
+  [[nodiscard]] static Result<std::unique_ptr<MariaDbConnection>> Connect(
+      const MysqlOptions& options);
 
   MariaDbConnection(const MariaDbConnection&) = delete;
   MariaDbConnection& operator=(const MariaDbConnection&) = delete;
   ~MariaDbConnection();
 
-  Result<void> Ping();
-  Result<void> Begin();
-  Result<void> Commit();
-  Result<void> Rollback();
+  [[nodiscard]] Result<void> Ping();
+  [[nodiscard]] Result<void> Begin();
+  [[nodiscard]] Result<void> Commit();
+  [[nodiscard]] Result<void> Rollback();
 
   // The statement named `name`, prepared from `sql` on first use and reused afterwards. The
   // pointer stays valid as long as this connection.
-  Result<PreparedStatement*> Prepared(const std::string& name, std::string_view sql);
+  [[nodiscard]] Result<PreparedStatement*> Prepared(const std::string& name, std::string_view sql);
   // A statement prepared for one use (e.g. the caller's own SQL); not cached.
-  Result<std::unique_ptr<PreparedStatement>> Prepare(std::string name, std::string_view sql);
+  [[nodiscard]] Result<std::unique_ptr<PreparedStatement>> Prepare(std::string name,
+                                                                   std::string_view sql);
 
   // The server's id for this connection (what KILL and information_schema.processlist use).
   uint64_t ConnectionId() const;
@@ -56,7 +58,7 @@ class MariaDbConnection {
  private:
   explicit MariaDbConnection(MysqlPtr mysql) : mysql_(std::move(mysql)) {}
   // A statement without parameters or result (session settings, transaction control).
-  Result<void> Run(std::string_view where, std::string_view sql);
+  [[nodiscard]] Result<void> Run(std::string_view where, std::string_view sql);
 
   // Declared first so it is destroyed last, after the statements that refer to it.
   MysqlPtr mysql_;

@@ -106,6 +106,169 @@ Result<std::string> NewClaimToken() {
   return token;
 }
 
+// Calls chunk(size, offset, count) for consecutive slices of n items, each bound through a
+// placeholder list of `size` >= count entries.
+template <class Chunk>
+Result<void> ForEachChunk(size_t n, Chunk&& chunk) {
+  for (size_t at = 0; at < n;) {
+    const size_t size = ListSizeFor(n - at);
+    const size_t count = std::min(size, n - at);
+    if (auto done = chunk(size, at, count); !done) {
+      return done;
+    }
+    at += count;
+  }
+  return {};
+}
+
+// Locks the due rows nobody else holds, in id order.
+Result<std::vector<OutboxRow>> SelectDue(MariaDbConnection& conn, const ClaimOptions& options) {
+  auto stmt = options.per_room_order ? conn.Prepared("claim_due_room_heads", kClaimDueRoomHeadsSql)
+                                     : conn.Prepared("claim_due", kClaimDueSql);
+  if (!stmt) {
+    return Fail(stmt.error());
+  }
+  std::vector<SqlValue> params = {options.now_ms};
+  if (options.per_room_order) {
+    params.emplace_back(options.now_ms);
+  }
+  params.emplace_back(static_cast<int64_t>(options.limit));
+  if (auto done = (*stmt)->Execute(params); !done) {
+    return Fail(done.error());
+  }
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) {
+    return Fail(rows.error());
+  }
+  std::vector<OutboxRow> selected;
+  selected.reserve(rows->size());
+  for (ResultRow& r : *rows) {
+    auto id = r.Int(0);
+    auto retry_count = r.Int(5);
+    auto created = r.Int(6);
+    if (!id || !retry_count || !created) {
+      return Fail(!id ? id.error() : !retry_count ? retry_count.error() : created.error());
+    }
+    OutboxRow row;
+    row.id = *id;
+    row.event_id = r.TakeStr(1);
+    row.event_type = r.TakeStr(2);
+    row.room_id = r.TakeStr(3);
+    row.envelope = r.TakeStr(4);
+    row.retry_count = *retry_count;
+    row.created_at_ms = *created;
+    selected.push_back(std::move(row));
+  }
+  std::sort(selected.begin(), selected.end(),
+            [](const OutboxRow& a, const OutboxRow& b) { return a.id < b.id; });
+  return selected;
+}
+
+// Per-room order: keeps a room's selected rows only as the unbroken run that starts at the
+// room's oldest pending row. A pending row that was not selected (held by another claim, not
+// due, or past the limit) ends the run; the rows after it stay untouched.
+Result<std::vector<OutboxRow>> KeepRoomRuns(MariaDbConnection& conn,
+                                            std::vector<OutboxRow> selected) {
+  std::map<std::string, std::vector<int64_t>> pending;  // room -> its pending ids, ascending
+  for (const OutboxRow& row : selected) {
+    pending.try_emplace(row.room_id);
+  }
+  std::vector<std::string> rooms;
+  rooms.reserve(pending.size());
+  for (const auto& entry : pending) {
+    rooms.push_back(entry.first);
+  }
+  const int64_t max_id = selected.back().id;
+  auto listed =
+      ForEachChunk(rooms.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
+        auto stmt = conn.Prepared(
+            "room_pending_" + std::to_string(size),
+            "SELECT room_id, id FROM room_outbox WHERE status = 'pending' AND room_id IN " +
+                Placeholders(size) + " AND id <= ? ORDER BY room_id, id");
+        if (!stmt) {
+          return Fail(stmt.error());
+        }
+        std::vector<SqlValue> params;
+        params.reserve(size + 1);
+        for (size_t k = 0; k < size; ++k) {
+          params.emplace_back(rooms[at + std::min(k, count - 1)]);
+        }
+        params.emplace_back(max_id);
+        if (auto done = (*stmt)->Execute(params); !done) {
+          return done;
+        }
+        auto rows = (*stmt)->FetchAll();
+        if (!rows) {
+          return Fail(rows.error());
+        }
+        for (ResultRow& r : *rows) {
+          auto id = r.Int(1);
+          if (!id) {
+            return Fail(id.error());
+          }
+          pending[r.TakeStr(0)].push_back(*id);
+        }
+        return {};
+      });
+  if (!listed) {
+    return Fail(listed.error());
+  }
+  struct Run {
+    size_t length = 0;
+    bool broken = false;
+  };
+  std::unordered_map<std::string, Run> runs;
+  std::vector<OutboxRow> kept;
+  kept.reserve(selected.size());
+  for (OutboxRow& row : selected) {  // ascending ids: each room's rows in order
+    Run& run = runs[row.room_id];
+    const std::vector<int64_t>& ids = pending[row.room_id];
+    if (!run.broken && run.length < ids.size() && ids[run.length] == row.id) {
+      ++run.length;
+      kept.push_back(std::move(row));
+    } else {
+      run.broken = true;
+    }
+  }
+  return kept;
+}
+
+// Leases `rows` (locked by the current transaction) to claim.token until claim.lease_until_ms.
+Result<void> Lease(MariaDbConnection& conn, const std::vector<OutboxRow>& rows, const Claim& claim,
+                   int64_t now_ms) {
+  uint64_t leased = 0;
+  auto updated =
+      ForEachChunk(rows.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
+        auto stmt = conn.Prepared(
+            "lease_" + std::to_string(size),
+            "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ? "
+            "WHERE status = 'pending' AND id IN " +
+                Placeholders(size));
+        if (!stmt) {
+          return Fail(stmt.error());
+        }
+        std::vector<SqlValue> params = {claim.token, claim.lease_until_ms, now_ms};
+        params.reserve(size + 3);
+        for (size_t k = 0; k < size; ++k) {
+          params.emplace_back(rows[at + std::min(k, count - 1)].id);
+        }
+        if (auto done = (*stmt)->Execute(params); !done) {
+          return done;
+        }
+        leased += (*stmt)->AffectedRows();
+        return {};
+      });
+  if (!updated) {
+    return updated;
+  }
+  if (leased != rows.size()) {
+    // This transaction holds the row locks; a mismatch is a bug worth stopping on.
+    return Fail(ErrorCode::kInternal, "lease: updated " + std::to_string(leased) + " of " +
+                                          std::to_string(rows.size()) + " locked rows");
+  }
+  return {};
+}
+
 // Collects the first failure of the caller's statements: once one failed the transaction is
 // doomed, whatever the callback returns.
 class CallerTransaction final : public Transaction {
@@ -140,10 +303,6 @@ class CallerTransaction final : public Transaction {
 
   MariaDbConnection& conn_;
   std::optional<Error> failure_;
-};
-
-struct IdLess {
-  bool operator()(const OutboxRow& a, const OutboxRow& b) const { return a.id < b.id; }
 };
 
 }  // namespace
@@ -198,9 +357,7 @@ std::unique_ptr<MariaDbOutboxStore> MakeMariaDbOutboxStore(const MysqlOptions& o
   return std::make_unique<MariaDbOutboxStore>(options);
 }
 
-uint64_t MariaDbOutboxStore::connection_id() const {
-  return conn_ ? conn_->ConnectionId() : 0;
-}
+uint64_t MariaDbOutboxStore::connection_id() const { return conn_ ? conn_->ConnectionId() : 0; }
 
 Result<void> MariaDbOutboxStore::Connect() {
   auto conn = Live();
@@ -288,7 +445,7 @@ Result<CommitWrite> MariaDbOutboxStore::CommitCommand(const CommitRequest& reque
     }
     const Command& command = request.command;
     const std::array<SqlValue, 7> log_params = {
-        command.command_id, command.room_id,  command.command_type, command.request_id,
+        command.command_id, command.room_id, command.command_type, command.request_id,
         command.room_seq,   command.payload, request.now_ms};
     if (auto inserted = (*log)->Execute(log_params); !inserted) {
       if (inserted.error().code == ErrorCode::kAlreadyExists) {
@@ -306,13 +463,11 @@ Result<CommitWrite> MariaDbOutboxStore::CommitCommand(const CommitRequest& reque
     if (!outbox) {
       return fail(outbox.error());
     }
-    const SqlValue token =
-        request.token.empty() ? SqlValue{} : SqlValue{request.token};
+    const SqlValue token = request.token.empty() ? SqlValue{} : SqlValue{request.token};
     for (const NewOutboxRow& row : request.rows) {
       const std::array<SqlValue, 10> params = {
-          row.event_id,   row.event_type, row.room_id,     row.command_id,
-          row.request_id, row.envelope,   request.lease_until_ms, token,
-          request.now_ms, request.now_ms};
+          row.event_id, row.event_type,         row.room_id, row.command_id, row.request_id,
+          row.envelope, request.lease_until_ms, token,       request.now_ms, request.now_ms};
       if (auto inserted = (*outbox)->Execute(params); !inserted) {
         return fail(inserted.error());
       }
@@ -325,8 +480,8 @@ Result<CommitWrite> MariaDbOutboxStore::CommitCommand(const CommitRequest& reque
       try {
         status = caller_statements(tx);
       } catch (const std::exception& e) {
-        return fail(Error{ErrorCode::kInternal,
-                          std::string("caller statements threw: ") + e.what()});
+        return fail(
+            Error{ErrorCode::kInternal, std::string("caller statements threw: ") + e.what()});
       } catch (...) {
         return fail(Error{ErrorCode::kInternal, "caller statements threw"});
       }
@@ -376,116 +531,20 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
   }
   return WithConnection([&](MariaDbConnection& conn) -> Result<Claim> {
     return InTransaction(conn, [&]() -> Result<Claim> {
-      // 1. Lock the due rows nobody else holds.
-      std::vector<OutboxRow> selected;
-      {
-        auto stmt = options.per_room_order
-                        ? conn.Prepared("claim_due_room_heads", kClaimDueRoomHeadsSql)
-                        : conn.Prepared("claim_due", kClaimDueSql);
-        if (!stmt) {
-          return Fail(stmt.error());
-        }
-        const auto limit = static_cast<int64_t>(options.limit);
-        std::vector<SqlValue> params = {options.now_ms};
-        if (options.per_room_order) {
-          params.emplace_back(options.now_ms);
-        }
-        params.emplace_back(limit);
-        if (auto done = (*stmt)->Execute(params); !done) {
-          return Fail(done.error());
-        }
-        auto rows = (*stmt)->FetchAll();
-        if (!rows) {
-          return Fail(rows.error());
-        }
-        selected.reserve(rows->size());
-        for (ResultRow& r : *rows) {
-          OutboxRow row;
-          auto id = r.Int(0);
-          auto retry_count = r.Int(5);
-          auto created = r.Int(6);
-          if (!id || !retry_count || !created) {
-            return Fail(!id ? id.error() : !retry_count ? retry_count.error() : created.error());
-          }
-          row.id = *id;
-          row.event_id = r.TakeStr(1);
-          row.event_type = r.TakeStr(2);
-          row.room_id = r.TakeStr(3);
-          row.envelope = r.TakeStr(4);
-          row.retry_count = *retry_count;
-          row.created_at_ms = *created;
-          selected.push_back(std::move(row));
+      auto selected = SelectDue(conn, options);
+      if (!selected) {
+        return Fail(selected.error());
+      }
+      if (options.per_room_order && !selected->empty()) {
+        if (auto kept = KeepRoomRuns(conn, std::move(*selected)); kept) {
+          selected = std::move(kept);
+        } else {
+          return Fail(kept.error());
         }
       }
-      std::sort(selected.begin(), selected.end(), IdLess{});
-
-      // 2. Per-room order: keep a room's rows only as the unbroken run that starts at the
-      //    room's oldest pending row. Rows held elsewhere or not yet due break the run.
-      if (options.per_room_order && !selected.empty()) {
-        std::map<std::string, std::vector<int64_t>> pending;  // room -> pending ids, ascending
-        for (const OutboxRow& row : selected) {
-          pending.try_emplace(row.room_id);
-        }
-        const int64_t max_id = selected.back().id;
-        std::vector<std::string> rooms;
-        rooms.reserve(pending.size());
-        for (const auto& [room, ids] : pending) {
-          rooms.push_back(room);
-        }
-        for (size_t at = 0; at < rooms.size();) {
-          const size_t size = ListSizeFor(rooms.size() - at);
-          const size_t take = std::min(size, rooms.size() - at);
-          auto stmt = conn.Prepared(
-              "room_pending_" + std::to_string(size),
-              "SELECT room_id, id FROM room_outbox WHERE status = 'pending' AND room_id IN " +
-                  Placeholders(size) + " AND id <= ? ORDER BY room_id, id");
-          if (!stmt) {
-            return Fail(stmt.error());
-          }
-          std::vector<SqlValue> params;
-          params.reserve(size + 1);
-          for (size_t k = 0; k < size; ++k) {
-            params.emplace_back(rooms[at + std::min(k, take - 1)]);
-          }
-          params.emplace_back(max_id);
-          if (auto done = (*stmt)->Execute(params); !done) {
-            return Fail(done.error());
-          }
-          auto rows = (*stmt)->FetchAll();
-          if (!rows) {
-            return Fail(rows.error());
-          }
-          for (ResultRow& r : *rows) {
-            auto id = r.Int(1);
-            if (!id) {
-              return Fail(id.error());
-            }
-            pending[r.TakeStr(0)].push_back(*id);
-          }
-          at += take;
-        }
-        std::unordered_map<std::string, size_t> matched;  // room -> length of the run so far
-        std::unordered_map<std::string, bool> broken;
-        std::vector<OutboxRow> kept;
-        kept.reserve(selected.size());
-        for (OutboxRow& row : selected) {  // ascending id, so each room's rows in order
-          bool& is_broken = broken[row.room_id];
-          size_t& n = matched[row.room_id];
-          const std::vector<int64_t>& ids = pending[row.room_id];
-          if (!is_broken && n < ids.size() && ids[n] == row.id) {
-            ++n;
-            kept.push_back(std::move(row));
-          } else {
-            is_broken = true;
-          }
-        }
-        selected = std::move(kept);
-      }
-      if (selected.empty()) {
+      if (selected->empty()) {
         return Claim{};
       }
-
-      // 3. Lease the kept rows to a fresh token.
       auto token = NewClaimToken();
       if (!token) {
         return Fail(token.error());
@@ -493,35 +552,10 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
       Claim claim;
       claim.token = std::move(*token);
       claim.lease_until_ms = options.now_ms + options.lease_ms;
-      uint64_t leased = 0;
-      for (size_t at = 0; at < selected.size();) {
-        const size_t size = ListSizeFor(selected.size() - at);
-        const size_t take = std::min(size, selected.size() - at);
-        auto stmt = conn.Prepared(
-            "lease_" + std::to_string(size),
-            "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ? "
-            "WHERE status = 'pending' AND id IN " + Placeholders(size));
-        if (!stmt) {
-          return Fail(stmt.error());
-        }
-        std::vector<SqlValue> params = {claim.token, claim.lease_until_ms, options.now_ms};
-        params.reserve(size + 3);
-        for (size_t k = 0; k < size; ++k) {
-          params.emplace_back(selected[at + std::min(k, take - 1)].id);
-        }
-        if (auto done = (*stmt)->Execute(params); !done) {
-          return Fail(done.error());
-        }
-        leased += (*stmt)->AffectedRows();
-        at += take;
+      if (auto leased = Lease(conn, *selected, claim, options.now_ms); !leased) {
+        return Fail(leased.error());
       }
-      if (leased != selected.size()) {
-        // The rows are locked by this transaction; anything else is a bug worth stopping on.
-        return Fail(ErrorCode::kInternal, "lease: updated " + std::to_string(leased) +
-                                              " rows of " + std::to_string(selected.size()) +
-                                              " locked");
-      }
-      claim.rows = std::move(selected);
+      claim.rows = std::move(*selected);
       return claim;
     });
   });
@@ -534,27 +568,29 @@ Result<size_t> MariaDbOutboxStore::UpdateHeld(MariaDbConnection& conn, std::stri
                                               std::span<const int64_t> ids) {
   auto run = [&]() -> Result<size_t> {
     size_t total = 0;
-    for (size_t at = 0; at < ids.size();) {
-      const size_t size = ListSizeFor(ids.size() - at);
-      const size_t take = std::min(size, ids.size() - at);
-      auto stmt = conn.Prepared(
-          std::string(name) + "_" + std::to_string(size),
-          "UPDATE room_outbox SET " + std::string(set_clause) +
-              " WHERE claim_token = ? AND status = 'pending' AND id IN " + Placeholders(size));
-      if (!stmt) {
-        return Fail(stmt.error());
-      }
-      std::vector<SqlValue> params = set_params;
-      params.reserve(set_params.size() + 1 + size);
-      params.emplace_back(token);
-      for (size_t k = 0; k < size; ++k) {
-        params.emplace_back(ids[at + std::min(k, take - 1)]);
-      }
-      if (auto done = (*stmt)->Execute(params); !done) {
-        return Fail(done.error());
-      }
-      total += static_cast<size_t>((*stmt)->AffectedRows());
-      at += take;
+    auto updated =
+        ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
+          auto stmt = conn.Prepared(std::string(name) + "_" + std::to_string(size),
+                                    "UPDATE room_outbox SET " + std::string(set_clause) +
+                                        " WHERE claim_token = ? AND status = 'pending' AND id IN " +
+                                        Placeholders(size));
+          if (!stmt) {
+            return Fail(stmt.error());
+          }
+          std::vector<SqlValue> params = set_params;
+          params.reserve(set_params.size() + 1 + size);
+          params.emplace_back(token);
+          for (size_t k = 0; k < size; ++k) {
+            params.emplace_back(ids[at + std::min(k, count - 1)]);
+          }
+          if (auto done = (*stmt)->Execute(params); !done) {
+            return done;
+          }
+          total += static_cast<size_t>((*stmt)->AffectedRows());
+          return {};
+        });
+    if (!updated) {
+      return Fail(updated.error());
     }
     return total;
   };
@@ -603,9 +639,9 @@ Result<size_t> MariaDbOutboxStore::MarkFailed(const std::string& token,
       }
       size_t total = 0;
       for (const FailedAttempt& attempt : attempts) {
-        const std::array<SqlValue, 5> params = {
-            TruncateUtf8(attempt.error, kMaxLastErrorChars), attempt.next_attempt_at_ms, now_ms,
-            attempt.id, token};
+        const std::array<SqlValue, 5> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
+                                                attempt.next_attempt_at_ms, now_ms, attempt.id,
+                                                token};
         if (auto done = (*stmt)->Execute(params); !done) {
           return Fail(done.error());
         }

@@ -38,7 +38,7 @@ inline constexpr size_t kMaxLastErrorChars = 512;
 
 // `text` cut to at most `max_chars` UTF-8 characters, never inside a character; bytes that are
 // not valid UTF-8 become '?' (the column is utf8mb4 and the server would refuse them).
-std::string TruncateUtf8(std::string_view text, size_t max_chars);
+[[nodiscard]] std::string TruncateUtf8(std::string_view text, size_t max_chars);
 
 class MariaDbOutboxStore final : public OutboxStore {
  public:
@@ -52,22 +52,23 @@ class MariaDbOutboxStore final : public OutboxStore {
 
   // Connects now unless connected. Errors: kUnavailable (server unreachable),
   // kPermissionDenied, kNotFound (unknown database), kInvalidArgument.
-  Result<void> Connect();
+  [[nodiscard]] Result<void> Connect();
   bool connected() const { return conn_ != nullptr; }
   // The server's id of the current connection; 0 when not connected.
   uint64_t connection_id() const;
 
-  Result<CommitWrite> CommitCommand(const CommitRequest& request,
-                                    const CallerStatements& caller_statements) override;
-  Result<bool> HasEarlierPending(const std::string& room_id, int64_t row_id) override;
-  Result<Claim> ClaimDue(const ClaimOptions& options) override;
-  Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
-                               int64_t now_ms) override;
-  Result<size_t> MarkFailed(const std::string& token, std::span<const FailedAttempt> attempts,
-                            int64_t now_ms) override;
-  Result<size_t> Release(const std::string& token, std::span<const int64_t> ids,
-                         int64_t now_ms) override;
-  Result<OutboxStats> Stats() override;
+  [[nodiscard]] Result<CommitWrite> CommitCommand(
+      const CommitRequest& request, const CallerStatements& caller_statements) override;
+  [[nodiscard]] Result<bool> HasEarlierPending(const std::string& room_id, int64_t row_id) override;
+  [[nodiscard]] Result<Claim> ClaimDue(const ClaimOptions& options) override;
+  [[nodiscard]] Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
+                                             int64_t now_ms) override;
+  [[nodiscard]] Result<size_t> MarkFailed(const std::string& token,
+                                          std::span<const FailedAttempt> attempts,
+                                          int64_t now_ms) override;
+  [[nodiscard]] Result<size_t> Release(const std::string& token, std::span<const int64_t> ids,
+                                       int64_t now_ms) override;
+  [[nodiscard]] Result<OutboxStats> Stats() override;
 
  private:
   // Runs `body` on a live connection; applies the drop-on-unavailable policy to its result.
@@ -75,17 +76,17 @@ class MariaDbOutboxStore final : public OutboxStore {
   auto WithConnection(Body&& body) -> decltype(body(std::declval<MariaDbConnection&>()));
   // Begin, `body`, Commit; rolls back when `body` or the commit fails.
   template <class Body>
-  auto InTransaction(MariaDbConnection& conn, Body&& body)
-      -> decltype(body());
+  auto InTransaction(MariaDbConnection& conn, Body&& body) -> decltype(body());
   // Best-effort ROLLBACK; when even that fails the connection is dropped after the call.
   void Abort(MariaDbConnection& conn);
-  Result<MariaDbConnection*> Live();
+  [[nodiscard]] Result<MariaDbConnection*> Live();
 
   // UPDATE `set_clause` WHERE claim_token=? AND status='pending' AND id IN (...), for every id,
   // in fixed-size chunks (one transaction when there is more than one chunk).
-  Result<size_t> UpdateHeld(MariaDbConnection& conn, std::string_view name,
-                            std::string_view set_clause, std::vector<SqlValue> set_params,
-                            const std::string& token, std::span<const int64_t> ids);
+  [[nodiscard]] Result<size_t> UpdateHeld(MariaDbConnection& conn, std::string_view name,
+                                          std::string_view set_clause,
+                                          std::vector<SqlValue> set_params,
+                                          const std::string& token, std::span<const int64_t> ids);
 
   MysqlOptions options_;
   std::unique_ptr<MariaDbConnection> conn_;
@@ -94,6 +95,7 @@ class MariaDbOutboxStore final : public OutboxStore {
 };
 
 // A store that connects on its first call (or on Connect()).
-std::unique_ptr<MariaDbOutboxStore> MakeMariaDbOutboxStore(const MysqlOptions& options);
+[[nodiscard]] std::unique_ptr<MariaDbOutboxStore> MakeMariaDbOutboxStore(
+    const MysqlOptions& options);
 
 }  // namespace room_outbox

@@ -83,20 +83,18 @@ Result<std::unique_ptr<PreparedStatement>> PreparedStatement::Prepare(MYSQL* mys
   }
   MysqlStmtPtr stmt{mysql_stmt_init(mysql)};
   if (!stmt) {
-    return Fail(FromMysqlErrno(mysql_errno(mysql), "mysql_stmt_init(" + name + ")",
-                               mysql_error(mysql)));
+    return Fail(
+        FromMysqlErrno(mysql_errno(mysql), "mysql_stmt_init(" + name + ")", mysql_error(mysql)));
   }
   if (mysql_stmt_prepare(stmt.get(), sql.data(), sql.size()) != 0) {
     return Fail(FromMysqlErrno(mysql_stmt_errno(stmt.get()), "mysql_stmt_prepare(" + name + ")",
                                mysql_stmt_error(stmt.get())));
   }
-  return std::unique_ptr<PreparedStatement>(new PreparedStatement(std::move(stmt),
-                                                                  std::move(name)));
+  return std::unique_ptr<PreparedStatement>(
+      new PreparedStatement(std::move(stmt), std::move(name)));
 }
 
-unsigned long PreparedStatement::param_count() const {
-  return mysql_stmt_param_count(stmt_.get());
-}
+unsigned long PreparedStatement::param_count() const { return mysql_stmt_param_count(stmt_.get()); }
 
 Error PreparedStatement::StmtError(std::string_view call) const {
   std::string where(call);
@@ -120,9 +118,9 @@ Result<void> PreparedStatement::Execute(std::span<const SqlValue> params) {
   }
   const unsigned long expected = param_count();
   if (expected != params.size()) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "prepared statement " + name_ + " takes " + std::to_string(expected) +
-                    " parameters, " + std::to_string(params.size()) + " given");
+    return Fail(ErrorCode::kInvalidArgument, "prepared statement " + name_ + " takes " +
+                                                 std::to_string(expected) + " parameters, " +
+                                                 std::to_string(params.size()) + " given");
   }
   if (expected > 0) {
     param_binds_.assign(params.size(), MYSQL_BIND{});
@@ -275,9 +273,7 @@ Result<std::vector<ResultRow>> PreparedStatement::FetchAll() {
   }
 }
 
-uint64_t PreparedStatement::AffectedRows() const {
-  return mysql_stmt_affected_rows(stmt_.get());
-}
+uint64_t PreparedStatement::AffectedRows() const { return mysql_stmt_affected_rows(stmt_.get()); }
 
 uint64_t PreparedStatement::InsertId() const { return mysql_stmt_insert_id(stmt_.get()); }
 

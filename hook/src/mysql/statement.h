@@ -34,7 +34,7 @@ class ResultRow {
   size_t size() const { return cells_.size(); }
   bool IsNull(size_t i) const;
   // The integer in column i; a NULL reads as 0 and a numeric text is parsed.
-  Result<int64_t> Int(size_t i) const;
+  [[nodiscard]] Result<int64_t> Int(size_t i) const;
   // The text in column i; a NULL reads as "", a number is formatted.
   std::string Str(size_t i) const;
   // Moves the string out of column i (for large values); empty when it is not a string.
@@ -48,8 +48,9 @@ class ResultRow {
 class PreparedStatement {
  public:
   // Prepares `sql` on `mysql`; `name` identifies it in error messages.
-  static Result<std::unique_ptr<PreparedStatement>> Prepare(MYSQL* mysql, std::string name,
-                                                            std::string_view sql);
+  [[nodiscard]] static Result<std::unique_ptr<PreparedStatement>> Prepare(MYSQL* mysql,
+                                                                          std::string name,
+                                                                          std::string_view sql);
 
   PreparedStatement(const PreparedStatement&) = delete;
   PreparedStatement& operator=(const PreparedStatement&) = delete;
@@ -59,11 +60,11 @@ class PreparedStatement {
 
   // Binds `params` (exactly one per placeholder) and executes. A result set is buffered in full;
   // read it with Fetch/FetchAll before the next Execute.
-  Result<void> Execute(std::span<const SqlValue> params);
+  [[nodiscard]] Result<void> Execute(std::span<const SqlValue> params);
   // The next buffered row, or nullopt after the last.
-  Result<std::optional<ResultRow>> Fetch();
+  [[nodiscard]] Result<std::optional<ResultRow>> Fetch();
   // Every remaining buffered row.
-  Result<std::vector<ResultRow>> FetchAll();
+  [[nodiscard]] Result<std::vector<ResultRow>> FetchAll();
 
   // Rows matched by the last UPDATE/DELETE (the connection uses CLIENT_FOUND_ROWS) or inserted.
   uint64_t AffectedRows() const;
@@ -75,8 +76,8 @@ class PreparedStatement {
       : stmt_(std::move(stmt)), name_(std::move(name)) {}
 
   Error StmtError(std::string_view call) const;
-  Result<void> BindResult();
-  Result<void> FreeResult();
+  [[nodiscard]] Result<void> BindResult();
+  [[nodiscard]] Result<void> FreeResult();
 
   // The output buffers of one column; kept per statement so each Fetch reuses them.
   struct Column {
