@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <string>
 #include <thread>
@@ -105,6 +106,29 @@ TEST(MariaDbOutboxStoreTest, KilledIdleConnectionFailsOnceThenReconnects) {
   auto second = store->Stats();
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_TRUE(store->connected());
+}
+
+TEST(MariaDbOutboxStoreTest, LockWaitTimeoutIsRetryableAndTheNextCallWorks) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  const int64_t id = AddEvent(*store, "c1", "room-1");
+  auto claim = store->ClaimDue(At(kT0));
+  ASSERT_TRUE(claim);
+  db.Exec("BEGIN");
+  db.Exec("SELECT id FROM room_outbox WHERE id = " + std::to_string(id) + " FOR UPDATE");
+  const auto started = std::chrono::steady_clock::now();
+  auto blocked = store->MarkPublished(claim->token, std::vector<int64_t>{id}, kT0);
+  const auto waited = std::chrono::steady_clock::now() - started;
+  db.Exec("ROLLBACK");
+  ASSERT_FALSE(blocked);
+  EXPECT_EQ(blocked.error().code, ErrorCode::kUnavailable) << blocked.error().message;
+  EXPECT_NE(blocked.error().message.find("[errno 1205]"), std::string::npos);
+  // The session's short lock wait, not the server's 50 s default.
+  EXPECT_LT(waited, std::chrono::seconds(MariaDbConnection::kLockWaitTimeoutSeconds + 5));
+  auto marked = store->MarkPublished(claim->token, std::vector<int64_t>{id}, kT0);
+  ASSERT_TRUE(marked) << marked.error().message;
+  EXPECT_EQ(*marked, 1u);
 }
 
 TEST(MariaDbOutboxStoreTest, ClaimDueRespectsLimitAndReturnsRowsById) {
