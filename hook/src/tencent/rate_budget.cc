@@ -9,6 +9,9 @@ namespace {
 constexpr double kMinRate = 1.0;
 constexpr auto kAdjustInterval = std::chrono::seconds(1);
 constexpr double kRecoveryFactor = 1.10;
+// Refill adds up fractions of tokens in floating point; without slack, 0.4 + 0.6 tokens could
+// come out a hair under one and delay a request by a microsecond.
+constexpr double kTokenSlack = 1e-9;
 
 }  // namespace
 
@@ -35,8 +38,8 @@ void RateBudget::Refill(TimePoint now) {
 
 std::chrono::microseconds RateBudget::TryAcquire() {
   Refill(now_());
-  if (tokens_ >= 1.0) {
-    tokens_ -= 1.0;
+  if (tokens_ >= 1.0 - kTokenSlack) {
+    tokens_ = std::max(0.0, tokens_ - 1.0);
     return std::chrono::microseconds(0);
   }
   double wait_us = std::ceil((1.0 - tokens_) / rate_ * 1e6);

@@ -391,6 +391,7 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
   while (!queue.empty() || active > 0) {
     SteadyClock::time_point now = SteadyClock::now();
     milliseconds poll_wait = kMaxPollWait;
+    bool budget_blocked = false;
     while (!queue.empty() && active < parallel) {
       size_t index = queue.front();
       Item& item = items[index];
@@ -414,6 +415,7 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
             continue;
           }
           poll_wait = std::min(poll_wait, std::chrono::ceil<milliseconds>(wait));
+          budget_blocked = true;
           break;
         }
       }
@@ -491,7 +493,10 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
       FailRemaining(items, why);
       break;
     }
-    if (active > 0 || !queue.empty()) {
+    // Loop straight back when finished transfers freed slots for queued work (e.g. a 70001
+    // resend); otherwise wait for socket activity, a curl timer or the next budget token.
+    bool can_start_now = !queue.empty() && active < parallel && !budget_blocked;
+    if (active > 0 && !can_start_now) {
       if (CURLMcode pc = curl_multi_poll(multi_.get(), nullptr, 0,
                                          static_cast<int>(poll_wait.count()), nullptr);
           pc != CURLM_OK) {

@@ -1,0 +1,125 @@
+#include "tencent/im_response.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace room_outbox {
+namespace {
+
+struct Case {
+  const char* name;
+  int http_status;
+  std::string body;
+  PublishStatus status;
+  int im_error_code;
+  const char* error;  // exact expected error text ("" for none)
+};
+
+std::string ImError(int code, const std::string& info) {
+  return R"({"ActionStatus":"FAIL","ErrorInfo":")" + info + R"(","ErrorCode":)" +
+         std::to_string(code) + "}";
+}
+
+TEST(ImResponseTest, ClassifiesByHttpStatusAndErrorCode) {
+  const Case cases[] = {
+      {"ok", 200, R"({"ActionStatus":"OK","ErrorInfo":"","ErrorCode":0,"MsgTime":1,"MsgSeq":2})",
+       PublishStatus::kPublished, 0, ""},
+      {"ok without ErrorInfo", 200, R"({"ActionStatus":"OK","ErrorCode":0})",
+       PublishStatus::kPublished, 0, ""},
+      {"ok with empty drop reason", 200,
+       R"({"ActionStatus":"OK","ErrorCode":0,"MsgDropReason":""})", PublishStatus::kPublished, 0,
+       ""},
+      {"ok but dropped by frequency control", 200,
+       R"({"ActionStatus":"OK","ErrorCode":0,"MsgDropReason":"MsgFreqCtrl"})",
+       PublishStatus::kRateLimited, 0, "dropped by IM: MsgFreqCtrl"},
+      {"internal error", 200, ImError(10002, "internal error"), PublishStatus::kRetryable, 10002,
+       "im error 10002: internal error"},
+      {"service timeout", 200, ImError(60008, "timeout"), PublishStatus::kRetryable, 60008,
+       "im error 60008: timeout"},
+      {"server timeout", 200, ImError(70169, "t"), PublishStatus::kRetryable, 70169,
+       "im error 70169: t"},
+      {"server internal", 200, ImError(70500, "e"), PublishStatus::kRetryable, 70500,
+       "im error 70500: e"},
+      {"callback failed", 200, ImError(80003, "cb"), PublishStatus::kRetryable, 80003,
+       "im error 80003: cb"},
+      {"usersig expired", 200, ImError(70001, "expired"), PublishStatus::kRetryable, 70001,
+       "im error 70001: expired"},
+      {"rest rate", 200, ImError(60007, "rate"), PublishStatus::kRateLimited, 60007,
+       "im error 60007: rate"},
+      {"app rate", 200, ImError(60011, "rate"), PublishStatus::kRateLimited, 60011,
+       "im error 60011: rate"},
+      {"too many 18", 200, ImError(60018, "x"), PublishStatus::kRateLimited, 60018,
+       "im error 60018: x"},
+      {"too many 19", 200, ImError(60019, "x"), PublishStatus::kRateLimited, 60019,
+       "im error 60019: x"},
+      {"operation frequency", 200, ImError(10006, "x"), PublishStatus::kRateLimited, 10006,
+       "im error 10006: x"},
+      {"send frequency", 200, ImError(10023, "x"), PublishStatus::kRateLimited, 10023,
+       "im error 10023: x"},
+      {"group not found", 200, ImError(10010, "group not found"), PublishStatus::kPermanent,
+       10010, "im error 10010: group not found"},
+      {"bad group id", 200, ImError(10015, "bad"), PublishStatus::kPermanent, 10015,
+       "im error 10015: bad"},
+      {"bad parameter", 200, ImError(10004, "bad"), PublishStatus::kPermanent, 10004,
+       "im error 10004: bad"},
+      {"bad usersig", 200, ImError(70003, "sig"), PublishStatus::kPermanent, 70003,
+       "im error 70003: sig"},
+      {"wrong key", 200, ImError(70009, "sig"), PublishStatus::kPermanent, 70009,
+       "im error 70009: sig"},
+      {"bad account", 200, ImError(60004, "acct"), PublishStatus::kPermanent, 60004,
+       "im error 60004: acct"},
+      {"error code without info", 200, R"({"ActionStatus":"FAIL","ErrorCode":10010})",
+       PublishStatus::kPermanent, 10010, "im error 10010"},
+      {"FAIL without code", 200, R"({"ActionStatus":"FAIL","ErrorCode":0})",
+       PublishStatus::kRetryable, 0, "invalid IM response (ActionStatus FAIL)"},
+      {"no fields", 200, "{}", PublishStatus::kRetryable, 0,
+       "invalid IM response (no ErrorCode)"},
+      {"not json", 200, "<html>oops</html>", PublishStatus::kRetryable, 0,
+       "invalid IM response (not JSON)"},
+      {"json array", 200, "[1]", PublishStatus::kRetryable, 0, "invalid IM response (not JSON)"},
+      {"empty body", 200, "", PublishStatus::kRetryable, 0, "invalid IM response (not JSON)"},
+      {"bad gateway", 502, "<html>bad gateway</html>", PublishStatus::kRetryable, 0,
+       "http 502 from IM"},
+      {"unavailable", 503, "", PublishStatus::kRetryable, 0, "http 503 from IM"},
+      {"request timeout", 408, "", PublishStatus::kRetryable, 0, "http 408 from IM"},
+      {"too many requests", 429, "", PublishStatus::kRateLimited, 0, "http 429 from IM"},
+      {"forbidden", 403, "", PublishStatus::kPermanent, 0, "http 403 from IM"},
+      {"not found", 404, ImError(0, ""), PublishStatus::kPermanent, 0, "http 404 from IM"},
+  };
+  for (const auto& c : cases) {
+    PublishOutcome out = ClassifyImResponse(c.http_status, c.body);
+    EXPECT_EQ(out.status, c.status) << c.name << ": got " << PublishStatusName(out.status);
+    EXPECT_EQ(out.im_error_code, c.im_error_code) << c.name;
+    EXPECT_EQ(out.http_status, c.http_status) << c.name;
+    EXPECT_EQ(out.error, c.error) << c.name;
+    EXPECT_EQ(out.delivered(), c.status == PublishStatus::kPublished) << c.name;
+  }
+}
+
+TEST(ImResponseTest, ErrorInfoIsTruncatedAtCharacterBoundary) {
+  std::string info;
+  for (int i = 0; i < 100; ++i) {
+    info += "群";  // 3 bytes each: 300 bytes
+  }
+  PublishOutcome out = ClassifyImResponse(200, ImError(10010, info));
+  ASSERT_EQ(out.status, PublishStatus::kPermanent);
+  const std::string prefix = "im error 10010: ";
+  ASSERT_EQ(out.error.compare(0, prefix.size(), prefix), 0) << out.error;
+  std::string kept = out.error.substr(prefix.size());
+  EXPECT_EQ(kept.size(), 120u);  // 40 whole characters
+  EXPECT_EQ(kept, info.substr(0, 120));
+}
+
+TEST(ImResponseTest, ErrorTextNeverHoldsTheWholeBody) {
+  std::string long_info(5000, 'x');
+  std::string body = ImError(10002, "first\\nsecond " + long_info);
+  PublishOutcome out = ClassifyImResponse(200, body);
+  EXPECT_LT(out.error.size(), 160u);
+  EXPECT_EQ(out.error.find('\n'), std::string::npos);
+  PublishOutcome http = ClassifyImResponse(500, body);
+  EXPECT_EQ(http.error, "http 500 from IM");
+}
+
+}  // namespace
+}  // namespace room_outbox
