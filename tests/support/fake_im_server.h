@@ -1,0 +1,202 @@
+// FakeImServer: a local stand-in for Tencent IM's send_group_msg, for integration tests, the
+// demo and benchmarks (im-stub). It listens on 127.0.0.1 (port 0 = any free port) with
+// cpp-httplib in a background thread.
+//
+// For every POST /v4/group_open_http_svc/send_group_msg it checks what real IM checks:
+//   query: sdkappid, identifier (the configured admin), usersig (VerifyUserSig with the
+//          configured secret), random (a uint32), contenttype=json;
+//   body:  GroupId (with the configured prefix), Random (uint32), MsgBody[0] a TIMCustomElem
+//          whose Data is an envelope (DecodeEnvelope), Desc = event_type, Ext = event_id.
+// A request failing a check is "rejected" and answered like IM would (see Reject codes below).
+// A valid one is recorded and answered per the fault policy:
+//   1. the next fault queued for its event_id (PushFaultForEvent), else
+//   2. the next fault queued for any call (PushFault), else
+//   3. the fault function's answer, if set and it returns one, else
+//   4. the default fault (SetDefaultFault; initially Ok).
+// Every answer waits options.latency + fault.delay first (interrupted when the server stops).
+//
+// Admin routes (for the demo and scripts): GET /admin/stats -> {"requests":..,"delivered":..,
+// "unique_event_ids":..,"duplicates":..,"rejected":..,"connections":..,"max_concurrent":..,
+// "mode":"up"|"down"}; POST /admin/mode?value=up|down (down = options.down_fault as default);
+// POST /admin/reset clears records and counters. (httplib wants a Content-Length on every POST:
+// use `curl -d "" URL`, not a bare `curl -X POST URL`.)
+//
+// Rejection codes: bad or missing query field -> 60002; sdkappid not the configured one ->
+// 70020; identifier not the configured admin -> 60004; usersig: undecodable -> 70003, expired
+// -> 70001, made for another app/identifier -> 70014/70013, HMAC mismatch (wrong key) -> 70009;
+// malformed body -> 10004.
+//
+// The constructor ignores SIGPIPE process-wide: dropping a connection makes the server's own
+// write fail, which must not kill the test process.
+// Thread-safe; the destructor stops the server and joins its threads.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "room_outbox/options.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace room_outbox::testing {
+
+// How the fake answers one valid request.
+struct FakeImFault {
+  enum class Kind {
+    kOk,              // 200 {"ActionStatus":"OK","ErrorCode":0,"MsgTime":..,"MsgSeq":..}
+    kImError,         // 200 {"ActionStatus":"FAIL","ErrorCode":code,"ErrorInfo":info}
+    kHttpStatus,      // HTTP `code` with an HTML body (e.g. 502)
+    kDropConnection,  // read the request, then close the connection without answering
+    kNotJson,         // 200 with an HTML body
+    kMsgDropReason,   // 200 OK + "MsgDropReason": info (IM frequency control; not delivered)
+  };
+  Kind kind = Kind::kOk;
+  int code = 0;
+  std::string info;
+  std::chrono::milliseconds delay{0};  // extra wait before answering
+
+  static FakeImFault Ok() { return {}; }
+  static FakeImFault ImError(int code, std::string info = "fake im error") {
+    return {Kind::kImError, code, std::move(info), {}};
+  }
+  static FakeImFault HttpStatus(int status) { return {Kind::kHttpStatus, status, "", {}}; }
+  static FakeImFault DropConnection() { return {Kind::kDropConnection, 0, "", {}}; }
+  static FakeImFault NotJson() { return {Kind::kNotJson, 0, "", {}}; }
+  static FakeImFault FreqCtrl() { return {Kind::kMsgDropReason, 0, "MsgFreqCtrl", {}}; }
+  // This fault, answered after `d`.
+  FakeImFault After(std::chrono::milliseconds d) const {
+    FakeImFault copy = *this;
+    copy.delay = d;
+    return copy;
+  }
+};
+
+// One valid send_group_msg request as the fake saw it.
+struct FakeImRequest {
+  std::string event_id;
+  std::string event_type;
+  std::string room_id;
+  int64_t room_seq = 0;
+  std::string group_id;
+  uint32_t random = 0;      // the body's Random
+  uint32_t url_random = 0;  // the query's random
+  int64_t usersig_time = 0;  // TLS.time of the usersig it carried
+  std::string body;          // raw body bytes (empty unless options.record_bodies)
+  std::chrono::steady_clock::time_point arrived;
+  int remote_port = 0;       // identifies the client's TCP connection
+  FakeImFault::Kind answer = FakeImFault::Kind::kOk;
+};
+
+struct FakeImStats {
+  size_t requests = 0;          // send_group_msg POSTs received, valid or not
+  size_t delivered = 0;         // answered OK (without MsgDropReason)
+  size_t unique_event_ids = 0;  // distinct event_ids among the delivered
+  size_t duplicates = 0;        // delivered - unique_event_ids
+  size_t rejected = 0;          // failed a query, signature or body check
+  size_t connections = 0;       // distinct client TCP connections seen
+  size_t max_concurrent = 0;    // most send_group_msg requests being handled at once
+};
+
+struct FakeImServerOptions {
+  uint64_t sdk_app_id = 1400000000;
+  std::string identifier = "administrator";
+  std::string secret_key = "fake-im-secret-key-5bd2850fff3ecb11d7c8";
+  std::string group_id_prefix;  // GroupId must start with it
+  int port = 0;                 // 0: any free port
+  int threads = 64;             // handler threads (each keep-alive connection holds one)
+  std::chrono::milliseconds latency{0};  // added to every answer
+  bool record_requests = true;  // keep a FakeImRequest per valid request
+  bool record_bodies = true;    // keep raw bodies in those records
+  FakeImFault down_fault = FakeImFault::ImError(10002, "internal error (im-stub down)");
+};
+
+class FakeImServer {
+ public:
+  explicit FakeImServer(FakeImServerOptions options = {});
+  ~FakeImServer();
+  FakeImServer(const FakeImServer&) = delete;
+  FakeImServer& operator=(const FakeImServer&) = delete;
+
+  // False when binding failed; start_error() says why.
+  bool running() const { return port_ > 0; }
+  const std::string& start_error() const { return start_error_; }
+  int port() const { return port_; }
+  std::string endpoint() const;  // "http://127.0.0.1:PORT"
+  const FakeImServerOptions& options() const { return options_; }
+
+  // Publisher options aimed at this server: endpoint, sdk_app_id, identifier, secret key and
+  // prefix; no request budget.
+  TencentImOptions ClientOptions() const;
+
+  // Fault policy; see the file comment for the order.
+  void SetDefaultFault(FakeImFault fault);
+  void PushFault(FakeImFault fault);
+  void PushFaultForEvent(const std::string& event_id, FakeImFault fault);
+  void SetFaultFunction(std::function<std::optional<FakeImFault>(const FakeImRequest&)> fn);
+  // Back to answering Ok, with no queued faults and no function.
+  void ClearFaults();
+  // "up" sets the default fault to Ok, "down" to options.down_fault.
+  bool SetMode(const std::string& mode);
+
+  std::vector<FakeImRequest> Requests() const;
+  std::vector<FakeImRequest> RequestsFor(const std::string& event_id) const;
+  std::vector<std::string> Rejections() const;  // one short reason per rejected request
+  FakeImStats Stats() const;
+  // Most valid requests that arrived within any `window` (e.g. 1s) interval.
+  size_t MaxRequestsInWindow(std::chrono::milliseconds window) const;
+  // Waits until `count` valid requests were recorded; false on timeout.
+  bool WaitForRequests(size_t count, std::chrono::milliseconds timeout) const;
+  void Reset();
+
+ private:
+  void HandleSend(const httplib::Request& req, httplib::Response& res);
+  std::optional<std::string> ValidateQuery(const httplib::Request& req, int* im_code,
+                                           int64_t* usersig_time, uint32_t* url_random) const;
+  std::optional<std::string> ParseBody(const std::string& body, FakeImRequest* out,
+                                       int* im_code) const;
+  FakeImFault ChooseFault(const FakeImRequest& request);
+  void Reject(httplib::Response& res, int im_code, const std::string& why);
+  bool SleepUnlessStopping(std::chrono::milliseconds duration);
+  void DropConnection(const httplib::Request& req);
+
+  FakeImServerOptions options_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::string start_error_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;  // request arrivals and stopping
+  bool stopping_ = false;
+  FakeImFault default_fault_;
+  std::string mode_ = "up";
+  std::deque<FakeImFault> call_faults_;
+  std::map<std::string, std::deque<FakeImFault>> event_faults_;
+  std::function<std::optional<FakeImFault>(const FakeImRequest&)> fault_fn_;
+  std::vector<FakeImRequest> requests_;
+  std::vector<std::chrono::steady_clock::time_point> arrivals_;
+  std::vector<std::string> rejections_;
+  std::unordered_set<std::string> delivered_ids_;
+  std::set<int> remote_ports_;
+  FakeImStats stats_;
+  size_t in_flight_ = 0;
+  uint64_t next_msg_seq_ = 1;
+};
+
+}  // namespace room_outbox::testing
