@@ -174,6 +174,8 @@ TEST_F(TencentImPublisherTest, EachFaultGivesItsOutcome) {
        "dropped by IM: MsgFreqCtrl"},
       {"dropped connection", FakeImFault::DropConnection(), PublishStatus::kUnknown, 0, 0,
        "curl_easy_perform(POST 127.0.0.1:"},
+      {"oversized body", FakeImFault::OversizedBody(), PublishStatus::kUnknown, 200, 0,
+       "IM response larger than 65536 bytes"},
   };
   for (const auto& c : cases) {
     server_.Reset();
@@ -334,6 +336,27 @@ TEST_F(TencentImPublisherTest, RequestsPerSecondBudgetIsRespected) {
   // 20/s plus a 2-request burst; a little slack for arrival jitter at the window edges.
   EXPECT_LE(server_.MaxRequestsInWindow(milliseconds(1000)), 24u);
   EXPECT_GE(elapsed, milliseconds(2000)) << "48 paced requests at 20/s take ~2.4s";
+}
+
+TEST_F(TencentImPublisherTest, FrequencyLimitAnswerSlowsLaterRequests) {
+  TencentImOptions options = server_.ClientOptions();
+  options.requests_per_second = 40;
+  auto publisher = Make(options);
+  ASSERT_TRUE(publisher);
+  server_.PushFault(FakeImFault::FreqCtrl());
+  ASSERT_EQ(publisher->Publish(Event("evt-fc-0"), kTimeout).status, PublishStatus::kRateLimited);
+  std::vector<Envelope> batch;
+  for (int i = 1; i <= 22; ++i) {
+    batch.push_back(Event("evt-fc-" + std::to_string(i)));
+  }
+  auto start = SteadyClock::now();
+  auto outcomes = publisher->PublishMany(batch, kTimeout, 8);
+  milliseconds elapsed = Since(start);
+  for (const auto& out : outcomes) {
+    EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
+  }
+  // Halved to 20/s: ~2 burst + 20 paced take about a second; at 40/s it would be about half.
+  EXPECT_GE(elapsed, milliseconds(800));
 }
 
 TEST_F(TencentImPublisherTest, ExhaustedBudgetIsRateLimitedWithoutSending) {

@@ -423,9 +423,10 @@ void FakeImServer::DropConnection(const httplib::Request& req) {
   // connection, so its fd stays open meanwhile: find it by its two ports and shut it down.
   // httplib's answer then fails to write and the connection closes with nothing sent.
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+       it.increment(ec)) {
     int fd = 0;
-    if (!ParseNumber(entry.path().filename().string(), &fd)) {
+    if (!ParseNumber(it->path().filename().string(), &fd)) {
       continue;
     }
     sockaddr_in local{};
@@ -519,6 +520,9 @@ void FakeImServer::HandleSend(const httplib::Request& req, httplib::Response& re
       res.set_content(doc.dump(), "application/json");
       return;
     }
+    case FakeImFault::Kind::kOversizedBody:
+      res.set_content(std::string(1 << 20, ' '), "application/json");
+      return;
     case FakeImFault::Kind::kDropConnection:
       DropConnection(req);
       return;

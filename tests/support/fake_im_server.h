@@ -65,6 +65,7 @@ struct FakeImFault {
     kDropConnection,  // read the request, then close the connection without answering
     kNotJson,         // 200 with an HTML body
     kMsgDropReason,   // 200 OK + "MsgDropReason": info (IM frequency control; not delivered)
+    kOversizedBody,   // 200 with a 1 MiB body (a misbehaving proxy); not delivered
   };
   Kind kind = Kind::kOk;
   int code = 0;
@@ -79,6 +80,7 @@ struct FakeImFault {
   static FakeImFault DropConnection() { return {Kind::kDropConnection, 0, "", {}}; }
   static FakeImFault NotJson() { return {Kind::kNotJson, 0, "", {}}; }
   static FakeImFault FreqCtrl() { return {Kind::kMsgDropReason, 0, "MsgFreqCtrl", {}}; }
+  static FakeImFault OversizedBody() { return {Kind::kOversizedBody, 0, "", {}}; }
   // This fault, answered after `d`.
   FakeImFault After(std::chrono::milliseconds d) const {
     FakeImFault copy = *this;
