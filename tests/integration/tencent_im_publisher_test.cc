@@ -333,8 +333,9 @@ TEST_F(TencentImPublisherTest, RequestsPerSecondBudgetIsRespected) {
   for (const auto& out : outcomes) {
     EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
   }
-  // 20/s plus a 2-request burst; a little slack for arrival jitter at the window edges.
-  EXPECT_LE(server_.MaxRequestsInWindow(milliseconds(1000)), 24u);
+  // 20/s plus a 2-request burst, with slack for arrival jitter on a busy machine; without the
+  // budget all 50 would arrive within a fraction of a second.
+  EXPECT_LE(server_.MaxRequestsInWindow(milliseconds(1000)), 26u);
   EXPECT_GE(elapsed, milliseconds(2000)) << "48 paced requests at 20/s take ~2.4s";
 }
 
