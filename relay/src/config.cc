@@ -228,6 +228,10 @@ Result<std::string> CheckEndpoint(std::string endpoint) {
                 "scheme \"" + scheme + "\" is not supported (expected https)");
   }
   const std::string rest = endpoint.substr(scheme_end + 3);
+  if (rest.find_first_of("?#") != std::string::npos) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "\"" + endpoint + "\" must not carry a query or fragment (the request adds its own)");
+  }
   const std::string authority = rest.substr(0, rest.find_first_of("/?#"));
   if (authority.find('@') != std::string::npos) {
     return Fail(ErrorCode::kInvalidArgument, "credentials in the URL are not accepted");

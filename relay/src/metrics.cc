@@ -110,6 +110,11 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
   }
   State* raw = state.get();
   raw->thread = std::thread([raw] { raw->server.listen_after_bind(); });
+  // httplib's stop() is a no-op until the server runs: a server stopped before its thread reached
+  // the accept loop would then listen forever and the destructor's join would hang. Wait for it.
+  for (int i = 0; i < 5000 && !raw->server.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(state), bound));
 }
 

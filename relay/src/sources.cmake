@@ -1,10 +1,19 @@
-# outbox-relay: the relay library (everything but main.cc) and its tests.
+# outbox-relay: the relay library (everything of relay/src but main.cc) and its tests.
 target_sources(room_outbox_relay PRIVATE
   relay/src/build_info.cc
   relay/src/config.cc
   relay/src/duration.cc
+  relay/src/global_init.cc
   relay/src/log_line.cc
   relay/src/metrics.cc
-  relay/src/outbox_worker.cc)
+  relay/src/outbox_worker.cc
+  relay/src/relay_app.cc
+  relay/src/signals.cc)
 target_sources(unit_tests PRIVATE
+  tests/unit/config_test.cc
+  tests/unit/duration_test.cc
+  tests/unit/log_line_test.cc
+  tests/unit/metrics_test.cc
   tests/unit/outbox_worker_test.cc)
+target_sources(integration_tests PRIVATE
+  tests/integration/metrics_server_test.cc)

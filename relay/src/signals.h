@@ -1,0 +1,40 @@
+// SIGTERM/SIGINT handling for the daemon without async-signal-safety puzzles: the signals are
+// blocked in every thread and a dedicated thread receives them with sigtimedwait(), then calls
+// an ordinary function (which may log, notify systemd and request a stop).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "result.h"
+
+namespace room_outbox::relay {
+
+class SignalWatcher {
+ public:
+  // `signal` is SIGTERM or SIGINT; `count` is 1 for the first signal received, 2 for the next...
+  using Handler = std::function<void(int signal, int count)>;
+
+  // Blocks SIGTERM and SIGINT in the calling thread and starts the watching thread. Call it from
+  // main() before any other thread starts, so that every later thread inherits the mask and no
+  // signal is delivered to a thread that would die of its default action.
+  static Result<std::unique_ptr<SignalWatcher>> Start(Handler handler);
+
+  // Stops and joins the watching thread (within its poll period, 200ms). The signals stay
+  // blocked: a signal arriving during the final cleanup does not cut it short.
+  ~SignalWatcher();
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  explicit SignalWatcher(Handler handler);
+  void Loop();
+
+  Handler handler_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace room_outbox::relay

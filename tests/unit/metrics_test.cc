@@ -1,0 +1,48 @@
+#include "metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace room_outbox::relay {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(MetricsTest, RendersEveryMetricOfTheSeed) {
+  Metrics m;
+  m.AddPublishSuccess(3);
+  m.AddPublishFailure();
+  m.SetPending(12, 3456);
+  m.SetRoomsHeldBack(2);
+  m.AddRound(false);
+  m.AddRound(true);
+  const std::string text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_pending_total gauge\nroom_outbox_pending_total 12\n"));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_oldest_pending_age_ms 3456\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_publish_success_total counter\n"
+                              "room_outbox_publish_success_total 3\n"));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_publish_failure_total 1\n"));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_rooms_held_back 2\n"));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_rounds_total 2\n"));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_round_errors_total 1\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_publish_latency_ms histogram\n"));
+}
+
+TEST(MetricsTest, LatencyHistogramIsCumulative) {
+  Metrics m;
+  m.ObservePublishLatency(3);      // <= 5
+  m.ObservePublishLatency(5);      // <= 5 (bounds are inclusive)
+  m.ObservePublishLatency(40);     // <= 50
+  m.ObservePublishLatency(60000);  // +Inf only
+  const std::string text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_bucket{le=\"5\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_bucket{le=\"25\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_bucket{le=\"50\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_bucket{le=\"30000\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_bucket{le=\"+Inf\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_sum 60048\n"));
+  EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_count 4\n"));
+}
+
+}  // namespace
+}  // namespace room_outbox::relay
