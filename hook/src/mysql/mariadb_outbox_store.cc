@@ -164,12 +164,32 @@ Result<std::vector<OutboxRow>> SelectDue(MariaDbConnection& conn, const ClaimOpt
   return selected;
 }
 
+// A room whose selected rows were left out although they were due before the room's oldest
+// pending row, and that row's time.
+struct PushBack {
+  std::string room_id;
+  int64_t head_next_attempt_at_ms = 0;
+};
+
+struct RoomRuns {
+  std::vector<OutboxRow> kept;
+  // Rooms with rows due earlier than their oldest pending row (the head). Ordered by
+  // (next_attempt_at_ms, id) those rows sort ahead of the head and can fill every batch while
+  // the head stays beyond the limit; pushed back to the head's time, they sort behind it (same
+  // time, larger id) and the room's run starts at its head.
+  std::vector<PushBack> push_back;
+};
+
 // Per-room order: keeps a room's selected rows only as the unbroken run that starts at the
 // room's oldest pending row. A pending row that was not selected (held by another claim, not
-// due, or past the limit) ends the run; the rows after it stay untouched.
-Result<std::vector<OutboxRow>> KeepRoomRuns(MariaDbConnection& conn,
-                                            std::vector<OutboxRow> selected) {
-  std::map<std::string, std::vector<int64_t>> pending;  // room -> its pending ids, ascending
+// due, or past the limit) ends the run; the rows after it are not leased.
+Result<RoomRuns> KeepRoomRuns(MariaDbConnection& conn, std::vector<OutboxRow> selected,
+                              int64_t now_ms) {
+  struct Pending {
+    int64_t id;
+    int64_t next_attempt_at_ms;
+  };
+  std::map<std::string, std::vector<Pending>> pending;  // room -> its pending rows, ascending
   for (const OutboxRow& row : selected) {
     pending.try_emplace(row.room_id);
   }
@@ -183,7 +203,8 @@ Result<std::vector<OutboxRow>> KeepRoomRuns(MariaDbConnection& conn,
       ForEachChunk(rooms.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
         auto stmt = conn.Prepared(
             "room_pending_" + std::to_string(size),
-            "SELECT room_id, id FROM room_outbox WHERE status = 'pending' AND room_id IN " +
+            "SELECT room_id, id, next_attempt_at_ms FROM room_outbox WHERE status = 'pending' "
+            "AND room_id IN " +
                 Placeholders(size) + " AND id <= ? ORDER BY room_id, id");
         if (!stmt) {
           return Fail(stmt.error());
@@ -203,10 +224,11 @@ Result<std::vector<OutboxRow>> KeepRoomRuns(MariaDbConnection& conn,
         }
         for (ResultRow& r : *rows) {
           auto id = r.Int(1);
-          if (!id) {
-            return Fail(id.error());
+          auto next_attempt = r.Int(2);
+          if (!id || !next_attempt) {
+            return Fail(!id ? id.error() : next_attempt.error());
           }
-          pending[r.TakeStr(0)].push_back(*id);
+          pending[r.TakeStr(0)].push_back(Pending{*id, *next_attempt});
         }
         return {};
       });
@@ -218,19 +240,53 @@ Result<std::vector<OutboxRow>> KeepRoomRuns(MariaDbConnection& conn,
     bool broken = false;
   };
   std::unordered_map<std::string, Run> runs;
-  std::vector<OutboxRow> kept;
-  kept.reserve(selected.size());
+  RoomRuns out;
+  out.kept.reserve(selected.size());
   for (OutboxRow& row : selected) {  // ascending ids: each room's rows in order
     Run& run = runs[row.room_id];
-    const std::vector<int64_t>& ids = pending[row.room_id];
-    if (!run.broken && run.length < ids.size() && ids[run.length] == row.id) {
+    const std::vector<Pending>& rows = pending[row.room_id];
+    if (!run.broken && run.length < rows.size() && rows[run.length].id == row.id) {
       ++run.length;
-      kept.push_back(std::move(row));
-    } else {
-      run.broken = true;
+      out.kept.push_back(std::move(row));
+      continue;
+    }
+    run.broken = true;
+    if (rows.empty()) {
+      continue;
+    }
+    const int64_t head_time = rows.front().next_attempt_at_ms;
+    auto own = std::find_if(rows.begin(), rows.end(),
+                            [&row](const Pending& p) { return p.id == row.id; });
+    // Only behind a head that is due itself: a head leased to a claim in flight (due at its
+    // lease end) is published soon, and its rows must not wait for the lease to run out.
+    if (own != rows.end() && own->next_attempt_at_ms < head_time && head_time <= now_ms &&
+        (out.push_back.empty() || out.push_back.back().room_id != row.room_id)) {
+      out.push_back.push_back(PushBack{row.room_id, head_time});
     }
   }
-  return kept;
+  return out;
+}
+
+// Applies KeepRoomRuns' push-backs to every unleased pending row of the room due before its
+// head, not only the selected ones, so one pass fixes the room for good. Rows leased to a claim
+// in flight (claim_token set) are left to their holder.
+Result<void> PushBackRooms(MariaDbConnection& conn, const std::vector<PushBack>& rooms,
+                           int64_t now_ms) {
+  for (const PushBack& room : rooms) {
+    auto stmt = conn.Prepared("push_back_room",
+                              "UPDATE room_outbox SET next_attempt_at_ms = ?, updated_at_ms = ? "
+                              "WHERE room_id = ? AND status = 'pending' AND "
+                              "next_attempt_at_ms < ? AND claim_token IS NULL");
+    if (!stmt) {
+      return Fail(stmt.error());
+    }
+    std::vector<SqlValue> params = {room.head_next_attempt_at_ms, now_ms, room.room_id,
+                                    room.head_next_attempt_at_ms};
+    if (auto done = (*stmt)->Execute(params); !done) {
+      return done;
+    }
+  }
+  return {};
 }
 
 // Leases `rows` (locked by the current transaction) to claim.token until claim.lease_until_ms.
@@ -535,11 +591,24 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
       if (!selected) {
         return Fail(selected.error());
       }
-      if (options.per_room_order && !selected->empty()) {
-        if (auto kept = KeepRoomRuns(conn, std::move(*selected)); kept) {
-          selected = std::move(kept);
-        } else {
-          return Fail(kept.error());
+      // Per-room order: when every selected row was left out and some rooms were pushed back
+      // behind their heads, select again: those heads now sort first.
+      constexpr int kMaxPasses = 3;
+      for (int pass = 1; options.per_room_order && !selected->empty(); ++pass) {
+        auto runs = KeepRoomRuns(conn, std::move(*selected), options.now_ms);
+        if (!runs) {
+          return Fail(runs.error());
+        }
+        if (auto pushed = PushBackRooms(conn, runs->push_back, options.now_ms); !pushed) {
+          return Fail(pushed.error());
+        }
+        selected = std::move(runs->kept);
+        if (!selected->empty() || runs->push_back.empty() || pass == kMaxPasses) {
+          break;
+        }
+        selected = SelectDue(conn, options);
+        if (!selected) {
+          return Fail(selected.error());
         }
       }
       if (selected->empty()) {
