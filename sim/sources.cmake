@@ -5,7 +5,8 @@ target_link_libraries(room_outbox_sim PUBLIC room_outbox_hook nlohmann_json::nlo
   PRIVATE room_outbox_build_settings)
 
 add_executable(room-sim sim/room_sim_main.cc)
-target_link_libraries(room-sim PRIVATE room_outbox_sim room_outbox_relay room_outbox_build_settings)
+target_link_libraries(room-sim PRIVATE room_outbox_sim room_outbox_relay CLI11::CLI11
+  room_outbox_build_settings)
 if(ROOM_OUTBOX_BUILD_TESTS)
   target_sources(unit_tests PRIVATE tests/unit/room_cell_test.cc)
   target_link_libraries(unit_tests PRIVATE room_outbox_sim)
