@@ -1,0 +1,1 @@
+# Benchmarks (make bench): filled by the benchmark owner.
