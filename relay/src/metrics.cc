@@ -100,6 +100,12 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
     return Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" has no port");
   }
   auto state = std::make_unique<State>();
+  // httplib's default adds SO_REUSEPORT, which would let a second relay on the same port take
+  // half of the scrapes silently; SO_REUSEADDR alone makes it a bind error.
+  state->server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   state->server.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
   });

@@ -16,4 +16,5 @@ target_sources(unit_tests PRIVATE
   tests/unit/metrics_test.cc
   tests/unit/outbox_worker_test.cc)
 target_sources(integration_tests PRIVATE
-  tests/integration/metrics_server_test.cc)
+  tests/integration/metrics_server_test.cc
+  tests/integration/systemd_units_test.cc)

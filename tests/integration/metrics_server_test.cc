@@ -35,5 +35,13 @@ TEST(MetricsServerTest, ServerReportsAnAddressItCannotBind) {
   EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
 }
 
+TEST(MetricsServerTest, ServerReportsAnAddressThatIsNotLocal) {
+  Metrics m;
+  // 192.0.2.0/24 is TEST-NET-1: never an address of this machine.
+  auto server = MetricsServer::Start("192.0.2.1:9464", m);
+  ASSERT_FALSE(server);
+  EXPECT_THAT(server.error().message, HasSubstr("192.0.2.1:9464"));
+}
+
 }  // namespace
 }  // namespace room_outbox::relay
