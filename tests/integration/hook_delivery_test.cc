@@ -1,0 +1,331 @@
+// The hook against the real MariaDB and a loopback stand-in for Tencent IM, and the relay's
+// worker picking up what the sync publish left: the seed's acceptance rows end to end.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "clock.h"
+#include "log_line.h"
+#include "metrics.h"
+#include "mysql/mariadb_outbox_store.h"
+#include "outbox_worker.h"
+#include "room_outbox/hook.h"
+#include "support/fake_im_server.h"
+#include "support/test_database.h"
+#include "tencent/tencent_im_publisher.h"
+
+namespace room_outbox::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr const char* kSnapshotTable =
+    "CREATE TABLE room_snapshot (room_id VARCHAR(128) NOT NULL PRIMARY KEY, room_seq BIGINT NOT "
+    "NULL, state MEDIUMTEXT NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+
+class HookDeliveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(db_.valid());
+    ASSERT_TRUE(im_.running()) << im_.start_error();
+    db_.Exec(kSnapshotTable);
+  }
+
+  HookOptions Options() const {
+    HookOptions options;
+    options.mysql = db_.Options();
+    options.tencent_im = im_.ClientOptions();
+    options.sync_publish_timeout = milliseconds(300);
+    options.node_id = "node-test";
+    return options;
+  }
+
+  std::unique_ptr<Hook> NewHook() {
+    Error error;
+    auto hook = CreateHook(Options(), &error);
+    EXPECT_TRUE(hook) << error.message;
+    return hook;
+  }
+
+  // A JoinRoom command with its snapshot written through the caller's statements.
+  CommitResult Join(Hook& hook, const std::string& room, int64_t seq,
+                    const std::string& type = "RoomUserJoined",
+                    const std::string& payload = R"({"user_id":"u1"})") {
+    Command command{"cmd-" + room + "-" + std::to_string(seq), room, "JoinRoom", "req-1", seq,
+                    payload};
+    std::vector<Event> events{Event{"evt-" + room + "-" + std::to_string(seq), type, seq, 0,
+                                    payload}};
+    return hook.Commit(command, events, [&](Transaction& tx) {
+      return tx.Execute(
+          "INSERT INTO room_snapshot (room_id, room_seq, state) VALUES (?, ?, ?) "
+          "ON DUPLICATE KEY UPDATE room_seq = VALUES(room_seq), state = VALUES(state)",
+          {room, seq, std::string(R"({"members":1})")});
+    });
+  }
+
+  std::string Column(const std::string& event_id, const std::string& column) {
+    auto rows = db_.Query("SELECT " + column + " FROM room_outbox WHERE event_id='" + event_id +
+                          "'");
+    if (rows.empty() || rows[0].empty()) {
+      ADD_FAILURE() << "no row for " << event_id;
+      return "";
+    }
+    return rows[0][0].value_or("NULL");
+  }
+
+  // One relay round over the same database and IM stand-in, as outbox-relay runs it.
+  relay::RoundResult RelayRound(milliseconds poll_interval = milliseconds(100)) {
+    if (!store_) {
+      store_ = MakeMariaDbOutboxStore(db_.Options());
+      auto publisher = MakeTencentImPublisher(im_.ClientOptions());
+      EXPECT_TRUE(publisher) << publisher.error().message;
+      publisher_ = std::move(*publisher);
+      logger_ = relay::MakeStreamLogger(log_, relay::LogFormat::kText, spdlog::level::debug);
+    }
+    relay::WorkerOptions options;
+    options.node_id = "relay-test";
+    options.poll_interval = poll_interval;
+    options.room_min_interval = milliseconds(0);
+    relay::OutboxWorker worker(options, *store_, *publisher_, clock_, stop_, metrics_, *logger_);
+    return worker.RunRound();
+  }
+
+  TestDatabase db_;
+  FakeImServer im_;
+  std::unique_ptr<MariaDbOutboxStore> store_;
+  std::unique_ptr<Publisher> publisher_;
+  SystemClock clock_;
+  StopSignal stop_;
+  relay::Metrics metrics_;
+  std::ostringstream log_;
+  std::unique_ptr<relay::Logger> logger_;
+};
+
+TEST_F(HookDeliveryTest, SyncFailureStillCommitsStateAndLeavesTheRowPendingUncounted) {
+  im_.SetDefaultFault(FakeImFault::HttpStatus(502));
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+
+  CommitResult result = Join(*hook, "room-1", 1);
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
+  EXPECT_EQ(result.events[0].state, DeliveryState::kPending);
+  EXPECT_EQ(db_.Scalar("SELECT room_seq FROM room_snapshot WHERE room_id='room-1'"), 1);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log WHERE command_id='cmd-room-1-1'"),
+            1);
+  EXPECT_EQ(Column("evt-room-1-1", "status"), "pending");
+  EXPECT_EQ(Column("evt-room-1-1", "retry_count"), "0");
+  EXPECT_EQ(Column("evt-room-1-1", "claim_token"), "NULL");  // handed to the relay at once
+  EXPECT_EQ(im_.RequestsFor("evt-room-1-1").size(), 1u);
+}
+
+TEST_F(HookDeliveryTest, EveryImFaultLeavesTheRowPendingWithAShortSecretFreeError) {
+  struct Case {
+    const char* name;
+    FakeImFault fault;
+  } cases[] = {
+      {"internal error 10002", FakeImFault::ImError(10002, "internal server error")},
+      {"expired usersig 70001", FakeImFault::ImError(70001, "usersig expired")},
+      {"group gone 10010", FakeImFault::ImError(10010, "group not found")},
+      {"http 502", FakeImFault::HttpStatus(502)},
+      {"slower than the sync timeout", FakeImFault::Ok().After(milliseconds(1500))},
+      {"dropped connection", FakeImFault::DropConnection()},
+      {"not json", FakeImFault::NotJson()},
+      {"frequency control drop", FakeImFault::FreqCtrl()},
+  };
+  int room = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    im_.SetDefaultFault(c.fault);
+    auto hook = NewHook();  // a fresh connection per case: no resend on a reused one
+    ASSERT_TRUE(hook);
+    const std::string room_id = "fault-room-" + std::to_string(room++);
+    const auto started = std::chrono::steady_clock::now();
+
+    CommitResult result = Join(*hook, room_id, 1);
+
+    const auto took = std::chrono::steady_clock::now() - started;
+    ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
+    const EventDelivery& delivery = result.events[0];
+    EXPECT_EQ(delivery.state, DeliveryState::kPending);
+    EXPECT_FALSE(delivery.error.empty());
+    EXPECT_LE(delivery.error.size(), 200u) << delivery.error;
+    EXPECT_EQ(delivery.error.find(im_.options().secret_key), std::string::npos);
+    EXPECT_EQ(delivery.error.find("usersig="), std::string::npos) << delivery.error;
+    EXPECT_EQ(delivery.error.find("<html"), std::string::npos) << delivery.error;
+    const std::string event_id = "evt-" + room_id + "-1";
+    EXPECT_EQ(Column(event_id, "status"), "pending");
+    EXPECT_EQ(Column(event_id, "retry_count"), "0");
+    // The commit returns within the sync timeout (plus the one 70001 re-sign retry and slack).
+    EXPECT_LT(took, milliseconds(1400));
+  }
+  im_.ClearFaults();  // let delayed answers finish fast before the server stops
+}
+
+TEST_F(HookDeliveryTest, SyncSuccessMarksPublishedAndTheRelayNeverSendsItAgain) {
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+
+  CommitResult result = Join(*hook, "room-ok", 1);
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted);
+  EXPECT_EQ(result.events[0].state, DeliveryState::kPublished);
+  EXPECT_EQ(Column("evt-room-ok-1", "status"), "published");
+  EXPECT_EQ(Column("evt-room-ok-1", "last_error"), "NULL");
+  EXPECT_NE(Column("evt-room-ok-1", "published_at_ms"), "NULL");
+  relay::RoundResult round = RelayRound();
+  EXPECT_EQ(round.claimed, 0u);
+  EXPECT_EQ(im_.RequestsFor("evt-room-ok-1").size(), 1u);
+}
+
+TEST_F(HookDeliveryTest, NonImEventsAreMarkedPublishedWithoutASend) {
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  Command command{"cmd-types", "room-types", "SendGift", "req", 3, "{}"};
+  std::vector<Event> events{Event{"evt-created", "RoomCreated", 3, 0, "{}"},
+                            Event{"evt-heat", "RoomHeatChanged", 3, 0, R"({"heat":5})"},
+                            Event{"evt-rank", "RoomRankChanged", 3, 0, R"({"rank":[]})"}};
+
+  CommitResult result = hook->Commit(command, events);
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted);
+  for (const EventDelivery& delivery : result.events) {
+    EXPECT_EQ(delivery.state, DeliveryState::kSkipped) << delivery.event_id;
+    EXPECT_EQ(Column(delivery.event_id, "status"), "published") << delivery.event_id;
+  }
+  EXPECT_EQ(im_.Stats().requests, 0u);
+}
+
+TEST_F(HookDeliveryTest, RepeatedCommandIdWritesAndSendsNothing) {
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  ASSERT_EQ(Join(*hook, "room-dup", 1).status, CommitStatus::kCommitted);
+
+  CommitResult again = Join(*hook, "room-dup", 1);
+
+  EXPECT_EQ(again.status, CommitStatus::kDuplicate);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox"), 1);
+  EXPECT_EQ(im_.Stats().requests, 1u);
+}
+
+TEST_F(HookDeliveryTest, SyncFailureThenTheRelayPublishesTheSameEventWithTheSameBody) {
+  im_.PushFaultForEvent("evt-room-2-1", FakeImFault::ImError(10002, "busy"));
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  ASSERT_EQ(Join(*hook, "room-2", 1).status, CommitStatus::kCommitted);
+  ASSERT_EQ(Column("evt-room-2-1", "status"), "pending");
+
+  relay::RoundResult round = RelayRound();
+
+  EXPECT_EQ(round.published, 1u);
+  EXPECT_EQ(Column("evt-room-2-1", "status"), "published");
+  EXPECT_EQ(Column("evt-room-2-1", "retry_count"), "0");
+  auto requests = im_.RequestsFor("evt-room-2-1");
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].body, requests[1].body);  // IM dedupes a resend by Random + content
+  EXPECT_EQ(requests[0].random, requests[1].random);
+}
+
+TEST_F(HookDeliveryTest, RelayFailureCountsTheAttemptAndTheNextRoundDelivers) {
+  im_.SetDefaultFault(FakeImFault::ImError(10002, "busy"));
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  ASSERT_EQ(Join(*hook, "room-3", 1).status, CommitStatus::kCommitted);
+
+  relay::RoundResult failed = RelayRound(milliseconds(200));
+
+  EXPECT_EQ(failed.failed, 1u);
+  EXPECT_EQ(Column("evt-room-3-1", "status"), "pending");
+  EXPECT_EQ(Column("evt-room-3-1", "retry_count"), "1");
+  EXPECT_NE(Column("evt-room-3-1", "last_error").find("10002"), std::string::npos);
+  // Fixed interval: not due again before poll_interval has passed.
+  EXPECT_EQ(RelayRound(milliseconds(200)).claimed, 0u);
+
+  im_.ClearFaults();
+  std::this_thread::sleep_for(milliseconds(250));
+  relay::RoundResult delivered = RelayRound(milliseconds(200));
+
+  EXPECT_EQ(delivered.published, 1u);
+  EXPECT_EQ(Column("evt-room-3-1", "status"), "published");
+  EXPECT_EQ(Column("evt-room-3-1", "retry_count"), "1");
+  EXPECT_EQ(Column("evt-room-3-1", "last_error"), "NULL");
+}
+
+TEST_F(HookDeliveryTest, AnEarlierPendingEventHoldsTheSyncPublishSoTheRoomStaysInOrder) {
+  im_.PushFaultForEvent("evt-room-4-1", FakeImFault::HttpStatus(502));
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  ASSERT_EQ(Join(*hook, "room-4", 1).status, CommitStatus::kCommitted);
+
+  CommitResult second = Join(*hook, "room-4", 2);
+
+  ASSERT_EQ(second.status, CommitStatus::kCommitted);
+  EXPECT_EQ(second.events[0].state, DeliveryState::kPending);
+  EXPECT_TRUE(im_.RequestsFor("evt-room-4-2").empty());
+  // The relay sends both, the older first.
+  for (int i = 0; i < 3 && Column("evt-room-4-2", "status") != "published"; ++i) {
+    (void)RelayRound();
+  }
+  std::vector<int64_t> delivered_seqs;
+  for (const FakeImRequest& r : im_.Requests()) {
+    if (r.room_id == "room-4" && r.answer == FakeImFault::Kind::kOk) {
+      delivered_seqs.push_back(r.room_seq);
+    }
+  }
+  EXPECT_EQ(delivered_seqs, (std::vector<int64_t>{1, 2}));
+}
+
+TEST_F(HookDeliveryTest, LargePayloadAndNonAsciiRoomReachImIntact) {
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  const std::string room = "直播间-🎁-42";
+  const std::string big = R"({"text":")" + std::string(6000, 'x') + R"("})";
+
+  CommitResult result = Join(*hook, room, 1, "RoomGiftSent", big);
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted);
+  EXPECT_EQ(result.events[0].state, DeliveryState::kPublished) << result.events[0].error;
+  auto requests = im_.Requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].room_id, room);
+  EXPECT_NE(requests[0].body.find(std::string(6000, 'x')), std::string::npos);
+  EXPECT_EQ(Column("evt-" + room + "-1", "room_id"), room);
+}
+
+TEST(CreateHookTest, FailsFastNamingTheProblemWhenTheDatabaseIsUnreachable) {
+  HookOptions options;
+  options.mysql.socket = "/nonexistent/room-outbox.sock";
+  options.mysql.password = "s3cret-password";
+  options.mysql.connect_timeout = milliseconds(500);
+  options.tencent_im.endpoint = "http://127.0.0.1:9";
+  options.tencent_im.sdk_app_id = 1400000000;
+  options.tencent_im.secret_key = "k";
+  Error error;
+
+  auto hook = CreateHook(options, &error);
+
+  EXPECT_EQ(hook, nullptr);
+  EXPECT_EQ(error.code, ErrorCode::kUnavailable);
+  EXPECT_NE(error.message.find("room-outbox.sock"), std::string::npos) << error.message;
+  EXPECT_EQ(error.message.find("s3cret-password"), std::string::npos);
+}
+
+TEST(CreateHookTest, RefusesPlainHttpToANonLoopbackHost) {
+  HookOptions options;
+  options.tencent_im.endpoint = "http://console.tim.qq.com";
+  options.tencent_im.sdk_app_id = 1400000000;
+  options.tencent_im.secret_key = "k";
+  Error error;
+
+  auto hook = CreateHook(options, &error);
+
+  EXPECT_EQ(hook, nullptr);
+  EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(error.message.find("tencent_im.endpoint"), std::string::npos) << error.message;
+}
+
+}  // namespace
+}  // namespace room_outbox::testing
