@@ -1,0 +1,516 @@
+// The built outbox-relay binary as a process, against the test MariaDB and a loopback stand-in
+// for Tencent IM: --once exit codes, SIGTERM during a slow publish, kill -9 then restart, and a
+// MariaDB restart under a running relay (on a private server of its own, so the shared test
+// server is never stopped).
+#include <fcntl.h>
+#include <mysql.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "envelope_codec.h"
+#include "mysql/mariadb_outbox_store.h"
+#include "support/fake_im_server.h"
+#include "support/test_database.h"
+
+extern char** environ;
+
+namespace room_outbox::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+const fs::path kRelayBinary = fs::path(ROOM_OUTBOX_BINARY_DIR) / "outbox-relay";
+
+fs::path MakeTempDir(const char* prefix) {
+  std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
+  char* made = mkdtemp(tmpl.data());
+  EXPECT_NE(made, nullptr);
+  return made != nullptr ? fs::path(made) : fs::path();
+}
+
+// Polls `done` every 50ms until it holds or `limit` passes.
+bool Eventually(const std::function<bool()>& done, milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return done();
+}
+
+std::string SqlQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\\' || c == '\'') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// INSERT statements for `count` pending rows spread over `rooms` rooms, due at `due_ms`.
+std::vector<std::string> InsertRowsSql(const std::string& prefix, int count, int rooms,
+                                       int64_t due_ms = 0) {
+  std::vector<std::string> statements;
+  std::ostringstream sql;
+  int in_statement = 0;
+  for (int i = 0; i < count; ++i) {
+    Envelope e;
+    e.event_id = prefix + "-" + std::to_string(i);
+    e.event_type = "RoomGiftSent";
+    e.room_id = prefix + "-room-" + std::to_string(i % rooms);
+    e.room_seq = i / rooms + 1;
+    e.command_id = "cmd-" + e.event_id;
+    e.request_id = "req-" + e.event_id;
+    e.node_id = "node-test";
+    e.occurred_at_ms = NowMs();
+    e.payload = R"({"gift":"rose"})";
+    const std::string envelope = EncodeEnvelope(e).value();
+    if (in_statement == 0) {
+      sql.str("");
+      sql << "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
+             "envelope, status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) "
+             "VALUES ";
+    } else {
+      sql << ",";
+    }
+    const int64_t now = NowMs();
+    sql << "(" << SqlQuote(e.event_id) << "," << SqlQuote(e.event_type) << ","
+        << SqlQuote(e.room_id) << "," << SqlQuote(e.command_id) << "," << SqlQuote(e.request_id)
+        << "," << SqlQuote(envelope) << ",'pending',0," << due_ms << "," << now << "," << now
+        << ")";
+    if (++in_statement == 200 || i + 1 == count) {
+      statements.push_back(sql.str());
+      in_statement = 0;
+    }
+  }
+  return statements;
+}
+
+struct RelaySettings {
+  std::string poll_interval = "200ms";
+  int batch_size = 100;
+  std::string publish_timeout = "2s";
+  std::string lease = "10s";
+  int max_in_flight = 16;
+  std::string room_min_interval = "0ms";
+};
+
+std::string RelayConfig(const MysqlOptions& mysql, const FakeImServer& im,
+                        const RelaySettings& s) {
+  std::ostringstream c;
+  c << "node_id = \"relay-process-test\"\n"
+    << "[mysql]\nsocket = \"" << mysql.socket << "\"\nuser = \"" << mysql.user
+    << "\"\ndatabase = \"" << mysql.database << "\"\nconnect_timeout = \"2s\"\n"
+    << "[outbox_worker]\npoll_interval = \"" << s.poll_interval << "\"\nbatch_size = "
+    << s.batch_size << "\npublish_timeout = \"" << s.publish_timeout << "\"\nretry_strategy = "
+    << "\"fixed_interval\"\nlease = \"" << s.lease << "\"\nmax_in_flight = " << s.max_in_flight
+    << "\nroom_min_interval = \"" << s.room_min_interval << "\"\n"
+    << "[tencent_im]\nendpoint = \"" << im.endpoint() << "\"\nsdk_app_id = "
+    << im.options().sdk_app_id << "\nadmin_identifier = \"" << im.options().identifier
+    << "\"\ngroup_id_prefix = \"" << im.options().group_id_prefix
+    << "\"\nrequests_per_second = 0\n"
+    << "[log]\nlevel = \"debug\"\n";
+  return c.str();
+}
+
+// One outbox-relay child process; its stdout and stderr go to a file.
+class RelayProcess {
+ public:
+  RelayProcess(const fs::path& config, const std::vector<std::string>& extra_args,
+               const fs::path& log, const std::string& secret_key)
+      : log_(log) {
+    std::vector<std::string> args = {kRelayBinary.string(), "--config", config.string()};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string var = *e;
+      if (var.rfind("ROOM_OUTBOX_", 0) == 0 || var.rfind("CREDENTIALS_DIRECTORY=", 0) == 0 ||
+          var.rfind("JOURNAL_STREAM=", 0) == 0) {
+        continue;
+      }
+      env.push_back(var);
+    }
+    env.push_back("ROOM_OUTBOX_TIM_SECRET_KEY=" + secret_key);
+    // Everything the child needs is built before fork: between fork and exec only
+    // async-signal-safe calls run.
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string log_path = log.string();
+    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    EXPECT_GE(fd, 0) << log_path;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      execve(argv[0], argv.data(), envp.data());
+      _exit(127);
+    }
+    close(fd);
+    EXPECT_GT(pid_, 0) << "fork failed";
+  }
+  ~RelayProcess() {
+    if (pid_ > 0 && !exit_code_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  pid_t pid() const { return pid_; }
+  void Signal(int sig) { kill(pid_, sig); }
+
+  // The exit code once the process ended within `limit` (-signal when killed by a signal).
+  std::optional<int> Wait(milliseconds limit) {
+    if (exit_code_) return exit_code_;
+    const auto deadline = Clock::now() + limit;
+    while (true) {
+      int status = 0;
+      const pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+        return exit_code_;
+      }
+      if (Clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  bool Running() { return !Wait(milliseconds(0)).has_value(); }
+
+  std::string Log() const {
+    std::ifstream in(log_);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  pid_t pid_ = -1;
+  fs::path log_;
+  std::optional<int> exit_code_;
+};
+
+class RelayProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(kRelayBinary)) << kRelayBinary << " is not built";
+    ASSERT_TRUE(im_.running()) << im_.start_error();
+    dir_ = MakeTempDir("relay-process-test");
+  }
+  void TearDown() override {
+    if (HasFailure()) {
+      for (const auto& entry : fs::directory_iterator(dir_)) {
+        if (entry.path().extension() == ".log") {
+          std::ifstream in(entry.path());
+          std::ostringstream text;
+          text << in.rdbuf();
+          std::cerr << "---- " << entry.path() << "\n" << text.str();
+        }
+      }
+    }
+    fs::remove_all(dir_);
+  }
+
+  fs::path WriteConfig(const MysqlOptions& mysql, const RelaySettings& settings) {
+    const fs::path path = dir_ / "relay.toml";
+    std::ofstream(path) << RelayConfig(mysql, im_, settings);
+    return path;
+  }
+  std::unique_ptr<RelayProcess> Start(const fs::path& config, std::vector<std::string> args,
+                                      const std::string& log_name) {
+    return std::make_unique<RelayProcess>(config, args, dir_ / (log_name + ".log"),
+                                          im_.options().secret_key);
+  }
+
+  FakeImServer im_;
+  fs::path dir_;
+};
+
+class RelayProcessDbTest : public RelayProcessTest {
+ protected:
+  void SetUp() override {
+    RelayProcessTest::SetUp();
+    ASSERT_TRUE(db_.valid());
+  }
+  void Insert(const std::string& prefix, int count, int rooms, int64_t due_ms = 0) {
+    for (const std::string& sql : InsertRowsSql(prefix, count, rooms, due_ms)) db_.Exec(sql);
+  }
+  int64_t Count(const std::string& where) {
+    return db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE " + where);
+  }
+
+  TestDatabase db_;
+};
+
+TEST_F(RelayProcessDbTest, OnceDrainsABacklogLargerThanBatchSizeAndExitsZero) {
+  Insert("backlog", 250, 25);
+  RelaySettings settings;
+  settings.batch_size = 100;
+  auto relay = Start(WriteConfig(db_.Options(), settings), {"--once"}, "once");
+  auto code = relay->Wait(seconds(120));
+  ASSERT_TRUE(code) << "--once did not exit";
+  EXPECT_EQ(*code, 0) << relay->Log();
+  EXPECT_EQ(Count("status = 'published'"), 250);
+  EXPECT_EQ(Count("status = 'pending'"), 0);
+  EXPECT_EQ(im_.Stats().unique_event_ids, 250u);
+  // Three claims at least: the backlog did not fit one batch.
+  EXPECT_NE(relay->Log().find("drain finished"), std::string::npos);
+}
+
+TEST_F(RelayProcessDbTest, OnceExitsOneWhenRowsStillFail) {
+  Insert("failing", 5, 5);
+  im_.SetDefaultFault(FakeImFault::HttpStatus(502));
+  auto relay = Start(WriteConfig(db_.Options(), RelaySettings{}), {"--once"}, "once");
+  auto code = relay->Wait(seconds(60));
+  ASSERT_TRUE(code) << "--once did not exit";
+  EXPECT_EQ(*code, 1) << relay->Log();
+  EXPECT_EQ(Count("status = 'pending' AND retry_count = 1 AND last_error IS NOT NULL"), 5);
+  // Tried once each, not retried within the run.
+  EXPECT_EQ(im_.Stats().requests, 5u);
+}
+
+TEST_F(RelayProcessDbTest, OnceExitsOneWhenTheDatabaseIsUnreachable) {
+  MysqlOptions nowhere = db_.Options();
+  nowhere.socket = (dir_ / "no-such.sock").string();
+  auto relay = Start(WriteConfig(nowhere, RelaySettings{}), {"--once"}, "once");
+  auto code = relay->Wait(seconds(60));
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 1) << relay->Log();
+}
+
+TEST_F(RelayProcessDbTest, SigtermDuringASlowPublishMarksTheRowAndClaimsNothingNew) {
+  RelaySettings settings;
+  settings.publish_timeout = "1s";
+  settings.lease = "10s";
+  im_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(8000)));
+  Insert("slow", 1, 1);
+  auto relay = Start(WriteConfig(db_.Options(), settings), {}, "daemon");
+  ASSERT_TRUE(im_.WaitForRequests(1, seconds(30))) << relay->Log();
+  // Due now, but the relay is busy with its batch; after the signal it must not claim it.
+  Insert("late", 1, 1);
+  const auto signalled = Clock::now();
+  relay->Signal(SIGTERM);
+  auto code = relay->Wait(seconds(20));
+  const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - signalled);
+  ASSERT_TRUE(code) << "no exit after SIGTERM";
+  EXPECT_EQ(*code, 0) << relay->Log();
+  // publish_timeout (1s) plus a margin for marking and closing on a busy machine.
+  EXPECT_LT(took, milliseconds(1000 + 5000));
+  EXPECT_EQ(db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id = 'slow-0' AND "
+                       "status = 'pending' AND last_error IS NOT NULL"),
+            1);
+  EXPECT_EQ(Count("event_id = 'late-0' AND claim_token IS NULL AND retry_count = 0"), 1);
+  EXPECT_TRUE(im_.RequestsFor("late-0").empty());
+}
+
+TEST_F(RelayProcessDbTest, SecondSigtermDoesNotSkipTheMarking) {
+  RelaySettings settings;
+  settings.publish_timeout = "1s";
+  im_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(8000)));
+  Insert("twice", 1, 1);
+  auto relay = Start(WriteConfig(db_.Options(), settings), {}, "daemon");
+  ASSERT_TRUE(im_.WaitForRequests(1, seconds(30))) << relay->Log();
+  relay->Signal(SIGTERM);
+  std::this_thread::sleep_for(milliseconds(100));
+  relay->Signal(SIGTERM);
+  auto code = relay->Wait(seconds(20));
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 0) << relay->Log();
+  EXPECT_EQ(Count("event_id = 'twice-0' AND retry_count = 1 AND last_error IS NOT NULL"), 1);
+}
+
+TEST_F(RelayProcessDbTest, KillNineMidBatchThenRestartPublishesEverything) {
+  RelaySettings settings;
+  settings.publish_timeout = "1s";
+  settings.lease = "3s";
+  settings.max_in_flight = 1;
+  Insert("crash", 20, 20);
+  im_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(100)));
+  auto first = Start(WriteConfig(db_.Options(), settings), {}, "first");
+  ASSERT_TRUE(im_.WaitForRequests(3, seconds(30))) << first->Log();
+  first->Signal(SIGKILL);
+  ASSERT_TRUE(first->Wait(seconds(10)));
+  // Rows claimed by the dead relay stay pending until their lease ends.
+  EXPECT_GT(Count("status = 'pending'"), 0);
+
+  im_.SetDefaultFault(FakeImFault::Ok());
+  auto second = Start(WriteConfig(db_.Options(), settings), {}, "second");
+  EXPECT_TRUE(Eventually([&] { return Count("status = 'published'") == 20; }, seconds(60)))
+      << second->Log();
+  second->Signal(SIGTERM);
+  auto code = second->Wait(seconds(20));
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 0) << second->Log();
+  EXPECT_EQ(im_.Stats().unique_event_ids, 20u);
+}
+
+TEST_F(RelayProcessDbTest, EnabledFalseLogsAndExitsZero) {
+  const fs::path config = WriteConfig(db_.Options(), RelaySettings{});
+  std::string text;
+  {
+    std::ifstream in(config);
+    std::ostringstream s;
+    s << in.rdbuf();
+    text = s.str();
+  }
+  const std::string marker = "[outbox_worker]\n";
+  text.insert(text.find(marker) + marker.size(), "enabled = false\n");
+  std::ofstream(config) << text;
+  Insert("disabled", 1, 1);
+  auto relay = Start(config, {}, "disabled");
+  auto code = relay->Wait(seconds(20));
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 0) << relay->Log();
+  EXPECT_NE(relay->Log().find("outbox worker disabled"), std::string::npos);
+  EXPECT_EQ(Count("status = 'pending'"), 1);
+}
+
+// A MariaDB server of this test's own, so that stopping it disturbs no other test.
+class PrivateMariaDb {
+ public:
+  explicit PrivateMariaDb(const fs::path& dir) : dir_(dir) {}
+  ~PrivateMariaDb() { Stop(); }
+
+  bool Start() {
+    const std::string cmd = Script() + " start " + dir_.string() + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) return false;
+    char buf[512];
+    std::string out;
+    while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
+    const int status = pclose(pipe);
+    if (status != 0) {
+      ADD_FAILURE() << "mariadb-local.sh start failed:\n" << out;
+      return false;
+    }
+    socket_ = (dir_ / "mysqld.sock").string();
+    return true;
+  }
+  void Stop() {
+    if (!socket_.empty()) {
+      const int rc = std::system((Script() + " stop " + dir_.string()).c_str());
+      EXPECT_EQ(rc, 0);
+    }
+  }
+  const std::string& socket() const { return socket_; }
+
+  // Creates the database and applies schema/*.sql in file-name order.
+  bool CreateDatabase(const std::string& name) {
+    std::unique_ptr<MYSQL, decltype(&mysql_close)> conn(mysql_init(nullptr), &mysql_close);
+    if (!conn || mysql_real_connect(conn.get(), nullptr, "root", nullptr, nullptr, 0,
+                                    socket_.c_str(), CLIENT_MULTI_STATEMENTS) == nullptr) {
+      ADD_FAILURE() << "connect to private MariaDB: " << mysql_error(conn.get());
+      return false;
+    }
+    std::vector<std::string> sql = {"CREATE DATABASE `" + name +
+                                        "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+                                    "USE `" + name + "`"};
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(ROOM_OUTBOX_SCHEMA_DIR)) {
+      if (entry.path().extension() == ".sql") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+      std::ifstream in(file);
+      std::ostringstream text;
+      text << in.rdbuf();
+      sql.push_back(text.str());
+    }
+    for (const std::string& statement : sql) {
+      if (mysql_query(conn.get(), statement.c_str()) != 0) {
+        ADD_FAILURE() << "schema: " << mysql_error(conn.get());
+        return false;
+      }
+      do {
+        if (MYSQL_RES* res = mysql_store_result(conn.get())) mysql_free_result(res);
+      } while (mysql_next_result(conn.get()) == 0);
+    }
+    return true;
+  }
+
+ private:
+  static std::string Script() {
+    return std::string(ROOM_OUTBOX_SOURCE_DIR) + "/scripts/mariadb-local.sh";
+  }
+  fs::path dir_;
+  std::string socket_;
+};
+
+TEST_F(RelayProcessTest, SurvivesAMariaDbRestartWithoutRestarting) {
+  PrivateMariaDb server(dir_ / "mariadb");
+  ASSERT_TRUE(server.Start());
+  ASSERT_TRUE(server.CreateDatabase("relay_restart"));
+  MysqlOptions mysql;
+  mysql.socket = server.socket();
+  mysql.user = "root";
+  mysql.database = "relay_restart";
+  // The test's own view of the outbox; it reconnects after the restart by itself.
+  auto store = MakeMariaDbOutboxStore(mysql);
+  auto exec = [&](const std::vector<std::string>& statements) {
+    std::unique_ptr<MYSQL, decltype(&mysql_close)> conn(mysql_init(nullptr), &mysql_close);
+    ASSERT_NE(mysql_real_connect(conn.get(), nullptr, "root", nullptr, mysql.database.c_str(), 0,
+                                 mysql.socket.c_str(), 0),
+              nullptr)
+        << mysql_error(conn.get());
+    for (const std::string& s : statements) {
+      ASSERT_EQ(mysql_query(conn.get(), s.c_str()), 0) << mysql_error(conn.get());
+    }
+  };
+  auto pending = [&]() -> int64_t {
+    auto stats = store->Stats();
+    return stats ? stats->pending : -1;
+  };
+
+  RelaySettings settings;
+  settings.poll_interval = "200ms";
+  auto relay = Start(WriteConfig(mysql, settings), {}, "daemon");
+  exec(InsertRowsSql("before", 10, 5));
+  ASSERT_TRUE(Eventually([&] { return pending() == 0; }, seconds(60))) << relay->Log();
+  EXPECT_EQ(im_.Stats().unique_event_ids, 10u);
+
+  // Rows that come due while the server is down.
+  exec(InsertRowsSql("after", 10, 5, NowMs() + 2000));
+  server.Stop();
+  std::this_thread::sleep_for(seconds(3));
+  ASSERT_TRUE(relay->Running()) << "the relay exited while the database was down\n"
+                                << relay->Log();
+  ASSERT_TRUE(server.Start());
+
+  EXPECT_TRUE(Eventually([&] { return pending() == 0; }, seconds(90))) << relay->Log();
+  EXPECT_EQ(im_.Stats().unique_event_ids, 20u);
+  EXPECT_TRUE(relay->Running());
+  EXPECT_NE(relay->Log().find("database reachable again"), std::string::npos) << relay->Log();
+  relay->Signal(SIGTERM);
+  auto code = relay->Wait(seconds(20));
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 0) << relay->Log();
+}
+
+}  // namespace
+}  // namespace room_outbox::testing
