@@ -8,3 +8,4 @@ target_compile_definitions(room_outbox_test_support PUBLIC
 target_sources(unit_tests PRIVATE tests/unit/envelope_codec_test.cc tests/unit/hook_test.cc)
 target_sources(integration_tests PRIVATE tests/integration/schema_test.cc
   tests/integration/hook_delivery_test.cc)
+include(tests/integration/scale.cmake)

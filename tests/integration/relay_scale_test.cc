@@ -1,0 +1,532 @@
+// Delivery at scale, end to end: real outbox-relay processes (RelayProcess) on one test MariaDB
+// database, publishing to a FakeImServer on 127.0.0.1. The backlog is written with the hook's
+// own CommitCommand, so the rows are exactly what room-service would leave behind.
+//
+// Covers the tests that issue 4 ("Delivery at scale") requires in `make test`:
+//   - three relays drain 10k rows with no faults: each event_id reaches IM exactly once;
+//   - kill -9 of one of two relays mid-drain: every row is published once the dead relay's lease
+//     ends, with no more duplicates than the dead relay's claim held;
+//   - under 10% transient faults each room's events reach IM in commit order, and a permanently
+//     failing room does not delay the others;
+//   - the IM server sees no more requests per second than the budget, and a retry's body is
+//     byte-identical to its first try.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "envelope_codec.h"
+#include "mysql/mariadb_outbox_store.h"
+#include "support/fake_im_server.h"
+#include "support/relay_process.h"
+#include "support/test_database.h"
+
+namespace room_outbox::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// Long enough for a loaded 2-core CI machine; a healthy run needs a fraction of each.
+constexpr milliseconds kDrainTimeout{90'000};
+constexpr milliseconds kStopTimeout{15'000};
+
+std::string RoomId(int room) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "room-%03d", room);
+  return buf;
+}
+
+std::string EventId(const std::string& room_id, int64_t seq) {
+  return "ev-" + room_id + "-" + std::to_string(seq);
+}
+
+int64_t WallNowMs() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Commits `rows_per_room` commands' worth of events for every room in `rooms`: command k carries
+// the k-th event (room_seq k, 1-based) of every room, so ids interleave the rooms and each room's
+// events are in commit (id) order. The rows are due at once and leased to nobody.
+void CommitBacklog(const TestDatabase& db, const std::vector<std::string>& rooms,
+                   int rows_per_room) {
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  for (int seq = 1; seq <= rows_per_room; ++seq) {
+    CommitRequest request;
+    request.command.command_id = "cmd-" + std::to_string(seq);
+    request.command.room_id = rooms.front();
+    request.command.command_type = "SendGift";
+    request.command.request_id = "req-" + std::to_string(seq);
+    request.command.room_seq = seq;
+    request.now_ms = WallNowMs();
+    request.lease_until_ms = 0;
+    for (const std::string& room : rooms) {
+      Envelope envelope;
+      envelope.event_id = EventId(room, seq);
+      envelope.event_type = "RoomGiftSent";
+      envelope.room_id = room;
+      envelope.room_seq = seq;
+      envelope.command_id = request.command.command_id;
+      envelope.request_id = request.command.request_id;
+      envelope.node_id = "room-service-test";
+      envelope.occurred_at_ms = request.now_ms;
+      envelope.payload = R"({"gift":"rose","count":1})";
+      auto json = EncodeEnvelope(envelope);
+      ASSERT_TRUE(json) << json.error().message;
+      NewOutboxRow row;
+      row.event_id = envelope.event_id;
+      row.event_type = envelope.event_type;
+      row.room_id = room;
+      row.command_id = envelope.command_id;
+      row.request_id = envelope.request_id;
+      row.envelope = *json;
+      request.rows.push_back(std::move(row));
+    }
+    auto write = store->CommitCommand(request, {});
+    ASSERT_TRUE(write) << write.error().message;
+    ASSERT_EQ(write->row_ids.size(), rooms.size());
+  }
+}
+
+std::vector<std::string> Rooms(int count) {
+  std::vector<std::string> rooms;
+  for (int r = 0; r < count; ++r) {
+    rooms.push_back(RoomId(r));
+  }
+  return rooms;
+}
+
+// Polls `done` every 50ms until it holds or `timeout` passes.
+bool WaitUntil(const std::function<bool()>& done, milliseconds timeout) {
+  const auto deadline = SteadyClock::now() + timeout;
+  while (!done()) {
+    if (SteadyClock::now() >= deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return true;
+}
+
+int64_t PendingRows(TestDatabase& db) {
+  return db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'pending'");
+}
+
+int64_t PublishedRows(TestDatabase& db) {
+  return db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'published'");
+}
+
+double SecondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+// Every relay's log tail, for a failure message.
+std::string Logs(const std::vector<std::unique_ptr<RelayProcess>>& relays) {
+  std::string out;
+  for (const auto& relay : relays) {
+    out += relay->StderrTail(25);
+  }
+  return out;
+}
+
+std::vector<std::unique_ptr<RelayProcess>> StartRelays(const TestDatabase& db,
+                                                       const FakeImServer& im, int count,
+                                                       const RelayProcessOptions& base) {
+  std::vector<std::unique_ptr<RelayProcess>> relays;
+  for (int i = 1; i <= count; ++i) {
+    RelayProcessOptions options = base;
+    options.node_id = "relay-" + std::to_string(i);
+    relays.push_back(std::make_unique<RelayProcess>(db, im, options));
+    EXPECT_TRUE(relays.back()->Start()) << options.node_id;
+  }
+  return relays;
+}
+
+// SIGTERM to every relay still running; each must finish its rows and exit 0.
+void StopRelays(const std::vector<std::unique_ptr<RelayProcess>>& relays) {
+  for (const auto& relay : relays) {
+    if (relay->running()) {
+      EXPECT_TRUE(relay->Signal(SIGTERM));
+    }
+  }
+  for (const auto& relay : relays) {
+    if (!relay->running()) {
+      continue;
+    }
+    auto exit = relay->Wait(kStopTimeout);
+    ASSERT_TRUE(exit) << relay->options().node_id << " did not stop on SIGTERM\n"
+                      << relay->StderrTail();
+    EXPECT_TRUE(exit->exited() && exit->exit_code == 0)
+        << relay->options().node_id << ": " << Describe(*exit) << "\n"
+        << relay->StderrTail();
+  }
+}
+
+// The requests the fake answered OK, per room, in arrival order.
+std::map<std::string, std::vector<FakeImRequest>> DeliveredByRoom(const FakeImServer& im) {
+  std::vector<FakeImRequest> requests = im.Requests();
+  std::stable_sort(
+      requests.begin(), requests.end(),
+      [](const FakeImRequest& a, const FakeImRequest& b) { return a.arrived < b.arrived; });
+  std::map<std::string, std::vector<FakeImRequest>> by_room;
+  for (FakeImRequest& r : requests) {
+    if (r.answer == FakeImFault::Kind::kOk) {
+      by_room[r.room_id].push_back(std::move(r));
+    }
+  }
+  return by_room;
+}
+
+// 64-bit FNV-1a: a stable pseudo-random choice per (event, attempt), the same on every run.
+uint64_t Fnv1a(const std::string& text) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+// Fails a deterministic ~`percent`% of all attempts with a transient answer (IM 10002 or HTTP
+// 502, alternating by hash). The choice depends on the event and how often it was tried before,
+// so a faulted row eventually gets through. Thread-safe (the fake calls it from handler threads).
+class TransientFaults {
+ public:
+  explicit TransientFaults(uint64_t percent) : percent_(percent) {}
+
+  std::optional<FakeImFault> operator()(const FakeImRequest& request) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int attempt = attempts_[request.event_id]++;
+    const uint64_t hash = Fnv1a(request.event_id + "#" + std::to_string(attempt));
+    if (hash % 100 >= percent_) {
+      return std::nullopt;
+    }
+    ++faulted_;
+    return (hash >> 32) % 2 == 0 ? FakeImFault::ImError(10002, "internal error")
+                                 : FakeImFault::HttpStatus(502);
+  }
+
+  size_t faulted() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return faulted_;
+  }
+
+ private:
+  const uint64_t percent_;
+  mutable std::mutex mu_;
+  std::map<std::string, int> attempts_;
+  size_t faulted_ = 0;
+};
+
+TEST(RelayScaleTest, ThreeRelaysDrainTenThousandRowsEachEventOnce) {
+  constexpr int kRooms = 200;
+  constexpr int kRowsPerRoom = 50;
+  constexpr int64_t kRows = kRooms * kRowsPerRoom;
+  FakeImServerOptions im_options;
+  im_options.record_bodies = false;  // 10k bodies are not needed here
+  FakeImServer im(im_options);
+  ASSERT_TRUE(im.running()) << im.start_error();
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, Rooms(kRooms), kRowsPerRoom));
+  ASSERT_EQ(PendingRows(db), kRows);
+
+  // batch_size 50 < 200 rooms, so the three relays' claims take different rooms' heads at
+  // once instead of one claim holding every room. Debug level logs one line per published row,
+  // which is how each relay's share is counted.
+  RelayProcessOptions options;
+  options.outbox_worker = {{"batch_size", "50"}, {"max_in_flight", "16"}};
+  options.log_level = "debug";
+  const auto start = SteadyClock::now();
+  auto relays = StartRelays(db, im, 3, options);
+  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const double drain_seconds = SecondsSince(start);
+  ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
+  ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
+
+  const FakeImStats stats = im.Stats();
+  EXPECT_EQ(stats.rejected, 0u);
+  EXPECT_EQ(stats.requests, static_cast<size_t>(kRows)) << "no faults: one request per row";
+  EXPECT_EQ(stats.delivered, static_cast<size_t>(kRows));
+  EXPECT_EQ(stats.unique_event_ids, static_cast<size_t>(kRows));
+  EXPECT_EQ(stats.duplicates, 0u);
+  EXPECT_EQ(PublishedRows(db), kRows);
+  EXPECT_EQ(db.Scalar("SELECT COALESCE(SUM(retry_count), 0) FROM room_outbox"), 0);
+
+  size_t total = 0;
+  std::string shares;
+  for (const auto& relay : relays) {
+    const size_t published = relay->CountLogLines({"outbox event published", "status=published"});
+    shares += " " + relay->options().node_id + "=" + std::to_string(published);
+    EXPECT_GT(published, 0u) << relay->options().node_id << " published nothing\n"
+                             << relay->StderrTail();
+    total += published;
+  }
+  EXPECT_EQ(total, static_cast<size_t>(kRows)) << "per-relay counts:" << shares;
+  std::printf("drained %lld rows with 3 relays in %.2fs; shares:%s\n",
+              static_cast<long long>(kRows), drain_seconds, shares.c_str());
+}
+
+TEST(RelayScaleTest, KillNineMidDrainResendsNoMoreThanTheDeadRelaysClaim) {
+  constexpr int kRooms = 100;
+  constexpr int kRowsPerRoom = 10;
+  constexpr int64_t kRows = kRooms * kRowsPerRoom;
+  // Bound on duplicates. The worker (relay/src/outbox_worker.cc, Round) writes the results of a
+  // claim once, after its last wave: a row delivered in an earlier wave of the claim stays
+  // pending under the claim's lease until that single MarkPublished. A relay killed mid-round
+  // therefore leaves every row of its current claim that IM already accepted unmarked, and the
+  // survivor re-sends them once the lease ends. A relay holds one claim at a time, so the
+  // duplicates are at most batch_size (not max_in_flight, which bounds only the sends of one
+  // instant).
+  constexpr size_t kBatchSize = 40;
+  FakeImServerOptions im_options;
+  im_options.latency = milliseconds(50);  // the drain takes seconds, so the kill lands mid-drain
+  FakeImServer im(im_options);
+  ASSERT_TRUE(im.running()) << im.start_error();
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, Rooms(kRooms), kRowsPerRoom));
+
+  // A 3s lease (publish_timeout 1s + the worker's 1s margin leave room for waves) so the dead
+  // relay's rows come due again quickly.
+  RelayProcessOptions options;
+  options.outbox_worker = {{"batch_size", std::to_string(kBatchSize)},
+                           {"max_in_flight", "8"},
+                           {"publish_timeout", "\"1s\""},
+                           {"lease", "\"3s\""}};
+  auto relays = StartRelays(db, im, 2, options);
+  RelayProcess& victim = *relays[0];
+
+  ASSERT_TRUE(im.WaitForRequests(kRows / 4, kDrainTimeout)) << Logs(relays);
+  const auto killed_at = SteadyClock::now();
+  auto killed = victim.Kill();
+  ASSERT_TRUE(killed) << "relay-1 was not running\n" << victim.StderrTail();
+  EXPECT_EQ(killed->signal, SIGKILL) << Describe(*killed);
+  const size_t requests_at_kill = im.Stats().requests;
+
+  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const double after_kill_seconds = SecondsSince(killed_at);
+  ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending after the kill\n" << Logs(relays);
+  ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
+
+  EXPECT_EQ(PublishedRows(db), kRows);
+  const FakeImStats stats = im.Stats();
+  EXPECT_EQ(stats.rejected, 0u);
+  EXPECT_EQ(stats.unique_event_ids, static_cast<size_t>(kRows));
+  EXPECT_LE(stats.duplicates, kBatchSize);
+
+  // Each duplicate is a row the dead relay had sent (before the kill) and the survivor sent
+  // again (after it): once each, never more.
+  std::map<std::string, std::vector<SteadyClock::time_point>> delivered;
+  for (const FakeImRequest& r : im.Requests()) {
+    if (r.answer == FakeImFault::Kind::kOk) {
+      delivered[r.event_id].push_back(r.arrived);
+    }
+  }
+  size_t duplicated = 0;
+  for (auto& [event_id, arrivals] : delivered) {
+    if (arrivals.size() == 1) {
+      continue;
+    }
+    ++duplicated;
+    std::sort(arrivals.begin(), arrivals.end());
+    EXPECT_EQ(arrivals.size(), 2u) << event_id;
+    EXPECT_LT(arrivals.front(), killed_at) << event_id << ": first send after the kill";
+    EXPECT_GE(arrivals.back(), killed_at) << event_id << ": resent before the kill";
+  }
+  EXPECT_EQ(duplicated, stats.duplicates);
+  std::printf(
+      "kill -9 after %zu requests; %zu duplicates (bound %zu); drained %.2fs after the "
+      "kill\n",
+      requests_at_kill, stats.duplicates, kBatchSize, after_kill_seconds);
+}
+
+TEST(RelayScaleTest, TransientFaultsKeepEachRoomsCommitOrder) {
+  constexpr int kRooms = 40;
+  constexpr int kRowsPerRoom = 25;
+  constexpr int64_t kRows = kRooms * kRowsPerRoom;
+  FakeImServer im;
+  ASSERT_TRUE(im.running()) << im.start_error();
+  auto faults = std::make_shared<TransientFaults>(10);
+  im.SetFaultFunction([faults](const FakeImRequest& r) { return (*faults)(r); });
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, Rooms(kRooms), kRowsPerRoom));
+
+  // Two relays: the order must hold across relays as well as within one.
+  RelayProcessOptions options;
+  options.outbox_worker = {{"batch_size", "50"}, {"max_in_flight", "16"}};
+  auto relays = StartRelays(db, im, 2, options);
+  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
+  ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
+
+  const FakeImStats stats = im.Stats();
+  EXPECT_EQ(stats.rejected, 0u);
+  EXPECT_EQ(stats.unique_event_ids, static_cast<size_t>(kRows));
+  EXPECT_EQ(stats.duplicates, 0u);
+  // Not vacuous: about a tenth of the attempts failed.
+  EXPECT_GE(faults->faulted(), static_cast<size_t>(kRows / 20));
+  EXPECT_EQ(stats.requests, static_cast<size_t>(kRows) + faults->faulted());
+  // Every failed attempt was recorded on its row by the relay that made it.
+  EXPECT_EQ(db.Scalar("SELECT COALESCE(SUM(retry_count), 0) FROM room_outbox"),
+            static_cast<int64_t>(faults->faulted()));
+
+  // Per room, in arrival order: every attempt's room_seq is >= the one before (a failed row is
+  // retried before any later row of its room is sent), and the delivered ones are exactly
+  // 1, 2, ..., kRowsPerRoom.
+  std::vector<FakeImRequest> requests = im.Requests();
+  std::stable_sort(
+      requests.begin(), requests.end(),
+      [](const FakeImRequest& a, const FakeImRequest& b) { return a.arrived < b.arrived; });
+  std::map<std::string, int64_t> last_attempted;
+  for (const FakeImRequest& r : requests) {
+    int64_t& last = last_attempted[r.room_id];
+    EXPECT_GE(r.room_seq, last) << r.room_id << ": " << r.event_id << " sent after seq " << last;
+    last = r.room_seq;
+  }
+  auto delivered = DeliveredByRoom(im);
+  ASSERT_EQ(delivered.size(), static_cast<size_t>(kRooms));
+  for (const auto& [room, list] : delivered) {
+    std::vector<int64_t> seqs;
+    for (const FakeImRequest& r : list) {
+      seqs.push_back(r.room_seq);
+    }
+    std::vector<int64_t> expected(kRowsPerRoom);
+    for (int i = 0; i < kRowsPerRoom; ++i) {
+      expected[i] = i + 1;
+    }
+    EXPECT_EQ(seqs, expected) << room;
+  }
+}
+
+TEST(RelayScaleTest, PermanentlyFailingRoomDoesNotDelayOtherRooms) {
+  constexpr int kRooms = 30;
+  constexpr int kRowsPerRoom = 20;
+  const std::string bad_room = "room-bad";
+  FakeImServer im;
+  ASSERT_TRUE(im.running()) << im.start_error();
+  im.SetFaultFunction([bad_room](const FakeImRequest& r) -> std::optional<FakeImFault> {
+    if (r.room_id == bad_room) {
+      return FakeImFault::ImError(10010, "group not found");
+    }
+    return std::nullopt;
+  });
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  // The failing room first in every command: its head has the lowest id of all.
+  std::vector<std::string> rooms = Rooms(kRooms);
+  rooms.insert(rooms.begin(), bad_room);
+  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, rooms, kRowsPerRoom));
+
+  RelayProcessOptions options;
+  options.outbox_worker = {{"batch_size", "50"}, {"max_in_flight", "16"}};
+  const auto start = SteadyClock::now();
+  auto relays = StartRelays(db, im, 2, options);
+  const std::string others_pending =
+      "SELECT COUNT(*) FROM room_outbox WHERE status = 'pending' AND room_id <> '" + bad_room + "'";
+  // Undisturbed, these 600 rows drain in about a second; a room that held up claims or batches
+  // (every 200ms poll) would take far longer or never finish.
+  constexpr milliseconds kOthersBound{20'000};
+  const bool others_done = WaitUntil([&] { return db.Scalar(others_pending) == 0; }, kOthersBound);
+  const double others_seconds = SecondsSince(start);
+  ASSERT_TRUE(others_done) << db.Scalar(others_pending) << " rows of healthy rooms pending after "
+                           << kOthersBound.count() << "ms\n"
+                           << Logs(relays);
+  // The failing head keeps being retried (every poll_interval) while the others finish.
+  const std::string head = EventId(bad_room, 1);
+  ASSERT_TRUE(WaitUntil([&] { return im.RequestsFor(head).size() >= 3; }, kDrainTimeout))
+      << Logs(relays);
+  ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
+
+  EXPECT_EQ(PublishedRows(db), static_cast<int64_t>(kRooms * kRowsPerRoom));
+  EXPECT_EQ(im.Stats().duplicates, 0u);
+  auto rows = db.Query("SELECT event_id, status, retry_count FROM room_outbox WHERE room_id = '" +
+                       bad_room + "' ORDER BY id");
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kRowsPerRoom));
+  EXPECT_EQ(rows[0][0].value_or(""), head);
+  EXPECT_EQ(rows[0][1].value_or(""), "pending");
+  EXPECT_GT(std::stoll(rows[0][2].value_or("0")), 0) << "head retry_count";
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::string event_id = rows[i][0].value_or("");
+    EXPECT_EQ(rows[i][1].value_or(""), "pending") << event_id;
+    EXPECT_EQ(rows[i][2].value_or(""), "0") << event_id << ": a held-back row was attempted";
+    EXPECT_TRUE(im.RequestsFor(event_id).empty()) << event_id << " was sent past its failed head";
+  }
+  std::printf("healthy rooms drained in %.2fs beside a failing room (bound %llds)\n",
+              others_seconds, static_cast<long long>(kOthersBound.count() / 1000));
+}
+
+TEST(RelayScaleTest, RequestBudgetCapsTheRateAndRetriesResendIdenticalBodies) {
+  constexpr int kRooms = 25;
+  constexpr int kRowsPerRoom = 10;
+  constexpr int64_t kRows = kRooms * kRowsPerRoom;
+  constexpr int kBudget = 50;
+  FakeImServer im;
+  ASSERT_TRUE(im.running()) << im.start_error();
+  // The first try of one event in each of ten rooms fails (transient); the relay retries it.
+  std::vector<std::string> retried;
+  for (int r = 0; r < 10; ++r) {
+    retried.push_back(EventId(RoomId(r), 1 + r % kRowsPerRoom));
+    im.PushFaultForEvent(retried.back(), r % 2 == 0 ? FakeImFault::ImError(10002, "internal")
+                                                    : FakeImFault::HttpStatus(502));
+  }
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, Rooms(kRooms), kRowsPerRoom));
+
+  RelayProcessOptions options;
+  options.outbox_worker = {{"batch_size", "100"}, {"max_in_flight", "16"}};
+  options.tencent_im = {{"requests_per_second", std::to_string(kBudget)}};
+  const auto start = SteadyClock::now();
+  auto relays = StartRelays(db, im, 1, options);
+  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const double drain_seconds = SecondsSince(start);
+  ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
+  ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
+
+  const FakeImStats stats = im.Stats();
+  EXPECT_EQ(stats.rejected, 0u);
+  EXPECT_EQ(stats.unique_event_ids, static_cast<size_t>(kRows));
+  EXPECT_EQ(stats.requests, static_cast<size_t>(kRows) + retried.size());
+
+  // The budget is a token bucket holding 100ms of requests (hook/src/tencent/rate_budget.h), so
+  // any 1s window can see at most budget + budget/10 sends; 2 more absorb arrival jitter.
+  constexpr size_t kMaxPerSecond = kBudget + kBudget / 10 + 2;
+  const size_t peak = im.MaxRequestsInWindow(seconds(1));
+  EXPECT_LE(peak, kMaxPerSecond);
+  // Not vacuous: the relay ran at the budget, not below it.
+  EXPECT_GE(peak, static_cast<size_t>(kBudget * 7 / 10));
+  EXPECT_GE(drain_seconds, static_cast<double>(stats.requests - kBudget) / kBudget);
+
+  for (const std::string& event_id : retried) {
+    std::vector<FakeImRequest> tries = im.RequestsFor(event_id);
+    ASSERT_GE(tries.size(), 2u) << event_id;
+    EXPECT_NE(tries[0].answer, FakeImFault::Kind::kOk) << event_id;
+    EXPECT_EQ(tries.back().answer, FakeImFault::Kind::kOk) << event_id;
+    ASSERT_FALSE(tries[0].body.empty()) << event_id;
+    for (size_t i = 1; i < tries.size(); ++i) {
+      EXPECT_EQ(tries[i].body, tries[0].body) << event_id << ": try " << i + 1;
+      EXPECT_EQ(tries[i].random, tries[0].random) << event_id;
+    }
+  }
+  std::printf("%zu requests at a %d/s budget in %.2fs; busiest second %zu\n", stats.requests,
+              kBudget, drain_seconds, peak);
+}
+
+}  // namespace
+}  // namespace room_outbox::testing

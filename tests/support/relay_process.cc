@@ -1,0 +1,338 @@
+#include "support/relay_process.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string_view>
+#include <thread>
+
+#include "support/fake_im_server.h"
+#include "support/test_database.h"
+
+extern char** environ;
+
+namespace room_outbox::testing {
+namespace {
+
+// Environment variables the child must not inherit: they would override the config's secret
+// files, or make the relay report to the test runner's systemd or journal.
+constexpr std::string_view kDroppedEnv[] = {
+    "ROOM_OUTBOX_TIM_SECRET_KEY=",
+    "ROOM_OUTBOX_MYSQL_PASSWORD=",
+    "CREDENTIALS_DIRECTORY=",
+    "NOTIFY_SOCKET=",
+    "JOURNAL_STREAM=",
+};
+
+// A TOML basic string.
+std::string TomlString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out + "\"";
+}
+
+bool WriteFile(const std::string& path, const std::string& content, mode_t mode) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << content;
+    if (!out.good()) {
+      return false;
+    }
+  }
+  return ::chmod(path.c_str(), mode) == 0;
+}
+
+ProcessExit FromWaitStatus(int status) {
+  ProcessExit exit;
+  if (WIFEXITED(status)) {
+    exit.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    exit.signal = WTERMSIG(status);
+  }
+  return exit;
+}
+
+// Writes the [section] with `defaults` overridden by `overrides` (both key -> TOML value text).
+void WriteSection(std::ostream& out, std::string_view name,
+                  std::map<std::string, std::string> defaults,
+                  const std::map<std::string, std::string>& overrides) {
+  for (const auto& [key, value] : overrides) {
+    defaults[key] = value;
+  }
+  out << "\n[" << name << "]\n";
+  for (const auto& [key, value] : defaults) {
+    out << key << " = " << value << "\n";
+  }
+}
+
+}  // namespace
+
+std::string Describe(const ProcessExit& exit) {
+  if (exit.exited()) {
+    return "exit code " + std::to_string(exit.exit_code);
+  }
+  const char* name = sigabbrev_np(exit.signal);
+  return "killed by signal " + std::to_string(exit.signal) + " (SIG" +
+         (name != nullptr ? name : "?") + ")";
+}
+
+std::string RelayProcess::BinaryPath() {
+  return std::string(ROOM_OUTBOX_BINARY_DIR) + "/outbox-relay";
+}
+
+RelayProcess::RelayProcess(const TestDatabase& db, const FakeImServer& im,
+                           RelayProcessOptions options)
+    : options_(std::move(options)) {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "room-outbox-relay-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp(" << pattern << "): " << std::strerror(errno);
+    return;
+  }
+  dir_ = pattern;
+  config_path_ = dir_ + "/relay.toml";
+  stderr_path_ = dir_ + "/stderr.log";
+  stdout_path_ = dir_ + "/stdout.log";
+  const std::string key_path = dir_ + "/tim-secret-key";
+
+  const TencentImOptions client = im.ClientOptions();
+  const MysqlOptions mysql = db.Options();
+  std::ostringstream config;
+  config << "# Written by RelayProcess for one integration test.\n"
+         << "node_id = " << TomlString(options_.node_id) << "\n";
+  WriteSection(config, "mysql",
+               {{"socket", TomlString(mysql.socket)},
+                {"user", TomlString(mysql.user)},
+                {"database", TomlString(mysql.database)},
+                {"connect_timeout", "\"5s\""}},
+               {});
+  WriteSection(config, "outbox_worker",
+               {{"poll_interval", "\"200ms\""},
+                {"publish_timeout", "\"3s\""},
+                {"lease", "\"30s\""},
+                {"room_min_interval", "\"0ms\""}},
+               options_.outbox_worker);
+  WriteSection(config, "tencent_im",
+               {{"endpoint", TomlString(client.endpoint)},
+                {"sdk_app_id", std::to_string(client.sdk_app_id)},
+                {"admin_identifier", TomlString(client.admin_identifier)},
+                {"group_id_prefix", TomlString(client.group_id_prefix)},
+                {"secret_key_file", TomlString(key_path)},
+                {"requests_per_second", "0"}},
+               options_.tencent_im);
+  WriteSection(config, "log", {{"level", TomlString(options_.log_level)}, {"format", "\"text\""}},
+               {});
+
+  const std::string& key = options_.secret_key.empty() ? client.secret_key : options_.secret_key;
+  if (!WriteFile(key_path, key + "\n", 0600) || !WriteFile(config_path_, config.str(), 0644)) {
+    ADD_FAILURE() << "cannot write the relay config under " << dir_ << ": " << std::strerror(errno);
+    return;
+  }
+  prepared_ = true;
+}
+
+RelayProcess::~RelayProcess() {
+  if (running()) {
+    (void)Kill();
+  }
+  if (!dir_.empty() && ::testing::Test::HasFailure()) {
+    // Keep the config and the log of a failed test for a post-mortem.
+    std::cerr << "relay " << options_.node_id << ": files kept in " << dir_ << "\n";
+  } else if (!dir_.empty()) {
+    std::error_code ignored;  // a leftover temp directory is not worth failing a test for
+    std::filesystem::remove_all(dir_, ignored);
+  }
+}
+
+bool RelayProcess::Start() {
+  if (!prepared_) {
+    ADD_FAILURE() << "relay config was not written; cannot start";
+    return false;
+  }
+  if (running()) {
+    ADD_FAILURE() << "relay " << options_.node_id << " is already running (pid " << pid_ << ")";
+    return false;
+  }
+  exit_.reset();
+
+  // Everything the child needs is built before fork: between fork and exec only
+  // async-signal-safe calls are allowed (the test process has other threads).
+  const std::string binary = BinaryPath();
+  std::vector<std::string> args = {binary, "--config", config_path_};
+  args.insert(args.end(), options_.args.begin(), options_.args.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    bool dropped = false;
+    for (std::string_view prefix : kDroppedEnv) {
+      dropped = dropped || entry.substr(0, prefix.size()) == prefix;
+    }
+    if (!dropped) env.emplace_back(entry);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const long max_fd = ::sysconf(_SC_OPEN_MAX);
+  const int max_close = max_fd > 0 && max_fd < 65536 ? static_cast<int>(max_fd) : 65536;
+  const pid_t parent = ::getpid();
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ADD_FAILURE() << "fork: " << std::strerror(errno);
+    return false;
+  }
+  if (pid == 0) {
+    // The relay must not outlive the test thread that started it.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
+      ::_exit(127);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) {
+      ::signal(sig, SIG_DFL);
+    }
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(stdout_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 ||
+        ::dup2(err, 2) < 0) {
+      ::_exit(127);
+    }
+    // Leave the test's sockets (database, fake server) behind.
+    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+      for (int fd = 3; fd < max_close; ++fd) ::close(fd);
+    }
+    ::execve(binary.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  pid_ = pid;
+  return true;
+}
+
+bool RelayProcess::Signal(int sig) {
+  if (!running()) {
+    return false;
+  }
+  return ::kill(pid_, sig) == 0;
+}
+
+std::optional<ProcessExit> RelayProcess::Wait(std::chrono::milliseconds timeout) {
+  if (!running()) {
+    return exit_;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      exit_ = FromWaitStatus(status);
+      pid_ = -1;
+      return exit_;
+    }
+    if (done < 0 && errno != EINTR) {
+      ADD_FAILURE() << "waitpid(" << pid_ << "): " << std::strerror(errno);
+      pid_ = -1;
+      return std::nullopt;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::optional<ProcessExit> RelayProcess::Stop(std::chrono::milliseconds timeout) {
+  if (!Signal(SIGTERM)) {
+    return exit_;
+  }
+  return Wait(timeout);
+}
+
+std::optional<ProcessExit> RelayProcess::Kill() {
+  if (!running()) {
+    return std::nullopt;
+  }
+  (void)::kill(pid_, SIGKILL);  // a child that already ended is reaped below all the same
+  int status = 0;
+  pid_t done;
+  do {
+    done = ::waitpid(pid_, &status, 0);
+  } while (done < 0 && errno == EINTR);
+  if (done == pid_) {
+    exit_ = FromWaitStatus(status);
+  } else {
+    ADD_FAILURE() << "waitpid(" << pid_ << ") after SIGKILL: " << std::strerror(errno);
+  }
+  pid_ = -1;
+  return exit_;
+}
+
+std::string RelayProcess::Stderr() const {
+  std::ifstream in(stderr_path_, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string RelayProcess::StderrTail(size_t lines) const {
+  std::vector<std::string> all;
+  std::istringstream in(Stderr());
+  for (std::string line; std::getline(in, line);) {
+    all.push_back(std::move(line));
+  }
+  std::string out = "--- " + options_.node_id + " stderr (" + stderr_path_ + "), last " +
+                    std::to_string(std::min(lines, all.size())) + " lines ---\n";
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+    out += all[i] + "\n";
+  }
+  return out;
+}
+
+size_t RelayProcess::CountLogLines(const std::vector<std::string>& parts) const {
+  std::istringstream in(Stderr());
+  size_t count = 0;
+  for (std::string line; std::getline(in, line);) {
+    bool all = true;
+    for (const std::string& part : parts) {
+      all = all && line.find(part) != std::string::npos;
+    }
+    count += all ? 1 : 0;
+  }
+  return count;
+}
+
+}  // namespace room_outbox::testing
