@@ -160,16 +160,26 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
   // Queues per room (ordering=per_room) or one queue per row (ordering=none), in id order.
   std::vector<std::string> keys;
   std::unordered_map<std::string, std::deque<size_t>> queues;
+  std::unordered_map<std::string, uint64_t> held_rows;
   for (size_t i = 0; i < items.size(); ++i) {
     const OutboxRow& row = *items[i].row;
     if (options_.per_room_order && blocked_rooms.count(row.room_id) != 0) {
       released.push_back(row.id);
+      ++held_rows[row.room_id];
       continue;
     }
     std::string key = options_.per_room_order ? row.room_id : "#" + std::to_string(i);
     auto [it, inserted] = queues.try_emplace(key);
     if (inserted) keys.push_back(key);
     it->second.push_back(i);
+  }
+  for (const auto& [room, count] : held_rows) {
+    logger_.Warn(LogLine("room held back by a failing head row")
+                     .Add("worker", "room_outbox")
+                     .Add("node_id", options_.node_id)
+                     .Add("room_id", room)
+                     .Add("held_rows", count));
+    held_back_rooms_.insert(room);
   }
   size_t remaining = 0;
   for (const auto& [key, queue] : queues) remaining += queue.size();
@@ -193,6 +203,78 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
       }
     }
   }
+
+  auto note_store_error = [&](const Error& e, std::string_view what) {
+    logger_.Error(LogLine(what)
+                      .Add("worker", "room_outbox")
+                      .Add("node_id", options_.node_id)
+                      .Add("error", e.message));
+    if (!result.store_error) {
+      result.error = e;
+      result.store_error = true;
+    }
+  };
+  auto check_count = [&](const Result<size_t>& marked, size_t expected, std::string_view what) {
+    if (marked && *marked < expected) {
+      // The lease ran out and another claim holds these rows now; its result counts.
+      logger_.Warn(LogLine("rows were taken over by another claim; result not written")
+                       .Add("worker", "room_outbox")
+                       .Add("node_id", options_.node_id)
+                       .Add("operation", what)
+                       .Add("rows", static_cast<uint64_t>(expected - *marked)));
+    }
+  };
+  // Writes the results gathered since the last call (one MarkPublished, one MarkFailed) and logs
+  // one line per row. Called after every wave, so that a relay killed mid-claim leaves at most
+  // its last wave delivered but unmarked (the rows a successor sends again).
+  auto flush = [&] {
+    const int64_t now = clock_.NowMs();
+    std::vector<int64_t> published_ids;
+    for (const OutcomeRecord& r : records) {
+      if (r.delivered) published_ids.push_back(r.row->id);
+    }
+    bool published_marked = true;
+    if (!published_ids.empty()) {
+      auto marked = store_.MarkPublished(claim->token, published_ids, now);
+      if (!marked) {
+        published_marked = false;
+        note_store_error(marked.error(), "marking rows published failed");
+      }
+      check_count(marked, published_ids.size(), "mark_published");
+    }
+    bool failed_marked = true;
+    if (!failures.empty()) {
+      auto marked = store_.MarkFailed(claim->token, failures, now);
+      if (!marked) {
+        failed_marked = false;
+        note_store_error(marked.error(), "marking rows failed failed");
+      }
+      check_count(marked, failures.size(), "mark_failed");
+    }
+    for (const OutcomeRecord& r : records) {
+      const bool marked = r.delivered ? published_marked : failed_marked;
+      std::string error = r.error;
+      if (!marked && error.empty()) {
+        error = "result not recorded: database error";
+      }
+      OutboxEventFields fields;
+      fields.node_id = options_.node_id;
+      fields.event_id = r.row->event_id;
+      fields.event_type = r.row->event_type;
+      fields.room_id = r.row->room_id;
+      // After a recorded failure the store holds retry_count + 1.
+      fields.retry_count = r.row->retry_count + (!r.delivered && marked ? 1 : 0);
+      fields.status = r.delivered && marked ? "published" : "pending";
+      fields.error = error;
+      logger_.Log(marked ? r.level : spdlog::level::err,
+                  OutboxEventLine(r.delivered ? "outbox event published" : "outbox event failed",
+                                  fields));
+    }
+    if (published_marked) result.published += published_ids.size();
+    result.failed += failures.size();
+    records.clear();
+    failures.clear();
+  };
 
   while (remaining > 0) {
     if (stop_.stop_requested()) {
@@ -299,6 +381,13 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
         }
       }
     }
+    flush();
+    if (result.store_error) {
+      // The database is failing: sending more now would only deliver rows whose results
+      // cannot be written.
+      release_all();
+      break;
+    }
     if (result.rate_limited && remaining > 0) {
       logger_.Warn(LogLine("rate limited by IM: giving back the rest of the batch")
                        .Add("worker", "room_outbox")
@@ -308,79 +397,14 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     }
   }
 
-  // Write the results: one call per kind.
-  const int64_t mark_now = clock_.NowMs();
-  std::vector<int64_t> published_ids;
-  for (const OutcomeRecord& r : records) {
-    if (r.delivered) published_ids.push_back(r.row->id);
-  }
-  auto note_store_error = [&](const Error& e, std::string_view what) {
-    logger_.Error(LogLine(what)
-                      .Add("worker", "room_outbox")
-                      .Add("node_id", options_.node_id)
-                      .Add("error", e.message));
-    if (!result.store_error) {
-      result.error = e;
-      result.store_error = true;
-    }
-  };
-  auto check_count = [&](const Result<size_t>& marked, size_t expected, std::string_view what) {
-    if (marked && *marked < expected) {
-      // The lease ran out and another claim holds these rows now; its result counts.
-      logger_.Warn(LogLine("rows were taken over by another claim; result not written")
-                       .Add("worker", "room_outbox")
-                       .Add("node_id", options_.node_id)
-                       .Add("operation", what)
-                       .Add("rows", static_cast<uint64_t>(expected - *marked)));
-    }
-  };
-  bool published_marked = true;
-  if (!published_ids.empty()) {
-    auto marked = store_.MarkPublished(claim->token, published_ids, mark_now);
-    if (!marked) {
-      published_marked = false;
-      note_store_error(marked.error(), "marking rows published failed");
-    }
-    check_count(marked, published_ids.size(), "mark_published");
-  }
-  bool failed_marked = true;
-  if (!failures.empty()) {
-    auto marked = store_.MarkFailed(claim->token, failures, mark_now);
-    if (!marked) {
-      failed_marked = false;
-      note_store_error(marked.error(), "marking rows failed failed");
-    }
-    check_count(marked, failures.size(), "mark_failed");
-  }
+  flush();
   if (!released.empty()) {
-    auto marked = store_.Release(claim->token, released, mark_now);
+    auto marked = store_.Release(claim->token, released, clock_.NowMs());
     if (!marked) {
       note_store_error(marked.error(), "releasing rows failed");
     }
   }
 
-  for (const OutcomeRecord& r : records) {
-    const bool marked = r.delivered ? published_marked : failed_marked;
-    std::string error = r.error;
-    if (!marked) {
-      error = error.empty() ? "result not recorded: database error" : error;
-    }
-    OutboxEventFields fields;
-    fields.node_id = options_.node_id;
-    fields.event_id = r.row->event_id;
-    fields.event_type = r.row->event_type;
-    fields.room_id = r.row->room_id;
-    // After a recorded failure the store holds retry_count + 1.
-    fields.retry_count = r.row->retry_count + (!r.delivered && marked ? 1 : 0);
-    fields.status = r.delivered && marked ? "published" : "pending";
-    fields.error = error;
-    logger_.Log(marked ? r.level : spdlog::level::err,
-                OutboxEventLine(r.delivered ? "outbox event published" : "outbox event failed",
-                                fields));
-  }
-
-  result.published = published_ids.size();
-  result.failed = failures.size();
   result.released = released.size();
   metrics_.SetRoomsHeldBack(static_cast<int64_t>(held_back_rooms_.size()));
   metrics_.AddRound(result.error.has_value());

@@ -24,7 +24,10 @@
 //      tried and marked before the lease ends (ceil(rows / max_in_flight) * publish_timeout,
 //      plus a margin for the marking); rows that do not fit are Released.
 //      A stop requested between waves Releases the rows not yet attempted.
-//   4. One MarkPublished, one MarkFailed and one Release call for the whole round.
+//   4. After each wave, one MarkPublished and one MarkFailed with that wave's results, so a
+//      relay killed mid-claim leaves at most its last wave delivered but unmarked (sent again by
+//      whoever claims the rows after the lease). A failing mark ends the round (the rest is
+//      Released). At the end, one Release for every row not attempted.
 //
 // Rate-limited answers (Tencent frequency limits) are failed attempts due again after
 // max(poll_interval, 1s), so a per-second frequency window has passed; the round then stops

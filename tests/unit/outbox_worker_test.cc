@@ -265,6 +265,7 @@ TEST_F(OutboxWorkerTest, UndecodableHeadRowHoldsBackItsRoom) {
   EXPECT_THAT(FailedIds(), ElementsAre(1));
   EXPECT_THAT(released_, ElementsAre(2));
   EXPECT_THAT(published_, ElementsAre(3));
+  EXPECT_EQ(metrics_.rooms_held_back(), 1);
 }
 
 TEST_F(OutboxWorkerTest, SkippedTypeIsMarkedPublished) {
@@ -422,6 +423,47 @@ TEST_F(OutboxWorkerTest, FailedHeadRowReleasesLaterRowsOfItsRoomOnly) {
       .WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 1), Row(2, "room-a")})));
   worker.RunRound();
   EXPECT_EQ(metrics_.rooms_held_back(), 0);
+}
+
+TEST_F(OutboxWorkerTest, ResultsAreMarkedAfterEachWave) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")})));
+  std::vector<std::string> sequence;
+  during_publish_ = [&] { sequence.push_back("publish " + calls_.back().front()); };
+  ScriptPublisher();
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+      .WillRepeatedly(Invoke([&](const std::string&, std::span<const int64_t> ids, int64_t) {
+        std::string entry = "mark";
+        for (int64_t id : ids) entry += " " + std::to_string(id);
+        sequence.push_back(entry);
+        return Result<size_t>(ids.size());
+      }));
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  // A crash after the first wave leaves nothing of it unmarked.
+  EXPECT_THAT(sequence, ElementsAre("publish evt-1", "mark 1 3", "publish evt-2", "mark 2"));
+  EXPECT_EQ(r.published, 3u);
+}
+
+TEST_F(OutboxWorkerTest, MarkErrorMidRoundStopsSendingAndReleasesTheRest) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-a")})));
+  ScriptPublisher();
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")));
+  std::vector<int64_t> released;
+  EXPECT_CALL(store_, Release(kToken, _, _))
+      .WillOnce(Invoke([&](const std::string&, std::span<const int64_t> ids, int64_t) {
+        released.assign(ids.begin(), ids.end());
+        return Result<size_t>(Fail(ErrorCode::kUnavailable, "server gone"));
+      }));
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  EXPECT_EQ(calls_.size(), 1u);
+  EXPECT_THAT(released, ElementsAre(2, 3));
+  ASSERT_TRUE(r.error);
+  EXPECT_TRUE(r.store_error);
+  EXPECT_EQ(r.published, 0u) << "nothing was recorded as published";
 }
 
 TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
