@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# make bench: the benchmarks of issue 4 on this machine only. Starts a private MariaDB under
+# BUILD_DIR/bench-mariadb (unix socket, no TCP), runs BUILD_DIR/outbox-bench against it (fake IM
+# servers on 127.0.0.1 inside the benchmark process), and prints a Markdown report: the command
+# line, the date, the core count and one table of figures with their ratios. The report is also
+# written to BUILD_DIR/bench-results.md. Progress goes to stderr.
+#
+#   scripts/bench.sh BUILD_DIR [outbox-bench options, e.g. --only 1,4 or --quick]
+#
+# The figures are measured side by side in one run on one server; compare the ratios, not the
+# absolute numbers, across machines. Nothing here asserts on speed.
+set -euo pipefail
+
+invocation="scripts/bench.sh $*"
+build=$(cd "${1:-build}" && pwd)
+shift || true
+here=$(cd "$(dirname "$0")" && pwd)
+
+for bin in outbox-bench outbox-relay; do
+  if [ ! -x "$build/$bin" ]; then
+    echo "bench.sh: $build/$bin is missing; build first (make build)" >&2
+    exit 2
+  fi
+done
+
+dbdir="$build/bench-mariadb"
+cleanup() { "$here/mariadb-local.sh" stop "$dbdir" || true; }
+trap cleanup EXIT
+
+echo "bench.sh: starting a private MariaDB under $dbdir" >&2
+sock=$("$here/mariadb-local.sh" start "$dbdir")
+
+results="$build/bench-results.md"
+report=$(mktemp "$build/bench-report.XXXXXX")
+trap 'rm -f "$report"; cleanup' EXIT
+bench_cmd=("$build/outbox-bench" --socket "$sock" --relay-binary "$build/outbox-relay"
+  --work-dir "$build/bench-work" "$@")
+started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+SECONDS=0
+rc=0
+"${bench_cmd[@]}" >"$report" || rc=$?
+{
+  echo "### Benchmarks"
+  echo
+  echo "- Command: \`$invocation\` (runs \`${bench_cmd[*]}\`)"
+  echo "- Date: $started, took ${SECONDS} s"
+  echo "- Machine: nproc=$(nproc), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)," \
+    "$(awk '/MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
+  echo "- MariaDB: $(mariadb --no-defaults --socket="$sock" -uroot -N -e 'SELECT VERSION()')" \
+    "(private server from scripts/mariadb-local.sh: innodb_flush_log_at_trx_commit=2, no binlog)"
+  echo "- Shared machine: other builds and tests may run at the same time; the rows of one run" \
+    "are measured side by side, so compare ratios."
+  echo
+  cat "$report"
+} | tee "$results"
+echo "bench.sh: report written to $results" >&2
+if [ "$rc" != 0 ]; then
+  echo "bench.sh: outbox-bench failed (exit $rc); the report holds what ran before" >&2
+fi
+exit "$rc"

@@ -1,0 +1,38 @@
+// The benchmarks of `make bench` (issue 4, "5. Benchmarks"). Each function runs one group on
+// fresh databases of the private MariaDB named in the context and adds its rows to the report.
+// They print figures and never assert on speed.
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "bench/bench_support.h"
+#include "bench/report.h"
+#include "support/fake_im_server.h"
+
+namespace room_outbox::bench {
+
+// 1. Backlog drain of ctx.drain_rows rows against an instant IM stub: the relay's worker, the
+//    seed's V1 loop (sampled, extrapolated) and the database ceiling.
+void RunBacklogDrain(const BenchContext& ctx, Report& report);
+
+// 2. The relay against a stub with 20 ms latency under a 200/s request budget, vs sequential.
+void RunBudgetedDrain(const BenchContext& ctx, Report& report);
+
+// 3. Hook Commit (1 command + 3 events) latency, IM up and IM failing, vs a one-row insert.
+void RunCommitLatency(const BenchContext& ctx, Report& report);
+
+// 4. One claim poll with 1M published + 100 pending rows vs 100 pending rows alone, and the
+//    EXPLAIN of the claim queries.
+void RunClaimPoll(const BenchContext& ctx, Report& report);
+
+// 5. The real outbox-relay binary idle on an empty outbox: CPU seconds and peak RSS.
+void RunIdleRelay(const BenchContext& ctx, Report& report);
+
+// 6. Commit -> published latency when the hook's sync publish fails and the relay delivers.
+void RunCommitToPublished(const BenchContext& ctx, Report& report);
+
+// A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
+std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
+
+}  // namespace room_outbox::bench

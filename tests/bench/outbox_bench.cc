@@ -1,0 +1,104 @@
+// outbox-bench: the benchmarks of `make bench` (scripts/bench.sh starts a private MariaDB and
+// runs this). Prints one Markdown report on stdout; progress goes to stderr.
+//
+//   outbox-bench --socket /path/mysqld.sock --relay-binary build/outbox-relay --work-dir DIR
+//                [--only 1,3] [--quick]
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "bench/benchmarks.h"
+#include "bench/report.h"
+#include "global_init.h"
+
+namespace {
+
+using room_outbox::bench::BenchContext;
+using room_outbox::bench::Report;
+
+struct Benchmark {
+  std::string id;
+  std::string title;
+  std::function<void(const BenchContext&, Report&)> run;
+};
+
+const std::vector<Benchmark>& Benchmarks() {
+  static const std::vector<Benchmark> all = {
+      {"1", "backlog drain", room_outbox::bench::RunBacklogDrain},
+      {"2", "drain under a request budget", room_outbox::bench::RunBudgetedDrain},
+      {"3", "hook Commit latency", room_outbox::bench::RunCommitLatency},
+      {"4", "claim poll over a large history", room_outbox::bench::RunClaimPoll},
+      {"5", "idle relay", room_outbox::bench::RunIdleRelay},
+      {"6", "commit -> published latency", room_outbox::bench::RunCommitToPublished},
+  };
+  return all;
+}
+
+// Smaller sizes for trying the program out; the figures are then not the reference ones.
+void MakeQuick(BenchContext& ctx) {
+  ctx.drain_rows = 5000;
+  ctx.v1_ticks = 3;
+  ctx.budget_window = std::chrono::seconds(3);
+  ctx.commit_samples = 200;
+  ctx.published_rows = 50000;
+  ctx.claim_polls = 10;
+  ctx.idle_window = std::chrono::seconds(3);
+  ctx.latency_commands = 40;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"room-outbox benchmarks (make bench)"};
+  BenchContext ctx;
+  ctx.relay_binary = std::string(ROOM_OUTBOX_BINARY_DIR) + "/outbox-relay";
+  ctx.work_dir = std::string(ROOM_OUTBOX_BINARY_DIR) + "/bench-work";
+  std::vector<std::string> only;
+  bool quick = false;
+  app.add_option("--socket", ctx.socket, "unix socket of the benchmark's MariaDB")->required();
+  app.add_option("--relay-binary", ctx.relay_binary, "the outbox-relay binary (benchmark 5)")
+      ->capture_default_str();
+  app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
+  app.add_option("--only", only, "run only these benchmarks (1..6)")->delimiter(',');
+  app.add_flag("--quick", quick, "small sizes, for trying the program out");
+  CLI11_PARSE(app, argc, argv);
+  if (quick) {
+    MakeQuick(ctx);
+  }
+  const std::set<std::string> selected(only.begin(), only.end());
+
+  room_outbox::relay::MysqlLibraryGuard mysql_library;
+  room_outbox::relay::CurlGlobalGuard curl_global;
+  if (!mysql_library.status().ok() || !curl_global.status().ok()) {
+    std::cerr << "outbox-bench: library init failed\n";
+    return 1;
+  }
+
+  Report report;
+  try {
+    for (const Benchmark& b : Benchmarks()) {
+      if (!selected.empty() && selected.count(b.id) == 0) {
+        continue;
+      }
+      std::cerr << "outbox-bench: " << b.id << ". " << b.title << " ..." << std::endl;
+      room_outbox::bench::Stopwatch watch;
+      b.run(ctx, report);
+      std::cerr << "outbox-bench: " << b.id << ". done in "
+                << room_outbox::bench::FormatFixed(watch.Seconds(), 1) << " s" << std::endl;
+    }
+  } catch (const std::exception& e) {
+    std::cout << report.Markdown();
+    std::cerr << "outbox-bench: FAILED: " << e.what() << std::endl;
+    return 1;
+  }
+  if (quick) {
+    report.AddNote("--quick: reduced sizes; not the reference figures.");
+  }
+  std::cout << report.Markdown();
+  return 0;
+}

@@ -1,0 +1,59 @@
+#include "bench/worker_harness.h"
+
+#include <utility>
+
+#include "bench/bench_support.h"
+#include "config.h"
+#include "tencent/tencent_im_publisher.h"
+
+namespace room_outbox::bench {
+
+WorkerHarness::WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& im,
+                             relay::WorkerOptions options)
+    : options_(std::move(options)),
+      store_(MakeMariaDbOutboxStore(mysql)),
+      publisher_(Unwrap(MakeTencentImPublisher(im), "MakeTencentImPublisher")),
+      logger_(relay::MakeStreamLogger(discard_, relay::LogFormat::kText, spdlog::level::info)) {
+  Unwrap(store_->Connect(), "connecting the relay's store");
+  worker_ = std::make_unique<relay::OutboxWorker>(options_, *store_, *publisher_, clock_, stop_,
+                                                  metrics_, *logger_);
+}
+
+WorkerHarness::~WorkerHarness() { Stop(); }
+
+void WorkerHarness::Start() {
+  thread_ = std::thread([this] { worker_->Run(); });
+}
+
+void WorkerHarness::Stop() {
+  stop_.RequestStop();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+bool WorkerHarness::WaitForPublished(size_t rows, std::chrono::milliseconds limit) const {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (metrics_.publish_success() < rows) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+relay::WorkerOptions DefaultWorkerOptions() {
+  return relay::ToWorkerOptions(relay::WorkerConfig{}, "bench-node");
+}
+
+std::string DescribeSettings(const relay::WorkerOptions& options, double requests_per_second) {
+  return "max_in_flight=" + std::to_string(options.max_in_flight) +
+         ", ordering=" + (options.per_room_order ? "per_room" : "none") +
+         ", batch_size=" + std::to_string(options.batch_size) +
+         ", room_min_interval=" + std::to_string(options.room_min_interval.count()) + "ms" +
+         ", poll_interval=" + std::to_string(options.poll_interval.count()) + "ms" +
+         ", requests_per_second=" + FormatFixed(requests_per_second, 0);
+}
+
+}  // namespace room_outbox::bench

@@ -1,0 +1,65 @@
+// WorkerHarness: the relay's OutboxWorker wired as outbox-relay wires it (MariaDbOutboxStore,
+// TencentImPublisher, SystemClock, Metrics, a Logger), aimed at a benchmark database and a fake
+// IM server. The worker's log lines are discarded: the benchmarks read Metrics and the database.
+//
+// Use either the daemon loop on a background thread (Start/Stop: OutboxWorker::Run) or single
+// rounds on the caller's thread (worker().RunRound()), not both at once.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <ostream>
+#include <thread>
+
+#include "clock.h"
+#include "log_line.h"
+#include "metrics.h"
+#include "mysql/mariadb_outbox_store.h"
+#include "outbox_worker.h"
+#include "publisher.h"
+#include "room_outbox/options.h"
+
+namespace room_outbox::bench {
+
+class WorkerHarness {
+ public:
+  WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& im,
+                relay::WorkerOptions options);
+  ~WorkerHarness();  // Stop()
+  WorkerHarness(const WorkerHarness&) = delete;
+  WorkerHarness& operator=(const WorkerHarness&) = delete;
+
+  // OutboxWorker::Run on a background thread.
+  void Start();
+  // Requests a stop and joins (Run finishes and marks its current round first).
+  void Stop();
+
+  // Waits until Metrics counts `rows` delivered rows or `limit` passed; true when reached.
+  bool WaitForPublished(size_t rows, std::chrono::milliseconds limit) const;
+
+  relay::OutboxWorker& worker() { return *worker_; }
+  const relay::Metrics& metrics() const { return metrics_; }
+  const relay::WorkerOptions& options() const { return options_; }
+
+ private:
+  relay::WorkerOptions options_;
+  std::unique_ptr<MariaDbOutboxStore> store_;
+  std::unique_ptr<Publisher> publisher_;
+  SystemClock clock_;
+  StopSignal stop_;
+  relay::Metrics metrics_;
+  std::ostream discard_{nullptr};  // no buffer: every write is dropped
+  std::unique_ptr<relay::Logger> logger_;
+  std::unique_ptr<relay::OutboxWorker> worker_;
+  std::thread thread_;
+};
+
+// The worker's defaults as outbox-relay builds them from an empty [outbox_worker] section.
+relay::WorkerOptions DefaultWorkerOptions();
+
+// "max_in_flight=16, ordering=per_room, batch_size=100, room_min_interval=50ms, poll_interval=1s"
+// plus ", requests_per_second=R".
+std::string DescribeSettings(const relay::WorkerOptions& options, double requests_per_second);
+
+}  // namespace room_outbox::bench
