@@ -49,6 +49,11 @@ LogLine& LogLine::Add(std::string_view key, int64_t value) {
   return *this;
 }
 
+LogLine& LogLine::Add(std::string_view key, bool value) {
+  fields_.push_back(Field{std::string(key), value ? "true" : "false", false, true});
+  return *this;
+}
+
 LogLine& LogLine::Add(std::string_view key, uint64_t value) {
   fields_.push_back(Field{std::string(key), std::to_string(value), true});
   return *this;
@@ -64,8 +69,11 @@ std::string LogLine::Render(LogFormat format,
     }
     j["msg"] = message_;
     for (const Field& f : fields_) {
-      if (f.number) {
-        j[f.key] = std::stoll(f.value);
+      if (f.boolean) {
+        j[f.key] = f.value == "true";
+      } else if (f.number) {
+        // Never throws: the text came from std::to_string of an integer.
+        j[f.key] = nlohmann::json::parse(f.value, nullptr, /*allow_exceptions=*/false);
       } else {
         j[f.key] = f.value;
       }

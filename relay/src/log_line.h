@@ -34,7 +34,7 @@ class LogLine {
   LogLine& Add(std::string_view key, int64_t value);
   LogLine& Add(std::string_view key, uint64_t value);
   LogLine& Add(std::string_view key, int value) { return Add(key, static_cast<int64_t>(value)); }
-  LogLine& Add(std::string_view key, bool value) { return Add(key, value ? "true" : "false"); }
+  LogLine& Add(std::string_view key, bool value);
 
   // Text: values with spaces, quotes, '=' or control characters (or empty ones) are quoted with
   // backslash escapes. JSON: one object with "msg" first, then the fields in insertion order;
@@ -46,7 +46,8 @@ class LogLine {
   struct Field {
     std::string key;
     std::string value;
-    bool number = false;
+    bool number = false;   // JSON number
+    bool boolean = false;  // JSON true/false
   };
   std::string message_;
   std::vector<Field> fields_;

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <mysql.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,7 +143,8 @@ std::string RelayConfig(const MysqlOptions& mysql, const FakeImServer& im,
 class RelayProcess {
  public:
   RelayProcess(const fs::path& config, const std::vector<std::string>& extra_args,
-               const fs::path& log, const std::string& secret_key)
+               const fs::path& log, const std::string& secret_key,
+               const std::vector<std::string>& extra_env = {})
       : log_(log) {
     std::vector<std::string> args = {kRelayBinary.string(), "--config", config.string()};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
@@ -149,12 +152,13 @@ class RelayProcess {
     for (char** e = environ; *e != nullptr; ++e) {
       const std::string var = *e;
       if (var.rfind("ROOM_OUTBOX_", 0) == 0 || var.rfind("CREDENTIALS_DIRECTORY=", 0) == 0 ||
-          var.rfind("JOURNAL_STREAM=", 0) == 0) {
+          var.rfind("JOURNAL_STREAM=", 0) == 0 || var.rfind("NOTIFY_SOCKET=", 0) == 0) {
         continue;
       }
       env.push_back(var);
     }
     env.push_back("ROOM_OUTBOX_TIM_SECRET_KEY=" + secret_key);
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
     // Everything the child needs is built before fork: between fork and exec only
     // async-signal-safe calls run.
     std::vector<char*> argv;
@@ -243,9 +247,10 @@ class RelayProcessTest : public ::testing::Test {
     return path;
   }
   std::unique_ptr<RelayProcess> Start(const fs::path& config, std::vector<std::string> args,
-                                      const std::string& log_name) {
+                                      const std::string& log_name,
+                                      const std::vector<std::string>& env = {}) {
     return std::make_unique<RelayProcess>(config, args, dir_ / (log_name + ".log"),
-                                          im_.options().secret_key);
+                                          im_.options().secret_key, env);
   }
 
   FakeImServer im_;
@@ -389,6 +394,42 @@ TEST_F(RelayProcessDbTest, EnabledFalseLogsAndExitsZero) {
   EXPECT_EQ(*code, 0) << relay->Log();
   EXPECT_NE(relay->Log().find("outbox worker disabled"), std::string::npos);
   EXPECT_EQ(Count("status = 'pending'"), 1);
+}
+
+// Type=notify: the relay tells systemd when it is ready and when it begins to stop, through the
+// datagram socket named by NOTIFY_SOCKET (here one of the test's own).
+TEST_F(RelayProcessDbTest, NotifiesSystemdWhenReadyAndWhenStopping) {
+  const std::string path = (dir_ / "notify.sock").string();
+  const int sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof(addr.sun_path));
+  std::copy(path.begin(), path.end(), addr.sun_path);
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  timeval timeout{1, 0};
+  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  std::string received;
+  auto receive_until = [&](const std::string& wanted) {
+    const auto deadline = Clock::now() + seconds(30);
+    while (received.find(wanted) == std::string::npos && Clock::now() < deadline) {
+      char buf[4096];
+      const ssize_t n = recv(sock, buf, sizeof(buf), 0);
+      if (n > 0) received.append(buf, static_cast<size_t>(n)).append("\n");
+    }
+    return received.find(wanted) != std::string::npos;
+  };
+
+  auto relay = Start(WriteConfig(db_.Options(), RelaySettings{}), {}, "notify",
+                     {"NOTIFY_SOCKET=" + path});
+  EXPECT_TRUE(receive_until("READY=1")) << received << relay->Log();
+  EXPECT_NE(received.find("STATUS=running"), std::string::npos) << received;
+  relay->Signal(SIGTERM);
+  EXPECT_TRUE(receive_until("STOPPING=1")) << received << relay->Log();
+  auto code = relay->Wait(seconds(20));
+  close(sock);
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 0) << relay->Log();
 }
 
 // A MariaDB server of this test's own, so that stopping it disturbs no other test.

@@ -28,11 +28,13 @@ TEST(LogLineTest, TextQuotesValuesThatNeedIt) {
 
 TEST(LogLineTest, JsonKeepsFieldOrderAndTypes) {
   LogLine line("outbox event published");
-  line.Add("event_id", "evt-1").Add("retry_count", int64_t{0}).Add("error", "");
+  line.Add("event_id", "evt-1").Add("retry_count", int64_t{0}).Add("error", "").Add("stopped", true);
   const std::string text = line.Render(LogFormat::kJson, {{"level", "debug"}});
   EXPECT_EQ(text,
             R"({"level":"debug","msg":"outbox event published","event_id":"evt-1",)"
-            R"("retry_count":0,"error":""})");
+            R"("retry_count":0,"error":"","stopped":true})");
+  EXPECT_EQ(line.Render(LogFormat::kText),
+            "outbox event published event_id=evt-1 retry_count=0 error=\"\" stopped=true");
   EXPECT_TRUE(nlohmann::json::accept(text)) << text;
 }
 
