@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include <toml++/toml.h>
 
 #include "duration.h"
+#include "tencent/tencent_im_publisher.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -193,70 +193,6 @@ class TableReader {
   std::set<std::string> known_;
 };
 
-bool IsLoopbackHost(std::string host) {
-  std::transform(host.begin(), host.end(), host.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (host == "localhost") {
-    return true;
-  }
-  in_addr v4{};
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    in6_addr v6{};
-    const std::string inner = host.substr(1, host.size() - 2);
-    return inet_pton(AF_INET6, inner.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
-  }
-  return false;
-}
-
-// Accepts https://host[:port][/path] and, for loopback hosts only, http://. Returns the
-// endpoint without a trailing '/', or a reason.
-Result<std::string> CheckEndpoint(std::string endpoint) {
-  while (!endpoint.empty() && endpoint.back() == '/') {
-    endpoint.pop_back();
-  }
-  const size_t scheme_end = endpoint.find("://");
-  if (scheme_end == std::string::npos) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "\"" + endpoint + "\" is not a URL (expected https://host[:port])");
-  }
-  const std::string scheme = endpoint.substr(0, scheme_end);
-  if (scheme != "https" && scheme != "http") {
-    return Fail(ErrorCode::kInvalidArgument,
-                "scheme \"" + scheme + "\" is not supported (expected https)");
-  }
-  const std::string rest = endpoint.substr(scheme_end + 3);
-  if (rest.find_first_of("?#") != std::string::npos) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "\"" + endpoint + "\" must not carry a query or fragment (the request adds its own)");
-  }
-  const std::string authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (authority.find('@') != std::string::npos) {
-    return Fail(ErrorCode::kInvalidArgument, "credentials in the URL are not accepted");
-  }
-  std::string host;
-  if (!authority.empty() && authority.front() == '[') {
-    const size_t close = authority.find(']');
-    if (close == std::string::npos) {
-      return Fail(ErrorCode::kInvalidArgument, "unterminated IPv6 address in \"" + endpoint + "\"");
-    }
-    host = authority.substr(0, close + 1);
-  } else {
-    host = authority.substr(0, authority.find(':'));
-  }
-  if (host.empty()) {
-    return Fail(ErrorCode::kInvalidArgument, "no host in \"" + endpoint + "\"");
-  }
-  if (scheme == "http" && !IsLoopbackHost(host)) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "plain http is accepted only for a loopback host (127.0.0.0/8, localhost, "
-                "[::1]); use https for \"" + host + "\"");
-  }
-  return endpoint;
-}
-
 Result<void> CheckListen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
@@ -408,7 +344,7 @@ void ReadTencentIm(TableReader& r, Config& c) {
   TencentImOptions& t = c.tencent_im;
   if (auto v = r.String("endpoint")) t.endpoint = *v;
   if (!r.failed()) {
-    auto endpoint = CheckEndpoint(t.endpoint);
+    auto endpoint = NormalizeImEndpoint(t.endpoint);
     if (!endpoint) {
       r.SetError(r.NodeOf("endpoint"), "endpoint", endpoint.error().message);
     } else {

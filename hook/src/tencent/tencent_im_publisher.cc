@@ -68,8 +68,7 @@ bool IsLoopbackHost(std::string host) {
 
 Result<ParsedEndpoint> ParseEndpoint(const std::string& endpoint) {
   auto invalid = [&](const std::string& why) {
-    return Fail(ErrorCode::kInvalidArgument,
-                std::string(kEndpointKey) + " \"" + endpoint + "\": " + why);
+    return Fail(ErrorCode::kInvalidArgument, "\"" + endpoint + "\": " + why);
   };
   CurlUrlPtr url{curl_url()};
   if (!url) {
@@ -95,6 +94,9 @@ Result<ParsedEndpoint> ParseEndpoint(const std::string& endpoint) {
   }
   if (part(CURLUPART_QUERY, 0) || part(CURLUPART_FRAGMENT, 0)) {
     return invalid("must not have a query or fragment");
+  }
+  if (part(CURLUPART_USER, 0) || part(CURLUPART_PASSWORD, 0)) {
+    return invalid("must not carry credentials");
   }
   if (scheme == "http") {
     if (!IsLoopbackHost(*host)) {
@@ -538,19 +540,20 @@ void TencentImPublisher::FailRemaining(std::vector<Item>& items, const std::stri
 
 }  // namespace
 
-Result<void> ValidateImEndpoint(const std::string& endpoint) {
+Result<std::string> NormalizeImEndpoint(const std::string& endpoint) {
   auto parsed = ParseEndpoint(endpoint);
   if (!parsed) {
     return Fail(parsed.error());
   }
-  return {};
+  return parsed->base;
 }
 
 Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions& options,
                                                           std::function<int64_t()> now_seconds) {
   auto endpoint = ParseEndpoint(options.endpoint);
   if (!endpoint) {
-    return Fail(endpoint.error());
+    return Fail(ErrorCode::kInvalidArgument,
+                std::string(kEndpointKey) + ": " + endpoint.error().message);
   }
   if (options.sdk_app_id == 0) {
     return Fail(ErrorCode::kInvalidArgument, "tencent_im.sdk_app_id must be set (non-zero)");

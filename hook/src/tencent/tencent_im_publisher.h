@@ -37,7 +37,9 @@ namespace room_outbox {
 [[nodiscard]] Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(
     const TencentImOptions& options, std::function<int64_t()> now_seconds);
 
-// The "tencent_im.endpoint" check alone, for config loaders that want to fail early.
-[[nodiscard]] Result<void> ValidateImEndpoint(const std::string& endpoint);
+// The "tencent_im.endpoint" check alone, for config loaders that want to fail early: https, or
+// http only for a loopback host; a host; no query, fragment or credentials. Returns the endpoint
+// without trailing slashes, or kInvalidArgument with the reason (not prefixed by the key).
+[[nodiscard]] Result<std::string> NormalizeImEndpoint(const std::string& endpoint);
 
 }  // namespace room_outbox
