@@ -292,7 +292,7 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostTheDeadRelaysLastWave) {
   constexpr size_t kMaxInFlight = 8;
   constexpr milliseconds kPublishTimeout{1000};
   // Short, so the dead relay's rows come due again quickly.
-  constexpr milliseconds kLease{3000};
+  constexpr milliseconds kLease{2500};
   // WorkerOptions::lease_margin: the end of a lease kept free for writing results.
   constexpr milliseconds kLeaseMargin{1000};
   // The bound on duplicates, from relay/src/outbox_worker.{h,cc} (OutboxWorker::Round):
@@ -302,16 +302,16 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostTheDeadRelaysLastWave) {
   //     flight, or the wave just answered whose mark had not committed. Those rows stay pending
   //     under the dead claim's lease and the survivor sends them again once it ends; every row
   //     of an earlier wave is already published and is never claimed again.
-  //   - a wave holds at most one row per room and at most
-  //     floor((lease left - lease_margin) / publish_timeout) * max_in_flight rows (as many as can
-  //     be tried, max_in_flight at a time, and marked before the lease ends), and never more than
-  //     the claim (batch_size).
-  // So duplicates <= min(batch_size, floor((lease - margin) / publish_timeout) * max_in_flight):
-  // here min(40, 2 * 8) = 16. A wave may thus be larger than max_in_flight, and a kill in its
-  // second half re-sends the first half too.
+  //   - a wave holds at most one row per room, at most the claim (batch_size), and at most
+  //     floor((lease left - lease_margin) / publish_timeout) * max_in_flight rows: as many as
+  //     can be tried, max_in_flight at a time, and marked before the lease ends.
+  // So duplicates <= min(batch_size, floor((lease - margin) / publish_timeout) * max_in_flight).
+  // With this lease one publish_timeout fits, a wave is at most max_in_flight rows, and the
+  // bound is the dead relay's rows in flight. (With a longer lease a wave holds that many
+  // multiples of max_in_flight rows, sent max_in_flight at a time, and the bound grows with it.)
   constexpr size_t kMaxDuplicates = std::min<size_t>(
       kBatchSize, static_cast<size_t>((kLease - kLeaseMargin) / kPublishTimeout) * kMaxInFlight);
-  static_assert(kMaxDuplicates == 16);
+  static_assert(kMaxDuplicates == kMaxInFlight);
   FakeImServerOptions im_options;
   im_options.latency = milliseconds(50);  // the drain takes seconds, so the kill lands mid-drain
   FakeImServer im(im_options);
