@@ -3,12 +3,11 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdio>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "claim_token.h"
 #include "envelope_codec.h"
 
 namespace room_outbox::internal {
@@ -198,16 +197,6 @@ class HookImpl final : public Hook {
 
 int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout, size_t events) {
   return sync_timeout.count() * static_cast<int64_t>(events) + kSyncLeaseMarginMs;
-}
-
-std::string NewClaimToken() {
-  // One generator per thread: tokens only need to be unique, not secret.
-  thread_local std::mt19937_64 generator{std::random_device{}()};
-  char out[33];
-  std::snprintf(out, sizeof out, "%016llx%016llx",
-                static_cast<unsigned long long>(generator()),
-                static_cast<unsigned long long>(generator()));
-  return out;
 }
 
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,

@@ -20,7 +20,4 @@ std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<Outbo
 // still working on.
 int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout, size_t events);
 
-// A fresh random token (32 hex characters) naming one claim or one commit's sync attempt.
-std::string NewClaimToken();
-
 }  // namespace room_outbox::internal

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "claim_token.h"
 #include "fake_clock.h"
 #include "hook_impl.h"
 #include "mock_outbox_store.h"
@@ -212,9 +213,9 @@ TEST_F(HookTest, InvalidInputIsRefusedBeforeAnyWrite) {
   }
 }
 
-TEST(HookTokenTest, TokensAreDistinctHex) {
-  std::string a = internal::NewClaimToken();
-  std::string b = internal::NewClaimToken();
+TEST(ClaimTokenTest, TokensAreDistinctHex) {
+  std::string a = NewClaimToken();
+  std::string b = NewClaimToken();
   EXPECT_NE(a, b);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
 }

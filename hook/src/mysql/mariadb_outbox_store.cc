@@ -1,6 +1,6 @@
 #include "mysql/mariadb_outbox_store.h"
 
-#include <sys/random.h>
+#include "claim_token.h"
 
 #include <algorithm>
 #include <array>
@@ -81,30 +81,6 @@ std::string Placeholders(size_t n) {
   return out + ")";
 }
 
-// 128 random bits as 32 hex characters.
-Result<std::string> NewClaimToken() {
-  std::array<unsigned char, 16> bytes{};
-  size_t filled = 0;
-  while (filled < bytes.size()) {
-    ssize_t n = getrandom(bytes.data() + filled, bytes.size() - filled, 0);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return Fail(ErrorCode::kInternal,
-                  std::string("getrandom(claim token): ") + std::strerror(errno));
-    }
-    filled += static_cast<size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string token;
-  token.reserve(bytes.size() * 2);
-  for (unsigned char b : bytes) {
-    token += kHex[b >> 4];
-    token += kHex[b & 0x0f];
-  }
-  return token;
-}
 
 // Calls chunk(size, offset, count) for consecutive slices of n items, each bound through a
 // placeholder list of `size` >= count entries.
@@ -614,12 +590,8 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
       if (selected->empty()) {
         return Claim{};
       }
-      auto token = NewClaimToken();
-      if (!token) {
-        return Fail(token.error());
-      }
       Claim claim;
-      claim.token = std::move(*token);
+      claim.token = NewClaimToken();
       claim.lease_until_ms = options.now_ms + options.lease_ms;
       if (auto leased = Lease(conn, *selected, claim, options.now_ms); !leased) {
         return Fail(leased.error());
