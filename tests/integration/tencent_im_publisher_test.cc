@@ -21,15 +21,6 @@ using testing::FakeImServer;
 using testing::FakeImServerOptions;
 using SteadyClock = std::chrono::steady_clock;
 
-// libcurl's process-wide setup is the host's job; here the test binary is the host.
-class CurlGlobalEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { ASSERT_EQ(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK); }
-  void TearDown() override { curl_global_cleanup(); }
-};
-[[maybe_unused]] ::testing::Environment* const kCurlEnvironment =
-    ::testing::AddGlobalTestEnvironment(new CurlGlobalEnvironment);
-
 constexpr milliseconds kTimeout{3000};
 
 FakeImServerOptions ServerOptions() {
