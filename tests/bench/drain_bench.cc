@@ -24,8 +24,28 @@ struct DrainRun {
   size_t published = 0;
   double seconds = 0;
   bool complete = false;  // every row was published and marked
+  // Pauses of kStall or more between consecutive published_at_ms values (no row marked).
+  size_t stalls = 0;
+  double stalled_seconds = 0;
   double Rate() const { return seconds > 0 ? static_cast<double>(published) / seconds : 0; }
 };
+
+// A pause in marking at least this long counts as a stall in the drain.
+constexpr int64_t kStallMs = 500;
+
+// Counts the stalls of a finished drain from the rows' published_at_ms.
+void CountStalls(BenchDatabase& db, DrainRun& run) {
+  int64_t previous = -1;
+  for (const auto& row : db.Query("SELECT DISTINCT published_at_ms FROM room_outbox WHERE "
+                                  "status = 'published' ORDER BY published_at_ms")) {
+    const int64_t at = std::stoll(row[0]);
+    if (previous >= 0 && at - previous >= kStallMs) {
+      ++run.stalls;
+      run.stalled_seconds += static_cast<double>(at - previous) / 1000.0;
+    }
+    previous = at;
+  }
+}
 
 // A fresh database holding `rows` pending rows over ctx.rooms rooms.
 std::unique_ptr<BenchDatabase> FilledDatabase(const BenchContext& ctx, const std::string& name,
@@ -69,6 +89,7 @@ DrainRun RunWorkerLoop(const BenchContext& ctx, const std::string& name, size_t 
   harness.Stop();
   run.published = rows - static_cast<size_t>(db->PendingCount());
   run.complete = run.published == rows;
+  CountStalls(*db, run);
   return run;
 }
 
@@ -146,6 +167,10 @@ DrainRun RunPlainUpdateCeiling(const BenchContext& ctx) {
 std::string RateText(const DrainRun& run) {
   std::string text = FormatCount(run.Rate()) + " rows/s (" + FormatCount(run.published) +
                      " rows in " + FormatFixed(run.seconds, 1) + " s)";
+  if (run.stalls > 0) {
+    text += "; " + std::to_string(run.stalls) + " pauses >= " + std::to_string(kStallMs) +
+            " ms without a mark, " + FormatFixed(run.stalled_seconds, 1) + " s in all";
+  }
   return run.complete ? text : text + " INCOMPLETE";
 }
 

@@ -66,9 +66,15 @@ int main(int argc, char** argv) {
   app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
   app.add_option("--only", only, "run only these benchmarks (1..6)")->delimiter(',');
   app.add_flag("--quick", quick, "small sizes, for trying the program out");
+  app.add_option("--drain-rows", ctx.drain_rows, "rows of the backlog drain (benchmark 1)")
+      ->capture_default_str();
+  app.add_option("--rooms", ctx.rooms, "rooms of the backlog drain")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (quick) {
     MakeQuick(ctx);
+    // Explicit sizes still win over --quick.
+    if (app.count("--drain-rows") > 0) ctx.drain_rows = app["--drain-rows"]->as<size_t>();
+    if (app.count("--rooms") > 0) ctx.rooms = app["--rooms"]->as<size_t>();
   }
   const std::set<std::string> selected(only.begin(), only.end());
 
