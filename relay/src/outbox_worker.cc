@@ -297,8 +297,10 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
       release_all();
       break;
     }
-    const size_t capacity =
-        static_cast<size_t>(std::min<int64_t>(slots, 1 << 20)) * options_.max_in_flight;
+    // A wave is at most what is in flight at once: results are marked after every wave, so a
+    // relay killed mid-claim leaves at most max_in_flight rows delivered but unmarked (they are
+    // sent again after the lease), whatever the lease and batch size.
+    const size_t capacity = options_.max_in_flight;
 
     std::vector<std::string> wave_keys;
     int64_t earliest_ready = std::numeric_limits<int64_t>::max();

@@ -19,14 +19,13 @@
 //        retry_count unchanged) so that they never overtake it; other rooms go on. A room's sends
 //        are at least room_min_interval apart (also across rounds): when no room is ready the
 //        worker sleeps on the Clock until the first one is.
-//      ordering=none: every row is in the first wave.
-//      Before each wave the claim's remaining lease is checked: the wave is cut to what can be
-//      tried and marked before the lease ends (ceil(rows / max_in_flight) * publish_timeout,
-//      plus a margin for the marking); rows that do not fit are Released.
+//      ordering=none: rows go in id order. Either way a wave holds at most max_in_flight rows.
+//      Before each wave the claim's remaining lease is checked: when publish_timeout plus a
+//      margin for the marking no longer fits, the rows left are Released.
 //      A stop requested between waves Releases the rows not yet attempted.
 //   4. After each wave, one MarkPublished and one MarkFailed with that wave's results, so a
-//      relay killed mid-claim leaves at most its last wave delivered but unmarked (sent again by
-//      whoever claims the rows after the lease). A failing mark ends the round (the rest is
+//      relay killed mid-claim leaves at most its last wave (max_in_flight rows) delivered but
+//      unmarked (sent again by whoever claims the rows after the lease). A failing mark ends the round (the rest is
 //      Released). At the end, one Release for every row not attempted.
 //
 // Rate-limited answers (Tencent frequency limits) are failed attempts due again after

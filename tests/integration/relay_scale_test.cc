@@ -291,27 +291,19 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostTheDeadRelaysLastWave) {
   constexpr size_t kBatchSize = 40;
   constexpr size_t kMaxInFlight = 8;
   constexpr milliseconds kPublishTimeout{1000};
-  // Short, so the dead relay's rows come due again quickly.
-  constexpr milliseconds kLease{2500};
+  // Long enough for several publish_timeouts, so a wave bounded only by the lease would hold
+  // several multiples of max_in_flight rows; the bound below must hold anyway.
+  constexpr milliseconds kLease{6000};
+  // The bound on duplicates, from relay/src/outbox_worker.{h,cc} (OutboxWorker::Round): a relay
+  // holds one claim at a time and publishes it in waves of at most max_in_flight rows; after
+  // each wave it marks that wave's results (MarkPublished/MarkFailed with the claim token)
+  // before starting the next one. A kill -9 therefore leaves unmarked at most the rows of one
+  // wave: the wave in flight, or the wave just answered whose mark had not committed. Those
+  // rows stay pending under the dead claim's lease and the survivor sends them again once it
+  // ends; every row of an earlier wave is already published and is never claimed again.
+  constexpr size_t kMaxDuplicates = kMaxInFlight;
   // WorkerOptions::lease_margin: the end of a lease kept free for writing results.
   constexpr milliseconds kLeaseMargin{1000};
-  // The bound on duplicates, from relay/src/outbox_worker.{h,cc} (OutboxWorker::Round):
-  //   - a relay holds one claim at a time and publishes it in waves; after each wave it marks
-  //     that wave's results (MarkPublished/MarkFailed with the claim token) before starting the
-  //     next one. A kill -9 therefore leaves unmarked at most the rows of one wave: the wave in
-  //     flight, or the wave just answered whose mark had not committed. Those rows stay pending
-  //     under the dead claim's lease and the survivor sends them again once it ends; every row
-  //     of an earlier wave is already published and is never claimed again.
-  //   - a wave holds at most one row per room, at most the claim (batch_size), and at most
-  //     floor((lease left - lease_margin) / publish_timeout) * max_in_flight rows: as many as
-  //     can be tried, max_in_flight at a time, and marked before the lease ends.
-  // So duplicates <= min(batch_size, floor((lease - margin) / publish_timeout) * max_in_flight).
-  // With this lease one publish_timeout fits, a wave is at most max_in_flight rows, and the
-  // bound is the dead relay's rows in flight. (With a longer lease a wave holds that many
-  // multiples of max_in_flight rows, sent max_in_flight at a time, and the bound grows with it.)
-  constexpr size_t kMaxDuplicates = std::min<size_t>(
-      kBatchSize, static_cast<size_t>((kLease - kLeaseMargin) / kPublishTimeout) * kMaxInFlight);
-  static_assert(kMaxDuplicates == kMaxInFlight);
   FakeImServerOptions im_options;
   im_options.latency = milliseconds(50);  // the drain takes seconds, so the kill lands mid-drain
   FakeImServer im(im_options);
@@ -325,10 +317,18 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostTheDeadRelaysLastWave) {
                            {"max_in_flight", std::to_string(kMaxInFlight)},
                            {"publish_timeout", TomlDuration(kPublishTimeout)},
                            {"lease", TomlDuration(kLease)}};
-  auto relays = StartRelays(db, im, 2, options);
+  // The victim starts first and is killed in the middle of its first claim (about half of its
+  // kBatchSize rows answered), with the second relay already running: a wave bounded only by the
+  // claim or the lease would leave far more than kMaxInFlight rows delivered but unmarked.
+  std::vector<std::unique_ptr<RelayProcess>> relays;
+  options.node_id = "relay-1";
+  relays.push_back(std::make_unique<RelayProcess>(db, im, options));
+  ASSERT_TRUE(relays[0]->Start());
   RelayProcess& victim = *relays[0];
-
-  ASSERT_TRUE(im.WaitForRequests(kRows / 4, kDrainTimeout)) << Logs(relays);
+  ASSERT_TRUE(im.WaitForRequests(kBatchSize / 2, kDrainTimeout)) << Logs(relays);
+  options.node_id = "relay-2";
+  relays.push_back(std::make_unique<RelayProcess>(db, im, options));
+  ASSERT_TRUE(relays[1]->Start());
   const auto killed_at = SteadyClock::now();
   auto killed = victim.Kill();
   ASSERT_TRUE(killed) << "relay-1 was not running\n" << victim.StderrTail();

@@ -502,20 +502,44 @@ TEST_F(OutboxWorkerTest, LeaseTooShortForAnotherWaveReleasesTheRest) {
   EXPECT_THAT(released_, ElementsAre(2));
 }
 
-TEST_F(OutboxWorkerTest, WaveIsCutToWhatTheLeaseCovers) {
-  // (8s - 1s margin) / 3s = 2 publish slots of max_in_flight 1: two rows per wave.
+TEST_F(OutboxWorkerTest, AWaveHoldsAtMostMaxInFlightRowsAndIsMarkedBeforeTheNext) {
   options_.per_room_order = false;
-  options_.max_in_flight = 1;
+  options_.max_in_flight = 2;
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"),
+                                  Row(4, "room-d"), Row(5, "room-e")})));
+  ScriptPublisher();
+  RecordMarks();
+  // What was marked when each wave started: a kill -9 loses at most one wave's marks.
+  std::vector<size_t> marked_at_wave_start;
+  during_publish_ = [&] { marked_at_wave_start.push_back(published_.size()); };
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-2"), ElementsAre("evt-3", "evt-4"),
+                                  ElementsAre("evt-5")));
+  EXPECT_THAT(marked_at_wave_start, ElementsAre(0u, 2u, 4u));
+  EXPECT_THAT(published_, ElementsAre(1, 2, 3, 4, 5));
+}
+
+TEST_F(OutboxWorkerTest, RowsTheLeaseNoLongerCoversAreReleased) {
+  // Lease 5s, margin 1s, publish_timeout 3s: the first wave fits; after it took 3s, 1s is left
+  // and the next wave would not be marked in time.
+  options_.per_room_order = false;
+  options_.max_in_flight = 2;
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions&) {
-    Claim c = MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c")});
-    c.lease_until_ms = clock_.NowMs() + 8000;
+    Claim c = MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"), Row(4, "room-d")});
+    c.lease_until_ms = clock_.NowMs() + 5000;
     return Result<Claim>(c);
   }));
   ScriptPublisher();
   RecordMarks();
+  during_publish_ = [this] { clock_.Advance(milliseconds(3000)); };
   auto worker = MakeWorker();
-  worker.RunRound();
-  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-2"), ElementsAre("evt-3")));
+  RoundResult r = worker.RunRound();
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-2")));
+  EXPECT_THAT(published_, ElementsAre(1, 2));
+  EXPECT_THAT(released_, ElementsAre(3, 4));
+  EXPECT_EQ(r.released, 2u);
 }
 
 TEST_F(OutboxWorkerTest, RoomPaceSleepsBetweenSendsToOneRoom) {
