@@ -10,3 +10,8 @@ target_sources(integration_tests PRIVATE tests/integration/schema_test.cc
   tests/integration/hook_delivery_test.cc
   tests/integration/global_environment.cc)
 include(tests/integration/scale.cmake)
+
+# The installed hook as a room-service sees it: make install + pkg-config + a consumer build.
+add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-install.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES LABELS integration)
