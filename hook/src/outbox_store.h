@@ -47,6 +47,9 @@ struct Claim {
   std::string token;          // names this claim in every later write
   int64_t lease_until_ms = 0;
   std::vector<OutboxRow> rows;  // ordered by id
+  // The scan stopped at the limit: more rows may be due even when per-room order left some of
+  // the selection out and `rows` is shorter than the limit.
+  bool more_due = false;
 };
 
 // The result of one failed attempt.

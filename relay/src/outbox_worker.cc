@@ -109,7 +109,9 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     return result;
   }
   result.claimed = claim->rows.size();
-  result.full = result.claimed >= options_.batch_size;
+  // A short claim is not the end of a backlog when per-room order left rows out of it; an empty
+  // one still waits poll_interval, so a selection that keeps nothing cannot spin.
+  result.full = result.claimed >= options_.batch_size || (claim->more_due && result.claimed > 0);
 
   std::vector<Item> items;
   items.reserve(claim->rows.size());

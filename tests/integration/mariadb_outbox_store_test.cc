@@ -459,6 +459,7 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderClaimsOnlyARunFromTheRoomHead) {
   auto cut = store->ClaimDue(At(kT0 + 5, 2));
   ASSERT_TRUE(cut) << cut.error().message;
   EXPECT_EQ(Ids(*cut), (std::vector<int64_t>{a1, a2}));
+  EXPECT_TRUE(cut->more_due);
   EXPECT_EQ(db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id=" +
                       std::to_string(a3)),
             kT0 + 5);
@@ -466,6 +467,7 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderClaimsOnlyARunFromTheRoomHead) {
   auto rest = store->ClaimDue(At(kT0 + 5, 3));
   ASSERT_TRUE(rest);
   EXPECT_EQ(Ids(*rest), (std::vector<int64_t>{a3}));
+  EXPECT_FALSE(rest->more_due);
 }
 
 // A backlog larger than the limit whose rows became due before their rooms' heads (rows held

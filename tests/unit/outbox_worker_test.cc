@@ -376,6 +376,26 @@ TEST_F(OutboxWorkerTest, FullBatchStartsTheNextRoundAtOnceAndEmptyWaitsPollInter
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000)));
 }
 
+TEST_F(OutboxWorkerTest, ShortClaimWithMoreDueStartsTheNextRoundButAnEmptyOneWaits) {
+  // Per-room order can leave part of a full selection out: the claim is short, yet more rows are
+  // due. An empty claim waits even then, so a selection that keeps nothing cannot spin.
+  options_.batch_size = 10;
+  Claim short_claim = MakeClaim({Row(1, "room-a")});
+  short_claim.more_due = true;
+  Claim empty_claim = MakeClaim({});
+  empty_claim.more_due = true;
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(short_claim))
+      .WillOnce(Return(empty_claim));
+  ScriptPublisher();
+  RecordMarks();
+  clock_.on_sleep = [this] { stop_.RequestStop(); };
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_THAT(published_, ElementsAre(1));
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000)));
+}
+
 TEST_F(OutboxWorkerTest, EmptyClaimSleepsPollInterval) {
   EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Return(MakeClaim({})));
   clock_.on_sleep = [this] {

@@ -41,7 +41,8 @@ const std::string_view kClaimDueRoomHeadsSql =
     "SELECT o.id, o.event_id, o.event_type, o.room_id, o.envelope, o.retry_count, "
     "o.created_at_ms FROM room_outbox o "
     "WHERE o.status = 'pending' AND o.next_attempt_at_ms <= ? "
-    "AND (SELECT h.next_attempt_at_ms FROM room_outbox h WHERE h.room_id = o.room_id "
+    "AND (SELECT h.next_attempt_at_ms FROM room_outbox h FORCE INDEX (idx_room_status) "
+    "WHERE h.room_id = o.room_id "
     "AND h.status = 'pending' ORDER BY h.id LIMIT 1) <= ? "
     "ORDER BY o.next_attempt_at_ms, o.id LIMIT ? FOR UPDATE SKIP LOCKED";
 
@@ -565,6 +566,7 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
       if (!selected) {
         return Fail(selected.error());
       }
+      const bool more_due = selected->size() >= options.limit;
       // Per-room order: when every selected row was left out and some rooms were pushed back
       // behind their heads, select again: those heads now sort first.
       constexpr int kMaxPasses = 3;
@@ -586,9 +588,12 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
         }
       }
       if (selected->empty()) {
-        return Claim{};
+        Claim none;
+        none.more_due = more_due;
+        return none;
       }
       Claim claim;
+      claim.more_due = more_due;
       claim.token = NewClaimToken();
       claim.lease_until_ms = options.now_ms + options.lease_ms;
       if (auto leased = Lease(conn, *selected, claim, options.now_ms); !leased) {
