@@ -2,12 +2,10 @@
 // for Tencent IM: --once exit codes, SIGTERM during a slow publish, kill -9 then restart, and a
 // MariaDB restart under a running relay (on a private server of its own, so the shared test
 // server is never stopped).
-#include <fcntl.h>
 #include <mysql.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -18,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -27,9 +26,8 @@
 #include "envelope_codec.h"
 #include "mysql/mariadb_outbox_store.h"
 #include "support/fake_im_server.h"
+#include "support/relay_process.h"
 #include "support/test_database.h"
-
-extern char** environ;
 
 namespace room_outbox::testing {
 namespace {
@@ -38,8 +36,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
-
-const fs::path kRelayBinary = fs::path(ROOM_OUTBOX_BINARY_DIR) / "outbox-relay";
 
 fs::path MakeTempDir(const char* prefix) {
   std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
@@ -112,145 +108,47 @@ std::vector<std::string> InsertRowsSql(const std::string& prefix, int count, int
   return statements;
 }
 
-struct RelaySettings {
-  std::string poll_interval = "200ms";
-  int batch_size = 100;
-  std::string publish_timeout = "2s";
-  std::string lease = "10s";
-  int max_in_flight = 16;
-  std::string room_min_interval = "0ms";
-};
-
-std::string RelayConfig(const MysqlOptions& mysql, const FakeImServer& im,
-                        const RelaySettings& s) {
-  std::ostringstream c;
-  c << "node_id = \"relay-process-test\"\n"
-    << "[mysql]\nsocket = \"" << mysql.socket << "\"\nuser = \"" << mysql.user
-    << "\"\ndatabase = \"" << mysql.database << "\"\nconnect_timeout = \"2s\"\n"
-    << "[outbox_worker]\npoll_interval = \"" << s.poll_interval << "\"\nbatch_size = "
-    << s.batch_size << "\npublish_timeout = \"" << s.publish_timeout << "\"\nretry_strategy = "
-    << "\"fixed_interval\"\nlease = \"" << s.lease << "\"\nmax_in_flight = " << s.max_in_flight
-    << "\nroom_min_interval = \"" << s.room_min_interval << "\"\n"
-    << "[tencent_im]\nendpoint = \"" << im.endpoint() << "\"\nsdk_app_id = "
-    << im.options().sdk_app_id << "\nadmin_identifier = \"" << im.options().identifier
-    << "\"\ngroup_id_prefix = \"" << im.options().group_id_prefix
-    << "\"\nrequests_per_second = 0\n"
-    << "[log]\nlevel = \"debug\"\n";
-  return c.str();
+// The relay these tests run: node id "relay-process-test", debug log, a 2s connect timeout, and
+// [outbox_worker] poll_interval 200ms, batch_size 100, publish_timeout 2s, fixed_interval
+// retries, lease 10s, max_in_flight 16, no per-room pacing. Tests override single keys.
+RelayProcessOptions BaseOptions() {
+  RelayProcessOptions options;
+  options.node_id = "relay-process-test";
+  options.log_level = "debug";
+  options.mysql = {{"connect_timeout", "\"2s\""}};
+  options.outbox_worker = {{"poll_interval", "\"200ms\""},
+                           {"batch_size", "100"},
+                           {"publish_timeout", "\"2s\""},
+                           {"retry_strategy", "\"fixed_interval\""},
+                           {"lease", "\"10s\""},
+                           {"max_in_flight", "16"},
+                           {"room_min_interval", "\"0ms\""}};
+  return options;
 }
 
-// One outbox-relay child process; its stdout and stderr go to a file.
-class RelayProcess {
- public:
-  RelayProcess(const fs::path& config, const std::vector<std::string>& extra_args,
-               const fs::path& log, const std::string& secret_key,
-               const std::vector<std::string>& extra_env = {})
-      : log_(log) {
-    std::vector<std::string> args = {kRelayBinary.string(), "--config", config.string()};
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string var = *e;
-      if (var.rfind("ROOM_OUTBOX_", 0) == 0 || var.rfind("CREDENTIALS_DIRECTORY=", 0) == 0 ||
-          var.rfind("JOURNAL_STREAM=", 0) == 0 || var.rfind("NOTIFY_SOCKET=", 0) == 0) {
-        continue;
-      }
-      env.push_back(var);
-    }
-    env.push_back("ROOM_OUTBOX_TIM_SECRET_KEY=" + secret_key);
-    env.insert(env.end(), extra_env.begin(), extra_env.end());
-    // Everything the child needs is built before fork: between fork and exec only
-    // async-signal-safe calls run.
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    const std::string log_path = log.string();
-    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    EXPECT_GE(fd, 0) << log_path;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-      execve(argv[0], argv.data(), envp.data());
-      _exit(127);
-    }
-    close(fd);
-    EXPECT_GT(pid_, 0) << "fork failed";
-  }
-  ~RelayProcess() {
-    if (pid_ > 0 && !exit_code_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  pid_t pid() const { return pid_; }
-  void Signal(int sig) { kill(pid_, sig); }
-
-  // The exit code once the process ended within `limit` (-signal when killed by a signal).
-  std::optional<int> Wait(milliseconds limit) {
-    if (exit_code_) return exit_code_;
-    const auto deadline = Clock::now() + limit;
-    while (true) {
-      int status = 0;
-      const pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-        return exit_code_;
-      }
-      if (Clock::now() >= deadline) return std::nullopt;
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-  }
-  bool Running() { return !Wait(milliseconds(0)).has_value(); }
-
-  std::string Log() const {
-    std::ifstream in(log_);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
- private:
-  pid_t pid_ = -1;
-  fs::path log_;
-  std::optional<int> exit_code_;
-};
+RelayProcessOptions OnceOptions() {
+  RelayProcessOptions options = BaseOptions();
+  options.args = {"--once"};
+  return options;
+}
 
 class RelayProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(kRelayBinary)) << kRelayBinary << " is not built";
+    ASSERT_TRUE(fs::exists(RelayProcess::BinaryPath()))
+        << RelayProcess::BinaryPath() << " is not built";
     ASSERT_TRUE(im_.running()) << im_.start_error();
     dir_ = MakeTempDir("relay-process-test");
   }
   void TearDown() override {
-    if (HasFailure()) {
-      for (const auto& entry : fs::directory_iterator(dir_)) {
-        if (entry.path().extension() == ".log") {
-          std::ifstream in(entry.path());
-          std::ostringstream text;
-          text << in.rdbuf();
-          std::cerr << "---- " << entry.path() << "\n" << text.str();
-        }
-      }
-    }
-    fs::remove_all(dir_);
+    if (!dir_.empty()) fs::remove_all(dir_);
   }
 
-  fs::path WriteConfig(const MysqlOptions& mysql, const RelaySettings& settings) {
-    const fs::path path = dir_ / "relay.toml";
-    std::ofstream(path) << RelayConfig(mysql, im_, settings);
-    return path;
-  }
-  std::unique_ptr<RelayProcess> Start(const fs::path& config, std::vector<std::string> args,
-                                      const std::string& log_name,
-                                      const std::vector<std::string>& env = {}) {
-    return std::make_unique<RelayProcess>(config, args, dir_ / (log_name + ".log"),
-                                          im_.options().secret_key, env);
+  // A started relay against `mysql` and the fake IM server (a failure to start fails the test).
+  std::unique_ptr<RelayProcess> Start(const MysqlOptions& mysql, RelayProcessOptions options) {
+    auto relay = std::make_unique<RelayProcess>(mysql, im_, std::move(options));
+    EXPECT_TRUE(relay->Start());
+    return relay;
   }
 
   FakeImServer im_;
@@ -275,26 +173,26 @@ class RelayProcessDbTest : public RelayProcessTest {
 
 TEST_F(RelayProcessDbTest, OnceDrainsABacklogLargerThanBatchSizeAndExitsZero) {
   Insert("backlog", 250, 25);
-  RelaySettings settings;
-  settings.batch_size = 100;
-  auto relay = Start(WriteConfig(db_.Options(), settings), {"--once"}, "once");
-  auto code = relay->Wait(seconds(120));
-  ASSERT_TRUE(code) << "--once did not exit";
-  EXPECT_EQ(*code, 0) << relay->Log();
+  RelayProcessOptions options = OnceOptions();
+  options.outbox_worker["batch_size"] = "100";
+  auto relay = Start(db_.Options(), options);
+  auto exit = relay->Wait(seconds(120));
+  ASSERT_TRUE(exit) << "--once did not exit";
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
   EXPECT_EQ(Count("status = 'published'"), 250);
   EXPECT_EQ(Count("status = 'pending'"), 0);
   EXPECT_EQ(im_.Stats().unique_event_ids, 250u);
   // Three claims at least: the backlog did not fit one batch.
-  EXPECT_NE(relay->Log().find("drain finished"), std::string::npos);
+  EXPECT_NE(relay->Stderr().find("drain finished"), std::string::npos);
 }
 
 TEST_F(RelayProcessDbTest, OnceExitsOneWhenRowsStillFail) {
   Insert("failing", 5, 5);
   im_.SetDefaultFault(FakeImFault::HttpStatus(502));
-  auto relay = Start(WriteConfig(db_.Options(), RelaySettings{}), {"--once"}, "once");
-  auto code = relay->Wait(seconds(60));
-  ASSERT_TRUE(code) << "--once did not exit";
-  EXPECT_EQ(*code, 1) << relay->Log();
+  auto relay = Start(db_.Options(), OnceOptions());
+  auto exit = relay->Wait(seconds(60));
+  ASSERT_TRUE(exit) << "--once did not exit";
+  EXPECT_EQ(exit->exit_code, 1) << Describe(*exit) << "\n" << relay->StderrTail();
   EXPECT_EQ(Count("status = 'pending' AND retry_count = 1 AND last_error IS NOT NULL"), 5);
   // Tried once each, not retried within the run.
   EXPECT_EQ(im_.Stats().requests, 5u);
@@ -303,28 +201,28 @@ TEST_F(RelayProcessDbTest, OnceExitsOneWhenRowsStillFail) {
 TEST_F(RelayProcessDbTest, OnceExitsOneWhenTheDatabaseIsUnreachable) {
   MysqlOptions nowhere = db_.Options();
   nowhere.socket = (dir_ / "no-such.sock").string();
-  auto relay = Start(WriteConfig(nowhere, RelaySettings{}), {"--once"}, "once");
-  auto code = relay->Wait(seconds(60));
-  ASSERT_TRUE(code);
-  EXPECT_EQ(*code, 1) << relay->Log();
+  auto relay = Start(nowhere, OnceOptions());
+  auto exit = relay->Wait(seconds(60));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 1) << Describe(*exit) << "\n" << relay->StderrTail();
 }
 
 TEST_F(RelayProcessDbTest, SigtermDuringASlowPublishMarksTheRowAndClaimsNothingNew) {
-  RelaySettings settings;
-  settings.publish_timeout = "1s";
-  settings.lease = "10s";
+  RelayProcessOptions options = BaseOptions();
+  options.outbox_worker["publish_timeout"] = "\"1s\"";
+  options.outbox_worker["lease"] = "\"10s\"";
   im_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(8000)));
   Insert("slow", 1, 1);
-  auto relay = Start(WriteConfig(db_.Options(), settings), {}, "daemon");
-  ASSERT_TRUE(im_.WaitForRequests(1, seconds(30))) << relay->Log();
+  auto relay = Start(db_.Options(), options);
+  ASSERT_TRUE(im_.WaitForRequests(1, seconds(30))) << relay->StderrTail();
   // Due now, but the relay is busy with its batch; after the signal it must not claim it.
   Insert("late", 1, 1);
   const auto signalled = Clock::now();
-  relay->Signal(SIGTERM);
-  auto code = relay->Wait(seconds(20));
+  EXPECT_TRUE(relay->Signal(SIGTERM));
+  auto exit = relay->Wait(seconds(20));
   const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - signalled);
-  ASSERT_TRUE(code) << "no exit after SIGTERM";
-  EXPECT_EQ(*code, 0) << relay->Log();
+  ASSERT_TRUE(exit) << "no exit after SIGTERM";
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
   // publish_timeout (1s) plus a margin for marking and closing on a busy machine.
   EXPECT_LT(took, milliseconds(1000 + 5000));
   EXPECT_EQ(db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id = 'slow-0' AND "
@@ -335,64 +233,55 @@ TEST_F(RelayProcessDbTest, SigtermDuringASlowPublishMarksTheRowAndClaimsNothingN
 }
 
 TEST_F(RelayProcessDbTest, SecondSigtermDoesNotSkipTheMarking) {
-  RelaySettings settings;
-  settings.publish_timeout = "1s";
+  RelayProcessOptions options = BaseOptions();
+  options.outbox_worker["publish_timeout"] = "\"1s\"";
   im_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(8000)));
   Insert("twice", 1, 1);
-  auto relay = Start(WriteConfig(db_.Options(), settings), {}, "daemon");
-  ASSERT_TRUE(im_.WaitForRequests(1, seconds(30))) << relay->Log();
-  relay->Signal(SIGTERM);
+  auto relay = Start(db_.Options(), options);
+  ASSERT_TRUE(im_.WaitForRequests(1, seconds(30))) << relay->StderrTail();
+  EXPECT_TRUE(relay->Signal(SIGTERM));
   std::this_thread::sleep_for(milliseconds(100));
-  relay->Signal(SIGTERM);
-  auto code = relay->Wait(seconds(20));
-  ASSERT_TRUE(code);
-  EXPECT_EQ(*code, 0) << relay->Log();
+  EXPECT_TRUE(relay->Signal(SIGTERM));
+  auto exit = relay->Wait(seconds(20));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
   EXPECT_EQ(Count("event_id = 'twice-0' AND retry_count = 1 AND last_error IS NOT NULL"), 1);
 }
 
 TEST_F(RelayProcessDbTest, KillNineMidBatchThenRestartPublishesEverything) {
-  RelaySettings settings;
-  settings.publish_timeout = "1s";
-  settings.lease = "3s";
-  settings.max_in_flight = 1;
+  RelayProcessOptions options = BaseOptions();
+  options.outbox_worker["publish_timeout"] = "\"1s\"";
+  options.outbox_worker["lease"] = "\"3s\"";
+  options.outbox_worker["max_in_flight"] = "1";
   Insert("crash", 20, 20);
   im_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(100)));
-  auto first = Start(WriteConfig(db_.Options(), settings), {}, "first");
-  ASSERT_TRUE(im_.WaitForRequests(3, seconds(30))) << first->Log();
-  first->Signal(SIGKILL);
+  auto first = Start(db_.Options(), options);
+  ASSERT_TRUE(im_.WaitForRequests(3, seconds(30))) << first->StderrTail();
+  EXPECT_TRUE(first->Signal(SIGKILL));
   ASSERT_TRUE(first->Wait(seconds(10)));
   // Rows claimed by the dead relay stay pending until their lease ends.
   EXPECT_GT(Count("status = 'pending'"), 0);
 
   im_.SetDefaultFault(FakeImFault::Ok());
-  auto second = Start(WriteConfig(db_.Options(), settings), {}, "second");
+  auto second = Start(db_.Options(), options);
   EXPECT_TRUE(Eventually([&] { return Count("status = 'published'") == 20; }, seconds(60)))
-      << second->Log();
-  second->Signal(SIGTERM);
-  auto code = second->Wait(seconds(20));
-  ASSERT_TRUE(code);
-  EXPECT_EQ(*code, 0) << second->Log();
+      << second->StderrTail();
+  EXPECT_TRUE(second->Signal(SIGTERM));
+  auto exit = second->Wait(seconds(20));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << second->StderrTail();
   EXPECT_EQ(im_.Stats().unique_event_ids, 20u);
 }
 
 TEST_F(RelayProcessDbTest, EnabledFalseLogsAndExitsZero) {
-  const fs::path config = WriteConfig(db_.Options(), RelaySettings{});
-  std::string text;
-  {
-    std::ifstream in(config);
-    std::ostringstream s;
-    s << in.rdbuf();
-    text = s.str();
-  }
-  const std::string marker = "[outbox_worker]\n";
-  text.insert(text.find(marker) + marker.size(), "enabled = false\n");
-  std::ofstream(config) << text;
+  RelayProcessOptions options = BaseOptions();
+  options.outbox_worker["enabled"] = "false";
   Insert("disabled", 1, 1);
-  auto relay = Start(config, {}, "disabled");
-  auto code = relay->Wait(seconds(20));
-  ASSERT_TRUE(code);
-  EXPECT_EQ(*code, 0) << relay->Log();
-  EXPECT_NE(relay->Log().find("outbox worker disabled"), std::string::npos);
+  auto relay = Start(db_.Options(), options);
+  auto exit = relay->Wait(seconds(20));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
+  EXPECT_NE(relay->Stderr().find("outbox worker disabled"), std::string::npos);
   EXPECT_EQ(Count("status = 'pending'"), 1);
 }
 
@@ -420,16 +309,17 @@ TEST_F(RelayProcessDbTest, NotifiesSystemdWhenReadyAndWhenStopping) {
     return received.find(wanted) != std::string::npos;
   };
 
-  auto relay = Start(WriteConfig(db_.Options(), RelaySettings{}), {}, "notify",
-                     {"NOTIFY_SOCKET=" + path});
-  EXPECT_TRUE(receive_until("READY=1")) << received << relay->Log();
+  RelayProcessOptions options = BaseOptions();
+  options.env = {"NOTIFY_SOCKET=" + path};
+  auto relay = Start(db_.Options(), options);
+  EXPECT_TRUE(receive_until("READY=1")) << received << relay->StderrTail();
   EXPECT_NE(received.find("STATUS=running"), std::string::npos) << received;
-  relay->Signal(SIGTERM);
-  EXPECT_TRUE(receive_until("STOPPING=1")) << received << relay->Log();
-  auto code = relay->Wait(seconds(20));
+  EXPECT_TRUE(relay->Signal(SIGTERM));
+  EXPECT_TRUE(receive_until("STOPPING=1")) << received << relay->StderrTail();
+  auto exit = relay->Wait(seconds(20));
   close(sock);
-  ASSERT_TRUE(code);
-  EXPECT_EQ(*code, 0) << relay->Log();
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
 }
 
 // A MariaDB server of this test's own, so that stopping it disturbs no other test.
@@ -528,29 +418,30 @@ TEST_F(RelayProcessTest, SurvivesAMariaDbRestartWithoutRestarting) {
     return stats ? stats->pending : -1;
   };
 
-  RelaySettings settings;
-  settings.poll_interval = "200ms";
-  auto relay = Start(WriteConfig(mysql, settings), {}, "daemon");
+  RelayProcessOptions options = BaseOptions();
+  options.outbox_worker["poll_interval"] = "\"200ms\"";
+  auto relay = Start(mysql, options);
   exec(InsertRowsSql("before", 10, 5));
-  ASSERT_TRUE(Eventually([&] { return pending() == 0; }, seconds(60))) << relay->Log();
+  ASSERT_TRUE(Eventually([&] { return pending() == 0; }, seconds(60))) << relay->StderrTail();
   EXPECT_EQ(im_.Stats().unique_event_ids, 10u);
 
   // Rows that come due while the server is down.
   exec(InsertRowsSql("after", 10, 5, NowMs() + 2000));
   server.Stop();
   std::this_thread::sleep_for(seconds(3));
-  ASSERT_TRUE(relay->Running()) << "the relay exited while the database was down\n"
-                                << relay->Log();
+  ASSERT_TRUE(relay->Alive()) << "the relay exited while the database was down\n"
+                              << relay->StderrTail();
   ASSERT_TRUE(server.Start());
 
-  EXPECT_TRUE(Eventually([&] { return pending() == 0; }, seconds(90))) << relay->Log();
+  EXPECT_TRUE(Eventually([&] { return pending() == 0; }, seconds(90))) << relay->StderrTail();
   EXPECT_EQ(im_.Stats().unique_event_ids, 20u);
-  EXPECT_TRUE(relay->Running());
-  EXPECT_NE(relay->Log().find("database reachable again"), std::string::npos) << relay->Log();
-  relay->Signal(SIGTERM);
-  auto code = relay->Wait(seconds(20));
-  ASSERT_TRUE(code);
-  EXPECT_EQ(*code, 0) << relay->Log();
+  EXPECT_TRUE(relay->Alive());
+  EXPECT_NE(relay->Stderr().find("database reachable again"), std::string::npos)
+      << relay->StderrTail();
+  EXPECT_TRUE(relay->Signal(SIGTERM));
+  auto exit = relay->Wait(seconds(20));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
 }
 
 }  // namespace

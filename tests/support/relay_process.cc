@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -112,6 +113,10 @@ std::string RelayProcess::BinaryPath() {
 
 RelayProcess::RelayProcess(const TestDatabase& db, const FakeImServer& im,
                            RelayProcessOptions options)
+    : RelayProcess(db.Options(), im, std::move(options)) {}
+
+RelayProcess::RelayProcess(const MysqlOptions& mysql, const FakeImServer& im,
+                           RelayProcessOptions options)
     : options_(std::move(options)) {
   std::string pattern =
       (std::filesystem::temp_directory_path() / "room-outbox-relay-XXXXXX").string();
@@ -126,7 +131,6 @@ RelayProcess::RelayProcess(const TestDatabase& db, const FakeImServer& im,
   const std::string key_path = dir_ + "/tim-secret-key";
 
   const TencentImOptions client = im.ClientOptions();
-  const MysqlOptions mysql = db.Options();
   std::ostringstream config;
   config << "# Written by RelayProcess for one integration test.\n"
          << "node_id = " << TomlString(options_.node_id) << "\n";
@@ -135,7 +139,7 @@ RelayProcess::RelayProcess(const TestDatabase& db, const FakeImServer& im,
                 {"user", TomlString(mysql.user)},
                 {"database", TomlString(mysql.database)},
                 {"connect_timeout", "\"5s\""}},
-               {});
+               options_.mysql);
   WriteSection(config, "outbox_worker",
                {{"poll_interval", "\"200ms\""},
                 {"publish_timeout", "\"3s\""},
@@ -193,15 +197,25 @@ bool RelayProcess::Start() {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string_view> dropped_env(std::begin(kDroppedEnv), std::end(kDroppedEnv));
+  for (const std::string& entry : options_.env) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      ADD_FAILURE() << "environment entry without NAME=: " << entry;
+      return false;
+    }
+    dropped_env.push_back(std::string_view(entry).substr(0, eq + 1));
+  }
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string_view entry(*e);
     bool dropped = false;
-    for (std::string_view prefix : kDroppedEnv) {
+    for (std::string_view prefix : dropped_env) {
       dropped = dropped || entry.substr(0, prefix.size()) == prefix;
     }
     if (!dropped) env.emplace_back(entry);
   }
+  env.insert(env.end(), options_.env.begin(), options_.env.end());
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -274,6 +288,8 @@ std::optional<ProcessExit> RelayProcess::Wait(std::chrono::milliseconds timeout)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
+
+bool RelayProcess::Alive() { return running() && !Wait(std::chrono::milliseconds(0)); }
 
 std::optional<ProcessExit> RelayProcess::Stop(std::chrono::milliseconds timeout) {
   if (!Signal(SIGTERM)) {
