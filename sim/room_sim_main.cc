@@ -56,7 +56,12 @@ int main(int argc, char** argv) {
   app.add_option("--commands", commands, "number of commands")->check(CLI::Range(0, 100000000));
   app.add_option("--seed", seed, "seed of the command mix");
   app.add_option("--run-id", run_id, "prefix of command ids (default: derived from the clock)");
-  CLI11_PARSE(app, argc, argv);
+  // As CLI11_PARSE, but a usage error exits 2 (the documented code), not CLI11's own codes.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   auto config = room_outbox::relay::LoadConfig(config_path);
   if (!config) {

@@ -10,4 +10,6 @@ target_link_libraries(room-sim PRIVATE room_outbox_sim room_outbox_relay CLI11::
 if(ROOM_OUTBOX_BUILD_TESTS)
   target_sources(unit_tests PRIVATE tests/unit/room_cell_test.cc)
   target_link_libraries(unit_tests PRIVATE room_outbox_sim)
+  # tests/integration/room_sim_test.cc runs the binary.
+  add_dependencies(integration_tests room-sim)
 endif()

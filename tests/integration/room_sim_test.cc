@@ -1,0 +1,127 @@
+// room-sim, the sample room-service, as a process: it commits through the hook, keeps its room
+// snapshot in the same transaction, and exits 0 whether or not IM is up.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "support/fake_im_server.h"
+#include "support/test_database.h"
+
+namespace room_outbox::testing {
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string stdout_text;
+};
+
+class RoomSimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(db_.valid());
+    ASSERT_TRUE(im_.running()) << im_.start_error();
+    std::ifstream in(std::string(ROOM_OUTBOX_SOURCE_DIR) + "/sim/room_snapshot.sql");
+    std::stringstream sql;
+    sql << in.rdbuf();
+    db_.Exec(sql.str());
+    dir_ = std::filesystem::temp_directory_path() / ("room-sim-test-" + db_.name());
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "tim-secret-key") << im_.options().secret_key;
+    std::ofstream config(dir_ / "relay.toml");
+    config << "node_id = \"sim-test\"\n"
+           << "[mysql]\nsocket = \"" << db_.Options().socket << "\"\nuser = \"root\"\n"
+           << "database = \"" << db_.name() << "\"\n"
+           << "[tencent_im]\nendpoint = \"" << im_.endpoint() << "\"\n"
+           << "sdk_app_id = " << im_.options().sdk_app_id << "\n"
+           << "admin_identifier = \"" << im_.options().identifier << "\"\n"
+           << "secret_key_file = \"tim-secret-key\"\nrequests_per_second = 0\n"
+           << "[hook]\nsync_publish_timeout = \"300ms\"\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  RunResult Run(const std::string& args) {
+    const std::string command = std::string(ROOM_OUTBOX_BINARY_DIR) + "/room-sim --config " +
+                                (dir_ / "relay.toml").string() + " " + args + " 2>/dev/null";
+    RunResult result;
+    FILE* out = popen(command.c_str(), "r");
+    if (out == nullptr) {
+      ADD_FAILURE() << "popen failed: " << command;
+      return result;
+    }
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, out)) {
+      result.stdout_text.append(buf, n);
+    }
+    const int status = pclose(out);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
+  }
+
+  static nlohmann::json Summary(const RunResult& run) {
+    auto summary = nlohmann::json::parse(run.stdout_text, nullptr, false);
+    EXPECT_FALSE(summary.is_discarded()) << "not one JSON line: " << run.stdout_text;
+    return summary;
+  }
+
+  TestDatabase db_;
+  FakeImServer im_;
+  std::filesystem::path dir_;
+};
+
+TEST_F(RoomSimTest, CommandsSucceedWithImDownAndTheirEventsStayPending) {
+  im_.SetMode("down");
+
+  RunResult run = Run("--rooms 3 --commands 40 --seed 5 --run-id down");
+
+  EXPECT_EQ(run.exit_code, 0);
+  nlohmann::json summary = Summary(run);
+  EXPECT_EQ(summary["commands"], 40);
+  EXPECT_EQ(summary["failed"], 0);
+  EXPECT_EQ(summary["sync_published"], 0);
+  EXPECT_GT(summary["left_pending"].get<int64_t>(), 0);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 40);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='pending'"),
+            summary["left_pending"].get<int64_t>());
+  // Each room's snapshot was written with its commands: its seq is its command count.
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_snapshot s WHERE s.room_seq <> (SELECT "
+                       "COUNT(*) FROM room_command_log c WHERE c.room_id = s.room_id)"),
+            0);
+  EXPECT_EQ(db_.Scalar("SELECT SUM(room_seq) FROM room_snapshot"), 40);
+}
+
+TEST_F(RoomSimTest, WithImUpTheSyncPublishDeliversEveryImEvent) {
+  RunResult run = Run("--rooms 3 --commands 40 --seed 5 --run-id up");
+
+  EXPECT_EQ(run.exit_code, 0);
+  nlohmann::json summary = Summary(run);
+  EXPECT_EQ(summary["commands"], 40);
+  EXPECT_EQ(summary["sync_published"], summary["im_events"]);
+  EXPECT_EQ(summary["left_pending"], 0);
+  EXPECT_EQ(im_.Stats().unique_event_ids, summary["im_events"].get<size_t>());
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='pending'"), 0);
+}
+
+TEST_F(RoomSimTest, ARepeatedRunIdWritesNothingNew) {
+  ASSERT_EQ(Run("--rooms 2 --commands 10 --seed 9 --run-id same").exit_code, 0);
+
+  RunResult again = Run("--rooms 2 --commands 10 --seed 9 --run-id same");
+
+  EXPECT_EQ(again.exit_code, 0);
+  nlohmann::json summary = Summary(again);
+  EXPECT_EQ(summary["duplicates"], 10);
+  EXPECT_EQ(summary["commands"], 0);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 10);
+}
+
+TEST_F(RoomSimTest, BadUsageExitsTwo) {
+  EXPECT_EQ(Run("--rooms 0 --commands 1").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace room_outbox::testing
