@@ -1,40 +1,16 @@
 #include "bench/bench_database.h"
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <utility>
 
 #include "bench/bench_support.h"
 #include "envelope_codec.h"
+#include "support/mysql_admin.h"
 
 namespace room_outbox::bench {
 namespace {
 
 constexpr size_t kRowsPerInsert = 1000;
-
-std::vector<std::filesystem::path> SchemaFiles() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(ROOM_OUTBOX_SCHEMA_DIR)) {
-    if (entry.path().extension() == ".sql") {
-      files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw BenchFailure("cannot read " + path.string());
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string RoomId(size_t room) { return "room-" + std::to_string(room); }
 
@@ -44,19 +20,16 @@ const std::vector<std::string> kBenchEventTypes = {"RoomUserJoined", "RoomGiftSe
                                                    "RoomUserLeft"};
 
 BenchDatabase::BenchDatabase(const std::string& socket, std::string name)
-    : socket_(socket), name_(std::move(name)), conn_(mysql_init(nullptr)) {
+    : socket_(socket), name_(std::move(name)) {
+  std::string error;
+  conn_ = testing::ConnectAsRoot(socket_, error);
   if (!conn_) {
-    throw BenchFailure("mysql_init failed");
-  }
-  if (mysql_real_connect(conn_.get(), nullptr, "root", nullptr, nullptr, 0, socket_.c_str(),
-                         CLIENT_MULTI_STATEMENTS) == nullptr) {
-    throw BenchFailure("cannot connect to MariaDB at " + socket_ + ": " + mysql_error(conn_.get()));
+    throw BenchFailure(error);
   }
   Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
-  Exec("CREATE DATABASE `" + name_ + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
-  Exec("USE `" + name_ + "`");
-  for (const auto& file : SchemaFiles()) {
-    Exec(ReadFile(file));
+  error = testing::CreateSchemaDatabase(conn_.get(), name_);
+  if (!error.empty()) {
+    throw BenchFailure(error);
   }
 }
 
@@ -66,44 +39,24 @@ BenchDatabase::~BenchDatabase() {
   (void)mysql_query(conn_.get(), drop.c_str());
 }
 
-MysqlOptions BenchDatabase::Options() const {
-  MysqlOptions options;
-  options.socket = socket_;
-  options.user = "root";
-  options.password = "";
-  options.database = name_;
-  return options;
-}
+MysqlOptions BenchDatabase::Options() const { return testing::RootOptions(socket_, name_); }
 
 std::vector<BenchDatabase::Row> BenchDatabase::Query(const std::string& sql) {
-  if (mysql_real_query(conn_.get(), sql.data(), sql.size()) != 0) {
-    throw BenchFailure("query failed: " + sql.substr(0, 200) + ": " + mysql_error(conn_.get()));
+  std::vector<testing::SqlRow> result;
+  // Error messages quote the start of the statement only: fill INSERTs run to megabytes.
+  const std::string error = testing::RunSql(conn_.get(), sql, result, 200);
+  if (!error.empty()) {
+    throw BenchFailure(error);
   }
   std::vector<Row> rows;
-  // Multi-statement text (schema files) gives several results; keep the rows of all of them.
-  while (true) {
-    MysqlResPtr res(mysql_store_result(conn_.get()));
-    if (res) {
-      const unsigned int fields = mysql_num_fields(res.get());
-      while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
-        const unsigned long* lengths = mysql_fetch_lengths(res.get());
-        Row out;
-        for (unsigned int i = 0; i < fields; ++i) {
-          out.push_back(row[i] == nullptr ? "NULL" : std::string(row[i], lengths[i]));
-        }
-        rows.push_back(std::move(out));
-      }
-    } else if (mysql_field_count(conn_.get()) != 0) {
-      throw BenchFailure("reading the result of " + sql.substr(0, 200) + ": " +
-                         mysql_error(conn_.get()));
+  rows.reserve(result.size());
+  for (auto& row : result) {
+    Row out;
+    out.reserve(row.size());
+    for (auto& field : row) {
+      out.push_back(field ? std::move(*field) : "NULL");
     }
-    const int next = mysql_next_result(conn_.get());
-    if (next > 0) {
-      throw BenchFailure("query failed: " + sql.substr(0, 200) + ": " + mysql_error(conn_.get()));
-    }
-    if (next < 0) {
-      break;
-    }
+    rows.push_back(std::move(out));
   }
   return rows;
 }

@@ -6,14 +6,12 @@
 // integration test never skips.
 #pragma once
 
-#include <mysql.h>
-
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "mysql/mysql_handles.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::testing {
@@ -47,10 +45,7 @@ class TestDatabase {
   void Exec(const std::string& sql);
 
  private:
-  struct Closer {
-    void operator()(MYSQL* m) const noexcept { mysql_close(m); }
-  };
-  std::unique_ptr<MYSQL, Closer> conn_;
+  MysqlPtr conn_;
   std::string socket_;
   std::string name_;
 };

@@ -1,0 +1,110 @@
+#include "support/mysql_admin.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+namespace room_outbox::testing {
+
+MysqlPtr ConnectAsRoot(const std::string& socket, std::string& error) {
+  MysqlPtr conn(mysql_init(nullptr));
+  if (!conn) {
+    error = "mysql_init failed";
+    return nullptr;
+  }
+  if (mysql_real_connect(conn.get(), nullptr, "root", nullptr, nullptr, 0, socket.c_str(),
+                         CLIENT_MULTI_STATEMENTS) == nullptr) {
+    error = "cannot connect to MariaDB at " + socket + ": " + mysql_error(conn.get());
+    return nullptr;
+  }
+  return conn;
+}
+
+std::string RunSql(MYSQL* conn, const std::string& sql, std::vector<SqlRow>& rows,
+                   size_t quoted) {
+  auto text = [&] { return sql.substr(0, quoted); };
+  if (mysql_real_query(conn, sql.data(), sql.size()) != 0) {
+    return "query failed: " + text() + ": " + mysql_error(conn);
+  }
+  std::string error;
+  // Multi-statement text (schema files) may return several results; collect them all.
+  while (true) {
+    MysqlResPtr res(mysql_store_result(conn));
+    if (res) {
+      const unsigned int fields = mysql_num_fields(res.get());
+      while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
+        const unsigned long* lengths = mysql_fetch_lengths(res.get());
+        SqlRow out;
+        out.reserve(fields);
+        for (unsigned int i = 0; i < fields; ++i) {
+          if (row[i] == nullptr) {
+            out.emplace_back(std::nullopt);
+          } else {
+            out.emplace_back(std::string(row[i], lengths[i]));
+          }
+        }
+        rows.push_back(std::move(out));
+      }
+    } else if (mysql_field_count(conn) != 0 && error.empty()) {
+      error = "reading result failed: " + text() + ": " + mysql_error(conn);
+    }
+    const int next = mysql_next_result(conn);
+    if (next > 0) {
+      return error.empty() ? "statement failed: " + text() + ": " + mysql_error(conn) : error;
+    }
+    if (next != 0) {
+      return error;
+    }
+  }
+}
+
+std::vector<std::filesystem::path> SchemaFiles() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(ROOM_OUTBOX_SCHEMA_DIR)) {
+    if (entry.path().extension() == ".sql") {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string ApplySchemaFiles(MYSQL* conn) {
+  for (const auto& file : SchemaFiles()) {
+    std::ifstream in(file);
+    if (!in) {
+      return "cannot read " + file.string();
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    std::vector<SqlRow> ignored;
+    if (std::string error = RunSql(conn, text.str(), ignored); !error.empty()) {
+      return error;
+    }
+  }
+  return "";
+}
+
+std::string CreateSchemaDatabase(MYSQL* conn, const std::string& name) {
+  std::vector<SqlRow> ignored;
+  for (const std::string& sql :
+       {"CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+        "USE `" + name + "`"}) {
+    if (std::string error = RunSql(conn, sql, ignored); !error.empty()) {
+      return error;
+    }
+  }
+  return ApplySchemaFiles(conn);
+}
+
+MysqlOptions RootOptions(const std::string& socket, const std::string& database) {
+  MysqlOptions options;
+  options.socket = socket;
+  options.user = "root";
+  options.password = "";
+  options.database = database;
+  return options;
+}
+
+}  // namespace room_outbox::testing

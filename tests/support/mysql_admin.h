@@ -1,0 +1,46 @@
+// Lower-level MariaDB helpers shared by the test fixture (TestDatabase) and the benchmarks
+// (BenchDatabase): a root connection over a unix socket, SQL text run with every result row
+// collected, and a fresh database with schema/*.sql applied. They report errors as messages and
+// record nothing with gtest, so a program that is not a test can use them.
+#pragma once
+
+#include <mysql.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mysql/mysql_handles.h"
+#include "room_outbox/options.h"
+
+namespace room_outbox::testing {
+
+// One result row; NULL is nullopt.
+using SqlRow = std::vector<std::optional<std::string>>;
+
+// Connects as root (no password) over `socket` with multi-statement text allowed. Null, with
+// `error` set, when it cannot.
+MysqlPtr ConnectAsRoot(const std::string& socket, std::string& error);
+
+// Runs SQL text (caller-controlled, possibly several statements) and appends the rows of every
+// result to `rows`. Returns the first error ("" when none); rows read before it are kept. Error
+// messages quote at most `quoted` characters of `sql`.
+std::string RunSql(MYSQL* conn, const std::string& sql, std::vector<SqlRow>& rows,
+                   size_t quoted = std::string::npos);
+
+// schema/*.sql in file-name order.
+std::vector<std::filesystem::path> SchemaFiles();
+
+// Runs every schema file on `conn` (in its current database); returns the first error or "".
+std::string ApplySchemaFiles(MYSQL* conn);
+
+// Creates database `name` (utf8mb4, binary collation), makes it current and applies the schema.
+// Returns the first error or "".
+std::string CreateSchemaDatabase(MYSQL* conn, const std::string& name);
+
+// Options reaching `database` as root over the unix socket `socket`.
+MysqlOptions RootOptions(const std::string& socket, const std::string& database);
+
+}  // namespace room_outbox::testing
