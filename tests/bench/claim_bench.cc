@@ -5,6 +5,7 @@
 #include "bench/bench_database.h"
 #include "bench/benchmarks.h"
 #include "mysql/mariadb_outbox_store.h"
+#include "support/mysql_admin.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -49,20 +50,6 @@ void AddPendingRows(BenchDatabase& db) {
   fill.id_prefix = "due";
   fill.created_at_ms = NowMs();
   InsertPendingRows(db, fill);
-}
-
-// `sql` with each `?` replaced by the next of `values`.
-std::string Bind(std::string_view sql, const std::vector<std::string>& values) {
-  std::string out;
-  size_t next = 0;
-  for (char c : sql) {
-    if (c == '?' && next < values.size()) {
-      out += values[next++];
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 // EXPLAIN output as aligned text columns.
@@ -127,9 +114,9 @@ void RunClaimPoll(const BenchContext& ctx, Report& report) {
   const std::string now = std::to_string(NowMs());
   report.AddBlock("EXPLAIN of the per-room claim SELECT (kClaimDueRoomHeadsSql), " + published +
                       " published + " + pending,
-                  Explain(history, Bind(kClaimDueRoomHeadsSql, {now, now, "100"})));
+                  Explain(history, testing::WithLiterals(kClaimDueRoomHeadsSql, {now, now, "100"})));
   report.AddBlock("EXPLAIN of the plain claim SELECT (kClaimDueSql), same state",
-                  Explain(history, Bind(kClaimDueSql, {now, "100"})));
+                  Explain(history, testing::WithLiterals(kClaimDueSql, {now, "100"})));
 }
 
 }  // namespace room_outbox::bench

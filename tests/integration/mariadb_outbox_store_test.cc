@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/mysql_admin.h"
 #include "support/test_database.h"
 
 namespace room_outbox::testing {
@@ -619,20 +620,6 @@ TEST(MariaDbOutboxStoreTest, StatsCountsPendingRowsAndTheOldest) {
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->pending, 2);
   EXPECT_EQ(stats->oldest_pending_created_at_ms, oldest + 1);
-}
-
-// EXPLAIN cannot take placeholders; the test fills in literals.
-std::string WithLiterals(std::string_view sql, const std::vector<std::string>& values) {
-  std::string out;
-  size_t next = 0;
-  for (char c : sql) {
-    if (c == '?' && next < values.size()) {
-      out += values[next++];
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 TEST(MariaDbOutboxStoreTest, ClaimQueriesWalkThePendingIndexWithoutFilesort) {

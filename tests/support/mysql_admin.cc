@@ -107,4 +107,17 @@ MysqlOptions RootOptions(const std::string& socket, const std::string& database)
   return options;
 }
 
+std::string WithLiterals(std::string_view sql, const std::vector<std::string>& values) {
+  std::string out;
+  size_t next = 0;
+  for (char c : sql) {
+    if (c == '?' && next < values.size()) {
+      out += values[next++];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace room_outbox::testing

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mysql/mysql_handles.h"
@@ -42,5 +43,8 @@ std::string CreateSchemaDatabase(MYSQL* conn, const std::string& name);
 
 // Options reaching `database` as root over the unix socket `socket`.
 MysqlOptions RootOptions(const std::string& socket, const std::string& database);
+
+// `sql` with each `?` replaced by the next of `values` (EXPLAIN cannot take placeholders).
+std::string WithLiterals(std::string_view sql, const std::vector<std::string>& values);
 
 }  // namespace room_outbox::testing
