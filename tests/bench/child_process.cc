@@ -1,58 +1,27 @@
 #include "bench/child_process.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "bench/bench_support.h"
-
-extern char** environ;
+#include "support/child_process.h"
 
 namespace room_outbox::bench {
-namespace {
-
-// posix_spawn file actions, destroyed on every path.
-class FileActions {
- public:
-  FileActions() { posix_spawn_file_actions_init(&actions_); }
-  ~FileActions() { posix_spawn_file_actions_destroy(&actions_); }
-  FileActions(const FileActions&) = delete;
-  FileActions& operator=(const FileActions&) = delete;
-  posix_spawn_file_actions_t* get() { return &actions_; }
-
- private:
-  posix_spawn_file_actions_t actions_;
-};
-
-}  // namespace
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path) {
-  if (argv.empty()) {
-    throw BenchFailure("ChildProcess: empty argv");
-  }
-  FileActions actions;
-  if (posix_spawn_file_actions_addopen(actions.get(), STDOUT_FILENO, log_path.c_str(),
-                                       O_WRONLY | O_CREAT | O_TRUNC, 0644) != 0 ||
-      posix_spawn_file_actions_adddup2(actions.get(), STDOUT_FILENO, STDERR_FILENO) != 0) {
-    throw BenchFailure("posix_spawn_file_actions for " + log_path + " failed");
-  }
-  std::vector<char*> args;
-  for (const std::string& arg : argv) {
-    args.push_back(const_cast<char*>(arg.c_str()));
-  }
-  args.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, argv[0].c_str(), actions.get(), nullptr, args.data(), environ);
-  if (rc != 0) {
-    pid_ = -1;
-    throw BenchFailure("cannot start " + argv[0] + ": " + std::strerror(rc));
+  testing::ChildSpec spec;
+  spec.argv = argv;
+  spec.env = testing::CurrentEnvironment();
+  spec.stdout_path = log_path;
+  spec.stderr_path = log_path;
+  std::string error;
+  pid_ = testing::SpawnChild(spec, error);
+  if (pid_ < 0) {
+    throw BenchFailure("cannot start " + (argv.empty() ? std::string("(no program)") : argv[0]) +
+                       ": " + error);
   }
 }
 
@@ -62,13 +31,10 @@ bool ChildProcess::Running() {
   if (pid_ <= 0 || exit_status_) {
     return false;
   }
-  int status = 0;
-  const pid_t done = waitpid(pid_, &status, WNOHANG);
-  if (done == pid_) {
-    exit_status_ = status;
-    return false;
-  }
-  return done == 0;
+  std::string error;
+  exit_status_ = testing::WaitForExit(pid_, std::chrono::milliseconds(0),
+                                      std::chrono::milliseconds(0), error);
+  return !exit_status_ && error.empty();
 }
 
 std::optional<int> ChildProcess::Stop(std::chrono::milliseconds grace) {
@@ -76,18 +42,12 @@ std::optional<int> ChildProcess::Stop(std::chrono::milliseconds grace) {
     return exit_status_;
   }
   (void)kill(pid_, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!Running()) {
-      return exit_status_;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::string error;
+  exit_status_ = testing::WaitForExit(pid_, grace, std::chrono::milliseconds(10), error);
+  if (exit_status_ || !error.empty()) {
+    return exit_status_;
   }
-  (void)kill(pid_, SIGKILL);
-  int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  exit_status_ = status;
+  exit_status_ = testing::KillAndReap(pid_, error);
   return std::nullopt;
 }
 

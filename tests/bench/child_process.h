@@ -1,6 +1,7 @@
-// ChildProcess: a program started by the benchmark (posix_spawn), its stdout and stderr sent to a
-// log file, and what /proc says about its CPU time and memory. The destructor stops it (SIGTERM,
-// then SIGKILL after a grace period) and reaps it, so no child outlives the benchmark.
+// ChildProcess: a program started by the benchmark (SpawnChild of support/child_process.h), its
+// stdout and stderr sent to one log file, and what /proc says about its CPU time and memory. The
+// destructor stops it (SIGTERM, then SIGKILL after a grace period) and reaps it, so no child
+// outlives the benchmark.
 #pragma once
 
 #include <sys/types.h>

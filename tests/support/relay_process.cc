@@ -1,11 +1,8 @@
 #include "support/relay_process.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,12 +15,10 @@
 #include <iterator>
 #include <sstream>
 #include <string_view>
-#include <thread>
 
+#include "support/child_process.h"
 #include "support/fake_im_server.h"
 #include "support/test_database.h"
-
-extern char** environ;
 
 namespace room_outbox::testing {
 namespace {
@@ -189,14 +184,9 @@ bool RelayProcess::Start() {
   }
   exit_.reset();
 
-  // Everything the child needs is built before fork: between fork and exec only
-  // async-signal-safe calls are allowed (the test process has other threads).
-  const std::string binary = BinaryPath();
-  std::vector<std::string> args = {binary, "--config", config_path_};
-  args.insert(args.end(), options_.args.begin(), options_.args.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  ChildSpec spec;
+  spec.argv = {BinaryPath(), "--config", config_path_};
+  spec.argv.insert(spec.argv.end(), options_.args.begin(), options_.args.end());
   std::vector<std::string_view> dropped_env(std::begin(kDroppedEnv), std::end(kDroppedEnv));
   for (const std::string& entry : options_.env) {
     const size_t eq = entry.find('=');
@@ -206,52 +196,22 @@ bool RelayProcess::Start() {
     }
     dropped_env.push_back(std::string_view(entry).substr(0, eq + 1));
   }
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
+  for (std::string& entry : CurrentEnvironment()) {
     bool dropped = false;
     for (std::string_view prefix : dropped_env) {
-      dropped = dropped || entry.substr(0, prefix.size()) == prefix;
+      dropped = dropped || std::string_view(entry).substr(0, prefix.size()) == prefix;
     }
-    if (!dropped) env.emplace_back(entry);
+    if (!dropped) spec.env.push_back(std::move(entry));
   }
-  env.insert(env.end(), options_.env.begin(), options_.env.end());
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const long max_fd = ::sysconf(_SC_OPEN_MAX);
-  const int max_close = max_fd > 0 && max_fd < 65536 ? static_cast<int>(max_fd) : 65536;
-  const pid_t parent = ::getpid();
+  spec.env.insert(spec.env.end(), options_.env.begin(), options_.env.end());
+  spec.stdout_path = stdout_path_;
+  spec.stderr_path = stderr_path_;
 
-  const pid_t pid = ::fork();
+  std::string error;
+  const pid_t pid = SpawnChild(spec, error);
   if (pid < 0) {
-    ADD_FAILURE() << "fork: " << std::strerror(errno);
+    ADD_FAILURE() << error;
     return false;
-  }
-  if (pid == 0) {
-    // The relay must not outlive the test thread that started it.
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
-      ::_exit(127);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) {
-      ::signal(sig, SIG_DFL);
-    }
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(stdout_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 ||
-        ::dup2(err, 2) < 0) {
-      ::_exit(127);
-    }
-    // Leave the test's sockets (database, fake server) behind.
-    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
-      for (int fd = 3; fd < max_close; ++fd) ::close(fd);
-    }
-    ::execve(binary.c_str(), argv.data(), envp.data());
-    ::_exit(127);
   }
   pid_ = pid;
   return true;
@@ -268,25 +228,19 @@ std::optional<ProcessExit> RelayProcess::Wait(std::chrono::milliseconds timeout)
   if (!running()) {
     return exit_;
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    int status = 0;
-    const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-    if (done == pid_) {
-      exit_ = FromWaitStatus(status);
-      pid_ = -1;
-      return exit_;
-    }
-    if (done < 0 && errno != EINTR) {
-      ADD_FAILURE() << "waitpid(" << pid_ << "): " << std::strerror(errno);
-      pid_ = -1;
-      return std::nullopt;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return std::nullopt;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::string error;
+  const std::optional<int> status =
+      WaitForExit(pid_, timeout, std::chrono::milliseconds(5), error);
+  if (status) {
+    exit_ = FromWaitStatus(*status);
+    pid_ = -1;
+    return exit_;
   }
+  if (!error.empty()) {
+    ADD_FAILURE() << error;
+    pid_ = -1;
+  }
+  return std::nullopt;
 }
 
 bool RelayProcess::Alive() { return running() && !Wait(std::chrono::milliseconds(0)); }
@@ -302,16 +256,11 @@ std::optional<ProcessExit> RelayProcess::Kill() {
   if (!running()) {
     return std::nullopt;
   }
-  (void)::kill(pid_, SIGKILL);  // a child that already ended is reaped below all the same
-  int status = 0;
-  pid_t done;
-  do {
-    done = ::waitpid(pid_, &status, 0);
-  } while (done < 0 && errno == EINTR);
-  if (done == pid_) {
-    exit_ = FromWaitStatus(status);
+  std::string error;
+  if (const std::optional<int> status = KillAndReap(pid_, error)) {
+    exit_ = FromWaitStatus(*status);
   } else {
-    ADD_FAILURE() << "waitpid(" << pid_ << ") after SIGKILL: " << std::strerror(errno);
+    ADD_FAILURE() << error;
   }
   pid_ = -1;
   return exit_;
