@@ -67,6 +67,24 @@ ClaimOptions At(int64_t now, size_t limit = 100, bool per_room_order = true) {
   return options;
 }
 
+// Claims the due rows at kT0 and records a failed attempt of `id` (error `error`), due again at
+// once.
+void ClaimAndFail(MariaDbOutboxStore& store, int64_t id, const std::string& error) {
+  auto claim = store.ClaimDue(At(kT0));
+  ASSERT_TRUE(claim);
+  ASSERT_TRUE(store.MarkFailed(claim->token, std::vector<FailedAttempt>{{id, error, kT0}}, kT0));
+}
+
+// Claims one row at kT0, which must be the room head `id`, and records a failed attempt of it,
+// due again at `retry_at_ms`.
+void ClaimHeadAndFail(MariaDbOutboxStore& store, int64_t id, int64_t retry_at_ms) {
+  auto head = store.ClaimDue(At(kT0, 1));
+  ASSERT_TRUE(head);
+  ASSERT_EQ(Ids(*head), std::vector<int64_t>{id});
+  ASSERT_TRUE(
+      store.MarkFailed(head->token, std::vector<FailedAttempt>{{id, "x", retry_at_ms}}, kT0));
+}
+
 TEST(MariaDbOutboxStoreTest, FactoryDoesNotConnectAndCallsFailUnavailableWithoutServer) {
   MysqlOptions options;
   options.socket = "/nonexistent/room-outbox-test.sock";
@@ -320,9 +338,7 @@ TEST(MariaDbOutboxStoreTest, MarkPublishedSetsPublishedAndClearsLastError) {
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t id = AddEvent(*store, "c1", "room-1");
-  auto claim = store->ClaimDue(At(kT0));
-  ASSERT_TRUE(claim);
-  ASSERT_TRUE(store->MarkFailed(claim->token, std::vector<FailedAttempt>{{id, "boom", kT0}}, kT0));
+  ASSERT_NO_FATAL_FAILURE(ClaimAndFail(*store, id, "boom"));
   auto again = store->ClaimDue(At(kT0));
   ASSERT_TRUE(again);
   ASSERT_EQ(Ids(*again), std::vector<int64_t>{id});
@@ -373,9 +389,7 @@ TEST(MariaDbOutboxStoreTest, ReleaseMakesRowsDueAtOnceAndKeepsRetryCount) {
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t id = AddEvent(*store, "c1", "room-1");
-  auto claim = store->ClaimDue(At(kT0));
-  ASSERT_TRUE(claim);
-  ASSERT_TRUE(store->MarkFailed(claim->token, std::vector<FailedAttempt>{{id, "x", kT0}}, kT0));
+  ASSERT_NO_FATAL_FAILURE(ClaimAndFail(*store, id, "x"));
   auto second = store->ClaimDue(At(kT0));
   ASSERT_TRUE(second);
   auto released = store->Release(second->token, std::vector<int64_t>{id}, kT0 + 10);
@@ -403,11 +417,7 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderHoldsBackRowsBehindAFailedHead) {
   const int64_t b1 = AddEvent(*store, "b1", "B");
   const int64_t b2 = AddEvent(*store, "b2", "B");
   // a1 alone is claimed and fails: it waits for its retry at T0+10s.
-  auto head = store->ClaimDue(At(kT0, 1));
-  ASSERT_TRUE(head);
-  ASSERT_EQ(Ids(*head), std::vector<int64_t>{a1});
-  ASSERT_TRUE(
-      store->MarkFailed(head->token, std::vector<FailedAttempt>{{a1, "x", kT0 + 10'000}}, kT0));
+  ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, a1, kT0 + 10'000));
 
   auto ordered = store->ClaimDue(At(kT0 + 1));
   ASSERT_TRUE(ordered) << ordered.error().message;
@@ -510,11 +520,7 @@ TEST(MariaDbOutboxStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
   std::vector<std::string> many(150, "A");
   AddEvents(*store, "a-rest", many, kT0);
   const int64_t b1 = AddEvent(*store, "b1", "B");
-  auto head = store->ClaimDue(At(kT0, 1));
-  ASSERT_TRUE(head);
-  ASSERT_EQ(Ids(*head), std::vector<int64_t>{a1});
-  ASSERT_TRUE(
-      store->MarkFailed(head->token, std::vector<FailedAttempt>{{a1, "x", kT0 + 60'000}}, kT0));
+  ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, a1, kT0 + 60'000));
   // 150 due rows of A sit ahead of b1 in due order; a batch of 100 must still reach b1.
   auto claim = store->ClaimDue(At(kT0 + 1, 100));
   ASSERT_TRUE(claim) << claim.error().message;
