@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "room_outbox/envelope.h"
@@ -45,6 +46,10 @@ class Publisher {
 
   // Publishes one envelope; returns within `timeout` (plus scheduling noise).
   virtual PublishOutcome Publish(const Envelope& envelope, std::chrono::milliseconds timeout) = 0;
+
+  // False for an event type that is never sent (skip_event_types): publishing it is a no-op
+  // success (kSkipped). Lets callers deliver such rows without a send slot or a room's pace.
+  virtual bool Sends(std::string_view event_type) const = 0;
 
   // Publishes several envelopes with up to `max_in_flight` requests open at once, each bounded
   // by its own `timeout`. Returns one outcome per envelope, in the same order. Callers pass at

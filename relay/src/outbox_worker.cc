@@ -307,7 +307,19 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     std::vector<std::string> wave_keys;
     int64_t earliest_ready = std::numeric_limits<int64_t>::max();
     for (const std::string& key : keys) {
-      if (queues[key].empty()) continue;
+      // A room's next rows of types that are never sent are delivered here, in order: they need
+      // no send slot and do not count against the room's pace.
+      auto& queue = queues[key];
+      while (!queue.empty() && !publisher_.Sends(items[queue.front()].row->event_type)) {
+        const OutboxRow& row = *items[queue.front()].row;
+        if (attempted != nullptr) attempted->insert(row.id);
+        metrics_.AddPublishSuccess();
+        records.push_back(OutcomeRecord{&row, true, spdlog::level::debug, ""});
+        held_back_rooms_.erase(row.room_id);
+        queue.pop_front();
+        --remaining;
+      }
+      if (queue.empty()) continue;
       if (pacing) {
         auto last = last_send_ms_.find(key);
         if (last != last_send_ms_.end()) {
@@ -321,6 +333,9 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
       if (wave_keys.size() < capacity) wave_keys.push_back(key);
     }
     if (wave_keys.empty()) {
+      if (remaining == 0) {
+        break;  // only rows that are never sent were left; their results are written below
+      }
       // Every room with rows left was sent to less than room_min_interval ago.
       clock_.SleepFor(std::chrono::milliseconds(earliest_ready - now), stop_);
       continue;

@@ -19,6 +19,8 @@
 //        retry_count unchanged) so that they never overtake it; other rooms go on. A room's sends
 //        are at least room_min_interval apart (also across rounds): when no room is ready the
 //        worker sleeps on the Clock until the first one is.
+//      Rows of types the publisher never sends (Publisher::Sends false) are delivered without a
+//      send slot or pacing when they reach the front of their room.
 //      ordering=none: rows go in id order. Either way a wave holds at most max_in_flight rows.
 //      Before each wave the claim's remaining lease is checked: when publish_timeout plus a
 //      margin for the marking no longer fits, the rows left are Released.

@@ -11,6 +11,7 @@ class MockPublisher : public Publisher {
  public:
   MOCK_METHOD(PublishOutcome, Publish,
               (const Envelope& envelope, std::chrono::milliseconds timeout), (override));
+  MOCK_METHOD(bool, Sends, (std::string_view event_type), (const, override));
   MOCK_METHOD(std::vector<PublishOutcome>, PublishMany,
               (std::span<const Envelope> envelopes, std::chrono::milliseconds timeout,
                size_t max_in_flight),

@@ -25,6 +25,7 @@ using ::room_outbox::testing::Skipped;
 using ::testing::_;
 using ::testing::AnyNumber;
 using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::Return;
@@ -69,6 +70,9 @@ class OutboxWorkerTest : public ::testing::Test {
     options_.room_min_interval = milliseconds(0);
     // Stats only feeds gauges; tests of other behaviour do not care how often it runs.
     EXPECT_CALL(store_, Stats()).Times(AnyNumber()).WillRepeatedly(Return(OutboxStats{}));
+    EXPECT_CALL(publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly([this](std::string_view t) {
+      return not_sent_.count(std::string(t)) == 0;
+    });
   }
 
   OutboxWorker MakeWorker() {
@@ -148,6 +152,7 @@ class OutboxWorkerTest : public ::testing::Test {
   std::map<std::string, std::deque<PublishOutcome>> outcomes_;
   std::vector<std::vector<std::string>> calls_;
   std::function<void()> during_publish_;
+  std::set<std::string> not_sent_;  // types for which the publisher's Sends() is false
   std::vector<int64_t> published_;
   std::vector<int64_t> released_;
   std::vector<FailedAttempt> failed_;
@@ -278,6 +283,39 @@ TEST_F(OutboxWorkerTest, SkippedTypeIsMarkedPublished) {
   EXPECT_THAT(published_, ElementsAre(1));
   EXPECT_EQ(r.published, 1u);
   EXPECT_TRUE(failed_.empty());
+}
+
+TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrThePace) {
+  options_.room_min_interval = milliseconds(50);
+  not_sent_ = {"RoomHeatChanged", "RoomRankChanged"};
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a", "RoomHeatChanged"),
+                                  Row(3, "room-a", "RoomRankChanged"),
+                                  Row(4, "room-a", "RoomUserJoined"),
+                                  Row(5, "room-b", "RoomHeatChanged")})));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1"), ElementsAre("evt-4")));
+  EXPECT_THAT(published_, UnorderedElementsAre(1, 2, 3, 4, 5));
+  EXPECT_EQ(r.published, 5u);
+  // One pace wait, between the two rows of room-a that are sent; none for the rows between.
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50)));
+}
+
+TEST_F(OutboxWorkerTest, NeverSentRowsBehindAFailedHeadAreHeldToo) {
+  not_sent_ = {"RoomHeatChanged"};
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a", "RoomHeatChanged")})));
+  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "HTTP 502")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(FailedIds(), ElementsAre(1));
+  EXPECT_THAT(released_, ElementsAre(2));
+  EXPECT_TRUE(published_.empty());
 }
 
 TEST_F(OutboxWorkerTest, ClaimErrorIsARoundErrorAndTheLoopRetriesAfterPollInterval) {

@@ -191,6 +191,10 @@ class TencentImPublisher final : public Publisher {
     return std::move(outcomes.front());
   }
 
+  bool Sends(std::string_view event_type) const override {
+    return skip_.count(std::string(event_type)) == 0;
+  }
+
   std::vector<PublishOutcome> PublishMany(std::span<const Envelope> envelopes,
                                           milliseconds timeout, size_t max_in_flight) override;
 
