@@ -35,27 +35,41 @@ struct OutboxRow {
 };
 
 struct ClaimOptions {
-  size_t limit = 100;       // at most this many rows
+  size_t limit = 100;  // at most this many rows
   int64_t now_ms = 0;
   int64_t lease_ms = 30000;  // claimed rows are not due again before now + lease
   // Per-room order: a row is claimed only together with every earlier pending row of its room
   // (so a room's head row is never overtaken, even by another relay).
   bool per_room_order = true;
+  // Per-room order only. A room's run is cut after this many rows (0: no cut), and the room's
+  // other due rows are scheduled one per room_pace_ms after the run (next_attempt_at_ms), so
+  // that later claims pass over them and take other rooms' rows until each can be sent. This
+  // keeps one busy room's pace from holding every other room's rows behind it.
+  size_t max_rows_per_room = 0;
+  int64_t room_pace_ms = 0;
+};
+
+// A room whose run was cut at max_rows_per_room.
+struct PacedRoom {
+  std::string room_id;
+  uint64_t rows_scheduled = 0;  // due rows given a later next_attempt_at_ms
+  int64_t last_slot_ms = 0;     // the latest of those times (0 when none was scheduled)
 };
 
 struct Claim {
-  std::string token;          // names this claim in every later write
+  std::string token;  // names this claim in every later write
   int64_t lease_until_ms = 0;
   std::vector<OutboxRow> rows;  // ordered by id
   // The scan stopped at the limit: more rows may be due even when per-room order left some of
   // the selection out and `rows` is shorter than the limit.
   bool more_due = false;
+  std::vector<PacedRoom> paced_rooms;  // rooms cut at max_rows_per_room (more_due is then set)
 };
 
 // The result of one failed attempt.
 struct FailedAttempt {
   int64_t id = 0;
-  std::string error;              // short; stored bounded in last_error
+  std::string error;               // short; stored bounded in last_error
   int64_t next_attempt_at_ms = 0;  // when the row is due again
 };
 
@@ -84,7 +98,7 @@ struct CommitRequest {
 };
 
 struct CommitWrite {
-  bool duplicate = false;         // command_id existed: nothing was written
+  bool duplicate = false;        // command_id existed: nothing was written
   std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in order
 };
 

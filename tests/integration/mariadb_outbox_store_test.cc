@@ -526,6 +526,94 @@ TEST(MariaDbOutboxStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
   EXPECT_EQ(Ids(*claim), std::vector<int64_t>{b1});
 }
 
+ClaimOptions Paced(int64_t now, size_t max_rows_per_room, int64_t pace_ms) {
+  ClaimOptions options = At(now);
+  options.max_rows_per_room = max_rows_per_room;
+  options.room_pace_ms = pace_ms;
+  return options;
+}
+
+// A busy room's run is cut at max_rows_per_room; its other due rows get times one pace apart
+// after the run, so the next claims take other rooms' rows, then the busy room's rows one by
+// one as they come due, in order.
+TEST(MariaDbOutboxStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  std::vector<int64_t> hot;
+  std::vector<int64_t> quiet;
+  for (int i = 0; i < 8; ++i) {
+    hot.push_back(AddEvent(*store, "h" + std::to_string(i), "hot"));
+    if (i % 4 == 0) quiet.push_back(AddEvent(*store, "q" + std::to_string(i), "quiet"));
+  }
+  constexpr int64_t kPace = 50;
+  auto first = store->ClaimDue(Paced(kT0, 3, kPace));
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(Ids(*first), (std::vector<int64_t>{hot[0], quiet[0], hot[1], hot[2], quiet[1]}));
+  EXPECT_TRUE(first->more_due) << "the cut room has more rows";
+  ASSERT_EQ(first->paced_rooms.size(), 1u);
+  EXPECT_EQ(first->paced_rooms[0].room_id, "hot");
+  EXPECT_EQ(first->paced_rooms[0].rows_scheduled, 5u);
+  EXPECT_EQ(first->paced_rooms[0].last_slot_ms, kT0 + 7 * kPace);
+  // hot[3..7] are due one pace apart, starting when the three claimed rows are sent.
+  auto times = db.Query(
+      "SELECT next_attempt_at_ms, claim_token IS NULL FROM room_outbox WHERE room_id = 'hot' AND "
+      "id > " +
+      std::to_string(hot[2]) + " ORDER BY id");
+  ASSERT_EQ(times.size(), 5u);
+  for (size_t k = 0; k < times.size(); ++k) {
+    EXPECT_EQ(times[k][0].value_or(""), std::to_string(kT0 + (3 + static_cast<int64_t>(k)) * kPace))
+        << "row " << k;
+    EXPECT_EQ(times[k][1].value_or(""), "1") << "scheduled, not leased";
+  }
+  EXPECT_EQ(db.Scalar("SELECT retry_count FROM room_outbox WHERE id = " + std::to_string(hot[3])),
+            0);
+
+  // Nothing of the hot room is due before its slot; a new quiet row is claimed meanwhile.
+  const int64_t q2 = AddEvent(*store, "q-late", "quiet");
+  ASSERT_TRUE(store->MarkPublished(first->token, Ids(*first), kT0));
+  auto meanwhile = store->ClaimDue(Paced(kT0 + 10, 3, kPace));
+  ASSERT_TRUE(meanwhile);
+  EXPECT_EQ(Ids(*meanwhile), std::vector<int64_t>{q2});
+  EXPECT_TRUE(meanwhile->paced_rooms.empty());
+  ASSERT_TRUE(store->MarkPublished(meanwhile->token, Ids(*meanwhile), kT0 + 10));
+
+  // At hot[4]'s slot, hot[3] and hot[4] are due: a run of two, under the cut.
+  auto next = store->ClaimDue(Paced(kT0 + 4 * kPace, 3, kPace));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(Ids(*next), (std::vector<int64_t>{hot[3], hot[4]}));
+  EXPECT_TRUE(next->paced_rooms.empty());
+}
+
+// Scheduling moves due rows later only: a failed row waiting for its retry keeps its time, and
+// without a pace nothing is cut.
+TEST(MariaDbOutboxStoreTest, PacedClaimNeverMovesARowEarlier) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  std::vector<int64_t> rows;
+  for (int i = 0; i < 4; ++i) rows.push_back(AddEvent(*store, "r" + std::to_string(i), "room"));
+  const int64_t late = AddEvent(*store, "r-late", "room", kT0 + 100'000);
+
+  ClaimOptions no_pace = Paced(kT0, 2, 0);
+  auto whole = store->ClaimDue(no_pace);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(Ids(*whole), rows) << "max_rows_per_room needs a pace";
+  ASSERT_TRUE(store->Release(whole->token, Ids(*whole), kT0));
+
+  auto cut = store->ClaimDue(Paced(kT0, 2, 50));
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(Ids(*cut), (std::vector<int64_t>{rows[0], rows[1]}));
+  ASSERT_EQ(cut->paced_rooms.size(), 1u);
+  EXPECT_EQ(cut->paced_rooms[0].rows_scheduled, 2u);
+  EXPECT_EQ(
+      db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id = " + std::to_string(rows[3])),
+      kT0 + 150);
+  EXPECT_EQ(
+      db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id = " + std::to_string(late)),
+      kT0 + 100'000);
+}
+
 TEST(MariaDbOutboxStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());

@@ -147,8 +147,16 @@ struct PushBack {
   int64_t head_next_attempt_at_ms = 0;
 };
 
+// A room whose run was cut at max_rows_per_room: the last row kept and how many were kept.
+struct CutRoom {
+  std::string room_id;
+  int64_t last_kept_id = 0;
+  size_t kept = 0;
+};
+
 struct RoomRuns {
   std::vector<OutboxRow> kept;
+  std::vector<CutRoom> cut;
   // Rooms with rows due earlier than their oldest pending row (the head). Ordered by
   // (next_attempt_at_ms, id) those rows sort ahead of the head and can fill every batch while
   // the head stays beyond the limit; pushed back to the head's time, they sort behind it (same
@@ -160,7 +168,7 @@ struct RoomRuns {
 // room's oldest pending row. A pending row that was not selected (held by another claim, not
 // due, or past the limit) ends the run; the rows after it are not leased.
 Result<RoomRuns> KeepRoomRuns(MariaDbConnection& conn, std::vector<OutboxRow> selected,
-                              int64_t now_ms) {
+                              int64_t now_ms, size_t max_rows_per_room) {
   struct Pending {
     int64_t id;
     int64_t next_attempt_at_ms;
@@ -214,6 +222,7 @@ Result<RoomRuns> KeepRoomRuns(MariaDbConnection& conn, std::vector<OutboxRow> se
   struct Run {
     size_t length = 0;
     bool broken = false;
+    bool cut = false;  // ended at max_rows_per_room
   };
   std::unordered_map<std::string, Run> runs;
   RoomRuns out;
@@ -222,9 +231,19 @@ Result<RoomRuns> KeepRoomRuns(MariaDbConnection& conn, std::vector<OutboxRow> se
     Run& run = runs[row.room_id];
     const std::vector<Pending>& rows = pending[row.room_id];
     if (!run.broken && run.length < rows.size() && rows[run.length].id == row.id) {
+      if (max_rows_per_room > 0 && run.length == max_rows_per_room) {
+        // The room has more due rows than a round may send it; ScheduleCutRooms spreads them.
+        run.broken = true;
+        run.cut = true;
+        out.cut.push_back(CutRoom{row.room_id, rows[run.length - 1].id, run.length});
+        continue;
+      }
       ++run.length;
       out.kept.push_back(std::move(row));
       continue;
+    }
+    if (run.cut) {
+      continue;  // its head is claimed now; its other rows are scheduled, not pushed back
     }
     run.broken = true;
     if (rows.empty()) {
@@ -263,6 +282,48 @@ Result<void> PushBackRooms(MariaDbConnection& conn, const std::vector<PushBack>&
     }
   }
   return {};
+}
+
+// Gives each cut room's due rows after its kept run a next_attempt_at_ms of their own, one
+// room_pace_ms apart in id order, starting when the kept run will have been sent. Later claims
+// then pass over them and take other rooms' rows; the room's head rule keeps its order whatever
+// the times. Rows not due (a failed row waiting for its retry, rows already scheduled) and rows
+// leased to a claim are left alone, so a busy room's backlog is rewritten once, not per claim.
+Result<std::vector<PacedRoom>> ScheduleCutRooms(MariaDbConnection& conn,
+                                                const std::vector<CutRoom>& rooms,
+                                                const ClaimOptions& options) {
+  std::vector<PacedRoom> paced;
+  for (const CutRoom& room : rooms) {
+    auto start = conn.Prepared("pace_slot_start", "SET @room_outbox_slot = ?");
+    if (!start) {
+      return Fail(start.error());
+    }
+    const int64_t first_slot =
+        options.now_ms + static_cast<int64_t>(room.kept) * options.room_pace_ms;
+    const std::array<SqlValue, 1> start_params = {first_slot - options.room_pace_ms};
+    if (auto done = (*start)->Execute(start_params); !done) {
+      return Fail(done.error());
+    }
+    auto stmt = conn.Prepared(
+        "pace_room",
+        "UPDATE room_outbox SET next_attempt_at_ms = (@room_outbox_slot := @room_outbox_slot + ?), "
+        "updated_at_ms = ? WHERE room_id = ? AND status = 'pending' AND id > ? "
+        "AND next_attempt_at_ms <= ? AND claim_token IS NULL ORDER BY id");
+    if (!stmt) {
+      return Fail(stmt.error());
+    }
+    const std::array<SqlValue, 5> params = {options.room_pace_ms, options.now_ms, room.room_id,
+                                            room.last_kept_id, options.now_ms};
+    if (auto done = (*stmt)->Execute(params); !done) {
+      return Fail(done.error());
+    }
+    const uint64_t scheduled = (*stmt)->AffectedRows();
+    const int64_t last_slot =
+        scheduled == 0 ? 0
+                       : first_slot + static_cast<int64_t>(scheduled - 1) * options.room_pace_ms;
+    paced.push_back(PacedRoom{room.room_id, scheduled, last_slot});
+  }
+  return paced;
 }
 
 // Leases `rows` (locked by the current transaction) to claim.token until claim.lease_until_ms.
@@ -568,17 +629,21 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
         return Fail(selected.error());
       }
       const bool more_due = selected->size() >= options.limit;
+      std::vector<CutRoom> cut_rooms;
       // Per-room order: when every selected row was left out and some rooms were pushed back
       // behind their heads, select again: those heads now sort first.
       constexpr int kMaxPasses = 3;
       for (int pass = 1; options.per_room_order && !selected->empty(); ++pass) {
-        auto runs = KeepRoomRuns(conn, std::move(*selected), options.now_ms);
+        const size_t max_rows_per_room =
+            options.room_pace_ms > 0 ? options.max_rows_per_room : size_t{0};
+        auto runs = KeepRoomRuns(conn, std::move(*selected), options.now_ms, max_rows_per_room);
         if (!runs) {
           return Fail(runs.error());
         }
         if (auto pushed = PushBackRooms(conn, runs->push_back, options.now_ms); !pushed) {
           return Fail(pushed.error());
         }
+        cut_rooms = std::move(runs->cut);
         selected = std::move(runs->kept);
         if (!selected->empty() || runs->push_back.empty() || pass == kMaxPasses) {
           break;
@@ -594,12 +659,17 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
         return none;
       }
       Claim claim;
-      claim.more_due = more_due;
+      claim.more_due = more_due || !cut_rooms.empty();
       claim.token = NewClaimToken();
       claim.lease_until_ms = options.now_ms + options.lease_ms;
       if (auto leased = Lease(conn, *selected, claim, options.now_ms); !leased) {
         return Fail(leased.error());
       }
+      auto paced = ScheduleCutRooms(conn, cut_rooms, options);
+      if (!paced) {
+        return Fail(paced.error());
+      }
+      claim.paced_rooms = std::move(*paced);
       claim.rows = std::move(*selected);
       return claim;
     });
