@@ -97,6 +97,14 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
   claim_options.now_ms = clock_.NowMs();
   claim_options.lease_ms = options_.lease.count();
   claim_options.per_room_order = options_.per_room_order;
+  if (attempted == nullptr && options_.per_room_order && options_.room_min_interval.count() > 0) {
+    // A round sends a room at most one poll_interval's worth of paced rows; the room's other due
+    // rows are scheduled after them, and the next claim takes other rooms' rows meanwhile.
+    // (--once keeps whole runs: it ends when nothing is due, so nothing may be scheduled later.)
+    claim_options.max_rows_per_room = static_cast<size_t>(
+        std::max<int64_t>(1, options_.poll_interval.count() / options_.room_min_interval.count()));
+    claim_options.room_pace_ms = options_.room_min_interval.count();
+  }
   auto claim = store_.ClaimDue(claim_options);
   if (!claim) {
     result.error = claim.error();
@@ -109,6 +117,14 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     return result;
   }
   result.claimed = claim->rows.size();
+  for (const PacedRoom& room : claim->paced_rooms) {
+    logger_.Debug(LogLine("room paced: its later rows are scheduled after this round")
+                      .Add("worker", "room_outbox")
+                      .Add("node_id", options_.node_id)
+                      .Add("room_id", room.room_id)
+                      .Add("rows_scheduled", room.rows_scheduled));
+    paced_until_ms_ = std::max(paced_until_ms_, room.last_slot_ms);
+  }
   // A short claim is not the end of a backlog when per-room order left rows out of it; an empty
   // one still waits poll_interval, so a selection that keeps nothing cannot spin.
   result.full = result.claimed >= options_.batch_size || (claim->more_due && result.claimed > 0);
@@ -135,8 +151,7 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
       metrics_.AddPublishFailure();
       ++result.undecodable;
       if (!result.error) {
-        result.error = Error{ErrorCode::kInvalidArgument,
-                             "event " + row.event_id + ": " + error};
+        result.error = Error{ErrorCode::kInvalidArgument, "event " + row.event_id + ": " + error};
       }
       continue;
     }
@@ -268,9 +283,9 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
       fields.retry_count = r.row->retry_count + (!r.delivered && marked ? 1 : 0);
       fields.status = r.delivered && marked ? "published" : "pending";
       fields.error = error;
-      logger_.Log(marked ? r.level : spdlog::level::err,
-                  OutboxEventLine(r.delivered ? "outbox event published" : "outbox event failed",
-                                  fields));
+      logger_.Log(
+          marked ? r.level : spdlog::level::err,
+          OutboxEventLine(r.delivered ? "outbox event published" : "outbox event failed", fields));
     }
     if (published_marked) result.published += published_ids.size();
     result.failed += failures.size();
@@ -363,8 +378,8 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
         outcome = outcomes[w];
       } else {
         outcome.status = PublishStatus::kUnknown;
-        outcome.error = "publisher returned " + std::to_string(outcomes.size()) +
-                        " outcomes for " + std::to_string(wave.size()) + " envelopes";
+        outcome.error = "publisher returned " + std::to_string(outcomes.size()) + " outcomes for " +
+                        std::to_string(wave.size()) + " envelopes";
       }
       metrics_.ObservePublishLatency(outcome.latency.count());
       if (outcome.delivered()) {
@@ -376,8 +391,9 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
       metrics_.AddPublishFailure();
       const bool rate_limited = outcome.status == PublishStatus::kRateLimited;
       result.rate_limited = result.rate_limited || rate_limited;
-      const auto delay = rate_limited ? std::max(options_.poll_interval, options_.rate_limited_retry)
-                                      : options_.poll_interval;
+      const auto delay = rate_limited
+                             ? std::max(options_.poll_interval, options_.rate_limited_retry)
+                             : options_.poll_interval;
       std::string error = FailureText(outcome);
       failures.push_back(FailedAttempt{row.id, error, after + delay.count()});
       records.push_back(OutcomeRecord{
@@ -459,15 +475,15 @@ void OutboxWorker::RefreshStats() {
 }
 
 void OutboxWorker::Run() {
-  logger_.Info(LogLine("outbox worker started")
-                   .Add("worker", "room_outbox")
-                   .Add("node_id", options_.node_id)
-                   .Add("poll_interval_ms", static_cast<int64_t>(options_.poll_interval.count()))
-                   .Add("batch_size", static_cast<uint64_t>(options_.batch_size))
-                   .Add("publish_timeout_ms",
-                        static_cast<int64_t>(options_.publish_timeout.count()))
-                   .Add("max_in_flight", static_cast<uint64_t>(options_.max_in_flight))
-                   .Add("ordering", options_.per_room_order ? "per_room" : "none"));
+  logger_.Info(
+      LogLine("outbox worker started")
+          .Add("worker", "room_outbox")
+          .Add("node_id", options_.node_id)
+          .Add("poll_interval_ms", static_cast<int64_t>(options_.poll_interval.count()))
+          .Add("batch_size", static_cast<uint64_t>(options_.batch_size))
+          .Add("publish_timeout_ms", static_cast<int64_t>(options_.publish_timeout.count()))
+          .Add("max_in_flight", static_cast<uint64_t>(options_.max_in_flight))
+          .Add("ordering", options_.per_room_order ? "per_room" : "none"));
   std::chrono::milliseconds backoff = options_.poll_interval;
   const std::chrono::milliseconds max_backoff =
       std::max(options_.max_error_backoff, options_.poll_interval);
@@ -500,7 +516,12 @@ void OutboxWorker::Run() {
     if (round.full && !round.rate_limited) {
       continue;  // a backlog drains batch after batch, not one batch per tick
     }
-    if (clock_.SleepFor(options_.poll_interval, stop_)) break;
+    std::chrono::milliseconds idle = options_.poll_interval;
+    if (!round.rate_limited && clock_.NowMs() < paced_until_ms_) {
+      // A paced room's rows come due one per room_min_interval: claim them as they do.
+      idle = std::min(idle, options_.room_min_interval);
+    }
+    if (clock_.SleepFor(idle, stop_)) break;
   }
   logger_.Info(LogLine("outbox worker stopped")
                    .Add("worker", "room_outbox")

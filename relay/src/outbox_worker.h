@@ -27,8 +27,8 @@
 //      A stop requested between waves Releases the rows not yet attempted.
 //   4. After each wave, one MarkPublished and one MarkFailed with that wave's results, so a
 //      relay killed mid-claim leaves at most its last wave (max_in_flight rows) delivered but
-//      unmarked (sent again by whoever claims the rows after the lease). A failing mark ends the round (the rest is
-//      Released). At the end, one Release for every row not attempted.
+//      unmarked (sent again by whoever claims the rows after the lease). A failing mark ends the
+//      round (the rest is Released). At the end, one Release for every row not attempted.
 //
 // Rate-limited answers (Tencent frequency limits) are failed attempts due again after
 // max(poll_interval, 1s), so a per-second frequency window has passed; the round then stops
@@ -80,12 +80,12 @@ WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& nod
 
 struct RoundResult {
   size_t claimed = 0;
-  size_t published = 0;    // delivered: published or skipped
-  size_t failed = 0;       // failed attempts marked (incl. undecodable and rate-limited)
+  size_t published = 0;  // delivered: published or skipped
+  size_t failed = 0;     // failed attempts marked (incl. undecodable and rate-limited)
   size_t undecodable = 0;
-  size_t released = 0;     // given back unattempted (held back, lease, stop, rate limit)
-  size_t waves = 0;        // PublishMany calls
-  bool full = false;       // the claim returned batch_size rows: more may be due
+  size_t released = 0;  // given back unattempted (held back, lease, stop, rate limit)
+  size_t waves = 0;     // PublishMany calls
+  bool full = false;    // the claim returned batch_size rows: more may be due
   bool rate_limited = false;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.
@@ -96,7 +96,7 @@ struct RoundResult {
 struct DrainResult {
   size_t rounds = 0;
   size_t published = 0;
-  size_t failed = 0;       // failed attempts, undecodable included
+  size_t failed = 0;  // failed attempts, undecodable included
   size_t undecodable = 0;
   std::optional<Error> store_error;  // set when a round failed on the database
   bool stopped = false;              // a stop was requested before the outbox was drained
@@ -115,8 +115,10 @@ class OutboxWorker {
   RoundResult RunRound();
 
   // The daemon loop: a round at once; the next round at once after a full batch, else after
-  // poll_interval; after a database error a back-off from poll_interval doubling to
-  // max_error_backoff. Returns when a stop was requested (after the current round is marked).
+  // poll_interval (room_min_interval while rows a claim scheduled for a paced room are still
+  // coming due, so such a room keeps its pace); after a database error a back-off from
+  // poll_interval doubling to max_error_backoff. Returns when a stop was requested (after the
+  // current round is marked).
   void Run();
 
   // For --once: rounds until a claim brings no row not yet attempted in this run, so every due
@@ -144,6 +146,8 @@ class OutboxWorker {
   std::unordered_set<std::string> held_back_rooms_;
   int64_t last_stats_ms_ = 0;
   bool stats_refreshed_ = false;
+  // The latest next_attempt_at_ms this worker's claims gave a paced room's rows.
+  int64_t paced_until_ms_ = 0;
 };
 
 }  // namespace room_outbox::relay

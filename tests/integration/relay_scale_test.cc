@@ -492,6 +492,97 @@ TEST(RelayScaleTest, PermanentlyFailingRoomDoesNotDelayOtherRooms) {
               others_seconds, static_cast<long long>(kOthersBound.count() / 1000));
 }
 
+// A room with most of a backlog is sent at its pace (room_min_interval); its claims are cut at a
+// poll_interval's worth of sends and its other rows scheduled, so the other rooms' rows claimed
+// beside it do not wait for that pace.
+TEST(RelayScaleTest, ABusyRoomsPaceDoesNotHoldOtherRoomsBehindIt) {
+  constexpr int kBusyRows = 400;
+  constexpr int kQuietRooms = 40;
+  const std::string busy_room = "room-busy";
+  FakeImServer im;
+  ASSERT_TRUE(im.running()) << im.start_error();
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  // Command k carries busy event k and one event of quiet room k % 40: the two interleave, so
+  // every batch holds as many busy rows as quiet ones.
+  {
+    auto store = MakeMariaDbOutboxStore(db.Options());
+    std::map<std::string, int64_t> seqs;
+    for (int k = 1; k <= kBusyRows; ++k) {
+      CommitRequest request;
+      request.command.command_id = "cmd-" + std::to_string(k);
+      request.command.room_id = busy_room;
+      request.command.command_type = "SendGift";
+      request.now_ms = WallNowMs();
+      for (const std::string& room : {busy_room, RoomId(k % kQuietRooms)}) {
+        Envelope envelope;
+        envelope.event_id = EventId(room, ++seqs[room]);
+        envelope.event_type = "RoomGiftSent";
+        envelope.room_id = room;
+        envelope.room_seq = seqs[room];
+        envelope.command_id = request.command.command_id;
+        envelope.node_id = "room-service-test";
+        envelope.occurred_at_ms = request.now_ms;
+        envelope.payload = R"({"gift":"rose","count":1})";
+        auto json = EncodeEnvelope(envelope);
+        ASSERT_TRUE(json) << json.error().message;
+        NewOutboxRow row;
+        row.event_id = envelope.event_id;
+        row.event_type = envelope.event_type;
+        row.room_id = room;
+        row.command_id = envelope.command_id;
+        row.envelope = *json;
+        request.rows.push_back(std::move(row));
+      }
+      auto write = store->CommitCommand(request, {});
+      ASSERT_TRUE(write) << write.error().message;
+    }
+  }
+
+  RelayProcessOptions options;
+  // The shipped pace: the busy room gets at most 20 sends a second, so its 400 rows need 20 s.
+  options.outbox_worker = {{"batch_size", "50"}, {"room_min_interval", "\"50ms\""}};
+  options.log_level = "debug";
+  auto relays = StartRelays(db, im, 1, options);
+  const std::string quiet_pending =
+      "SELECT COUNT(*) FROM room_outbox WHERE status = 'pending' "
+      "AND room_id <> '" +
+      busy_room + "'";
+  const std::string busy_published =
+      "SELECT COUNT(*) FROM room_outbox WHERE status = "
+      "'published' AND room_id = '" +
+      busy_room + "'";
+  ASSERT_TRUE(WaitUntil([&] { return db.Scalar(quiet_pending) == 0; }, kDrainTimeout))
+      << db.Scalar(quiet_pending) << " quiet rows pending\n"
+      << Logs(relays);
+  // Held behind the busy room's pace, the quiet rows would finish with it (all 400 sent); cut
+  // and scheduled, they finish while most of the busy room is still to come.
+  const int64_t busy_sent_when_quiet_done = db.Scalar(busy_published);
+  EXPECT_LT(busy_sent_when_quiet_done, kBusyRows / 2);
+  // The busy room keeps going, in order.
+  ASSERT_TRUE(WaitUntil([&] { return db.Scalar(busy_published) >= busy_sent_when_quiet_done + 20; },
+                        kDrainTimeout))
+      << Logs(relays);
+  ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
+  EXPECT_GT(relays[0]->CountLogLines({"room paced", busy_room}), 0u);
+
+  EXPECT_EQ(im.Stats().duplicates, 0u);
+  for (const auto& [room, delivered] : DeliveredByRoom(im)) {
+    int64_t last = 0;
+    for (const FakeImRequest& r : delivered) {
+      EXPECT_EQ(r.room_seq, last + 1) << room << ": " << r.event_id << " after seq " << last;
+      last = r.room_seq;
+    }
+  }
+  // What the busy room has published is a prefix of its rows.
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox p JOIN room_outbox q ON p.room_id = "
+                      "q.room_id AND p.id > q.id WHERE p.room_id = '" +
+                      busy_room + "' AND p.status = 'published' AND q.status = 'pending'"),
+            0);
+  std::printf("quiet rooms drained while the busy room had sent %lld of %d rows\n",
+              static_cast<long long>(busy_sent_when_quiet_done), kBusyRows);
+}
+
 TEST(RelayScaleTest, RequestBudgetCapsTheRateAndRetriesResendIdenticalBodies) {
   constexpr int kRooms = 25;
   constexpr int kRowsPerRoom = 10;

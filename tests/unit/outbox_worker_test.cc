@@ -22,16 +22,18 @@ using ::room_outbox::testing::MockOutboxStore;
 using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
 using ::room_outbox::testing::Skipped;
+using std::chrono::milliseconds;
 using ::testing::_;
+using ::testing::AllOf;
 using ::testing::AnyNumber;
 using ::testing::ElementsAre;
-using ::testing::UnorderedElementsAre;
+using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::Return;
 using ::testing::StartsWith;
 using ::testing::StrictMock;
-using std::chrono::milliseconds;
+using ::testing::UnorderedElementsAre;
 
 constexpr char kToken[] = "claim-token";
 
@@ -122,8 +124,8 @@ class OutboxWorkerTest : public ::testing::Test {
           return Result<size_t>(ids.size());
         }));
     EXPECT_CALL(store_, MarkFailed(kToken, _, _))
-        .WillRepeatedly(Invoke(
-            [this](const std::string&, std::span<const FailedAttempt> attempts, int64_t) {
+        .WillRepeatedly(
+            Invoke([this](const std::string&, std::span<const FailedAttempt> attempts, int64_t) {
               failed_.insert(failed_.end(), attempts.begin(), attempts.end());
               return Result<size_t>(attempts.size());
             }));
@@ -184,7 +186,8 @@ TEST_F(OutboxWorkerTest, SuccessMarksThatRowPublished) {
 }
 
 TEST_F(OutboxWorkerTest, FailureIsMarkedFailedWithErrorAndDueAfterPollInterval) {
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 2)})));
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 2)})));
   outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "im error 70001: internal")};
   ScriptPublisher();
   RecordMarks();
@@ -289,10 +292,10 @@ TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrThePace)
   options_.room_min_interval = milliseconds(50);
   not_sent_ = {"RoomHeatChanged", "RoomRankChanged"};
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a", "RoomHeatChanged"),
-                                  Row(3, "room-a", "RoomRankChanged"),
-                                  Row(4, "room-a", "RoomUserJoined"),
-                                  Row(5, "room-b", "RoomHeatChanged")})));
+      .WillOnce(
+          Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a", "RoomHeatChanged"),
+                            Row(3, "room-a", "RoomRankChanged"), Row(4, "room-a", "RoomUserJoined"),
+                            Row(5, "room-b", "RoomHeatChanged")})));
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -346,9 +349,9 @@ TEST_F(OutboxWorkerTest, RepeatedDatabaseErrorsBackOffUpToTheCap) {
   };
   auto worker = MakeWorker();
   worker.Run();
-  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000), milliseconds(2000),
-                                           milliseconds(4000), milliseconds(4000),
-                                           milliseconds(4000)));
+  EXPECT_THAT(clock_.sleeps(),
+              ElementsAre(milliseconds(1000), milliseconds(2000), milliseconds(4000),
+                          milliseconds(4000), milliseconds(4000)));
 }
 
 TEST_F(OutboxWorkerTest, MarkPublishedErrorIsARoundError) {
@@ -422,9 +425,7 @@ TEST_F(OutboxWorkerTest, ShortClaimWithMoreDueStartsTheNextRoundButAnEmptyOneWai
   short_claim.more_due = true;
   Claim empty_claim = MakeClaim({});
   empty_claim.more_due = true;
-  EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(short_claim))
-      .WillOnce(Return(empty_claim));
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(short_claim)).WillOnce(Return(empty_claim));
   ScriptPublisher();
   RecordMarks();
   clock_.on_sleep = [this] { stop_.RequestStop(); };
@@ -447,8 +448,8 @@ TEST_F(OutboxWorkerTest, EmptyClaimSleepsPollInterval) {
 
 TEST_F(OutboxWorkerTest, PerRoomWavesNeverHoldTwoRowsOfOneRoom) {
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(MakeClaim(
-          {Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"), Row(4, "room-a"), Row(5, "room-b")})));
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"),
+                                  Row(4, "room-a"), Row(5, "room-b")})));
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -461,8 +462,8 @@ TEST_F(OutboxWorkerTest, PerRoomWavesNeverHoldTwoRowsOfOneRoom) {
 
 TEST_F(OutboxWorkerTest, FailedHeadRowReleasesLaterRowsOfItsRoomOnly) {
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(MakeClaim(
-          {Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"), Row(4, "room-a"), Row(5, "room-b")})));
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"),
+                                  Row(4, "room-a"), Row(5, "room-b")})));
   outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 502")};
   ScriptPublisher();
   RecordMarks();
@@ -529,8 +530,8 @@ TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
   ClaimOptions seen;
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions& o) {
     seen = o;
-    return Result<Claim>(MakeClaim(
-        {Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"), Row(4, "room-a")}));
+    return Result<Claim>(
+        MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"), Row(4, "room-a")}));
   }));
   outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 502")};
   ScriptPublisher();
@@ -614,6 +615,48 @@ TEST_F(OutboxWorkerTest, RoomPaceSleepsBetweenSendsToOneRoom) {
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30)));
 }
 
+TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNot) {
+  options_.room_min_interval = milliseconds(50);
+  // A round may send a room poll_interval / room_min_interval rows: 1000 / 50.
+  EXPECT_CALL(store_, ClaimDue(AllOf(Field(&ClaimOptions::max_rows_per_room, 20u),
+                                     Field(&ClaimOptions::room_pace_ms, 50))))
+      .WillOnce(Return(MakeClaim({})));
+  auto worker = MakeWorker();
+  worker.RunRound();
+  // --once ends when nothing is due, so it must not schedule rows for later: whole runs.
+  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::max_rows_per_room, 0u)))
+      .WillOnce(Return(MakeClaim({})));
+  worker.Drain();
+
+  // Without a pace nothing is cut.
+  options_.room_min_interval = milliseconds(0);
+  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::max_rows_per_room, 0u)))
+      .WillOnce(Return(MakeClaim({})));
+  auto unpaced = MakeWorker();
+  unpaced.RunRound();
+}
+
+TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
+  options_.room_min_interval = milliseconds(50);
+  // The first claim cut a room and scheduled its rows up to now + 120ms; the loop claims again
+  // at once (more_due), then every 50ms until that time has passed, then every poll_interval.
+  Claim cut = MakeClaim({Row(1, "hot")});
+  cut.more_due = true;
+  cut.paced_rooms = {PacedRoom{"hot", 3, clock_.NowMs() + 120}};
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(cut)).WillRepeatedly(Return(MakeClaim({})));
+  ScriptPublisher();
+  RecordMarks();
+  clock_.on_sleep = [this] {
+    if (clock_.sleeps().size() == 5) stop_.RequestStop();
+  };
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_THAT(published_, ElementsAre(1));
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50), milliseconds(50), milliseconds(50),
+                                           milliseconds(1000), milliseconds(1000)));
+  EXPECT_NE(log_.str().find("room paced"), std::string::npos) << log_.str();
+}
+
 TEST_F(OutboxWorkerTest, RateLimitedRowRetriesLaterAndTheRoundStopsSending) {
   options_.poll_interval = milliseconds(200);
   EXPECT_CALL(store_, ClaimDue(_))
@@ -667,8 +710,7 @@ TEST_F(OutboxWorkerTest, OutcomeLineCarriesTheSeedFields) {
 }
 
 TEST_F(OutboxWorkerTest, GaugesComeFromStatsAndCountersFromOutcomes) {
-  EXPECT_CALL(store_, Stats())
-      .WillRepeatedly(Return(OutboxStats{42, clock_.NowMs() - 7000}));
+  EXPECT_CALL(store_, Stats()).WillRepeatedly(Return(OutboxStats{42, clock_.NowMs() - 7000}));
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})));
   outcomes_["evt-2"] = {FailedWith(PublishStatus::kRetryable, "http 500")};
