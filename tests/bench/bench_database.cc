@@ -8,6 +8,7 @@
 #include "support/mysql_admin.h"
 
 namespace room_outbox::bench {
+
 namespace {
 
 constexpr size_t kRowsPerInsert = 1000;
@@ -15,6 +16,8 @@ constexpr size_t kRowsPerInsert = 1000;
 std::string RoomId(size_t room) { return "room-" + std::to_string(room); }
 
 }  // namespace
+
+const char kBusyRoomId[] = "room-busy";
 
 const std::vector<std::string> kBenchEventTypes = {"RoomUserJoined", "RoomGiftSent",
                                                    "RoomUserLeft"};
@@ -80,7 +83,7 @@ std::string BenchDatabase::Quote(const std::string& text) {
 double InsertPendingRows(BenchDatabase& db, const OutboxFill& fill) {
   Stopwatch watch;
   std::mt19937_64 random(fill.seed);
-  std::vector<int64_t> room_seq(fill.rooms, 0);
+  std::vector<int64_t> room_seq(fill.rooms + 1, 0);  // the last one counts the busy room
   std::string sql;
   size_t in_statement = 0;
   auto flush = [&] {
@@ -90,12 +93,13 @@ double InsertPendingRows(BenchDatabase& db, const OutboxFill& fill) {
     }
   };
   for (size_t n = 0; n < fill.rows; ++n) {
-    const size_t room = static_cast<size_t>(random() % fill.rooms);
+    const bool busy = fill.busy_every > 0 && n % fill.busy_every == 0;
+    const size_t room = busy ? fill.rooms : static_cast<size_t>(random() % fill.rooms);
     const std::string event_type = kBenchEventTypes[n % kBenchEventTypes.size()];
     Envelope envelope;
     envelope.event_id = fill.id_prefix + "-e" + std::to_string(n);
     envelope.event_type = event_type;
-    envelope.room_id = RoomId(room);
+    envelope.room_id = busy ? kBusyRoomId : RoomId(room);
     envelope.room_seq = ++room_seq[room];
     envelope.command_id = fill.id_prefix + "-c" + std::to_string(n);
     envelope.request_id = "req-" + std::to_string(n);

@@ -38,7 +38,9 @@ class BenchDatabase {
   // `text` as a quoted SQL string literal.
   std::string Quote(const std::string& text);
 
-  int64_t PendingCount() { return Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='pending'"); }
+  int64_t PendingCount() {
+    return Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='pending'");
+  }
 
  private:
   std::string socket_;
@@ -55,7 +57,12 @@ struct OutboxFill {
   uint64_t seed = 1;
   std::string id_prefix = "bench";  // event_id "<prefix>-e<n>", command_id "<prefix>-c<n>"
   int64_t created_at_ms = 0;
+  // Every `busy_every`-th row (0: none) goes to one room, "room-busy", instead of a drawn one.
+  size_t busy_every = 0;
 };
+
+// The room that OutboxFill::busy_every fills.
+extern const char kBusyRoomId[];
 
 // Inserts pending, due rows (next_attempt_at_ms 0, no claim token) with multi-row INSERTs of the
 // hook's columns; envelopes are encoded with the hook's codec. Returns the seconds it took.

@@ -50,6 +50,7 @@ struct BenchContext {
   std::chrono::seconds idle_window{30};
   size_t latency_commands = 300;
   double latency_commands_per_second = 20;
+  size_t busy_room_rows = 1000;  // benchmark 7: rows of the busy room, and of the other rooms
 };
 
 // Wall time since construction (steady clock).

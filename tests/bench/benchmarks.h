@@ -32,6 +32,10 @@ void RunIdleRelay(const BenchContext& ctx, Report& report);
 // 6. Commit -> published latency when the hook's sync publish fails and the relay delivers.
 void RunCommitToPublished(const BenchContext& ctx, Report& report);
 
+// 7. A backlog where one busy room holds half the rows: the other rooms' drain time vs the same
+//    rows alone, and the busy room's drain time vs its pace.
+void RunBusyRoom(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

@@ -35,6 +35,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"4", "claim poll over a large history", room_outbox::bench::RunClaimPoll},
       {"5", "idle relay", room_outbox::bench::RunIdleRelay},
       {"6", "commit -> published latency", room_outbox::bench::RunCommitToPublished},
+      {"7", "a busy room beside quiet ones", room_outbox::bench::RunBusyRoom},
   };
   return all;
 }
@@ -49,6 +50,7 @@ void MakeQuick(BenchContext& ctx) {
   ctx.claim_polls = 10;
   ctx.idle_window = std::chrono::seconds(3);
   ctx.latency_commands = 40;
+  ctx.busy_room_rows = 200;
 }
 
 }  // namespace
@@ -64,7 +66,7 @@ int main(int argc, char** argv) {
   app.add_option("--relay-binary", ctx.relay_binary, "the outbox-relay binary (benchmark 5)")
       ->capture_default_str();
   app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
-  app.add_option("--only", only, "run only these benchmarks (1..6)")->delimiter(',');
+  app.add_option("--only", only, "run only these benchmarks (1..7)")->delimiter(',');
   app.add_flag("--quick", quick, "small sizes, for trying the program out");
   app.add_option("--drain-rows", ctx.drain_rows, "rows of the backlog drain (benchmark 1)")
       ->capture_default_str();

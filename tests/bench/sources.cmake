@@ -3,6 +3,7 @@
 add_executable(outbox-bench
   tests/bench/bench_database.cc
   tests/bench/bench_support.cc
+  tests/bench/busy_room_bench.cc
   tests/bench/child_process.cc
   tests/bench/claim_bench.cc
   tests/bench/commit_bench.cc
