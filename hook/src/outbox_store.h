@@ -47,6 +47,9 @@ struct ClaimOptions {
   // keeps one busy room's pace from holding every other room's rows behind it.
   size_t max_rows_per_room = 0;
   int64_t room_pace_ms = 0;
+  // Types delivered without a send (skip_event_types): they neither count toward
+  // max_rows_per_room nor take a pace slot.
+  std::vector<std::string> unpaced_event_types;
 };
 
 // A room whose run was cut at max_rows_per_room.

@@ -45,7 +45,8 @@ struct OutcomeRecord {
 
 }  // namespace
 
-WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id) {
+WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id,
+                              std::vector<std::string> unpaced_event_types) {
   WorkerOptions o;
   o.node_id = node_id;
   o.poll_interval = config.poll_interval;
@@ -55,6 +56,7 @@ WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& nod
   o.per_room_order = config.ordering == Ordering::kPerRoom;
   o.lease = config.lease;
   o.room_min_interval = config.room_min_interval;
+  o.unpaced_event_types = std::move(unpaced_event_types);
   return o;
 }
 
@@ -104,6 +106,7 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     claim_options.max_rows_per_room = static_cast<size_t>(
         std::max<int64_t>(1, options_.poll_interval.count() / options_.room_min_interval.count()));
     claim_options.room_pace_ms = options_.room_min_interval.count();
+    claim_options.unpaced_event_types = options_.unpaced_event_types;
   }
   auto claim = store_.ClaimDue(claim_options);
   if (!claim) {
@@ -517,8 +520,9 @@ void OutboxWorker::Run() {
       continue;  // a backlog drains batch after batch, not one batch per tick
     }
     std::chrono::milliseconds idle = options_.poll_interval;
-    if (!round.rate_limited && clock_.NowMs() < paced_until_ms_) {
-      // A paced room's rows come due one per room_min_interval: claim them as they do.
+    if (!round.rate_limited && round.published > 0 && clock_.NowMs() < paced_until_ms_) {
+      // A paced room's rows come due one per room_min_interval: claim them as they do, as long
+      // as rounds deliver (while IM fails, the head rows wait for their retry anyway).
       idle = std::min(idle, options_.room_min_interval);
     }
     if (clock_.SleepFor(idle, stop_)) break;

@@ -46,6 +46,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "clock.h"
 #include "log_line.h"
@@ -64,6 +65,9 @@ struct WorkerOptions {
   bool per_room_order = true;
   std::chrono::milliseconds lease{30000};
   std::chrono::milliseconds room_min_interval{50};
+  // Types the publisher delivers without a send ([tencent_im] skip_event_types): they take no
+  // pace, so a claim does not count them when it cuts a busy room.
+  std::vector<std::string> unpaced_event_types;
   // Time kept free at the end of a lease for writing the results.
   std::chrono::milliseconds lease_margin{1000};
   // Earliest retry of a rate-limited row: max(poll_interval, this).
@@ -75,8 +79,9 @@ struct WorkerOptions {
   std::chrono::milliseconds stats_interval{1000};
 };
 
-// Builds WorkerOptions from the [outbox_worker] section.
-WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id);
+// Builds WorkerOptions from the [outbox_worker] section and the publisher's skipped types.
+WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id,
+                              std::vector<std::string> unpaced_event_types = {});
 
 struct RoundResult {
   size_t claimed = 0;

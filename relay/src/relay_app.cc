@@ -102,8 +102,8 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
                                      : config.mysql.socket));
 
   if (!w.enabled) {
-    logger->Info(Lifecycle("outbox worker disabled ([outbox_worker] enabled = false); exiting",
-                           config));
+    logger->Info(
+        Lifecycle("outbox worker disabled ([outbox_worker] enabled = false); exiting", config));
     Notify("READY=1\nSTATUS=outbox worker disabled");
     return kExitOk;
   }
@@ -117,8 +117,7 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   if (!publisher) {
     logger->Error(Lifecycle("cannot create the IM publisher", config)
                       .Add("error", publisher.error().message));
-    return publisher.error().code == ErrorCode::kInvalidArgument ? kExitUsage
-                                                                 : kExitRuntimeFailure;
+    return publisher.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitRuntimeFailure;
   }
   // Connects lazily: a database that is down at start is retried by the worker's back-off.
   std::unique_ptr<OutboxStore> store = factories.make_store(config.mysql);
@@ -141,8 +140,8 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   SystemClock clock;
   int exit_code = kExitOk;
   {
-    OutboxWorker worker(ToWorkerOptions(w, config.node_id), *store, **publisher, clock, stop,
-                        metrics, *logger,
+    OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types),
+                        *store, **publisher, clock, stop, metrics, *logger,
                         [](std::string_view status) { Notify("STATUS=" + std::string(status)); });
     if (cli.once) {
       DrainResult drain = worker.Drain();
@@ -162,8 +161,7 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
         exit_code = kExitRuntimeFailure;
       }
     } else {
-      Notify("READY=1\nSTATUS=running: claiming due rows every " +
-             FormatDuration(w.poll_interval));
+      Notify("READY=1\nSTATUS=running: claiming due rows every " + FormatDuration(w.poll_interval));
       worker.Run();
     }
   }

@@ -14,6 +14,7 @@ WorkerHarness::WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& 
       store_(MakeMariaDbOutboxStore(mysql)),
       publisher_(Unwrap(MakeTencentImPublisher(im), "MakeTencentImPublisher")),
       logger_(relay::MakeStreamLogger(discard_, relay::LogFormat::kText, spdlog::level::info)) {
+  options_.unpaced_event_types = im.skip_event_types;
   Unwrap(store_->Connect(), "connecting the relay's store");
   worker_ = std::make_unique<relay::OutboxWorker>(options_, *store_, *publisher_, clock_, stop_,
                                                   metrics_, *logger_);

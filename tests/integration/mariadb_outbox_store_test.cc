@@ -614,6 +614,36 @@ TEST(MariaDbOutboxStoreTest, PacedClaimNeverMovesARowEarlier) {
       kT0 + 100'000);
 }
 
+// Rows of types that are never sent take no pace: they do not count toward the cut and share
+// the previous row's time when scheduled.
+TEST(MariaDbOutboxStoreTest, PacedClaimCountsOnlyRowsThatAreSent) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  std::vector<int64_t> rows;
+  for (int i = 0; i < 7; ++i) rows.push_back(AddEvent(*store, "r" + std::to_string(i), "room"));
+  // sent, unpaced, sent, unpaced, sent, sent, unpaced
+  db.Exec("UPDATE room_outbox SET event_type = 'RoomHeatChanged' WHERE id IN (" +
+          std::to_string(rows[1]) + ", " + std::to_string(rows[3]) + ", " +
+          std::to_string(rows[6]) + ")");
+  ClaimOptions options = Paced(kT0, 2, 50);
+  options.unpaced_event_types = {"RoomHeatChanged"};
+  auto claim = store->ClaimDue(options);
+  ASSERT_TRUE(claim) << claim.error().message;
+  EXPECT_EQ(Ids(*claim), (std::vector<int64_t>{rows[0], rows[1], rows[2], rows[3]}));
+  ASSERT_EQ(claim->paced_rooms.size(), 1u);
+  EXPECT_EQ(claim->paced_rooms[0].rows_scheduled, 3u);
+  EXPECT_EQ(claim->paced_rooms[0].last_slot_ms, kT0 + 150);
+  auto due = [&](size_t k) {
+    return db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id = " +
+                     std::to_string(rows[k]));
+  };
+  // Two sent rows claimed (sent at T0 and T0+50): the next sent ones at T0+100 and T0+150.
+  EXPECT_EQ(due(4), kT0 + 100);
+  EXPECT_EQ(due(5), kT0 + 150);
+  EXPECT_EQ(due(6), kT0 + 150);
+}
+
 TEST(MariaDbOutboxStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());

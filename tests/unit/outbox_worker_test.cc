@@ -617,9 +617,14 @@ TEST_F(OutboxWorkerTest, RoomPaceSleepsBetweenSendsToOneRoom) {
 
 TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNot) {
   options_.room_min_interval = milliseconds(50);
-  // A round may send a room poll_interval / room_min_interval rows: 1000 / 50.
-  EXPECT_CALL(store_, ClaimDue(AllOf(Field(&ClaimOptions::max_rows_per_room, 20u),
-                                     Field(&ClaimOptions::room_pace_ms, 50))))
+  options_.unpaced_event_types = {"RoomHeatChanged"};
+  // A round may send a room poll_interval / room_min_interval rows: 1000 / 50; rows of types
+  // that are never sent do not count.
+  EXPECT_CALL(
+      store_,
+      ClaimDue(AllOf(Field(&ClaimOptions::max_rows_per_room, 20u),
+                     Field(&ClaimOptions::room_pace_ms, 50),
+                     Field(&ClaimOptions::unpaced_event_types, ElementsAre("RoomHeatChanged")))))
       .WillOnce(Return(MakeClaim({})));
   auto worker = MakeWorker();
   worker.RunRound();
@@ -639,21 +644,28 @@ TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNo
 TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
   options_.room_min_interval = milliseconds(50);
   // The first claim cut a room and scheduled its rows up to now + 120ms; the loop claims again
-  // at once (more_due), then every 50ms until that time has passed, then every poll_interval.
+  // at once (more_due). While that time has not passed, a round that delivered is followed by
+  // room_min_interval; one that delivered nothing (nothing due, or IM failing) by poll_interval.
   Claim cut = MakeClaim({Row(1, "hot")});
   cut.more_due = true;
   cut.paced_rooms = {PacedRoom{"hot", 3, clock_.NowMs() + 120}};
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(cut)).WillRepeatedly(Return(MakeClaim({})));
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(cut))
+      .WillOnce(Return(MakeClaim({Row(2, "hot")})))
+      .WillOnce(Return(MakeClaim({})))
+      .WillOnce(Return(MakeClaim({Row(3, "hot")})));
   ScriptPublisher();
   RecordMarks();
   clock_.on_sleep = [this] {
-    if (clock_.sleeps().size() == 5) stop_.RequestStop();
+    if (clock_.sleeps().size() == 4) stop_.RequestStop();
   };
   auto worker = MakeWorker();
   worker.Run();
-  EXPECT_THAT(published_, ElementsAre(1));
-  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50), milliseconds(50), milliseconds(50),
-                                           milliseconds(1000), milliseconds(1000)));
+  EXPECT_THAT(published_, ElementsAre(1, 2, 3));
+  // Row 2 waits out the room's pace within its round (50ms); then, at t=50 < 120, the loop idles
+  // 50ms. After the empty claim: 1000ms. After row 3 (t=1100, past the schedule): 1000ms.
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50), milliseconds(50), milliseconds(1000),
+                                           milliseconds(1000)));
   EXPECT_NE(log_.str().find("room paced"), std::string::npos) << log_.str();
 }
 

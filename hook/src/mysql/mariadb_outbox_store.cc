@@ -4,6 +4,8 @@
 #include <array>
 #include <exception>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -147,11 +149,12 @@ struct PushBack {
   int64_t head_next_attempt_at_ms = 0;
 };
 
-// A room whose run was cut at max_rows_per_room: the last row kept and how many were kept.
+// A room whose run was cut at max_rows_per_room: the last row kept and how many of the kept
+// rows are sent.
 struct CutRoom {
   std::string room_id;
   int64_t last_kept_id = 0;
-  size_t kept = 0;
+  size_t kept_paced = 0;
 };
 
 struct RoomRuns {
@@ -168,7 +171,8 @@ struct RoomRuns {
 // room's oldest pending row. A pending row that was not selected (held by another claim, not
 // due, or past the limit) ends the run; the rows after it are not leased.
 Result<RoomRuns> KeepRoomRuns(MariaDbConnection& conn, std::vector<OutboxRow> selected,
-                              int64_t now_ms, size_t max_rows_per_room) {
+                              int64_t now_ms, size_t max_rows_per_room,
+                              const std::set<std::string, std::less<>>& unpaced_types) {
   struct Pending {
     int64_t id;
     int64_t next_attempt_at_ms;
@@ -221,6 +225,7 @@ Result<RoomRuns> KeepRoomRuns(MariaDbConnection& conn, std::vector<OutboxRow> se
   }
   struct Run {
     size_t length = 0;
+    size_t paced = 0;  // rows of the run that are sent (not of an unpaced type)
     bool broken = false;
     bool cut = false;  // ended at max_rows_per_room
   };
@@ -231,14 +236,16 @@ Result<RoomRuns> KeepRoomRuns(MariaDbConnection& conn, std::vector<OutboxRow> se
     Run& run = runs[row.room_id];
     const std::vector<Pending>& rows = pending[row.room_id];
     if (!run.broken && run.length < rows.size() && rows[run.length].id == row.id) {
-      if (max_rows_per_room > 0 && run.length == max_rows_per_room) {
+      const bool paced = unpaced_types.count(row.event_type) == 0;
+      if (max_rows_per_room > 0 && paced && run.paced == max_rows_per_room) {
         // The room has more due rows than a round may send it; ScheduleCutRooms spreads them.
         run.broken = true;
         run.cut = true;
-        out.cut.push_back(CutRoom{row.room_id, rows[run.length - 1].id, run.length});
+        out.cut.push_back(CutRoom{row.room_id, rows[run.length - 1].id, run.paced});
         continue;
       }
       ++run.length;
+      if (paced) ++run.paced;
       out.kept.push_back(std::move(row));
       continue;
     }
@@ -285,42 +292,68 @@ Result<void> PushBackRooms(MariaDbConnection& conn, const std::vector<PushBack>&
 }
 
 // Gives each cut room's due rows after its kept run a next_attempt_at_ms of their own, one
-// room_pace_ms apart in id order, starting when the kept run will have been sent. Later claims
-// then pass over them and take other rooms' rows; the room's head rule keeps its order whatever
-// the times. Rows not due (a failed row waiting for its retry, rows already scheduled) and rows
-// leased to a claim are left alone, so a busy room's backlog is rewritten once, not per claim.
+// room_pace_ms apart in id order (rows of unpaced types share the previous row's time), starting
+// when the kept run will have been sent. Later claims then pass over them and take other rooms'
+// rows; the room's head rule keeps its order whatever the times. Rows not due (a failed row
+// waiting for its retry, rows already scheduled) and rows leased to a claim are left alone, so a
+// busy room's backlog is rewritten once, not per claim.
 Result<std::vector<PacedRoom>> ScheduleCutRooms(MariaDbConnection& conn,
                                                 const std::vector<CutRoom>& rooms,
                                                 const ClaimOptions& options) {
   std::vector<PacedRoom> paced;
+  if (rooms.empty()) {
+    return paced;
+  }
+  const std::string unpaced = nlohmann::json(options.unpaced_event_types).dump();
   for (const CutRoom& room : rooms) {
     auto start = conn.Prepared("pace_slot_start", "SET @room_outbox_slot = ?");
     if (!start) {
       return Fail(start.error());
     }
-    const int64_t first_slot =
-        options.now_ms + static_cast<int64_t>(room.kept) * options.room_pace_ms;
-    const std::array<SqlValue, 1> start_params = {first_slot - options.room_pace_ms};
+    const int64_t last_kept_slot =
+        options.now_ms + static_cast<int64_t>(room.kept_paced - 1) * options.room_pace_ms;
+    const std::array<SqlValue, 1> start_params = {last_kept_slot};
     if (auto done = (*start)->Execute(start_params); !done) {
       return Fail(done.error());
     }
     auto stmt = conn.Prepared(
         "pace_room",
-        "UPDATE room_outbox SET next_attempt_at_ms = (@room_outbox_slot := @room_outbox_slot + ?), "
-        "updated_at_ms = ? WHERE room_id = ? AND status = 'pending' AND id > ? "
-        "AND next_attempt_at_ms <= ? AND claim_token IS NULL ORDER BY id");
+        "UPDATE room_outbox SET next_attempt_at_ms = (@room_outbox_slot := @room_outbox_slot + "
+        "IF(JSON_CONTAINS(?, JSON_QUOTE(event_type)), 0, ?)), updated_at_ms = ? "
+        "WHERE room_id = ? AND status = 'pending' AND id > ? AND next_attempt_at_ms <= ? "
+        "AND claim_token IS NULL ORDER BY id");
     if (!stmt) {
       return Fail(stmt.error());
     }
-    const std::array<SqlValue, 5> params = {options.room_pace_ms, options.now_ms, room.room_id,
-                                            room.last_kept_id, options.now_ms};
+    const std::array<SqlValue, 6> params = {unpaced,      options.room_pace_ms, options.now_ms,
+                                            room.room_id, room.last_kept_id,    options.now_ms};
     if (auto done = (*stmt)->Execute(params); !done) {
       return Fail(done.error());
     }
     const uint64_t scheduled = (*stmt)->AffectedRows();
-    const int64_t last_slot =
-        scheduled == 0 ? 0
-                       : first_slot + static_cast<int64_t>(scheduled - 1) * options.room_pace_ms;
+    int64_t last_slot = 0;
+    if (scheduled > 0) {
+      auto read = conn.Prepared("pace_slot_read", "SELECT @room_outbox_slot");
+      if (!read) {
+        return Fail(read.error());
+      }
+      if (auto done = (*read)->Execute({}); !done) {
+        return Fail(done.error());
+      }
+      auto rows = (*read)->FetchAll();
+      if (!rows) {
+        return Fail(rows.error());
+      }
+      if (rows->size() != 1) {
+        return Fail(ErrorCode::kInternal, "pace: SELECT @room_outbox_slot returned " +
+                                              std::to_string(rows->size()) + " rows");
+      }
+      auto slot = (*rows)[0].Int(0);
+      if (!slot) {
+        return Fail(slot.error());
+      }
+      last_slot = *slot;
+    }
     paced.push_back(PacedRoom{room.room_id, scheduled, last_slot});
   }
   return paced;
@@ -630,13 +663,16 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
       }
       const bool more_due = selected->size() >= options.limit;
       std::vector<CutRoom> cut_rooms;
+      const std::set<std::string, std::less<>> unpaced_types(options.unpaced_event_types.begin(),
+                                                             options.unpaced_event_types.end());
       // Per-room order: when every selected row was left out and some rooms were pushed back
       // behind their heads, select again: those heads now sort first.
       constexpr int kMaxPasses = 3;
       for (int pass = 1; options.per_room_order && !selected->empty(); ++pass) {
         const size_t max_rows_per_room =
             options.room_pace_ms > 0 ? options.max_rows_per_room : size_t{0};
-        auto runs = KeepRoomRuns(conn, std::move(*selected), options.now_ms, max_rows_per_room);
+        auto runs = KeepRoomRuns(conn, std::move(*selected), options.now_ms, max_rows_per_room,
+                                 unpaced_types);
         if (!runs) {
           return Fail(runs.error());
         }
