@@ -54,13 +54,13 @@ BusyRun RunBusyBacklog(const BenchContext& ctx, const std::string& name, size_t 
   run.quiet_seconds = watch.Seconds();
   run.busy_published_then = Count(db, "status = 'published' AND " + busy);
   if (run.busy_rows > 0) {
-    while (Count(db, "status = 'pending'") > 0 && watch.Seconds() < kLimit.count()) {
+    while (db.PendingCount() > 0 && watch.Seconds() < kLimit.count()) {
       std::this_thread::sleep_for(milliseconds(20));
     }
     run.busy_seconds = watch.Seconds();
   }
   harness.Stop();
-  if (Count(db, "status = 'pending'") > 0) {
+  if (db.PendingCount() > 0) {
     throw BenchFailure(name + ": rows still pending after " + std::to_string(kLimit.count()) +
                        " s");
   }

@@ -59,27 +59,28 @@ int64_t WallNowMs() {
       .count();
 }
 
-// Commits `rows_per_room` commands' worth of events for every room in `rooms`: command k carries
-// the k-th event (room_seq k, 1-based) of every room, so ids interleave the rooms and each room's
-// events are in commit (id) order. The rows are due at once and leased to nobody.
-void CommitBacklog(const TestDatabase& db, const std::vector<std::string>& rooms,
-                   int rows_per_room) {
+// Commits one command per entry of `commands`, command k (1-based) carrying one event for each
+// room it lists; a room's events get room_seq 1, 2, ... in commit (id) order. The rows are due at
+// once and leased to nobody.
+void CommitCommands(const TestDatabase& db, const std::vector<std::vector<std::string>>& commands) {
   auto store = MakeMariaDbOutboxStore(db.Options());
-  for (int seq = 1; seq <= rows_per_room; ++seq) {
+  std::map<std::string, int64_t> seqs;
+  for (size_t k = 1; k <= commands.size(); ++k) {
+    const std::vector<std::string>& rooms = commands[k - 1];
     CommitRequest request;
-    request.command.command_id = "cmd-" + std::to_string(seq);
+    request.command.command_id = "cmd-" + std::to_string(k);
     request.command.room_id = rooms.front();
     request.command.command_type = "SendGift";
-    request.command.request_id = "req-" + std::to_string(seq);
-    request.command.room_seq = seq;
+    request.command.request_id = "req-" + std::to_string(k);
+    request.command.room_seq = static_cast<int64_t>(k);
     request.now_ms = WallNowMs();
     request.lease_until_ms = 0;
     for (const std::string& room : rooms) {
       Envelope envelope;
-      envelope.event_id = EventId(room, seq);
+      envelope.room_seq = ++seqs[room];
+      envelope.event_id = EventId(room, envelope.room_seq);
       envelope.event_type = "RoomGiftSent";
       envelope.room_id = room;
-      envelope.room_seq = seq;
       envelope.command_id = request.command.command_id;
       envelope.request_id = request.command.request_id;
       envelope.node_id = "room-service-test";
@@ -100,6 +101,13 @@ void CommitBacklog(const TestDatabase& db, const std::vector<std::string>& rooms
     ASSERT_TRUE(write) << write.error().message;
     ASSERT_EQ(write->row_ids.size(), rooms.size());
   }
+}
+
+// `rows_per_room` commands, each carrying the next event of every room in `rooms`: ids
+// interleave the rooms.
+void CommitBacklog(const TestDatabase& db, const std::vector<std::string>& rooms,
+                   int rows_per_room) {
+  CommitCommands(db, std::vector<std::vector<std::string>>(rows_per_room, rooms));
 }
 
 std::vector<std::string> Rooms(int count) {
@@ -505,39 +513,11 @@ TEST(RelayScaleTest, ABusyRoomsPaceDoesNotHoldOtherRoomsBehindIt) {
   ASSERT_TRUE(db.valid());
   // Command k carries busy event k and one event of quiet room k % 40: the two interleave, so
   // every batch holds as many busy rows as quiet ones.
-  {
-    auto store = MakeMariaDbOutboxStore(db.Options());
-    std::map<std::string, int64_t> seqs;
-    for (int k = 1; k <= kBusyRows; ++k) {
-      CommitRequest request;
-      request.command.command_id = "cmd-" + std::to_string(k);
-      request.command.room_id = busy_room;
-      request.command.command_type = "SendGift";
-      request.now_ms = WallNowMs();
-      for (const std::string& room : {busy_room, RoomId(k % kQuietRooms)}) {
-        Envelope envelope;
-        envelope.event_id = EventId(room, ++seqs[room]);
-        envelope.event_type = "RoomGiftSent";
-        envelope.room_id = room;
-        envelope.room_seq = seqs[room];
-        envelope.command_id = request.command.command_id;
-        envelope.node_id = "room-service-test";
-        envelope.occurred_at_ms = request.now_ms;
-        envelope.payload = R"({"gift":"rose","count":1})";
-        auto json = EncodeEnvelope(envelope);
-        ASSERT_TRUE(json) << json.error().message;
-        NewOutboxRow row;
-        row.event_id = envelope.event_id;
-        row.event_type = envelope.event_type;
-        row.room_id = room;
-        row.command_id = envelope.command_id;
-        row.envelope = *json;
-        request.rows.push_back(std::move(row));
-      }
-      auto write = store->CommitCommand(request, {});
-      ASSERT_TRUE(write) << write.error().message;
-    }
+  std::vector<std::vector<std::string>> commands;
+  for (int k = 1; k <= kBusyRows; ++k) {
+    commands.push_back({busy_room, RoomId(k % kQuietRooms)});
   }
+  ASSERT_NO_FATAL_FAILURE(CommitCommands(db, commands));
 
   RelayProcessOptions options;
   // The shipped pace: the busy room gets at most 20 sends a second, so its 400 rows need 20 s.

@@ -665,12 +665,12 @@ Result<Claim> MariaDbOutboxStore::ClaimDue(const ClaimOptions& options) {
       std::vector<CutRoom> cut_rooms;
       const std::set<std::string, std::less<>> unpaced_types(options.unpaced_event_types.begin(),
                                                              options.unpaced_event_types.end());
+      const size_t max_rows_per_room =
+          options.room_pace_ms > 0 ? options.max_rows_per_room : size_t{0};
       // Per-room order: when every selected row was left out and some rooms were pushed back
       // behind their heads, select again: those heads now sort first.
       constexpr int kMaxPasses = 3;
       for (int pass = 1; options.per_room_order && !selected->empty(); ++pass) {
-        const size_t max_rows_per_room =
-            options.room_pace_ms > 0 ? options.max_rows_per_room : size_t{0};
         auto runs = KeepRoomRuns(conn, std::move(*selected), options.now_ms, max_rows_per_room,
                                  unpaced_types);
         if (!runs) {
