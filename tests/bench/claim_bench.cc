@@ -7,6 +7,7 @@
 #include "bench/bench_database.h"
 #include "bench/benchmarks.h"
 #include "mysql/mariadb_outbox_store.h"
+#include "mysql/outbox_sql.h"
 #include "support/mysql_admin.h"
 
 namespace room_outbox::bench {
@@ -182,11 +183,11 @@ void RunClaimPoll(const BenchContext& ctx, Report& report) {
                  "full scan that never meets them.");
 
   const std::string now = std::to_string(NowMs());
-  report.AddBlock("EXPLAIN of the per-room claim SELECT (kClaimDueRoomHeadsSql), " + published +
+  report.AddBlock("EXPLAIN of the per-room claim SELECT (sql::kClaimDueRoomHeads), " + published +
                       " published + " + pending,
-                  Explain(history, testing::WithLiterals(kClaimDueRoomHeadsSql, {now, now, "100"})));
-  report.AddBlock("EXPLAIN of the plain claim SELECT (kClaimDueSql), same state",
-                  Explain(history, testing::WithLiterals(kClaimDueSql, {now, "100"})));
+                  Explain(history, testing::WithLiterals(sql::kClaimDueRoomHeads, {now, now, "100"})));
+  report.AddBlock("EXPLAIN of the plain claim SELECT (sql::kClaimDue), same state",
+                  Explain(history, testing::WithLiterals(sql::kClaimDue, {now, "100"})));
 }
 
 }  // namespace room_outbox::bench

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "mysql/outbox_sql.h"
 #include "support/mysql_admin.h"
 #include "support/test_database.h"
 
@@ -764,8 +765,8 @@ TEST(MariaDbOutboxStoreTest, ClaimQueriesWalkThePendingIndexWithoutFilesort) {
     std::string sql;
   };
   const Plan plans[] = {
-      {"claim_due", WithLiterals(kClaimDueSql, {now, "100"})},
-      {"claim_due_room_heads", WithLiterals(kClaimDueRoomHeadsSql, {now, now, "100"})},
+      {"claim_due", WithLiterals(sql::kClaimDue, {now, "100"})},
+      {"claim_due_room_heads", WithLiterals(sql::kClaimDueRoomHeads, {now, now, "100"})},
   };
   for (const Shape& shape : shapes) {
     SCOPED_TRACE(shape.name);

@@ -9,7 +9,12 @@
 // before use, so a server-side idle timeout costs a reconnect, not a failed call.
 //
 // Every statement that carries a value is a server-side prepared statement, prepared once per
-// connection. Id lists are bound into a few fixed placeholder-list sizes.
+// connection; their texts are in outbox_sql.h. Id lists are bound into a few fixed
+// placeholder-list sizes (id_lists.h).
+//
+// The calls are implemented by job: connection policy and Stats in mariadb_outbox_store.cc, the
+// commit in mariadb_commit.cc, the claim in mariadb_claim.cc, the result writes in
+// mariadb_marks.cc.
 //
 // Thread-safety: none; one store per thread (two stores may run concurrently against the same
 // database: claims never overlap).
@@ -27,11 +32,6 @@
 #include "room_outbox/options.h"
 
 namespace room_outbox {
-
-// The claim SELECTs (placeholders: now_ms, [now_ms for the room-head check,] limit), exposed so
-// tests can EXPLAIN them.
-extern const std::string_view kClaimDueSql;
-extern const std::string_view kClaimDueRoomHeadsSql;
 
 // last_error holds at most this many characters.
 inline constexpr size_t kMaxLastErrorChars = 512;
@@ -93,6 +93,42 @@ class MariaDbOutboxStore final : public OutboxStore {
   bool drop_after_call_ = false;
   std::chrono::steady_clock::time_point last_used_{};
 };
+
+// Runs `body` on a live connection; drops the connection after a kUnavailable failure.
+template <class Body>
+auto MariaDbOutboxStore::WithConnection(Body&& body)
+    -> decltype(body(std::declval<MariaDbConnection&>())) {
+  auto conn = Live();
+  if (!conn) {
+    return Fail(conn.error());
+  }
+  drop_after_call_ = false;
+  auto result = body(**conn);
+  if ((!result && result.error().code == ErrorCode::kUnavailable) || drop_after_call_) {
+    conn_.reset();
+  } else {
+    last_used_ = std::chrono::steady_clock::now();
+  }
+  drop_after_call_ = false;
+  return result;
+}
+
+template <class Body>
+auto MariaDbOutboxStore::InTransaction(MariaDbConnection& conn, Body&& body) -> decltype(body()) {
+  if (auto begun = conn.Begin(); !begun) {
+    return Fail(begun.error());
+  }
+  auto result = body();
+  if (!result) {
+    Abort(conn);
+    return result;
+  }
+  if (auto committed = conn.Commit(); !committed) {
+    Abort(conn);
+    return Fail(committed.error());
+  }
+  return result;
+}
 
 // A store that connects on its first call (or on Connect()).
 [[nodiscard]] std::unique_ptr<MariaDbOutboxStore> MakeMariaDbOutboxStore(

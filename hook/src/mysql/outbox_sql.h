@@ -1,0 +1,112 @@
+// Every SQL text of the outbox store, in one place. Each statement names the index it relies on
+// (schema/*.sql): idx_pending_due (status, next_attempt_at_ms, id), idx_room_status (room_id,
+// status, id), uk_command_id, uk_event_id, and the primary key.
+//
+// Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
+// (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes.
+#pragma once
+
+#include <string_view>
+
+namespace room_outbox::sql {
+
+// --- commit (hook) ---
+
+// uk_command_id: a repeated command_id fails with a duplicate-key error and nothing is written.
+inline constexpr std::string_view kInsertCommandLog =
+    "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
+    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+
+// uk_event_id.
+inline constexpr std::string_view kInsertOutbox =
+    "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
+    "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms) "
+    "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)";
+
+// idx_room_status: one dive to the room's first pending row below row_id.
+inline constexpr std::string_view kHasEarlierPending =
+    "SELECT 1 FROM room_outbox WHERE room_id = ? AND status = 'pending' AND id < ? LIMIT 1";
+
+// --- claim (relay) ---
+
+// Walks idx_pending_due (status, next_attempt_at_ms, id) in order: no filesort, and rows that
+// another claim holds are skipped instead of waited for. For a table of a few rows the optimizer
+// reads them all and sorts them instead, which is cheaper there. Forcing the index was measured
+// (make bench, rows 1a') to slow a 50k-row backlog drain by about a third, so it is not forced.
+// Placeholders: now_ms, limit.
+inline constexpr std::string_view kClaimDue =
+    "SELECT id, event_id, event_type, room_id, envelope, retry_count, created_at_ms "
+    "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? "
+    "ORDER BY next_attempt_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED";
+
+// The same walk, leaving out rows whose room's oldest pending row is not due (failed and
+// waiting for its retry, or leased to a publish in flight). Without this a room blocked behind
+// its head could fill every batch with rows that cannot be claimed and starve all other rooms.
+// The head lookup is one dive into idx_room_status (room_id, status, id) per row.
+// Placeholders: now_ms, now_ms (head check), limit.
+inline constexpr std::string_view kClaimDueRoomHeads =
+    "SELECT o.id, o.event_id, o.event_type, o.room_id, o.envelope, o.retry_count, "
+    "o.created_at_ms FROM room_outbox o "
+    "WHERE o.status = 'pending' AND o.next_attempt_at_ms <= ? "
+    "AND (SELECT h.next_attempt_at_ms FROM room_outbox h FORCE INDEX (idx_room_status) "
+    "WHERE h.room_id = o.room_id "
+    "AND h.status = 'pending' ORDER BY h.id LIMIT 1) <= ? "
+    "ORDER BY o.next_attempt_at_ms, o.id LIMIT ? FOR UPDATE SKIP LOCKED";
+
+// idx_room_status: the pending rows of the listed rooms up to max_id. Placeholders: rooms...,
+// max_id (appended after the list).
+inline constexpr std::string_view kRoomPendingPrefix =
+    "SELECT room_id, id, next_attempt_at_ms FROM room_outbox WHERE status = 'pending' "
+    "AND room_id IN ";
+inline constexpr std::string_view kRoomPendingSuffix = " AND id <= ? ORDER BY room_id, id";
+
+// idx_room_status. Placeholders: head time, now_ms, room_id, head time.
+inline constexpr std::string_view kPushBackRoom =
+    "UPDATE room_outbox SET next_attempt_at_ms = ?, updated_at_ms = ? "
+    "WHERE room_id = ? AND status = 'pending' AND "
+    "next_attempt_at_ms < ? AND claim_token IS NULL";
+
+inline constexpr std::string_view kPaceSlotStart = "SET @room_outbox_slot = ?";
+
+// idx_room_status. Placeholders: unpaced types (JSON array), pace_ms, now_ms, room_id,
+// last kept id, now_ms.
+inline constexpr std::string_view kPaceRoom =
+    "UPDATE room_outbox SET next_attempt_at_ms = (@room_outbox_slot := @room_outbox_slot + "
+    "IF(JSON_CONTAINS(?, JSON_QUOTE(event_type)), 0, ?)), updated_at_ms = ? "
+    "WHERE room_id = ? AND status = 'pending' AND id > ? AND next_attempt_at_ms <= ? "
+    "AND claim_token IS NULL ORDER BY id";
+
+inline constexpr std::string_view kPaceSlotRead = "SELECT @room_outbox_slot";
+
+// Primary key. Placeholders: token, lease_until_ms, now_ms, ids...
+inline constexpr std::string_view kLeasePrefix =
+    "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ? "
+    "WHERE status = 'pending' AND id IN ";
+
+// --- marks (relay and hook) ---
+
+// Primary key; only rows still held by the claim token. Placeholders: the SET values, token,
+// ids...
+inline constexpr std::string_view kMarkPublishedPrefix =
+    "UPDATE room_outbox SET status = 'published', last_error = NULL, published_at_ms = ?, "
+    "updated_at_ms = ?, claim_token = NULL "
+    "WHERE claim_token = ? AND status = 'pending' AND id IN ";
+
+inline constexpr std::string_view kReleasePrefix =
+    "UPDATE room_outbox SET next_attempt_at_ms = ?, claim_token = NULL, updated_at_ms = ? "
+    "WHERE claim_token = ? AND status = 'pending' AND id IN ";
+
+// Primary key. Placeholders: last_error, next_attempt_at_ms, now_ms, id, token.
+inline constexpr std::string_view kMarkFailed =
+    "UPDATE room_outbox SET retry_count = retry_count + 1, last_error = ?, "
+    "next_attempt_at_ms = ?, updated_at_ms = ?, claim_token = NULL "
+    "WHERE id = ? AND claim_token = ? AND status = 'pending'";
+
+// --- stats ---
+
+// idx_pending_due: the cost follows the pending rows, not the table.
+inline constexpr std::string_view kStats =
+    "SELECT COUNT(*), COALESCE(MIN(created_at_ms), 0) FROM room_outbox "
+    "WHERE status = 'pending'";
+
+}  // namespace room_outbox::sql
