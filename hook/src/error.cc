@@ -16,13 +16,14 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kResourceExhausted: return "resource_exhausted";
     case ErrorCode::kInternal: return "internal";
     case ErrorCode::kCancelled: return "cancelled";
+    case ErrorCode::kAborted: return "aborted";
   }
   return "unknown";
 }
 
 bool IsRetryable(const Error& error) {
   return error.code == ErrorCode::kUnavailable || error.code == ErrorCode::kDeadlineExceeded ||
-         error.code == ErrorCode::kResourceExhausted;
+         error.code == ErrorCode::kResourceExhausted || error.code == ErrorCode::kAborted;
 }
 
 std::vector<std::string> DefaultSkipEventTypes() {

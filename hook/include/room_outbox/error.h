@@ -19,6 +19,7 @@ enum class ErrorCode {
   kResourceExhausted,  // a rate or frequency limit answered. Retryable after a pause.
   kInternal,           // a bug or an unexpected answer. Not retryable.
   kCancelled,          // the caller asked to stop. Not retryable.
+  kAborted,            // a transaction lost a lock conflict (deadlock); rerun it. Retryable.
 };
 
 // The name of `code` as written in logs, e.g. "unavailable".
@@ -31,7 +32,8 @@ struct [[nodiscard]] Error {
   std::string message;
 };
 
-// True for the kinds worth another try: kUnavailable, kDeadlineExceeded, kResourceExhausted.
+// True for the kinds worth another try: kUnavailable, kDeadlineExceeded, kResourceExhausted,
+// kAborted.
 bool IsRetryable(const Error& error);
 
 // Either OK or one Error.

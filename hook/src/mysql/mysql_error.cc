@@ -31,10 +31,16 @@ ErrorCode CodeFor(unsigned err) {
     case ER_NET_WRITE_INTERRUPTED:
     case ER_CONNECTION_KILLED:
     case ER_QUERY_INTERRUPTED:
-    // InnoDB gave up on a lock; running the transaction again is the documented remedy.
+    // A read-only server (a replica, or a primary demoted in a failover): only a new connection
+    // can reach the new primary.
+    case ER_OPTION_PREVENTS_STATEMENT:
+    case ER_READ_ONLY_MODE:
+      return ErrorCode::kUnavailable;
+    // InnoDB gave up on a lock; running the transaction again at once is the documented remedy.
+    // The connection is fine.
     case ER_LOCK_DEADLOCK:
     case ER_LOCK_WAIT_TIMEOUT:
-      return ErrorCode::kUnavailable;
+      return ErrorCode::kAborted;
     case ER_DUP_KEY:
     case ER_DUP_ENTRY:
     case ER_DUP_UNIQUE:

@@ -9,7 +9,10 @@ namespace room_outbox {
 
 // Builds "<where>: <text> [errno <err>]" with the code that carries the retry decision:
 //   kUnavailable: connection lost, refused or killed; server shutting down; too many
-//                 connections; deadlock or lock wait timeout (the transaction can be rerun)
+//                 connections; server read-only (1290, 1836: follow a failover). The owner drops
+//                 the connection.
+//   kAborted: deadlock or lock wait timeout (1213, 1205): rerun the transaction at once on the
+//             same connection
 //   kAlreadyExists: duplicate key
 //   kPermissionDenied: access denied (user, database, table, column, privilege)
 //   kNotFound: unknown database or table
