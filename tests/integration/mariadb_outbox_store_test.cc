@@ -142,13 +142,16 @@ TEST(MariaDbOutboxStoreTest, LockWaitTimeoutIsRetryableAndTheNextCallWorks) {
   const auto waited = std::chrono::steady_clock::now() - started;
   db.Exec("ROLLBACK");
   ASSERT_FALSE(blocked);
-  EXPECT_EQ(blocked.error().code, ErrorCode::kUnavailable) << blocked.error().message;
+  EXPECT_EQ(blocked.error().code, ErrorCode::kAborted) << blocked.error().message;
   EXPECT_NE(blocked.error().message.find("[errno 1205]"), std::string::npos);
+  // A lost lock conflict leaves the connection in use.
+  const uint64_t connection = store->connection_id();
   // The session's short lock wait, not the server's 50 s default.
   EXPECT_LT(waited, std::chrono::seconds(MariaDbConnection::kLockWaitTimeoutSeconds + 5));
   auto marked = store->MarkPublished(claim->token, std::vector<int64_t>{id}, kT0);
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 1u);
+  EXPECT_EQ(store->connection_id(), connection);
 }
 
 TEST(MariaDbOutboxStoreTest, ClaimDueRespectsLimitAndReturnsRowsById) {
