@@ -26,6 +26,7 @@
 #include "envelope_codec.h"
 #include "mysql/mariadb_outbox_store.h"
 #include "support/fake_im_server.h"
+#include "support/private_mariadb.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
 
@@ -321,77 +322,6 @@ TEST_F(RelayProcessDbTest, NotifiesSystemdWhenReadyAndWhenStopping) {
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
 }
-
-// A MariaDB server of this test's own, so that stopping it disturbs no other test.
-class PrivateMariaDb {
- public:
-  explicit PrivateMariaDb(const fs::path& dir) : dir_(dir) {}
-  ~PrivateMariaDb() { Stop(); }
-
-  bool Start() {
-    const std::string cmd = Script() + " start " + dir_.string() + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (pipe == nullptr) return false;
-    char buf[512];
-    std::string out;
-    while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
-    const int status = pclose(pipe);
-    if (status != 0) {
-      ADD_FAILURE() << "mariadb-local.sh start failed:\n" << out;
-      return false;
-    }
-    socket_ = (dir_ / "mysqld.sock").string();
-    return true;
-  }
-  void Stop() {
-    if (!socket_.empty()) {
-      const int rc = std::system((Script() + " stop " + dir_.string()).c_str());
-      EXPECT_EQ(rc, 0);
-    }
-  }
-  const std::string& socket() const { return socket_; }
-
-  // Creates the database and applies schema/*.sql in file-name order.
-  bool CreateDatabase(const std::string& name) {
-    std::unique_ptr<MYSQL, decltype(&mysql_close)> conn(mysql_init(nullptr), &mysql_close);
-    if (!conn || mysql_real_connect(conn.get(), nullptr, "root", nullptr, nullptr, 0,
-                                    socket_.c_str(), CLIENT_MULTI_STATEMENTS) == nullptr) {
-      ADD_FAILURE() << "connect to private MariaDB: " << mysql_error(conn.get());
-      return false;
-    }
-    std::vector<std::string> sql = {"CREATE DATABASE `" + name +
-                                        "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
-                                    "USE `" + name + "`"};
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(ROOM_OUTBOX_SCHEMA_DIR)) {
-      if (entry.path().extension() == ".sql") files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
-      std::ifstream in(file);
-      std::ostringstream text;
-      text << in.rdbuf();
-      sql.push_back(text.str());
-    }
-    for (const std::string& statement : sql) {
-      if (mysql_query(conn.get(), statement.c_str()) != 0) {
-        ADD_FAILURE() << "schema: " << mysql_error(conn.get());
-        return false;
-      }
-      do {
-        if (MYSQL_RES* res = mysql_store_result(conn.get())) mysql_free_result(res);
-      } while (mysql_next_result(conn.get()) == 0);
-    }
-    return true;
-  }
-
- private:
-  static std::string Script() {
-    return std::string(ROOM_OUTBOX_SOURCE_DIR) + "/scripts/mariadb-local.sh";
-  }
-  fs::path dir_;
-  std::string socket_;
-};
 
 TEST_F(RelayProcessTest, SurvivesAMariaDbRestartWithoutRestarting) {
   PrivateMariaDb server(dir_ / "mariadb");

@@ -28,6 +28,7 @@
 
 #include "envelope_codec.h"
 #include "mysql/mariadb_outbox_store.h"
+#include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
@@ -186,62 +187,6 @@ void StopRelays(const std::vector<std::unique_ptr<RelayProcess>>& relays) {
         << relay->StderrTail();
   }
 }
-
-// The requests the fake answered OK, per room, in arrival order.
-std::map<std::string, std::vector<FakeImRequest>> DeliveredByRoom(const FakeImServer& im) {
-  std::vector<FakeImRequest> requests = im.Requests();
-  std::stable_sort(
-      requests.begin(), requests.end(),
-      [](const FakeImRequest& a, const FakeImRequest& b) { return a.arrived < b.arrived; });
-  std::map<std::string, std::vector<FakeImRequest>> by_room;
-  for (FakeImRequest& r : requests) {
-    if (r.answer == FakeImFault::Kind::kOk) {
-      by_room[r.room_id].push_back(std::move(r));
-    }
-  }
-  return by_room;
-}
-
-// 64-bit FNV-1a: a stable pseudo-random choice per (event, attempt), the same on every run.
-uint64_t Fnv1a(const std::string& text) {
-  uint64_t hash = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
-
-// Fails a deterministic ~`percent`% of all attempts with a transient answer (IM 10002 or HTTP
-// 502, alternating by hash). The choice depends on the event and how often it was tried before,
-// so a faulted row eventually gets through. Thread-safe (the fake calls it from handler threads).
-class TransientFaults {
- public:
-  explicit TransientFaults(uint64_t percent) : percent_(percent) {}
-
-  std::optional<FakeImFault> operator()(const FakeImRequest& request) {
-    std::lock_guard<std::mutex> lock(mu_);
-    const int attempt = attempts_[request.event_id]++;
-    const uint64_t hash = Fnv1a(request.event_id + "#" + std::to_string(attempt));
-    if (hash % 100 >= percent_) {
-      return std::nullopt;
-    }
-    ++faulted_;
-    return (hash >> 32) % 2 == 0 ? FakeImFault::ImError(10002, "internal error")
-                                 : FakeImFault::HttpStatus(502);
-  }
-
-  size_t faulted() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return faulted_;
-  }
-
- private:
-  const uint64_t percent_;
-  mutable std::mutex mu_;
-  std::map<std::string, int> attempts_;
-  size_t faulted_ = 0;
-};
 
 TEST(RelayScaleTest, ThreeRelaysDrainTenThousandRowsEachEventOnce) {
   constexpr int kRooms = 200;
