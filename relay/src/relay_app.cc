@@ -150,9 +150,14 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
           .Add("published", static_cast<uint64_t>(drain.published))
           .Add("failed", static_cast<uint64_t>(drain.failed))
           .Add("undecodable", static_cast<uint64_t>(drain.undecodable))
+          .Add("unattempted", static_cast<uint64_t>(drain.unattempted))
           .Add("stopped", drain.stopped);
       if (drain.store_error) {
         summary.Add("error", drain.store_error->message);
+      } else if (drain.unattempted > 0) {
+        summary.Add("error", std::to_string(drain.unattempted) +
+                                 " due rows were given back without an attempt (see the "
+                                 "warnings above: lease, stop or a room held behind a failed row)");
       }
       if (drain.ok()) {
         logger->Info(summary);

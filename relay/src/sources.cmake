@@ -7,6 +7,10 @@ target_sources(room_outbox_relay PRIVATE
   relay/src/log_line.cc
   relay/src/metrics.cc
   relay/src/outbox_worker.cc
+  relay/src/result_writer.cc
+  relay/src/retry_policy.cc
+  relay/src/room_pace.cc
+  relay/src/room_queues.cc
   relay/src/relay_app.cc
   relay/src/signals.cc)
 target_sources(unit_tests PRIVATE

@@ -67,7 +67,7 @@ class OutboxWorkerTest : public ::testing::Test {
     options_.batch_size = 100;
     options_.publish_timeout = milliseconds(3000);
     options_.max_in_flight = 4;
-    options_.per_room_order = true;
+    options_.ordering = Ordering::kPerRoom;
     options_.lease = milliseconds(30000);
     options_.room_min_interval = milliseconds(0);
     // Stats only feeds gauges; tests of other behaviour do not care how often it runs.
@@ -526,7 +526,7 @@ TEST_F(OutboxWorkerTest, MarkErrorMidRoundStopsSendingAndReleasesTheRest) {
 }
 
 TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
-  options_.per_room_order = false;
+  options_.ordering = Ordering::kNone;
   ClaimOptions seen;
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions& o) {
     seen = o;
@@ -546,11 +546,9 @@ TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
 
 TEST_F(OutboxWorkerTest, LeaseTooShortForAnotherWaveReleasesTheRest) {
   // Lease 5s, publish_timeout 3s, margin 1s: after a wave that took 3s, 2s are left, not enough.
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions&) {
-    Claim c = MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")});
-    c.lease_until_ms = clock_.NowMs() + 5000;
-    return Result<Claim>(c);
-  }));
+  options_.lease = milliseconds(5000);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")})));
   ScriptPublisher();
   RecordMarks();
   during_publish_ = [this] { clock_.Advance(milliseconds(3000)); };
@@ -562,7 +560,7 @@ TEST_F(OutboxWorkerTest, LeaseTooShortForAnotherWaveReleasesTheRest) {
 }
 
 TEST_F(OutboxWorkerTest, AWaveHoldsAtMostMaxInFlightRowsAndIsMarkedBeforeTheNext) {
-  options_.per_room_order = false;
+  options_.ordering = Ordering::kNone;
   options_.max_in_flight = 2;
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"),
@@ -583,13 +581,12 @@ TEST_F(OutboxWorkerTest, AWaveHoldsAtMostMaxInFlightRowsAndIsMarkedBeforeTheNext
 TEST_F(OutboxWorkerTest, RowsTheLeaseNoLongerCoversAreReleased) {
   // Lease 5s, margin 1s, publish_timeout 3s: the first wave fits; after it took 3s, 1s is left
   // and the next wave would not be marked in time.
-  options_.per_room_order = false;
+  options_.ordering = Ordering::kNone;
   options_.max_in_flight = 2;
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions&) {
-    Claim c = MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"), Row(4, "room-d")});
-    c.lease_until_ms = clock_.NowMs() + 5000;
-    return Result<Claim>(c);
-  }));
+  options_.lease = milliseconds(5000);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(
+          MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"), Row(4, "room-d")})));
   ScriptPublisher();
   RecordMarks();
   during_publish_ = [this] { clock_.Advance(milliseconds(3000)); };
