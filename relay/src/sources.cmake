@@ -18,7 +18,11 @@ target_sources(unit_tests PRIVATE
   tests/unit/duration_test.cc
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc
-  tests/unit/outbox_worker_test.cc)
+  tests/unit/outbox_worker_test.cc
+  tests/unit/result_writer_test.cc
+  tests/unit/retry_policy_test.cc
+  tests/unit/room_pace_test.cc
+  tests/unit/room_queues_test.cc)
 target_sources(integration_tests PRIVATE
   tests/integration/metrics_server_test.cc
   tests/integration/relay_process_test.cc
