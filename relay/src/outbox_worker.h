@@ -34,9 +34,10 @@
 //
 // Time: in-process durations (pace, lease left, sleeps, the stats interval) use
 // Clock::SteadyMs; every sleep the loop computes is clamped to max(poll_interval,
-// room_min_interval), so no clock step can stretch it. Wall time (Clock::NowMs) is read in two
-// places only, for the store's now_ms parameters: MakeClaimOptions/RefreshStats here and
-// ResultWriter's marks.
+// room_min_interval), so no clock step can stretch it. Wall time (Clock::NowMs) is read only for
+// what the store still takes on the relay's clock: the claim's now_ms (MakeClaimOptions), the
+// pending age (RefreshStats) and the marks' now_ms (ResultWriter). Each goes once the store reads
+// the database server's clock.
 //
 // Thread-safety: one thread drives a worker. The StopSignal may be set from any thread.
 #pragma once
