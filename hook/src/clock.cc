@@ -21,6 +21,12 @@ int64_t SystemClock::NowMs() {
       .count();
 }
 
+int64_t SystemClock::SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 bool SystemClock::SleepFor(std::chrono::milliseconds duration, StopSignal& stop) {
   return stop.WaitFor(duration);
 }

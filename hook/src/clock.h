@@ -28,14 +28,18 @@ class Clock {
   virtual ~Clock() = default;
   // Unix epoch milliseconds (what the outbox stores).
   virtual int64_t NowMs() = 0;
+  // Milliseconds on a monotonic clock with an arbitrary origin, for durations inside one
+  // process (pacing, the lease left of a claim, sleeps). Never steps back.
+  virtual int64_t SteadyMs() = 0;
   // Sleeps `duration` or until `stop` is requested. Returns true when stopped.
   virtual bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) = 0;
 };
 
-// The wall clock and real sleeping.
+// The wall clock, std::chrono::steady_clock and real sleeping.
 class SystemClock final : public Clock {
  public:
   int64_t NowMs() override;
+  int64_t SteadyMs() override;
   bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override;
 };
 

@@ -22,7 +22,6 @@ namespace room_outbox::relay {
 namespace {
 
 constexpr int64_t kMaxBatchSize = 10000;   // a claim larger than this is a config mistake
-constexpr int64_t kMaxInFlight = 1024;     // beyond this, connections cost more than they give
 constexpr std::chrono::seconds kMinUsersigTtl{60};
 
 std::string DefaultNodeId() {
@@ -284,6 +283,34 @@ void ReadMysql(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
+// The node of `key`, else of `fallback` (a rule broken by a default points at the key set).
+const toml::node* NodeOrFallback(const TableReader& r, std::string_view key,
+                                 std::string_view fallback) {
+  const toml::node* node = r.NodeOf(key);
+  return node != nullptr ? node : r.NodeOf(fallback);
+}
+
+// Rules between [outbox_worker] durations that a claim needs to make progress (after defaults).
+void CheckWorkerTimes(TableReader& r, const WorkerConfig& w) {
+  if (r.failed()) {
+    return;
+  }
+  if (w.lease < w.publish_timeout + kLeaseMargin) {
+    r.SetError(NodeOrFallback(r, "lease", "publish_timeout"), "lease",
+               FormatDuration(w.lease) + " must be at least publish_timeout (" +
+                   FormatDuration(w.publish_timeout) + ") + " + FormatDuration(kLeaseMargin) +
+                   " = " + FormatDuration(w.publish_timeout + kLeaseMargin) +
+                   ", so a claim holds one wave and the marking of its results");
+    return;
+  }
+  if (w.room_min_interval > w.poll_interval) {
+    r.SetError(NodeOrFallback(r, "room_min_interval", "poll_interval"), "room_min_interval",
+               FormatDuration(w.room_min_interval) + " must not exceed poll_interval (" +
+                   FormatDuration(w.poll_interval) +
+                   "): a claim sends a paced room poll_interval / room_min_interval rows");
+  }
+}
+
 void ReadWorker(TableReader& r, Config& c) {
   WorkerConfig& w = c.outbox_worker;
   if (auto v = r.Bool("enabled")) w.enabled = *v;
@@ -307,10 +334,11 @@ void ReadWorker(TableReader& r, Config& c) {
     }
   }
   if (auto v = r.Integer("max_in_flight")) {
-    if (*v > kMaxInFlight) {
+    if (*v > static_cast<int64_t>(kPublisherMaxInFlight)) {
       r.SetError(r.NodeOf("max_in_flight"), "max_in_flight",
-                 "must be at most " + std::to_string(kMaxInFlight) + ", got " +
-                     std::to_string(*v));
+                 std::to_string(*v) + " is above what the IM publisher runs at once (" +
+                     std::to_string(kPublisherMaxInFlight) + " requests): must be at most " +
+                     std::to_string(kPublisherMaxInFlight));
     } else if (*v > 0) {
       w.max_in_flight = static_cast<size_t>(*v);
     }
@@ -332,11 +360,7 @@ void ReadWorker(TableReader& r, Config& c) {
       w.room_min_interval = *v;
     }
   }
-  if (!r.failed() && w.lease <= w.publish_timeout) {
-    r.SetError(r.NodeOf("lease"), "lease",
-               FormatDuration(w.lease) + " must exceed publish_timeout (" +
-                   FormatDuration(w.publish_timeout) + ") so a claimed row can be tried and marked");
-  }
+  CheckWorkerTimes(r, w);
   r.CheckUnknown();
 }
 

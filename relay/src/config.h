@@ -42,6 +42,19 @@ enum class LogFormat {
   kJson,  // one JSON object per line
 };
 
+// lease >= publish_timeout + kLeaseMargin: a claim must hold one wave (each row bounded by
+// publish_timeout) plus 2s: the worker keeps 1s at the end of a lease free for writing the
+// wave's results (WorkerOptions::lease_margin), and 1s covers the claim's own round trip and a
+// wave that returns a little after its timeout. A shorter lease would give every claim back
+// unsent.
+inline constexpr std::chrono::milliseconds kLeaseMargin{2000};
+
+// The most IM requests the relay's publisher runs at once: TencentImPublisher's pool of easy
+// handles (kMaxPoolSize in hook/src/tencent/tencent_im_publisher.cc). A larger max_in_flight
+// would queue a wave's rows behind each other, so one wave could take several
+// publish_timeouts and outlive the lease sized for one.
+inline constexpr size_t kPublisherMaxInFlight = 64;
+
 // [outbox_worker]: the seed's five keys with the seed's defaults, plus the delivery-at-scale keys.
 struct WorkerConfig {
   bool enabled = true;
@@ -50,16 +63,17 @@ struct WorkerConfig {
   std::chrono::milliseconds publish_timeout{3000};
   // "" is read as "fixed_interval", the only strategy of V1.
   std::string retry_strategy = "fixed_interval";
-  // Rows published at once. 16 keeps a 20-40 ms IM round trip well above the 200/s API budget
+  // Rows published at once, at most kPublisherMaxInFlight. 16 keeps a 20-40 ms IM round trip well above the 200/s API budget
   // while holding few connections; 1 is the seed's one-row-at-a-time behaviour.
   size_t max_in_flight = 16;
   Ordering ordering = Ordering::kPerRoom;
-  // How long a claim holds its rows. It must exceed publish_timeout so a claimed row can be tried
-  // and marked; 30s leaves room for several waves of a batch, and a crashed relay's rows are due
-  // again within half a minute.
+  // How long a claim holds its rows. At least publish_timeout + kLeaseMargin, so a claimed row
+  // can be tried and marked; 30s leaves room for several waves of a batch, and a crashed relay's
+  // rows are due again within half a minute.
   std::chrono::milliseconds lease{30000};
   // Minimum gap between two sends to one room: 50ms = 20 msg/s per room, half of Tencent IM's
   // 40 msg/s per-group cap, leaving room for the hook's sync publishes. 0 disables the pacing.
+  // At most poll_interval (a claim cuts a paced room at poll_interval / room_min_interval rows).
   std::chrono::milliseconds room_min_interval{50};
 };
 

@@ -1,547 +1,432 @@
 #include "outbox_worker.h"
 
 #include <algorithm>
-#include <deque>
-#include <limits>
+#include <stdexcept>
 #include <utility>
-#include <vector>
 
-#include "envelope_codec.h"
+#include "result_writer.h"
 
 namespace room_outbox::relay {
 namespace {
 
-// last_error is bounded by the store; the log line and the column stay readable when the text is
-// short. Cut on a UTF-8 boundary.
-constexpr size_t kMaxErrorBytes = 200;
+using std::chrono::milliseconds;
 
-std::string ShortError(std::string text) {
-  if (text.size() <= kMaxErrorBytes) {
-    return text;
+// Options no config can produce: refused, never repaired into other defaults.
+WorkerOptions Checked(WorkerOptions o) {
+  const char* wrong = nullptr;
+  if (o.poll_interval.count() <= 0) wrong = "poll_interval must be positive";
+  if (o.publish_timeout.count() <= 0) wrong = "publish_timeout must be positive";
+  if (o.batch_size == 0) wrong = "batch_size must be positive";
+  if (o.max_in_flight == 0) wrong = "max_in_flight must be positive";
+  if (o.room_min_interval.count() < 0) wrong = "room_min_interval must not be negative";
+  if (o.lease < o.publish_timeout + o.lease_margin) {
+    wrong = "lease must hold publish_timeout + lease_margin";
   }
-  size_t cut = kMaxErrorBytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
-    --cut;
+  if (wrong != nullptr) {
+    throw std::invalid_argument(std::string("WorkerOptions: ") + wrong);
   }
-  text.resize(cut);
-  return text + "...";
+  return o;
 }
-
-std::string FailureText(const PublishOutcome& outcome) {
-  std::string text = PublishStatusName(outcome.status);
-  if (!outcome.error.empty()) {
-    text += ": " + outcome.error;
-  }
-  return ShortError(std::move(text));
-}
-
-// One outcome line, written after the marks so that `status` says what the database holds.
-struct OutcomeRecord {
-  const OutboxRow* row;
-  bool delivered;
-  spdlog::level::level_enum level;
-  std::string error;
-};
 
 }  // namespace
 
 WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id,
                               std::vector<std::string> unpaced_event_types) {
   WorkerOptions o;
+  static_cast<WorkerConfig&>(o) = config;
   o.node_id = node_id;
-  o.poll_interval = config.poll_interval;
-  o.batch_size = config.batch_size;
-  o.publish_timeout = config.publish_timeout;
-  o.max_in_flight = config.max_in_flight;
-  o.per_room_order = config.ordering == Ordering::kPerRoom;
-  o.lease = config.lease;
-  o.room_min_interval = config.room_min_interval;
   o.unpaced_event_types = std::move(unpaced_event_types);
   return o;
 }
 
-struct OutboxWorker::Item {
-  const OutboxRow* row = nullptr;
-  Envelope envelope;
+// One claim on its way through a round. The queues point into `claim`: it never moves.
+struct OutboxWorker::RoundContext {
+  RoundContext(RoundMode mode, Claim claim_in, int64_t lease_end_steady, OutboxWorker& worker)
+      : mode(mode),
+        claim(std::move(claim_in)),
+        lease_end(lease_end_steady),
+        queues(worker.options_.per_room_order()),
+        writer(worker.store_, worker.clock_, worker.metrics_, worker.logger_,
+               worker.options_.node_id, claim.token) {}
+
+  const RoundMode mode;
+  const Claim claim;
+  const int64_t lease_end;  // monotonic
+  RoomQueues queues;
+  ResultWriter writer;
+  RoundResult result;
+  size_t attempted = 0;      // rows attempted in this round (sent, delivered or undecodable)
+  bool lease_short = false;  // rows were released because the lease could not hold a wave
 };
 
 OutboxWorker::OutboxWorker(WorkerOptions options, OutboxStore& store, Publisher& publisher,
                            Clock& clock, StopSignal& stop, Metrics& metrics, Logger& logger,
                            std::function<void(std::string_view)> on_status)
-    : options_(std::move(options)),
+    : options_(Checked(std::move(options))),
       store_(store),
       publisher_(publisher),
       clock_(clock),
       stop_(stop),
       metrics_(metrics),
       logger_(logger),
-      on_status_(std::move(on_status)) {
-  // The same guards as the config loader, for callers that build options by hand: no busy loop,
-  // no unbounded scan, no unbounded call.
-  if (options_.poll_interval.count() <= 0) options_.poll_interval = std::chrono::seconds(1);
-  if (options_.batch_size == 0) options_.batch_size = 100;
-  if (options_.publish_timeout.count() <= 0) options_.publish_timeout = std::chrono::seconds(3);
-  if (options_.max_in_flight == 0) options_.max_in_flight = 1;
-  if (options_.lease <= options_.publish_timeout) {
-    options_.lease = options_.publish_timeout + options_.lease_margin + std::chrono::seconds(1);
+      on_status_(std::move(on_status)),
+      retry_(options_.poll_interval, options_.rate_limited_retry),
+      pace_(options_.per_room_order() ? options_.room_min_interval : milliseconds(0)) {}
+
+RoundResult OutboxWorker::RunRound() { return Round(RoundMode::kDaemon); }
+
+RoundResult OutboxWorker::Round(RoundMode mode) {
+  if (stop_.stop_requested()) {
+    return RoundResult{};
+  }
+  const ClaimOptions claim_options = MakeClaimOptions(mode);
+  // The lease runs from just before the call: a slow claim leaves less of it.
+  const int64_t claimed_at = clock_.SteadyMs();
+  auto claim = store_.ClaimDue(claim_options);
+  if (!claim) {
+    return ClaimFailed(claim.error());
+  }
+  NotePacedRooms(*claim, claim_options, claimed_at);
+  RoundContext round(mode, std::move(*claim), claimed_at + options_.lease.count(), *this);
+  Prepare(round);
+  while (round.queues.remaining() > 0 && WaveFits(round)) {
+    const std::vector<const QueuedRow*> wave = TakeWave(round);
+    if (wave.empty()) {
+      continue;  // the rooms left were waiting for their pace, or only never-sent rows were left
+    }
+    SendWave(round, wave);
+    if (!AfterWave(round)) {
+      break;
+    }
+  }
+  return Finish(round);
+}
+
+ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
+  ClaimOptions o;
+  o.limit = options_.batch_size;
+  o.now_ms = clock_.NowMs();  // goes when the store reads the database server's clock
+  o.lease_ms = options_.lease.count();
+  o.per_room_order = options_.per_room_order();
+  if (mode == RoundMode::kDaemon) {
+    // A round sends a paced room at most one poll_interval's worth of rows; its other due rows
+    // are scheduled after them, and the next claim takes other rooms' rows meanwhile. (--once
+    // keeps whole runs: it ends when nothing is due, so nothing may be scheduled for later.)
+    pace_.CutRuns(o, options_.poll_interval);
+    if (o.max_rows_per_room > 0) {
+      o.unpaced_event_types = options_.unpaced_event_types;
+    }
+  }
+  return o;
+}
+
+RoundResult OutboxWorker::ClaimFailed(const Error& error) {
+  logger_.Error(Line("outbox claim failed").Add("error", error.message));
+  metrics_.AddRound(true);
+  RoundResult result;
+  result.error = error;
+  result.store_error = true;
+  return result;
+}
+
+void OutboxWorker::NotePacedRooms(const Claim& claim, const ClaimOptions& options,
+                                  int64_t claimed_at) {
+  for (const PacedRoom& room : claim.paced_rooms) {
+    logger_.Debug(Line("room paced: its later rows are scheduled after this round")
+                      .Add("room_id", room.room_id)
+                      .Add("rows_scheduled", room.rows_scheduled));
+    // How long after the claim the room's last scheduled slot comes (PacedRoom::paced_for_ms
+    // once the store reports it on the server's clock).
+    const int64_t paced_for_ms = room.last_slot_ms > 0 ? room.last_slot_ms - options.now_ms : 0;
+    pace_.Scheduled(claimed_at, paced_for_ms);
   }
 }
 
-RoundResult OutboxWorker::RunRound() { return Round(nullptr); }
-
-RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
-  RoundResult result;
-  if (stop_.stop_requested()) {
-    return result;
-  }
-  ClaimOptions claim_options;
-  claim_options.limit = options_.batch_size;
-  claim_options.now_ms = clock_.NowMs();
-  claim_options.lease_ms = options_.lease.count();
-  claim_options.per_room_order = options_.per_room_order;
-  if (attempted == nullptr && options_.per_room_order && options_.room_min_interval.count() > 0) {
-    // A round sends a room at most one poll_interval's worth of paced rows; the room's other due
-    // rows are scheduled after them, and the next claim takes other rooms' rows meanwhile.
-    // (--once keeps whole runs: it ends when nothing is due, so nothing may be scheduled later.)
-    claim_options.max_rows_per_room = static_cast<size_t>(
-        std::max<int64_t>(1, options_.poll_interval.count() / options_.room_min_interval.count()));
-    claim_options.room_pace_ms = options_.room_min_interval.count();
-    claim_options.unpaced_event_types = options_.unpaced_event_types;
-  }
-  auto claim = store_.ClaimDue(claim_options);
-  if (!claim) {
-    result.error = claim.error();
-    result.store_error = true;
-    logger_.Error(LogLine("outbox claim failed")
-                      .Add("worker", "room_outbox")
-                      .Add("node_id", options_.node_id)
-                      .Add("error", claim.error().message));
-    metrics_.AddRound(true);
-    return result;
-  }
-  result.claimed = claim->rows.size();
-  for (const PacedRoom& room : claim->paced_rooms) {
-    logger_.Debug(LogLine("room paced: its later rows are scheduled after this round")
-                      .Add("worker", "room_outbox")
-                      .Add("node_id", options_.node_id)
-                      .Add("room_id", room.room_id)
-                      .Add("rows_scheduled", room.rows_scheduled));
-    paced_until_ms_ = std::max(paced_until_ms_, room.last_slot_ms);
-  }
+void OutboxWorker::Prepare(RoundContext& round) {
+  RoundResult& result = round.result;
+  result.claimed = round.claim.rows.size();
   // A short claim is not the end of a backlog when per-room order left rows out of it; an empty
   // one still waits poll_interval, so a selection that keeps nothing cannot spin.
-  result.full = result.claimed >= options_.batch_size || (claim->more_due && result.claimed > 0);
-
-  std::vector<Item> items;
-  items.reserve(claim->rows.size());
-  std::vector<FailedAttempt> failures;
-  std::vector<int64_t> released;
-  std::vector<OutcomeRecord> records;
-  const int64_t decode_now = clock_.NowMs();
-  for (const OutboxRow& row : claim->rows) {
-    if (attempted != nullptr && attempted->count(row.id) != 0) {
-      // Due again within one --once run: leave it for a later run (see Drain). Its room's later
-      // rows must wait behind it too; Publish sees the gap through the held-back rule below.
-      released.push_back(row.id);
-      continue;
+  result.full = result.claimed >= options_.batch_size || (round.claim.more_due && result.claimed > 0);
+  round.queues.Load(round.claim.rows, [&](const OutboxRow& row) {
+    // Due again within one --once run: left for a later run; its room's later rows wait too.
+    return round.mode == RoundMode::kDrain && drain_.Attempted(row.id);
+  });
+  for (const UndecodableRow& bad : round.queues.undecodable()) {
+    NoteAttempt(round, *bad.row);
+    AttemptVerdict verdict = retry_.Undecodable(bad.why);
+    ++result.undecodable;
+    if (!result.error) {
+      result.error =
+          Error{ErrorCode::kInvalidArgument, "event " + bad.row->event_id + ": " + verdict.error};
     }
-    auto envelope = DecodeEnvelope(row.envelope);
-    if (!envelope) {
-      if (attempted != nullptr) attempted->insert(row.id);
-      std::string error = ShortError("undecodable envelope: " + envelope.error().message);
-      failures.push_back(FailedAttempt{row.id, error, decode_now + options_.poll_interval.count()});
-      records.push_back(OutcomeRecord{&row, false, spdlog::level::err, error});
-      metrics_.AddPublishFailure();
-      ++result.undecodable;
-      if (!result.error) {
-        result.error = Error{ErrorCode::kInvalidArgument, "event " + row.event_id + ": " + error};
-      }
-      continue;
-    }
-    items.push_back(Item{&row, std::move(*envelope)});
+    round.writer.Failed(*bad.row, std::move(verdict));
   }
-
-  // Per-room order: a room whose earlier row of this claim is not being attempted (undecodable or
-  // already tried in this --once run) must not have its later rows sent now.
-  std::unordered_set<std::string> blocked_rooms;
-  if (options_.per_room_order) {
-    for (const FailedAttempt& f : failures) {
-      for (const OutboxRow& row : claim->rows) {
-        if (row.id == f.id) blocked_rooms.insert(row.room_id);
-      }
-    }
-    for (int64_t id : released) {
-      for (const OutboxRow& row : claim->rows) {
-        if (row.id == id) blocked_rooms.insert(row.room_id);
-      }
-    }
+  for (const HeldRoom& held : round.queues.held_rooms()) {
+    logger_.Warn(Line("room held back by a failing head row")
+                     .Add("room_id", held.room_id)
+                     .Add("held_rows", held.rows));
   }
+  pace_.Forget(clock_.SteadyMs());
+}
 
-  // Queues per room (ordering=per_room) or one queue per row (ordering=none), in id order.
-  std::vector<std::string> keys;
-  std::unordered_map<std::string, std::deque<size_t>> queues;
-  std::unordered_map<std::string, uint64_t> held_rows;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const OutboxRow& row = *items[i].row;
-    if (options_.per_room_order && blocked_rooms.count(row.room_id) != 0) {
-      released.push_back(row.id);
-      ++held_rows[row.room_id];
-      continue;
-    }
-    std::string key = options_.per_room_order ? row.room_id : "#" + std::to_string(i);
-    auto [it, inserted] = queues.try_emplace(key);
-    if (inserted) keys.push_back(key);
-    it->second.push_back(i);
+bool OutboxWorker::WaveFits(RoundContext& round) {
+  const auto rows = static_cast<uint64_t>(round.queues.remaining());
+  if (stop_.stop_requested()) {
+    logger_.Info(Line("stop requested: giving back rows not yet attempted").Add("rows", rows));
+    round.queues.ReleaseAll();
+    return false;
   }
-  for (const auto& [room, count] : held_rows) {
-    logger_.Warn(LogLine("room held back by a failing head row")
-                     .Add("worker", "room_outbox")
-                     .Add("node_id", options_.node_id)
-                     .Add("room_id", room)
-                     .Add("held_rows", count));
-    held_back_rooms_.insert(room);
+  const int64_t lease_left = round.lease_end - clock_.SteadyMs();
+  if (lease_left - options_.lease_margin.count() < options_.publish_timeout.count()) {
+    logger_.Warn(Line("lease too short for another wave: giving rows back")
+                     .Add("rows", rows)
+                     .Add("lease_left_ms", lease_left));
+    round.lease_short = true;
+    round.queues.ReleaseAll();
+    return false;
   }
-  size_t remaining = 0;
-  for (const auto& [key, queue] : queues) remaining += queue.size();
+  return true;
+}
 
-  auto release_all = [&] {
-    for (const std::string& key : keys) {
-      for (size_t i : queues[key]) released.push_back(items[i].row->id);
-      queues[key].clear();
-    }
-    remaining = 0;
-  };
-  const bool pacing = options_.per_room_order && options_.room_min_interval.count() > 0;
-  {
-    // Forget rooms whose last send is older than the pacing interval.
-    const int64_t now = clock_.NowMs();
-    for (auto it = last_send_ms_.begin(); it != last_send_ms_.end();) {
-      if (now - it->second >= options_.room_min_interval.count()) {
-        it = last_send_ms_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+std::vector<const QueuedRow*> OutboxWorker::TakeWave(RoundContext& round) {
+  // A room's next rows of types that are never sent are delivered here, in order: they need no
+  // send slot and do not count against the room's pace.
+  auto sends = [this](std::string_view type) { return publisher_.Sends(type); };
+  for (const QueuedRow* item : round.queues.PopNeverSent(sends)) {
+    NoteAttempt(round, *item->row);
+    round.writer.Delivered(*item->row);
   }
-
-  auto note_store_error = [&](const Error& e, std::string_view what) {
-    logger_.Error(LogLine(what)
-                      .Add("worker", "room_outbox")
-                      .Add("node_id", options_.node_id)
-                      .Add("error", e.message));
-    if (!result.store_error) {
-      result.error = e;
-      result.store_error = true;
-    }
-  };
-  auto check_count = [&](const Result<size_t>& marked, size_t expected, std::string_view what) {
-    if (marked && *marked < expected) {
-      // The lease ran out and another claim holds these rows now; its result counts.
-      logger_.Warn(LogLine("rows were taken over by another claim; result not written")
-                       .Add("worker", "room_outbox")
-                       .Add("node_id", options_.node_id)
-                       .Add("operation", what)
-                       .Add("rows", static_cast<uint64_t>(expected - *marked)));
-    }
-  };
-  // Writes the results gathered since the last call (one MarkPublished, one MarkFailed) and logs
-  // one line per row. Called after every wave, so that a relay killed mid-claim leaves at most
-  // its last wave delivered but unmarked (the rows a successor sends again).
-  auto flush = [&] {
-    const int64_t now = clock_.NowMs();
-    std::vector<int64_t> published_ids;
-    for (const OutcomeRecord& r : records) {
-      if (r.delivered) published_ids.push_back(r.row->id);
-    }
-    bool published_marked = true;
-    if (!published_ids.empty()) {
-      auto marked = store_.MarkPublished(claim->token, published_ids, now);
-      if (!marked) {
-        published_marked = false;
-        note_store_error(marked.error(), "marking rows published failed");
-      }
-      check_count(marked, published_ids.size(), "mark_published");
-    }
-    bool failed_marked = true;
-    if (!failures.empty()) {
-      auto marked = store_.MarkFailed(claim->token, failures, now);
-      if (!marked) {
-        failed_marked = false;
-        note_store_error(marked.error(), "marking rows failed failed");
-      }
-      check_count(marked, failures.size(), "mark_failed");
-    }
-    for (const OutcomeRecord& r : records) {
-      const bool marked = r.delivered ? published_marked : failed_marked;
-      std::string error = r.error;
-      if (!marked && error.empty()) {
-        error = "result not recorded: database error";
-      }
-      OutboxEventFields fields;
-      fields.node_id = options_.node_id;
-      fields.event_id = r.row->event_id;
-      fields.event_type = r.row->event_type;
-      fields.room_id = r.row->room_id;
-      // After a recorded failure the store holds retry_count + 1.
-      fields.retry_count = r.row->retry_count + (!r.delivered && marked ? 1 : 0);
-      fields.status = r.delivered && marked ? "published" : "pending";
-      fields.error = error;
-      logger_.Log(
-          marked ? r.level : spdlog::level::err,
-          OutboxEventLine(r.delivered ? "outbox event published" : "outbox event failed", fields));
-    }
-    if (published_marked) result.published += published_ids.size();
-    result.failed += failures.size();
-    records.clear();
-    failures.clear();
-  };
-
-  while (remaining > 0) {
-    if (stop_.stop_requested()) {
-      logger_.Info(LogLine("stop requested: giving back rows not yet attempted")
-                       .Add("worker", "room_outbox")
-                       .Add("node_id", options_.node_id)
-                       .Add("rows", static_cast<uint64_t>(remaining)));
-      release_all();
-      break;
-    }
-    const int64_t now = clock_.NowMs();
-    const int64_t usable = claim->lease_until_ms - now - options_.lease_margin.count();
-    const int64_t slots = usable > 0 ? usable / options_.publish_timeout.count() : 0;
-    if (slots <= 0) {
-      logger_.Warn(LogLine("lease too short for another wave: giving rows back")
-                       .Add("worker", "room_outbox")
-                       .Add("node_id", options_.node_id)
-                       .Add("rows", static_cast<uint64_t>(remaining))
-                       .Add("lease_left_ms", claim->lease_until_ms - now));
-      release_all();
-      break;
-    }
-    // A wave is at most what is in flight at once: results are marked after every wave, so a
-    // relay killed mid-claim leaves at most max_in_flight rows delivered but unmarked (they are
-    // sent again after the lease), whatever the lease and batch size.
-    const size_t capacity = options_.max_in_flight;
-
-    std::vector<std::string> wave_keys;
-    int64_t earliest_ready = std::numeric_limits<int64_t>::max();
-    for (const std::string& key : keys) {
-      // A room's next rows of types that are never sent are delivered here, in order: they need
-      // no send slot and do not count against the room's pace.
-      auto& queue = queues[key];
-      while (!queue.empty() && !publisher_.Sends(items[queue.front()].row->event_type)) {
-        const OutboxRow& row = *items[queue.front()].row;
-        if (attempted != nullptr) attempted->insert(row.id);
-        metrics_.AddPublishSuccess();
-        records.push_back(OutcomeRecord{&row, true, spdlog::level::debug, ""});
-        held_back_rooms_.erase(row.room_id);
-        queue.pop_front();
-        --remaining;
-      }
-      if (queue.empty()) continue;
-      if (pacing) {
-        auto last = last_send_ms_.find(key);
-        if (last != last_send_ms_.end()) {
-          const int64_t ready_at = last->second + options_.room_min_interval.count();
-          if (ready_at > now) {
-            earliest_ready = std::min(earliest_ready, ready_at);
-            continue;
-          }
-        }
-      }
-      if (wave_keys.size() < capacity) wave_keys.push_back(key);
-    }
-    if (wave_keys.empty()) {
-      if (remaining == 0) {
-        break;  // only rows that are never sent were left; their results are written below
-      }
-      // Every room with rows left was sent to less than room_min_interval ago.
-      clock_.SleepFor(std::chrono::milliseconds(earliest_ready - now), stop_);
-      continue;
-    }
-
-    std::vector<size_t> wave;
-    std::vector<Envelope> envelopes;
-    for (const std::string& key : wave_keys) {
-      wave.push_back(queues[key].front());
-      queues[key].pop_front();
-      envelopes.push_back(items[wave.back()].envelope);
-      if (pacing) last_send_ms_[key] = now;
-    }
-    remaining -= wave.size();
-    ++result.waves;
-    std::vector<PublishOutcome> outcomes =
-        publisher_.PublishMany(envelopes, options_.publish_timeout, options_.max_in_flight);
-    const int64_t after = clock_.NowMs();
-
-    for (size_t w = 0; w < wave.size(); ++w) {
-      const OutboxRow& row = *items[wave[w]].row;
-      if (attempted != nullptr) attempted->insert(row.id);
-      PublishOutcome outcome;
-      if (w < outcomes.size()) {
-        outcome = outcomes[w];
-      } else {
-        outcome.status = PublishStatus::kUnknown;
-        outcome.error = "publisher returned " + std::to_string(outcomes.size()) + " outcomes for " +
-                        std::to_string(wave.size()) + " envelopes";
-      }
-      metrics_.ObservePublishLatency(outcome.latency.count());
-      if (outcome.delivered()) {
-        metrics_.AddPublishSuccess();
-        records.push_back(OutcomeRecord{&row, true, spdlog::level::debug, ""});
-        held_back_rooms_.erase(row.room_id);
-        continue;
-      }
-      metrics_.AddPublishFailure();
-      const bool rate_limited = outcome.status == PublishStatus::kRateLimited;
-      result.rate_limited = result.rate_limited || rate_limited;
-      const auto delay = rate_limited
-                             ? std::max(options_.poll_interval, options_.rate_limited_retry)
-                             : options_.poll_interval;
-      std::string error = FailureText(outcome);
-      failures.push_back(FailedAttempt{row.id, error, after + delay.count()});
-      records.push_back(OutcomeRecord{
-          &row, false,
-          outcome.status == PublishStatus::kPermanent ? spdlog::level::err : spdlog::level::warn,
-          error});
-      if (options_.per_room_order) {
-        auto& queue = queues[row.room_id];
-        if (!queue.empty()) {
-          logger_.Warn(LogLine("room held back by a failing head row")
-                           .Add("worker", "room_outbox")
-                           .Add("node_id", options_.node_id)
-                           .Add("room_id", row.room_id)
-                           .Add("event_id", row.event_id)
-                           .Add("held_rows", static_cast<uint64_t>(queue.size())));
-          held_back_rooms_.insert(row.room_id);
-          for (size_t i : queue) released.push_back(items[i].row->id);
-          remaining -= queue.size();
-          queue.clear();
-        }
-      }
-    }
-    flush();
-    if (result.store_error) {
-      // The database is failing: sending more now would only deliver rows whose results
-      // cannot be written.
-      release_all();
-      break;
-    }
-    if (result.rate_limited && remaining > 0) {
-      logger_.Warn(LogLine("rate limited by IM: giving back the rest of the batch")
-                       .Add("worker", "room_outbox")
-                       .Add("node_id", options_.node_id)
-                       .Add("rows", static_cast<uint64_t>(remaining)));
-      release_all();
-    }
+  const int64_t now = clock_.SteadyMs();
+  // A wave is at most what is in flight at once: results are marked after every wave, so a
+  // relay killed mid-claim leaves at most max_in_flight rows delivered but unmarked.
+  std::vector<const QueuedRow*> wave = round.queues.NextWave(
+      options_.max_in_flight, [&](const std::string& room) { return pace_.WaitMs(room, now) == 0; });
+  if (wave.empty() && round.queues.remaining() > 0) {
+    // Every room with rows left was sent to less than room_min_interval ago.
+    const std::vector<std::string> waiting = round.queues.QueuesLeft();
+    Sleep(milliseconds(pace_.WaitMs(waiting, now)));
   }
-
-  flush();
-  if (!released.empty()) {
-    auto marked = store_.Release(claim->token, released, clock_.NowMs());
-    if (!marked) {
-      note_store_error(marked.error(), "releasing rows failed");
-    }
+  for (const QueuedRow* item : wave) {
+    pace_.Sent(item->queue, now);
   }
+  return wave;
+}
 
+void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave) {
+  std::vector<Envelope> envelopes;
+  envelopes.reserve(wave.size());
+  for (const QueuedRow* item : wave) {
+    envelopes.push_back(item->envelope);
+  }
+  ++round.result.waves;
+  const std::vector<PublishOutcome> outcomes =
+      publisher_.PublishMany(envelopes, options_.publish_timeout, options_.max_in_flight);
+  for (size_t w = 0; w < wave.size(); ++w) {
+    PublishOutcome outcome;
+    if (w < outcomes.size()) {
+      outcome = outcomes[w];
+    } else {
+      outcome.status = PublishStatus::kUnknown;
+      outcome.error = "publisher returned " + std::to_string(outcomes.size()) + " outcomes for " +
+                      std::to_string(wave.size()) + " envelopes";
+    }
+    RecordOutcome(round, *wave[w], outcome);
+  }
+}
+
+void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
+                                 const PublishOutcome& outcome) {
+  const OutboxRow& row = *item.row;
+  NoteAttempt(round, row);
+  metrics_.ObservePublishLatency(outcome.latency.count());
+  AttemptVerdict verdict = retry_.Judge(outcome);
+  if (verdict.delivered) {
+    round.writer.Delivered(row);
+    return;
+  }
+  round.result.rate_limited =
+      round.result.rate_limited || outcome.status == PublishStatus::kRateLimited;
+  round.writer.Failed(row, std::move(verdict));
+  const size_t held = round.queues.HoldBack(item);
+  if (held > 0) {
+    logger_.Warn(Line("room held back by a failing head row")
+                     .Add("room_id", row.room_id)
+                     .Add("event_id", row.event_id)
+                     .Add("held_rows", static_cast<uint64_t>(held)));
+  }
+}
+
+bool OutboxWorker::AfterWave(RoundContext& round) {
+  round.writer.Flush();
+  if (round.writer.store_error()) {
+    // The database is failing: sending more now would only deliver rows whose results cannot
+    // be written.
+    round.queues.ReleaseAll();
+    return false;
+  }
+  if (round.result.rate_limited && round.queues.remaining() > 0) {
+    logger_.Warn(Line("rate limited by IM: giving back the rest of the batch")
+                     .Add("rows", static_cast<uint64_t>(round.queues.remaining())));
+    round.queues.ReleaseAll();
+  }
+  return true;
+}
+
+RoundResult OutboxWorker::Finish(RoundContext& round) {
+  round.writer.Flush();
+  const std::vector<int64_t>& released = round.queues.released();
+  round.writer.Release(released);
+  if (round.mode == RoundMode::kDrain) {
+    for (int64_t id : released) drain_.NoteReleased(id);
+  }
+  RoundResult& result = round.result;
+  result.published = round.writer.published();
+  result.failed = round.writer.failed();
   result.released = released.size();
-  metrics_.SetRoomsHeldBack(static_cast<int64_t>(held_back_rooms_.size()));
+  if (round.writer.store_error()) {
+    result.error = *round.writer.store_error();
+    result.store_error = true;
+  }
+  CheckReleasedWhole(round);
   metrics_.AddRound(result.error.has_value());
   RefreshStats();
-  logger_.Debug(LogLine("outbox round")
-                    .Add("worker", "room_outbox")
-                    .Add("node_id", options_.node_id)
+  metrics_.SetRoomsHeldBack(HeldBackGauge(last_stats_, round.queues.rooms_held()));
+  LogRound(result);
+  return result;
+}
+
+void OutboxWorker::CheckReleasedWhole(RoundContext& round) {
+  RoundResult& result = round.result;
+  if (!round.lease_short || round.attempted > 0) {
+    return;
+  }
+  // Every row given back unsent: a claim that cannot hold one wave would otherwise repeat
+  // forever without anyone noticing.
+  result.released_unsent = true;
+  const std::string why = "claim of " + std::to_string(result.claimed) +
+                          " rows given back unsent: the lease left less than publish_timeout (" +
+                          std::to_string(options_.publish_timeout.count()) +
+                          "ms) + lease_margin (" + std::to_string(options_.lease_margin.count()) +
+                          "ms) for one wave";
+  logger_.Warn(Line("claim given back whole without an attempt: a failed round")
+                   .Add("rows", static_cast<uint64_t>(result.claimed))
+                   .Add("lease_ms", static_cast<int64_t>(options_.lease.count()))
+                   .Add("error", why));
+  if (!result.error) {
+    result.error = Error{ErrorCode::kDeadlineExceeded, why};
+  }
+}
+
+void OutboxWorker::NoteAttempt(RoundContext& round, const OutboxRow& row) {
+  ++round.attempted;
+  if (round.mode == RoundMode::kDrain) {
+    drain_.NoteAttempted(row.id);
+  }
+}
+
+int64_t OutboxWorker::HeldBackGauge(const OutboxStats& /*stats*/, size_t rooms_held_last_round) {
+  return static_cast<int64_t>(rooms_held_last_round);
+}
+
+void OutboxWorker::LogRound(const RoundResult& result) {
+  logger_.Debug(Line("outbox round")
                     .Add("claimed", static_cast<uint64_t>(result.claimed))
                     .Add("published", static_cast<uint64_t>(result.published))
                     .Add("failed", static_cast<uint64_t>(result.failed))
                     .Add("released", static_cast<uint64_t>(result.released))
                     .Add("waves", static_cast<uint64_t>(result.waves)));
-  return result;
 }
 
 void OutboxWorker::RefreshStats() {
-  const int64_t now = clock_.NowMs();
-  if (stats_refreshed_ && now - last_stats_ms_ < options_.stats_interval.count()) {
+  const int64_t now = clock_.SteadyMs();
+  if (stats_refreshed_ && now - last_stats_steady_ms_ < options_.stats_interval.count()) {
     return;
   }
   stats_refreshed_ = true;
-  last_stats_ms_ = now;
+  last_stats_steady_ms_ = now;
   auto stats = store_.Stats();
   if (!stats) {
-    logger_.Warn(LogLine("outbox stats unavailable")
-                     .Add("worker", "room_outbox")
-                     .Add("node_id", options_.node_id)
-                     .Add("error", stats.error().message));
+    logger_.Warn(Line("outbox stats unavailable").Add("error", stats.error().message));
     return;
   }
+  last_stats_ = *stats;
+  // The age on the wall clock until the store computes it on the server.
   const int64_t oldest = stats->oldest_pending_created_at_ms;
-  metrics_.SetPending(stats->pending, oldest > 0 ? std::max<int64_t>(0, now - oldest) : 0);
+  metrics_.SetPending(stats->pending,
+                      oldest > 0 ? std::max<int64_t>(0, clock_.NowMs() - oldest) : 0);
+}
+
+bool OutboxWorker::Sleep(milliseconds duration) {
+  const milliseconds longest = pace_.MaxSleep(options_.poll_interval);
+  return clock_.SleepFor(std::clamp(duration, milliseconds(0), longest), stop_);
+}
+
+LogLine OutboxWorker::Line(std::string_view message) const {
+  LogLine line(message);
+  line.Add("worker", "room_outbox").Add("node_id", options_.node_id);
+  return line;
+}
+
+void OutboxWorker::LogStarted() {
+  logger_.Info(Line("outbox worker started")
+                   .Add("poll_interval_ms", static_cast<int64_t>(options_.poll_interval.count()))
+                   .Add("batch_size", static_cast<uint64_t>(options_.batch_size))
+                   .Add("publish_timeout_ms", static_cast<int64_t>(options_.publish_timeout.count()))
+                   .Add("max_in_flight", static_cast<uint64_t>(options_.max_in_flight))
+                   .Add("ordering", options_.per_room_order() ? "per_room" : "none"));
 }
 
 void OutboxWorker::Run() {
-  logger_.Info(
-      LogLine("outbox worker started")
-          .Add("worker", "room_outbox")
-          .Add("node_id", options_.node_id)
-          .Add("poll_interval_ms", static_cast<int64_t>(options_.poll_interval.count()))
-          .Add("batch_size", static_cast<uint64_t>(options_.batch_size))
-          .Add("publish_timeout_ms", static_cast<int64_t>(options_.publish_timeout.count()))
-          .Add("max_in_flight", static_cast<uint64_t>(options_.max_in_flight))
-          .Add("ordering", options_.per_room_order ? "per_room" : "none"));
-  std::chrono::milliseconds backoff = options_.poll_interval;
-  const std::chrono::milliseconds max_backoff =
-      std::max(options_.max_error_backoff, options_.poll_interval);
+  LogStarted();
+  milliseconds backoff = options_.poll_interval;
+  const milliseconds max_backoff = std::max(options_.max_error_backoff, options_.poll_interval);
   uint64_t consecutive_errors = 0;
   while (!stop_.stop_requested()) {
-    RoundResult round = Round(nullptr);
+    RoundResult round = Round(RoundMode::kDaemon);
     if (round.store_error) {
       ++consecutive_errors;
       if (consecutive_errors == 1 && on_status_) {
         on_status_("database error, retrying: " + round.error->message);
       }
-      logger_.Warn(LogLine("database error: backing off")
-                       .Add("worker", "room_outbox")
-                       .Add("node_id", options_.node_id)
+      logger_.Warn(Line("database error: backing off")
                        .Add("consecutive_errors", consecutive_errors)
                        .Add("backoff_ms", static_cast<int64_t>(backoff.count())));
+      // A fixed back-off, not derived from a clock reading: no clamp to the poll interval.
       if (clock_.SleepFor(backoff, stop_)) break;
       backoff = std::min(backoff * 2, max_backoff);
       continue;
     }
     if (consecutive_errors > 0) {
-      logger_.Info(LogLine("database reachable again")
-                       .Add("worker", "room_outbox")
-                       .Add("node_id", options_.node_id)
-                       .Add("after_errors", consecutive_errors));
+      logger_.Info(Line("database reachable again").Add("after_errors", consecutive_errors));
       if (on_status_) on_status_("running");
       consecutive_errors = 0;
       backoff = options_.poll_interval;
     }
-    if (round.full && !round.rate_limited) {
+    if (round.full && !round.rate_limited && !round.released_unsent) {
       continue;  // a backlog drains batch after batch, not one batch per tick
     }
-    std::chrono::milliseconds idle = options_.poll_interval;
-    if (!round.rate_limited && round.published > 0 && clock_.NowMs() < paced_until_ms_) {
+    milliseconds idle = options_.poll_interval;
+    if (!round.rate_limited && round.published > 0) {
       // A paced room's rows come due one per room_min_interval: claim them as they do, as long
       // as rounds deliver (while IM fails, the head rows wait for their retry anyway).
-      idle = std::min(idle, options_.room_min_interval);
+      idle = pace_.IdleAfterDelivery(idle, clock_.SteadyMs());
     }
-    if (clock_.SleepFor(idle, stop_)) break;
+    if (Sleep(idle)) break;
   }
-  logger_.Info(LogLine("outbox worker stopped")
-                   .Add("worker", "room_outbox")
-                   .Add("node_id", options_.node_id));
+  logger_.Info(Line("outbox worker stopped"));
 }
 
 DrainResult OutboxWorker::Drain() {
   DrainResult drain;
-  std::unordered_set<int64_t> attempted;
+  drain_ = DrainState{};
   while (true) {
     if (stop_.stop_requested()) {
       drain.stopped = true;
       break;
     }
-    const size_t before = attempted.size();
-    RoundResult round = Round(&attempted);
+    const size_t before = drain_.attempted();
+    RoundResult round = Round(RoundMode::kDrain);
     ++drain.rounds;
     drain.published += round.published;
     drain.undecodable += round.undecodable;
@@ -551,16 +436,15 @@ DrainResult OutboxWorker::Drain() {
       drain.store_error = round.error;
       break;
     }
-    if (round.claimed == 0 || attempted.size() == before) {
+    if (round.claimed == 0 || drain_.attempted() == before) {
       break;
     }
-    if (round.rate_limited) {
-      if (clock_.SleepFor(options_.poll_interval, stop_)) {
-        drain.stopped = true;
-        break;
-      }
+    if (round.rate_limited && Sleep(options_.poll_interval)) {
+      drain.stopped = true;
+      break;
     }
   }
+  drain.unattempted = drain_.unattempted();
   return drain;
 }
 

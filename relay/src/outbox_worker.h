@@ -8,31 +8,36 @@
 //              rest of the batch continues, and the round reports an error
 //   claim or mark failure -> an error of the round; Run() waits and tries again
 //
-// A round (RunRound):
-//   1. ClaimDue(limit=batch_size, lease, per_room_order); nothing new is claimed once a stop was
-//      requested.
-//   2. Decode each row.
-//   3. Publish in waves through Publisher::PublishMany(max_in_flight), each row bounded by
-//      publish_timeout.
-//      ordering=per_room: a wave holds at most one row per room (the room's next row, in id order).
-//        When a room's row fails, its later rows of this claim are Released (not attempted,
-//        retry_count unchanged) so that they never overtake it; other rooms go on. A room's sends
-//        are at least room_min_interval apart (also across rounds): when no room is ready the
-//        worker sleeps on the Clock until the first one is.
-//      Rows of types the publisher never sends (Publisher::Sends false) are delivered without a
-//      send slot or pacing when they reach the front of their room.
-//      ordering=none: rows go in id order. Either way a wave holds at most max_in_flight rows.
-//      Before each wave the claim's remaining lease is checked: when publish_timeout plus a
-//      margin for the marking no longer fits, the rows left are Released.
-//      A stop requested between waves Releases the rows not yet attempted.
-//   4. After each wave, one MarkPublished and one MarkFailed with that wave's results, so a
-//      relay killed mid-claim leaves at most its last wave (max_in_flight rows) delivered but
-//      unmarked (sent again by whoever claims the rows after the lease). A failing mark ends the
-//      round (the rest is Released). At the end, one Release for every row not attempted.
+// A round (Round) is four steps over single-job units:
+//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut); nothing is
+//      claimed once a stop was requested. The lease is measured on the monotonic clock from just
+//      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
+//   2. prepare (RoomQueues): decode each row, block rooms whose row is not attempted, queue the
+//      rows per room in id order (ordering=per_room) or one queue per row (ordering=none).
+//   3. waves: each wave holds at most one row per room and at most max_in_flight rows, sent by
+//      Publisher::PublishMany, each bounded by publish_timeout. Rows of types the publisher never
+//      sends are delivered in order without a send slot or the pace. A room's sends are at least
+//      room_min_interval apart, also across rounds (RoomPace); when no room is ready the worker
+//      sleeps until the first one is. A failed row's later rows of its room are released (never
+//      overtaken). Before each wave: a stop request, or a lease left shorter than
+//      publish_timeout + lease_margin, releases the rows left. After each wave the results are
+//      marked (ResultWriter: one MarkPublished, one MarkFailed), so a relay killed mid-claim
+//      leaves at most its last wave (max_in_flight rows) delivered but unmarked. A failing mark
+//      ends the round; a rate-limited answer (RetryPolicy: due again after
+//      max(poll_interval, 1s)) gives the rest back and Run() waits poll_interval.
+//   4. finish: the last marks, one Release for every row not attempted, metrics, the round line.
+//      A claim released whole without a single attempt (lease too short for one wave) is a
+//      failed round (round error metric and a warning), and Run() does not claim again at once.
 //
-// Rate-limited answers (Tencent frequency limits) are failed attempts due again after
-// max(poll_interval, 1s), so a per-second frequency window has passed; the round then stops
-// sending (the rest is Released) and Run() waits poll_interval before the next claim.
+// Modes: RoundMode::kDaemon (Run, RunRound) and RoundMode::kDrain (--once, Drain): a drain tries
+// every row at most once and keeps whole runs of a room (no cut, nothing scheduled for later).
+//
+// Time: in-process durations (pace, lease left, sleeps, the stats interval) use
+// Clock::SteadyMs; every sleep the loop computes is clamped to max(poll_interval,
+// room_min_interval), so no clock step can stretch it. Wall time (Clock::NowMs) is read only for
+// what the store still takes on the relay's clock: the claim's now_ms (MakeClaimOptions), the
+// pending age (RefreshStats) and the marks' now_ms (ResultWriter). Each goes once the store reads
+// the database server's clock.
 //
 // Thread-safety: one thread drives a worker. The StopSignal may be set from any thread.
 #pragma once
@@ -44,27 +49,27 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "clock.h"
+#include "config.h"
+#include "drain_state.h"
 #include "log_line.h"
 #include "metrics.h"
 #include "outbox_store.h"
 #include "publisher.h"
+#include "retry_policy.h"
+#include "room_pace.h"
+#include "room_queues.h"
 
 namespace room_outbox::relay {
 
-struct WorkerOptions {
+// The [outbox_worker] section (its defaults are the only defaults) plus the worker's wiring and
+// internal tuning. The constructor refuses (std::invalid_argument) options no config can
+// produce: non-positive poll_interval or publish_timeout, batch_size or max_in_flight 0, a
+// negative room_min_interval, or a lease shorter than publish_timeout + lease_margin.
+struct WorkerOptions : WorkerConfig {
   std::string node_id;
-  std::chrono::milliseconds poll_interval{1000};
-  size_t batch_size = 100;
-  std::chrono::milliseconds publish_timeout{3000};
-  size_t max_in_flight = 16;
-  bool per_room_order = true;
-  std::chrono::milliseconds lease{30000};
-  std::chrono::milliseconds room_min_interval{50};
   // Types the publisher delivers without a send ([tencent_im] skip_event_types): they take no
   // pace, so a claim does not count them when it cuts a busy room.
   std::vector<std::string> unpaced_event_types;
@@ -73,10 +78,13 @@ struct WorkerOptions {
   // Earliest retry of a rate-limited row: max(poll_interval, this).
   std::chrono::milliseconds rate_limited_retry{1000};
   // Cap of the back-off while database errors repeat (it starts at poll_interval and doubles).
+  // A fixed duration, not derived from a clock reading.
   std::chrono::milliseconds max_error_backoff{30000};
   // Pending/oldest gauges are refreshed from OutboxStore::Stats at most once per round and at
-  // most this often.
+  // most this often (monotonic).
   std::chrono::milliseconds stats_interval{1000};
+
+  bool per_room_order() const { return ordering == Ordering::kPerRoom; }
 };
 
 // Builds WorkerOptions from the [outbox_worker] section and the publisher's skipped types.
@@ -92,6 +100,9 @@ struct RoundResult {
   size_t waves = 0;     // PublishMany calls
   bool full = false;    // the claim returned batch_size rows: more may be due
   bool rate_limited = false;
+  // Rows were claimed but every one was given back without an attempt (the lease could not
+  // hold one wave): a failed round.
+  bool released_unsent = false;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.
   std::optional<Error> error;
@@ -103,9 +114,12 @@ struct DrainResult {
   size_t published = 0;
   size_t failed = 0;  // failed attempts, undecodable included
   size_t undecodable = 0;
+  // Due rows the run gave back and never attempted (lease too short, a stop, a room held
+  // behind a failed row).
+  size_t unattempted = 0;
   std::optional<Error> store_error;  // set when a round failed on the database
   bool stopped = false;              // a stop was requested before the outbox was drained
-  bool ok() const { return failed == 0 && !store_error; }
+  bool ok() const { return failed == 0 && !store_error && unattempted == 0; }
 };
 
 class OutboxWorker {
@@ -126,16 +140,39 @@ class OutboxWorker {
   // current round is marked).
   void Run();
 
+  // The rooms_held_back gauge. Until OutboxStats carries the database's count
+  // (rooms_held_back), it is the rooms the latest round held back; then this becomes
+  // `return stats.rooms_held_back;` and the second argument goes.
+  static int64_t HeldBackGauge(const OutboxStats& stats, size_t rooms_held_last_round);
+
   // For --once: rounds until a claim brings no row not yet attempted in this run, so every due
   // row is tried once. Rows that come due again during the run (a failure's next attempt) are
   // given back unattempted. Stops early on a database error or a stop request.
   DrainResult Drain();
 
  private:
-  struct Item;
-  RoundResult Round(std::unordered_set<int64_t>* attempted);
+  enum class RoundMode { kDaemon, kDrain };
+  struct RoundContext;
+
+  RoundResult Round(RoundMode mode);
+  ClaimOptions MakeClaimOptions(RoundMode mode);
+  RoundResult ClaimFailed(const Error& error);
+  void NotePacedRooms(const Claim& claim, const ClaimOptions& options, int64_t claimed_at);
+  void Prepare(RoundContext& round);
+  bool WaveFits(RoundContext& round);
+  std::vector<const QueuedRow*> TakeWave(RoundContext& round);
+  void SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave);
+  void RecordOutcome(RoundContext& round, const QueuedRow& item, const PublishOutcome& outcome);
+  bool AfterWave(RoundContext& round);
+  RoundResult Finish(RoundContext& round);
+  void CheckReleasedWhole(RoundContext& round);
+  void NoteAttempt(RoundContext& round, const OutboxRow& row);
+  void LogRound(const RoundResult& result);
   void RefreshStats();
-  void Publish(Claim& claim, std::vector<Item>& items, RoundResult& result);
+  // Sleeps a computed duration, clamped to [0, max(poll_interval, room_min_interval)].
+  bool Sleep(std::chrono::milliseconds duration);
+  void LogStarted();
+  LogLine Line(std::string_view message) const;
 
   WorkerOptions options_;
   OutboxStore& store_;
@@ -145,14 +182,12 @@ class OutboxWorker {
   Metrics& metrics_;
   Logger& logger_;
   std::function<void(std::string_view)> on_status_;
-  // Last send time per room, for room_min_interval across rounds (pruned each round).
-  std::unordered_map<std::string, int64_t> last_send_ms_;
-  // Rooms seen held back by a failed row, until one of their rows is delivered.
-  std::unordered_set<std::string> held_back_rooms_;
-  int64_t last_stats_ms_ = 0;
+  RetryPolicy retry_;
+  RoomPace pace_;
+  DrainState drain_;
+  OutboxStats last_stats_;
+  int64_t last_stats_steady_ms_ = 0;
   bool stats_refreshed_ = false;
-  // The latest next_attempt_at_ms this worker's claims gave a paced room's rows.
-  int64_t paced_until_ms_ = 0;
 };
 
 }  // namespace room_outbox::relay

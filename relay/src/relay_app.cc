@@ -30,52 +30,150 @@ LogLine Lifecycle(std::string_view message, const Config& config) {
 
 const char* SignalName(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 
+// SIGTERM/SIGINT: the first asks the worker to stop; later ones only log (the marking is never
+// skipped).
+Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config& config,
+                                                    StopSignal& stop) {
+  return SignalWatcher::Start([&logger, &config, &stop](int sig, int count) {
+    if (count == 1) {
+      logger.Info(Lifecycle("signal received: no new claims; finishing rows in flight", config)
+                      .Add("signal", SignalName(sig)));
+      Notify("STOPPING=1\nSTATUS=stopping: finishing rows in flight");
+      stop.RequestStop();
+    } else {
+      logger.Warn(Lifecycle("signal received again: still finishing rows in flight and marking "
+                            "their results (bounded by publish_timeout)",
+                            config)
+                      .Add("signal", SignalName(sig))
+                      .Add("count", count));
+    }
+  });
+}
+
+// The config file with the command line's overrides (--log-level).
+Result<Config> LoadForCli(const CliOptions& cli) {
+  auto config = LoadConfig(cli.config_path);
+  if (!config || cli.log_level.empty()) {
+    return config;
+  }
+  if (!IsValidLogLevel(cli.log_level)) {
+    return Fail(ErrorCode::kInvalidArgument, "--log-level \"" + cli.log_level +
+                                                 "\" is not one of trace, debug, info, warn, error");
+  }
+  config->log.level = cli.log_level;
+  return config;
+}
+
+// The /metrics endpoint when [metrics] listen is set (null when not); an error is logged.
+Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, Metrics& metrics,
+                                                    Logger& logger) {
+  if (config.metrics.listen.empty()) {
+    return std::unique_ptr<MetricsServer>();
+  }
+  auto started = MetricsServer::Start(config.metrics.listen, metrics);
+  if (!started) {
+    logger.Error(Lifecycle("cannot serve metrics", config)
+                     .Add("listen", config.metrics.listen)
+                     .Add("error", started.error().message));
+    return started;
+  }
+  logger.Info(Lifecycle("metrics endpoint listening", config)
+                  .Add("url", "http://" + config.metrics.listen + "/metrics"));
+  return started;
+}
+
+// --check-config: the effective config on stdout; 0 when the daemon could run with it, else 2.
+int CheckConfigOnly(const Config& config) {
+  std::cout << RenderEffectiveConfig(config);
+  Status runnable = CheckRunnable(config);
+  if (!runnable.ok()) {
+    std::cerr << "outbox-relay: " << runnable.error().message << "\n";
+    return kExitUsage;
+  }
+  std::cerr << "outbox-relay: " << config.path << " is valid\n";
+  return kExitOk;
+}
+
+void LogStarting(Logger& logger, const Config& config, const CliOptions& cli) {
+  const WorkerConfig& w = config.outbox_worker;
+  logger.Info(Lifecycle("outbox-relay starting", config)
+                  .Add("version", Version())
+                  .Add("config", config.path)
+                  .Add("mode", cli.once ? "once" : "daemon")
+                  .Add("poll_interval", FormatDuration(w.poll_interval))
+                  .Add("batch_size", static_cast<uint64_t>(w.batch_size))
+                  .Add("publish_timeout", FormatDuration(w.publish_timeout))
+                  .Add("retry_strategy", w.retry_strategy)
+                  .Add("max_in_flight", static_cast<uint64_t>(w.max_in_flight))
+                  .Add("ordering", w.ordering == Ordering::kPerRoom ? "per_room" : "none")
+                  .Add("lease", FormatDuration(w.lease))
+                  .Add("room_min_interval", FormatDuration(w.room_min_interval))
+                  .Add("im_endpoint", config.tencent_im.endpoint)
+                  .Add("mysql", config.mysql.socket.empty()
+                                    ? config.mysql.host + ":" + std::to_string(config.mysql.port)
+                                    : config.mysql.socket));
+}
+
+// --once: drains and logs the summary; 1 when rows failed, were left unattempted, or the
+// database failed.
+int RunOnce(OutboxWorker& worker, Logger& logger, const Config& config) {
+  DrainResult drain = worker.Drain();
+  LogLine summary = Lifecycle("drain finished", config);
+  summary.Add("rounds", static_cast<uint64_t>(drain.rounds))
+      .Add("published", static_cast<uint64_t>(drain.published))
+      .Add("failed", static_cast<uint64_t>(drain.failed))
+      .Add("undecodable", static_cast<uint64_t>(drain.undecodable))
+      .Add("unattempted", static_cast<uint64_t>(drain.unattempted))
+      .Add("stopped", drain.stopped);
+  if (drain.store_error) {
+    summary.Add("error", drain.store_error->message);
+  } else if (drain.unattempted > 0) {
+    summary.Add("error", std::to_string(drain.unattempted) +
+                             " due rows were given back without an attempt (see the "
+                             "warnings above: lease, stop or a room held behind a failed row)");
+  }
+  if (!drain.ok()) {
+    logger.Error(summary);
+    return kExitRuntimeFailure;
+  }
+  logger.Info(summary);
+  return kExitOk;
+}
+
+// The worker in the mode `cli` asks for; returns when it is done and every result is marked.
+int RunWorker(const CliOptions& cli, const Config& config, OutboxStore& store,
+              Publisher& publisher, StopSignal& stop, Metrics& metrics, Logger& logger) {
+  SystemClock clock;
+  const WorkerConfig& w = config.outbox_worker;
+  OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types),
+                      store, publisher, clock, stop, metrics, logger,
+                      [](std::string_view status) { Notify("STATUS=" + std::string(status)); });
+  if (cli.once) {
+    return RunOnce(worker, logger, config);
+  }
+  Notify("READY=1\nSTATUS=running: claiming due rows every " + FormatDuration(w.poll_interval));
+  worker.Run();
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
-  auto loaded = LoadConfig(cli.config_path);
+  auto loaded = LoadForCli(cli);
   if (!loaded) {
     std::cerr << "outbox-relay: " << loaded.error().message << "\n";
     return kExitUsage;
   }
   Config config = std::move(*loaded);
-  if (!cli.log_level.empty()) {
-    if (!IsValidLogLevel(cli.log_level)) {
-      std::cerr << "outbox-relay: --log-level \"" << cli.log_level
-                << "\" is not one of trace, debug, info, warn, error\n";
-      return kExitUsage;
-    }
-    config.log.level = cli.log_level;
-  }
 
   if (cli.check_config) {
-    std::cout << RenderEffectiveConfig(config);
-    Status runnable = CheckRunnable(config);
-    if (!runnable.ok()) {
-      std::cerr << "outbox-relay: " << runnable.error().message << "\n";
-      return kExitUsage;
-    }
-    std::cerr << "outbox-relay: " << config.path << " is valid\n";
-    return kExitOk;
+    return CheckConfigOnly(config);
   }
 
   std::unique_ptr<Logger> logger = MakeStderrLogger(config.log);
   StopSignal stop;
   // Before any other thread exists (the metrics server and libraries may start some).
-  auto watcher = SignalWatcher::Start([&](int sig, int count) {
-    if (count == 1) {
-      logger->Info(Lifecycle("signal received: no new claims; finishing rows in flight", config)
-                       .Add("signal", SignalName(sig)));
-      Notify("STOPPING=1\nSTATUS=stopping: finishing rows in flight");
-      stop.RequestStop();
-    } else {
-      logger->Warn(Lifecycle("signal received again: still finishing rows in flight and marking "
-                             "their results (bounded by publish_timeout)",
-                             config)
-                       .Add("signal", SignalName(sig))
-                       .Add("count", count));
-    }
-  });
+  auto watcher = WatchSignals(*logger, config, stop);
   if (!watcher) {
     logger->Error(Lifecycle("cannot watch signals", config).Add("error", watcher.error().message));
     return kExitRuntimeFailure;
@@ -84,22 +182,7 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   (void)signal(SIGPIPE, SIG_IGN);
 
   const WorkerConfig& w = config.outbox_worker;
-  logger->Info(Lifecycle("outbox-relay starting", config)
-                   .Add("version", Version())
-                   .Add("config", config.path)
-                   .Add("mode", cli.once ? "once" : "daemon")
-                   .Add("poll_interval", FormatDuration(w.poll_interval))
-                   .Add("batch_size", static_cast<uint64_t>(w.batch_size))
-                   .Add("publish_timeout", FormatDuration(w.publish_timeout))
-                   .Add("retry_strategy", w.retry_strategy)
-                   .Add("max_in_flight", static_cast<uint64_t>(w.max_in_flight))
-                   .Add("ordering", w.ordering == Ordering::kPerRoom ? "per_room" : "none")
-                   .Add("lease", FormatDuration(w.lease))
-                   .Add("room_min_interval", FormatDuration(w.room_min_interval))
-                   .Add("im_endpoint", config.tencent_im.endpoint)
-                   .Add("mysql", config.mysql.socket.empty()
-                                     ? config.mysql.host + ":" + std::to_string(config.mysql.port)
-                                     : config.mysql.socket));
+  LogStarting(*logger, config, cli);
 
   if (!w.enabled) {
     logger->Info(
@@ -123,53 +206,17 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   std::unique_ptr<OutboxStore> store = factories.make_store(config.mysql);
 
   Metrics metrics;
-  std::unique_ptr<MetricsServer> metrics_server;
-  if (!config.metrics.listen.empty()) {
-    auto started = MetricsServer::Start(config.metrics.listen, metrics);
-    if (!started) {
-      logger->Error(Lifecycle("cannot serve metrics", config)
-                        .Add("listen", config.metrics.listen)
-                        .Add("error", started.error().message));
-      return kExitRuntimeFailure;
-    }
-    metrics_server = std::move(*started);
-    logger->Info(Lifecycle("metrics endpoint listening", config)
-                     .Add("url", "http://" + config.metrics.listen + "/metrics"));
+  auto metrics_server = ServeMetrics(config, metrics, *logger);
+  if (!metrics_server) {
+    return kExitRuntimeFailure;
   }
 
-  SystemClock clock;
-  int exit_code = kExitOk;
-  {
-    OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types),
-                        *store, **publisher, clock, stop, metrics, *logger,
-                        [](std::string_view status) { Notify("STATUS=" + std::string(status)); });
-    if (cli.once) {
-      DrainResult drain = worker.Drain();
-      LogLine summary = Lifecycle("drain finished", config);
-      summary.Add("rounds", static_cast<uint64_t>(drain.rounds))
-          .Add("published", static_cast<uint64_t>(drain.published))
-          .Add("failed", static_cast<uint64_t>(drain.failed))
-          .Add("undecodable", static_cast<uint64_t>(drain.undecodable))
-          .Add("stopped", drain.stopped);
-      if (drain.store_error) {
-        summary.Add("error", drain.store_error->message);
-      }
-      if (drain.ok()) {
-        logger->Info(summary);
-      } else {
-        logger->Error(summary);
-        exit_code = kExitRuntimeFailure;
-      }
-    } else {
-      Notify("READY=1\nSTATUS=running: claiming due rows every " + FormatDuration(w.poll_interval));
-      worker.Run();
-    }
-  }
+  const int exit_code = RunWorker(cli, config, *store, **publisher, stop, metrics, *logger);
   // The worker has marked every result it got; only now may the database go away.
   logger->Info(Lifecycle("worker stopped; closing the database connection", config));
   store.reset();
   publisher->reset();
-  metrics_server.reset();
+  metrics_server->reset();
   logger->Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", exit_code));
   return exit_code;
 }

@@ -7,6 +7,10 @@ target_sources(room_outbox_relay PRIVATE
   relay/src/log_line.cc
   relay/src/metrics.cc
   relay/src/outbox_worker.cc
+  relay/src/result_writer.cc
+  relay/src/retry_policy.cc
+  relay/src/room_pace.cc
+  relay/src/room_queues.cc
   relay/src/relay_app.cc
   relay/src/signals.cc)
 target_sources(unit_tests PRIVATE
@@ -14,7 +18,11 @@ target_sources(unit_tests PRIVATE
   tests/unit/duration_test.cc
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc
-  tests/unit/outbox_worker_test.cc)
+  tests/unit/outbox_worker_test.cc
+  tests/unit/result_writer_test.cc
+  tests/unit/retry_policy_test.cc
+  tests/unit/room_pace_test.cc
+  tests/unit/room_queues_test.cc)
 target_sources(integration_tests PRIVATE
   tests/integration/metrics_server_test.cc
   tests/integration/relay_process_test.cc

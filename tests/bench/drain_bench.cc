@@ -198,7 +198,7 @@ void RunBacklogDrain(const BenchContext& ctx, Report& report) {
   relay::WorkerOptions unpaced = defaults;
   unpaced.room_min_interval = milliseconds(0);
   relay::WorkerOptions unordered = unpaced;
-  unordered.per_room_order = false;
+  unordered.ordering = relay::Ordering::kNone;
   relay::WorkerOptions v1 = unordered;
   v1.max_in_flight = 1;
 

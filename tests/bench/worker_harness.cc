@@ -50,7 +50,7 @@ relay::WorkerOptions DefaultWorkerOptions() {
 
 std::string DescribeSettings(const relay::WorkerOptions& options, double requests_per_second) {
   return "max_in_flight=" + std::to_string(options.max_in_flight) +
-         ", ordering=" + (options.per_room_order ? "per_room" : "none") +
+         ", ordering=" + (options.per_room_order() ? "per_room" : "none") +
          ", batch_size=" + std::to_string(options.batch_size) +
          ", room_min_interval=" + std::to_string(options.room_min_interval.count()) + "ms" +
          ", poll_interval=" + std::to_string(options.poll_interval.count()) + "ms" +

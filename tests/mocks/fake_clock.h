@@ -1,5 +1,7 @@
 // A Clock whose time moves only when told to, or by the sleeps it is asked for. It records
-// every requested sleep so tests can assert on the pacing of a loop.
+// every requested sleep so tests can assert on the pacing of a loop. Wall time (NowMs) and
+// monotonic time (SteadyMs) move together, except that StepWall moves the wall clock alone, as
+// an NTP step or an operator's `date -s` does.
 #pragma once
 
 #include <chrono>
@@ -21,6 +23,11 @@ class FakeClock : public Clock {
     return now_ms_;
   }
 
+  int64_t SteadyMs() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return steady_ms_;
+  }
+
   // Advances time by `duration` at once (no real waiting) and returns whether a stop was
   // requested. `on_sleep`, when set, runs after each sleep (e.g. to request a stop after N).
   bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override {
@@ -28,6 +35,7 @@ class FakeClock : public Clock {
       std::lock_guard<std::mutex> lock(mu_);
       sleeps_.push_back(duration);
       now_ms_ += duration.count();
+      steady_ms_ += duration.count();
     }
     if (on_sleep) {
       on_sleep();
@@ -38,6 +46,13 @@ class FakeClock : public Clock {
   void Advance(std::chrono::milliseconds duration) {
     std::lock_guard<std::mutex> lock(mu_);
     now_ms_ += duration.count();
+    steady_ms_ += duration.count();
+  }
+
+  // Steps the wall clock alone (forward or back); monotonic time does not move.
+  void StepWall(std::chrono::milliseconds step) {
+    std::lock_guard<std::mutex> lock(mu_);
+    now_ms_ += step.count();
   }
 
   std::vector<std::chrono::milliseconds> sleeps() {
@@ -50,6 +65,7 @@ class FakeClock : public Clock {
  private:
   std::mutex mu_;
   int64_t now_ms_;
+  int64_t steady_ms_ = 5'000'000;
   std::vector<std::chrono::milliseconds> sleeps_;
 };
 

@@ -241,9 +241,43 @@ TEST_F(ConfigTest, WrongTypesAndBadValuesAreErrors) {
   EXPECT_THAT(ErrorOf("[tencent_im]\nusersig_ttl = \"10s\"\n"), HasSubstr("at least 1m"));
 }
 
-TEST_F(ConfigTest, LeaseMustExceedPublishTimeout) {
+TEST_F(ConfigTest, LeaseMustHoldOneWavePlusTheMarking) {
+  // publish_timeout 3s (default) + the 2s margin: 3500ms gives every claim back unsent.
+  EXPECT_THAT(ErrorOf("[outbox_worker]\nlease = \"3500ms\"\n"),
+              HasSubstr(":2:9: outbox_worker.lease: 3500ms must be at least publish_timeout (3s) "
+                        "+ 2s = 5s, so a claim holds one wave and the marking of its results"));
   EXPECT_THAT(ErrorOf("[outbox_worker]\npublish_timeout = \"5s\"\nlease = \"5s\"\n"),
-              HasSubstr(":3:9: outbox_worker.lease: 5s must exceed publish_timeout (5s)"));
+              HasSubstr(":3:9: outbox_worker.lease: 5s must be at least publish_timeout (5s) + 2s"));
+  // A publish_timeout the default lease cannot hold names the lease, at publish_timeout's place.
+  EXPECT_THAT(ErrorOf("[outbox_worker]\npublish_timeout = \"29s\"\n"),
+              HasSubstr(":2:19: outbox_worker.lease: 30s must be at least publish_timeout (29s)"));
+  auto exact = Load("[outbox_worker]\npublish_timeout = \"1s\"\nlease = \"3s\"\n");
+  ASSERT_TRUE(exact) << exact.error().message;
+  EXPECT_EQ(exact->outbox_worker.lease, milliseconds(3000));
+}
+
+TEST_F(ConfigTest, RoomMinIntervalMustNotExceedPollInterval) {
+  EXPECT_THAT(ErrorOf("[outbox_worker]\nroom_min_interval = \"2s\"\n"),
+              HasSubstr(":2:21: outbox_worker.room_min_interval: 2s must not exceed "
+                        "poll_interval (1s)"));
+  // The default pace (50ms) above a shorter poll_interval names room_min_interval too.
+  EXPECT_THAT(ErrorOf("[outbox_worker]\npoll_interval = \"20ms\"\n"),
+              HasSubstr(":2:17: outbox_worker.room_min_interval: 50ms must not exceed "
+                        "poll_interval (20ms)"));
+  auto equal = Load("[outbox_worker]\npoll_interval = \"200ms\"\nroom_min_interval = \"200ms\"\n");
+  ASSERT_TRUE(equal) << equal.error().message;
+  EXPECT_EQ(equal->outbox_worker.room_min_interval, milliseconds(200));
+}
+
+TEST_F(ConfigTest, MaxInFlightMustNotExceedWhatThePublisherRunsAtOnce) {
+  EXPECT_THAT(ErrorOf("[outbox_worker]\nmax_in_flight = 65\n"),
+              HasSubstr(":2:17: outbox_worker.max_in_flight: 65 is above what the IM publisher "
+                        "runs at once (64 requests): must be at most 64"));
+  EXPECT_THAT(ErrorOf("[outbox_worker]\nmax_in_flight = 1024\n"),
+              HasSubstr("outbox_worker.max_in_flight: 1024 is above"));
+  auto most = Load("[outbox_worker]\nmax_in_flight = 64\n");
+  ASSERT_TRUE(most) << most.error().message;
+  EXPECT_EQ(most->outbox_worker.max_in_flight, kPublisherMaxInFlight);
 }
 
 TEST_F(ConfigTest, PlainHttpOnlyForLoopbackHosts) {

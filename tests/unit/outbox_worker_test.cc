@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "envelope_codec.h"
 #include "fake_clock.h"
@@ -67,7 +68,7 @@ class OutboxWorkerTest : public ::testing::Test {
     options_.batch_size = 100;
     options_.publish_timeout = milliseconds(3000);
     options_.max_in_flight = 4;
-    options_.per_room_order = true;
+    options_.ordering = Ordering::kPerRoom;
     options_.lease = milliseconds(30000);
     options_.room_min_interval = milliseconds(0);
     // Stats only feeds gauges; tests of other behaviour do not care how often it runs.
@@ -526,7 +527,7 @@ TEST_F(OutboxWorkerTest, MarkErrorMidRoundStopsSendingAndReleasesTheRest) {
 }
 
 TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
-  options_.per_room_order = false;
+  options_.ordering = Ordering::kNone;
   ClaimOptions seen;
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions& o) {
     seen = o;
@@ -546,11 +547,9 @@ TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
 
 TEST_F(OutboxWorkerTest, LeaseTooShortForAnotherWaveReleasesTheRest) {
   // Lease 5s, publish_timeout 3s, margin 1s: after a wave that took 3s, 2s are left, not enough.
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions&) {
-    Claim c = MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")});
-    c.lease_until_ms = clock_.NowMs() + 5000;
-    return Result<Claim>(c);
-  }));
+  options_.lease = milliseconds(5000);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")})));
   ScriptPublisher();
   RecordMarks();
   during_publish_ = [this] { clock_.Advance(milliseconds(3000)); };
@@ -562,7 +561,7 @@ TEST_F(OutboxWorkerTest, LeaseTooShortForAnotherWaveReleasesTheRest) {
 }
 
 TEST_F(OutboxWorkerTest, AWaveHoldsAtMostMaxInFlightRowsAndIsMarkedBeforeTheNext) {
-  options_.per_room_order = false;
+  options_.ordering = Ordering::kNone;
   options_.max_in_flight = 2;
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"),
@@ -583,13 +582,12 @@ TEST_F(OutboxWorkerTest, AWaveHoldsAtMostMaxInFlightRowsAndIsMarkedBeforeTheNext
 TEST_F(OutboxWorkerTest, RowsTheLeaseNoLongerCoversAreReleased) {
   // Lease 5s, margin 1s, publish_timeout 3s: the first wave fits; after it took 3s, 1s is left
   // and the next wave would not be marked in time.
-  options_.per_room_order = false;
+  options_.ordering = Ordering::kNone;
   options_.max_in_flight = 2;
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions&) {
-    Claim c = MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"), Row(4, "room-d")});
-    c.lease_until_ms = clock_.NowMs() + 5000;
-    return Result<Claim>(c);
-  }));
+  options_.lease = milliseconds(5000);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(
+          MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"), Row(4, "room-d")})));
   ScriptPublisher();
   RecordMarks();
   during_publish_ = [this] { clock_.Advance(milliseconds(3000)); };
@@ -790,6 +788,117 @@ TEST_F(OutboxWorkerTest, DrainWithEverythingDeliveredIsOk) {
   DrainResult d = worker.Drain();
   EXPECT_TRUE(d.ok());
   EXPECT_EQ(d.published, 1u);
+}
+
+TEST_F(OutboxWorkerTest, AClaimGivenBackWholeUnsentIsAFailedRoundAndIsNotRetriedAtOnce) {
+  // Lease 5s, margin 1s, publish_timeout 3s: a claim that took 2.5s leaves 1.5s for a wave.
+  options_.lease = milliseconds(5000);
+  options_.batch_size = 3;
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
+    clock_.Advance(milliseconds(2500));
+    return Result<Claim>(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c")}));
+  }));
+  RecordMarks();  // StrictMock publisher: no PublishMany expected
+  clock_.on_sleep = [this] { stop_.RequestStop(); };
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_THAT(released_, ElementsAre(1, 2, 3));
+  EXPECT_THAT(metrics_.RenderPrometheus(), HasSubstr("room_outbox_round_errors_total 1\n"));
+  EXPECT_THAT(log_.str(), HasSubstr("claim given back whole without an attempt: a failed round"));
+  EXPECT_THAT(log_.str(), HasSubstr("lease_left_ms=2500"));
+  // A full claim, yet the loop waits poll_interval instead of claiming again at once.
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000)));
+}
+
+TEST_F(OutboxWorkerTest, AClaimGivenBackWholeReportsAnErrorButNoStoreError) {
+  options_.lease = milliseconds(5000);
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
+    clock_.Advance(milliseconds(2500));
+    return Result<Claim>(MakeClaim({Row(1, "room-a")}));
+  }));
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+  EXPECT_TRUE(r.released_unsent);
+  ASSERT_TRUE(r.error);
+  EXPECT_FALSE(r.store_error);
+  EXPECT_THAT(r.error->message, HasSubstr("given back unsent"));
+  EXPECT_EQ(r.released, 1u);
+}
+
+TEST_F(OutboxWorkerTest, DrainThatLeftDueRowsUnattemptedIsNotOk) {
+  options_.lease = milliseconds(5000);
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
+    clock_.Advance(milliseconds(2500));
+    return Result<Claim>(MakeClaim({Row(1, "room-a"), Row(2, "room-b")}));
+  }));
+  RecordMarks();
+  auto worker = MakeWorker();
+  DrainResult d = worker.Drain();
+  EXPECT_EQ(d.failed, 0u);
+  EXPECT_EQ(d.unattempted, 2u);
+  EXPECT_FALSE(d.ok()) << "--once must not exit 0 with due rows never tried";
+}
+
+TEST_F(OutboxWorkerTest, DrainRowsGivenBackAndTriedInALaterRoundCountAsAttempted) {
+  // Rate limited: row 3 is given back, then claimed again and delivered in the next round.
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(2, "room-b"), Row(3, "room-b")})))
+      .WillOnce(Return(MakeClaim({Row(3, "room-b")})))
+      .WillOnce(Return(MakeClaim({})));
+  outcomes_["evt-2"] = {FailedWith(PublishStatus::kRateLimited, "im error 10023")};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  DrainResult d = worker.Drain();
+  EXPECT_THAT(released_, ElementsAre(3));
+  EXPECT_THAT(published_, ElementsAre(3));
+  EXPECT_EQ(d.unattempted, 0u);
+  EXPECT_EQ(d.failed, 1u);
+}
+
+TEST_F(OutboxWorkerTest, AWallClockStepChangesNeitherThePaceNorTheLeaseLeft) {
+  options_.room_min_interval = milliseconds(50);
+  options_.lease = milliseconds(5000);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-a")})));
+  ScriptPublisher();
+  RecordMarks();
+  int wave = 0;
+  during_publish_ = [&] {
+    // One step forward by 10 minutes, then one back by an hour; 20ms of real time per wave.
+    clock_.StepWall(wave++ == 0 ? milliseconds(600'000) : milliseconds(-3'600'000));
+    clock_.Advance(milliseconds(20));
+  };
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1"), ElementsAre("evt-2"), ElementsAre("evt-3")));
+  EXPECT_THAT(published_, ElementsAre(1, 2, 3));
+  EXPECT_TRUE(released_.empty());
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30), milliseconds(30)));
+}
+
+TEST_F(OutboxWorkerTest, OptionsNoConfigCanProduceAreRefused) {
+  options_.lease = milliseconds(3500);  // < publish_timeout 3s + lease_margin 1s
+  EXPECT_THROW(MakeWorker(), std::invalid_argument);
+  options_.lease = milliseconds(30000);
+  options_.max_in_flight = 0;
+  EXPECT_THROW(MakeWorker(), std::invalid_argument);
+  options_.max_in_flight = 4;
+  options_.poll_interval = milliseconds(0);
+  EXPECT_THROW(MakeWorker(), std::invalid_argument);
+}
+
+TEST_F(OutboxWorkerTest, ToWorkerOptionsTakesTheConfigsValues) {
+  WorkerConfig config;
+  config.batch_size = 7;
+  config.ordering = Ordering::kNone;
+  WorkerOptions o = ToWorkerOptions(config, "node-x", {"RoomCreated"});
+  EXPECT_EQ(o.batch_size, 7u);
+  EXPECT_FALSE(o.per_room_order());
+  EXPECT_EQ(o.lease, WorkerConfig{}.lease);
+  EXPECT_EQ(o.node_id, "node-x");
+  EXPECT_THAT(o.unpaced_event_types, ElementsAre("RoomCreated"));
 }
 
 }  // namespace
