@@ -36,15 +36,18 @@ case "$cmd" in
     mariadbd=$(find_bin mariadbd mysqld)
     install_db=$(find_bin mariadb-install-db mysql_install_db)
     admin=$(find_bin mariadb-admin mysqladmin)
+    # A temporary directory of this server's own: two servers installing or running at once
+    # (tests run in parallel) must not share /tmp's temporary tables.
+    mkdir -p "$dir/tmp"
     if [ ! -d "$dir/data/mysql" ]; then
-      "$install_db" --no-defaults --user=root --datadir="$dir/data" --skip-test-db \
+      "$install_db" --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir/tmp" --skip-test-db \
         --auth-root-authentication-method=socket >"$dir/install.log" 2>&1 || {
         echo "mariadb-local.sh: mariadb-install-db failed; see $dir/install.log" >&2
         tail -20 "$dir/install.log" >&2
         exit 1
       }
     fi
-    "$mariadbd" --no-defaults --user=root --datadir="$dir/data" --socket="$sock" \
+    "$mariadbd" --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$sock" \
       --pid-file="$pidfile" --skip-networking --log-error="$dir/error.log" \
       --innodb-buffer-pool-size=256M --innodb-log-file-size=128M \
       --innodb-flush-log-at-trx-commit=2 --skip-log-bin --max-connections=500 \
