@@ -142,7 +142,7 @@ TEST(MariaDbOutboxStoreTest, LockWaitTimeoutIsRetryableAndTheNextCallWorks) {
   const auto waited = std::chrono::steady_clock::now() - started;
   db.Exec("ROLLBACK");
   ASSERT_FALSE(blocked);
-  EXPECT_EQ(blocked.error().code, ErrorCode::kUnavailable) << blocked.error().message;
+  EXPECT_EQ(blocked.error().code, ErrorCode::kAborted) << blocked.error().message;
   EXPECT_NE(blocked.error().message.find("[errno 1205]"), std::string::npos);
   // The session's short lock wait, not the server's 50 s default.
   EXPECT_LT(waited, std::chrono::seconds(MariaDbConnection::kLockWaitTimeoutSeconds + 5));
