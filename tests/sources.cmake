@@ -10,6 +10,7 @@ target_sources(unit_tests PRIVATE tests/unit/envelope_codec_test.cc tests/unit/h
 target_sources(integration_tests PRIVATE tests/integration/schema_test.cc
   tests/integration/hook_delivery_test.cc
   tests/integration/commit_outcome_test.cc
+  tests/integration/clock_skew_test.cc
   tests/integration/global_environment.cc
   tests/integration/room_sim_test.cc)
 include(tests/integration/scale.cmake)
