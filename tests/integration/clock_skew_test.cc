@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "mysql/outbox_sql.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
@@ -114,7 +115,7 @@ class ClockSkewTest : public ::testing::TestWithParam<const char*> {
   }
 
   int64_t ServerNowMs() {
-    return db_.Scalar("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+    return db_.Scalar("SELECT " + std::string(sql::kServerNowMs));
   }
 
   TestDatabase db_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mysql/mariadb_outbox_store.h"
+#include "mysql/outbox_sql.h"
 #include "support/test_database.h"
 
 namespace room_outbox::testing {
@@ -44,7 +45,7 @@ CommitRequest Request(const std::string& command_id, const std::string& room, in
 }
 
 int64_t ServerNowMs(TestDatabase& db) {
-  return db.Scalar("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+  return db.Scalar("SELECT " + std::string(sql::kServerNowMs));
 }
 
 int64_t Count(TestDatabase& db, const std::string& table) {

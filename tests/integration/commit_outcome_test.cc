@@ -1,6 +1,6 @@
-// The hook's commit outcome when the connection fails: a COMMIT whose answer is lost (through a
-// loopback TCP proxy that drops it), a connection killed while idle or mid-transaction, and a
-// server switched to read-only and back. A command that is in room_command_log is never
+// The hook's commit outcome when the connection fails: a COMMIT or its answer lost (through a
+// loopback TCP proxy that drops them, and can refuse new connections), a connection killed while
+// idle or mid-transaction, and a server switched to read-only and back. A command that is in room_command_log is never
 // reported kFailed; a connection that failed before COMMIT costs a reconnect, not the command.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -140,6 +140,43 @@ TEST_F(CommitOutcomeTest, LostCommitAnswerOfACommittedCommandIsNeverReportedFail
                                                        : 0u);
   // The hook goes on working on a new connection.
   EXPECT_EQ(Commit(*hook, "c-after").status, CommitStatus::kCommitted);
+}
+
+TEST_F(CommitOutcomeTest, LostCommitAnswerWithTheServerUnreachableIsUnknownUntilAskedAgain) {
+  TcpProxy proxy(TestMysqlSocket());
+  ASSERT_TRUE(proxy.running()) << proxy.start_error();
+  MysqlOptions mysql = ThroughProxy(proxy);
+  mysql.connect_timeout = milliseconds(1000);
+  auto hook = NewHook(mysql);
+  ASSERT_TRUE(hook);
+  proxy.DropReplyToNextCommit();
+  int runs = 0;
+
+  // The COMMIT's answer is lost and the lookup cannot reach the server either.
+  CommitResult result =
+      hook->Commit(GiftCommand("c-unknown"), GiftEvents("c-unknown"), [&](Transaction& tx) {
+        ++runs;
+        if (runs == 1) {
+          proxy.RefuseConnections(true);  // from now on the database looks unreachable
+        }
+        return tx.Execute("INSERT INTO room_snapshot (room_id, room_seq) VALUES (?, 1)",
+                          {std::string("c-unknown")});
+      });
+
+  ASSERT_EQ(proxy.commits_dropped(), 1);
+  EXPECT_EQ(result.status, CommitStatus::kUnknown) << result.error.message;
+  EXPECT_NE(result.error.message.find("retry with the same command_id"), std::string::npos)
+      << result.error.message;
+  EXPECT_TRUE(result.events.empty());
+  EXPECT_EQ(runs, 1);  // a COMMIT that may have committed is never run again by the hook
+  EXPECT_EQ(Logged("c-unknown"), 1);  // it had committed
+  EXPECT_TRUE(im_.RequestsFor("c-unknown-gift").empty());  // the relay's to deliver
+
+  // Reachable again: asking with the same command_id tells that it had committed.
+  proxy.RefuseConnections(false);
+  CommitResult again = Commit(*hook, "c-unknown");
+  EXPECT_EQ(again.status, CommitStatus::kDuplicate) << again.error.message;
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE command_id = 'c-unknown'"), 2);
 }
 
 TEST_F(CommitOutcomeTest, CommitThatNeverReachedTheServerIsReportedFailedNotUnknown) {

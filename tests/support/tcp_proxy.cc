@@ -159,6 +159,10 @@ void TcpProxy::AcceptLoop() {
     if (client < 0) {
       continue;
     }
+    if (refuse_.load()) {
+      ::close(client);
+      continue;
+    }
     connections_.fetch_add(1);
     std::lock_guard<std::mutex> lock(mu_);
     threads_.emplace_back([this, client] { Pump(client); });

@@ -13,6 +13,8 @@
 //                            reads EOF: "Lost connection to server during query");
 //   DropNextCommit()         both sides are closed instead of forwarding it: the server rolls
 //                            the transaction back, the client sees the same EOF.
+// RefuseConnections(true) closes every new connection at once (the server looks unreachable)
+// until RefuseConnections(false).
 //
 // Listens on 127.0.0.1 only, on a port the kernel picks. The destructor closes every connection
 // and joins every thread. Thread-safe: the fault can be armed from any thread.
@@ -41,6 +43,7 @@ class TcpProxy {
 
   void DropReplyToNextCommit() { fault_.store(Fault::kDropReply); }
   void DropNextCommit() { fault_.store(Fault::kDropCommit); }
+  void RefuseConnections(bool refuse) { refuse_.store(refuse); }
   // COMMITs whose connection was cut by a fault so far.
   int commits_dropped() const { return commits_dropped_.load(); }
   // Connections accepted so far.
@@ -60,6 +63,7 @@ class TcpProxy {
   uint16_t port_ = 0;
   enum class Fault { kNone, kDropReply, kDropCommit };
   std::atomic<Fault> fault_{Fault::kNone};
+  std::atomic<bool> refuse_{false};
   std::atomic<int> commits_dropped_{0};
   std::atomic<int> connections_{0};
   std::mutex mu_;

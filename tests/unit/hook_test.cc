@@ -280,6 +280,16 @@ TEST_F(HookTest, ConnectionFailureBeforeCommitIsRetriedOnlyOnce) {
   EXPECT_TRUE(result.events.empty());
 }
 
+TEST_F(HookTest, DeadlockVictimIsRetriedOnce) {
+  EXPECT_CALL(*store_, CommitCommand(_, _))
+      .WillOnce(Return(Fail(ErrorCode::kAborted, "Deadlock found [errno 1213]")))
+      .WillOnce(Return(Written({11, 12})));
+  EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, _, _)).WillOnce(Return(size_t{1}));
+
+  EXPECT_EQ(hook_->Commit(JoinCommand(), JoinEvents()).status, CommitStatus::kCommitted);
+}
+
 TEST_F(HookTest, LostCommitFoundInTheLogIsCommittedAndGoesOnToTheSyncPublish) {
   ExpectCommit(Written({11, 12}, CommitOutcome::kCommitLost));
   FoundCommand found{{31, 32}};  // the ids as read back by command_id
@@ -320,6 +330,17 @@ TEST_F(HookTest, LostCommitWhoseLookupCannotBeMadeIsUnknown) {
   EXPECT_EQ(result.status, CommitStatus::kUnknown);
   EXPECT_NE(result.error.message.find("retry with the same command_id"), std::string::npos);
   EXPECT_TRUE(result.events.empty());
+}
+
+TEST_F(HookTest, LostCommitWhoseLookupFailsForGoodIsUnknownWithoutASecondLookup) {
+  ExpectCommit(Written({11}, CommitOutcome::kCommitLost));
+  EXPECT_CALL(*store_, FindCommand("cmd-1"))
+      .WillOnce(Return(Fail(ErrorCode::kPermissionDenied, "SELECT command denied")));
+
+  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+
+  EXPECT_EQ(result.status, CommitStatus::kUnknown);
+  EXPECT_NE(result.error.message.find("SELECT command denied"), std::string::npos);
 }
 
 TEST_F(HookTest, LostCommitIsNeverRunAgain) {
