@@ -1,6 +1,6 @@
 // Every SQL text of the outbox store, in one place. Each statement names the index it relies on
 // (schema/*.sql): idx_pending_due (status, next_attempt_at_ms, id), idx_room_status (room_id,
-// status, id), uk_command_id, uk_event_id, and the primary key.
+// status, id), idx_command_id (command_id), uk_command_id, uk_event_id, and the primary key.
 //
 // Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
 // (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes.
@@ -14,7 +14,9 @@ namespace room_outbox::sql {
 //
 // Every absolute time the commit writes is the database server's clock, read in the statement
 // itself: a hook host whose wall clock is off cannot make its rows due too early (duplicates) or
-// too late (stalls). NOW(3) is the time the statement started.
+// too late (stalls). NOW(3) is the time the statement started, the same for every use in it.
+// The macro only splices the one expression into the literals below; it is #undef'd at the end
+// of this section, and kServerNowMs is the expression for everyone else.
 #define ROOM_OUTBOX_SERVER_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
 inline constexpr std::string_view kServerNowMs = ROOM_OUTBOX_SERVER_NOW_MS;
 
