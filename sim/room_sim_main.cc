@@ -7,16 +7,15 @@
 // It needs the table of sim/room_snapshot.sql beside the outbox schema. A commit failing for a
 // non-retryable reason (e.g. a missing table) ends the run. A commit whose outcome is unknown
 // (kUnknown) is counted in "unknown" and retried once with the same command_id, which tells
-// whether it had committed (kDuplicate) or not (then it commits now). Exit codes: 0 when every command
-// committed (whatever IM did); 1 when a command could not be committed or the hook could not
-// start; 2 for bad usage or an invalid config.
+// whether it had committed (kDuplicate) or not (then it commits now). Exit codes: 0 when every
+// command committed (whatever IM did); 1 when a command could not be committed or the hook could
+// not start; 2 for bad usage or an invalid config.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -38,10 +37,14 @@ int64_t NowMs() {
 
 const char* LevelName(room_outbox::LogLevel level) {
   switch (level) {
-    case room_outbox::LogLevel::kDebug: return "debug";
-    case room_outbox::LogLevel::kInfo: return "info";
-    case room_outbox::LogLevel::kWarn: return "warn";
-    case room_outbox::LogLevel::kError: return "error";
+    case room_outbox::LogLevel::kDebug:
+      return "debug";
+    case room_outbox::LogLevel::kInfo:
+      return "info";
+    case room_outbox::LogLevel::kWarn:
+      return "warn";
+    case room_outbox::LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -71,8 +74,8 @@ bool ForIm(const std::vector<std::string>& skip, const std::string& type) {
 
 // Counts a committed command's events by what the sync publish did with them.
 void CountCommitted(const room_outbox::sim::Applied& applied,
-                    const room_outbox::CommitResult& result,
-                    const std::vector<std::string>& skip, Tally& tally) {
+                    const room_outbox::CommitResult& result, const std::vector<std::string>& skip,
+                    Tally& tally) {
   ++tally.committed;
   for (size_t k = 0; k < result.events.size(); ++k) {
     ++tally.events;
@@ -183,8 +186,7 @@ int main(int argc, char** argv) {
   options.tencent_im = config->tencent_im;
   options.sync_publish_timeout = config->hook_sync_publish_timeout;
   options.node_id = config->node_id;
-  options.per_room_order =
-      config->outbox_worker.ordering == room_outbox::relay::Ordering::kPerRoom;
+  options.per_room_order = config->outbox_worker.ordering == room_outbox::relay::Ordering::kPerRoom;
   options.log = [](room_outbox::LogLevel level, std::string_view line) {
     if (level != room_outbox::LogLevel::kDebug) {
       std::cerr << "room-sim " << LevelName(level) << ": " << line << "\n";

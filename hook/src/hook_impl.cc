@@ -129,8 +129,9 @@ class HookImpl final : public Hook {
     request.check_earlier_pending = options_.per_room_order;
     size_t pending = 0;
     for (const Event& event : events) {
-      Envelope envelope{event.event_id,     event.event_type, command.room_id,
-                        event.room_seq,     command.command_id, command.request_id,
+      Envelope envelope{event.event_id,     event.event_type,
+                        command.room_id,    event.room_seq,
+                        command.command_id, command.request_id,
                         options_.node_id,   event.occurred_at_ms > 0 ? event.occurred_at_ms : now,
                         event.payload};
       auto json = EncodeEnvelope(envelope);
@@ -140,8 +141,8 @@ class HookImpl final : public Hook {
       const bool published = !publisher_->Sends(event.event_type);
       pending += published ? 0 : 1;
       request.rows.push_back(NewOutboxRow{event.event_id, event.event_type, command.room_id,
-                                          command.command_id, command.request_id,
-                                          std::move(*json), published});
+                                          command.command_id, command.request_id, std::move(*json),
+                                          published});
       prepared.envelopes.push_back(std::move(envelope));
     }
     request.sync_lease = std::chrono::milliseconds(
@@ -163,32 +164,31 @@ class HookImpl final : public Hook {
 
   // COMMIT was sent and its answer lost: the command log tells whether it committed. True when
   // it did (write.row_ids then hold its rows as read back); otherwise fills result.
-  bool ResolveLostCommit(const std::string& command_id, CommitWrite& write,
-                         CommitResult& result) {
+  bool ResolveLostCommit(const std::string& command_id, CommitWrite& write, CommitResult& result) {
     auto found = store_->FindCommand(command_id);
     if (!found && IsRetryable(found.error())) {
       found = store_->FindCommand(command_id);
     }
     if (!found) {
       result.status = CommitStatus::kUnknown;
-      result.error = Error{write.commit_error.code,
-                           "commit outcome unknown (retry with the same command_id): " +
-                               write.commit_error.message + "; lookup failed: " +
-                               found.error().message};
-      Log(LogLevel::kError, "commit outcome unknown: command_id=" + command_id +
-                                " error=" + result.error.message);
+      result.error = Error{
+          write.commit_error.code,
+          "commit outcome unknown (retry with the same command_id): " + write.commit_error.message +
+              "; lookup failed: " + found.error().message};
+      Log(LogLevel::kError,
+          "commit outcome unknown: command_id=" + command_id + " error=" + result.error.message);
       return false;
     }
     if (!found->has_value()) {
       result.error = Error{write.commit_error.code,
                            "rolled back (not in room_command_log after a lost COMMIT answer): " +
                                write.commit_error.message};
-      Log(LogLevel::kError, "commit failed: command_id=" + command_id + " error=" +
-                                result.error.message);
+      Log(LogLevel::kError,
+          "commit failed: command_id=" + command_id + " error=" + result.error.message);
       return false;
     }
-    Log(LogLevel::kWarn, "COMMIT answer lost, the command log has it: committed: command_id=" +
-                             command_id);
+    Log(LogLevel::kWarn,
+        "COMMIT answer lost, the command log has it: committed: command_id=" + command_id);
     write.row_ids = std::move((*found)->row_ids);
     return true;
   }
@@ -258,10 +258,10 @@ class HookImpl final : public Hook {
       delivery.error = outcome.error;
       held_reason = "sync publish skipped: an earlier event of this command failed";
       left.push_back(item.row_id);
-      Log(LogLevel::kWarn, "sync publish failed, left pending for the relay: event_id=" +
-                               envelope.event_id + " room_id=" + envelope.room_id +
-                               " status=" + PublishStatusName(outcome.status) +
-                               " error=" + outcome.error);
+      Log(LogLevel::kWarn,
+          "sync publish failed, left pending for the relay: event_id=" + envelope.event_id +
+              " room_id=" + envelope.room_id + " status=" + PublishStatusName(outcome.status) +
+              " error=" + outcome.error);
     }
     HandBack(prepared.request.token, delivered, left, write);
   }
@@ -290,8 +290,8 @@ class HookImpl final : public Hook {
   }
 
   static int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now() - since)
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 since)
         .count();
   }
 
@@ -314,8 +314,7 @@ int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout, size_t events) {
 }
 
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
-                               std::unique_ptr<Publisher> publisher,
-                               std::unique_ptr<Clock> clock) {
+                               std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock) {
   return std::make_unique<HookImpl>(options, std::move(store), std::move(publisher),
                                     std::move(clock));
 }

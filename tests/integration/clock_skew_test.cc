@@ -7,7 +7,6 @@
 // to come round (a host ahead would otherwise hide its rows from the relay: a stall).
 #include <glob.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -16,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -35,8 +35,7 @@ using std::chrono::seconds;
 std::string LibFaketimePath() {
   glob_t found{};
   std::string path;
-  if (glob("/usr/lib/*/faketime/libfaketime.so.1", 0, nullptr, &found) == 0 &&
-      found.gl_pathc > 0) {
+  if (glob("/usr/lib/*/faketime/libfaketime.so.1", 0, nullptr, &found) == 0 && found.gl_pathc > 0) {
     path = found.gl_pathv[0];
   }
   globfree(&found);
@@ -114,9 +113,7 @@ class ClockSkewTest : public ::testing::TestWithParam<const char*> {
     return summary;
   }
 
-  int64_t ServerNowMs() {
-    return db_.Scalar("SELECT " + std::string(sql::kServerNowMs));
-  }
+  int64_t ServerNowMs() { return db_.Scalar("SELECT " + std::string(sql::kServerNowMs)); }
 
   TestDatabase db_;
   // What the skewed hook host publishes to: always failing, after a while, so that a relay
@@ -183,8 +180,7 @@ TEST_P(ClockSkewTest, SkewedHookHostDeliversEveryEventOnceInOrderWithoutStall) {
 
 INSTANTIATE_TEST_SUITE_P(HookHostClock, ClockSkewTest, ::testing::Values("-10s", "+10m"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param[0] == '-' ? "Behind10s"
-                                                                   : "Ahead10min");
+                           return std::string(info.param[0] == '-' ? "Behind10s" : "Ahead10min");
                          });
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The hook's commit outcome when the connection fails: a COMMIT or its answer lost (through a
 // loopback TCP proxy that drops them, and can refuse new connections), a connection killed while
-// idle or mid-transaction, and a server switched to read-only and back. A command that is in room_command_log is never
-// reported kFailed; a connection that failed before COMMIT costs a reconnect, not the command.
+// idle or mid-transaction, and a server switched to read-only and back. A command that is in
+// room_command_log is never reported kFailed; a connection that failed before COMMIT costs a
+// reconnect, not the command.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -135,9 +136,8 @@ TEST_F(CommitOutcomeTest, LostCommitAnswerOfACommittedCommandIsNeverReportedFail
   CommitResult again = Commit(*hook, "c-lost");
   EXPECT_EQ(again.status, CommitStatus::kDuplicate) << again.error.message;
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox"), 2);
-  EXPECT_EQ(im_.RequestsFor("c-lost-gift").size(), result.status == CommitStatus::kCommitted
-                                                       ? 1u
-                                                       : 0u);
+  EXPECT_EQ(im_.RequestsFor("c-lost-gift").size(),
+            result.status == CommitStatus::kCommitted ? 1u : 0u);
   // The hook goes on working on a new connection.
   EXPECT_EQ(Commit(*hook, "c-after").status, CommitStatus::kCommitted);
 }
@@ -169,7 +169,7 @@ TEST_F(CommitOutcomeTest, LostCommitAnswerWithTheServerUnreachableIsUnknownUntil
       << result.error.message;
   EXPECT_TRUE(result.events.empty());
   EXPECT_EQ(runs, 1);  // a COMMIT that may have committed is never run again by the hook
-  EXPECT_EQ(Logged("c-unknown"), 1);  // it had committed
+  EXPECT_EQ(Logged("c-unknown"), 1);                       // it had committed
   EXPECT_TRUE(im_.RequestsFor("c-unknown-gift").empty());  // the relay's to deliver
 
   // Reachable again: asking with the same command_id tells that it had committed.
@@ -278,8 +278,7 @@ TEST_F(CommitOutcomeTest, ReadOnlyServerFailsCleanlyAndIsFollowedWhenWritableAga
 
   EXPECT_EQ(refused.status, CommitStatus::kFailed);
   EXPECT_EQ(refused.error.code, ErrorCode::kUnavailable) << refused.error.message;
-  EXPECT_NE(refused.error.message.find("[errno 1290]"), std::string::npos)
-      << refused.error.message;
+  EXPECT_NE(refused.error.message.find("[errno 1290]"), std::string::npos) << refused.error.message;
   EXPECT_EQ(Logged("c-2"), 0);
   EXPECT_EQ(LogLines("trying once more"), 1u);  // on a new connection: a failover is followed
 

@@ -82,8 +82,8 @@ bool IsCommit(std::string_view payload) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
     text.remove_prefix(1);
   }
-  while (!text.empty() && (std::isspace(static_cast<unsigned char>(text.back())) ||
-                           text.back() == ';')) {
+  while (!text.empty() &&
+         (std::isspace(static_cast<unsigned char>(text.back())) || text.back() == ';')) {
     text.remove_suffix(1);
   }
   constexpr std::string_view kCommit = "COMMIT";
@@ -111,8 +111,7 @@ TcpProxy::TcpProxy(std::string upstream_socket) : upstream_(std::move(upstream_s
   addr.sin_port = 0;
   socklen_t len = sizeof addr;
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(fd, 16) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ::listen(fd, 16) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     start_error_ = Errno("bind/listen 127.0.0.1");
     ::close(fd);
     return;
@@ -178,8 +177,8 @@ void TcpProxy::Pump(int client_fd) {
   std::string pending;  // client bytes not yet forwarded (an incomplete packet)
   char buf[16384];
   for (;;) {
-    pollfd fds[3] = {{client.get(), POLLIN, 0}, {server.get(), POLLIN, 0},
-                     {stop_fds_[0], POLLIN, 0}};
+    pollfd fds[3] = {
+        {client.get(), POLLIN, 0}, {server.get(), POLLIN, 0}, {stop_fds_[0], POLLIN, 0}};
     if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) {
         continue;

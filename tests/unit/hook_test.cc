@@ -16,18 +16,16 @@ using ::testing::_;
 using ::testing::AllOf;
 using ::testing::AnyNumber;
 using ::testing::ElementsAre;
+using ::testing::Field;
 using ::testing::Ge;
 using ::testing::Gt;
 using ::testing::Le;
 using ::testing::Lt;
-using ::testing::Field;
 using ::testing::NiceMock;
 using ::testing::Return;
 using ::testing::StrictMock;
 
-MATCHER_P(IdsAre, expected, "") {
-  return std::vector<int64_t>(arg.begin(), arg.end()) == expected;
-}
+MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
 
 class HookTest : public ::testing::Test {
  protected:
@@ -61,7 +59,8 @@ class HookTest : public ::testing::Test {
     return {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"},
             Event{"evt-3", "RoomGiftSent", 5, 0, "{}"}};
   }
-  static CommitWrite Written(std::vector<int64_t> ids, CommitOutcome outcome = CommitOutcome::kCommitted) {
+  static CommitWrite Written(std::vector<int64_t> ids,
+                             CommitOutcome outcome = CommitOutcome::kCommitted) {
     CommitWrite write;
     write.outcome = outcome;
     write.row_ids = std::move(ids);
@@ -90,8 +89,8 @@ class HookTest : public ::testing::Test {
 
 TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) {
   ExpectCommit({11, 12});
-  EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-1"),
-                                   std::chrono::milliseconds(250)))
+  EXPECT_CALL(*publisher_,
+              Publish(Field(&Envelope::event_id, "evt-1"), std::chrono::milliseconds(250)))
       .WillOnce(Return(FailedWith(PublishStatus::kRetryable, "HTTP 502")));
   // The second event must not overtake the failed first one: it is not attempted.
   // The rows go back to the relay unattempted: Release, never MarkFailed (a StrictMock fails on
@@ -129,8 +128,7 @@ TEST_F(HookTest, CommitCarriesALeaseDurationAndNoHostTime) {
   EXPECT_TRUE(last_request_.rows[1].published);  // never sent: written published
   EXPECT_NE(last_request_.rows[0].envelope.find(R"("node_id":"node-a")"), std::string::npos);
   // occurred_at_ms is information for clients: the host's clock is fine there.
-  EXPECT_NE(last_request_.rows[0].envelope.find(R"("occurred_at_ms":1000000)"),
-            std::string::npos);
+  EXPECT_NE(last_request_.rows[0].envelope.find(R"("occurred_at_ms":1000000)"), std::string::npos);
 }
 
 TEST_F(HookTest, SkippedTypesAreNeitherSentNorMarkedNorReleased) {
@@ -180,8 +178,7 @@ TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
   CommitWrite write = Written({21, 22});
   write.earlier_pending = true;  // read inside the commit transaction: no extra round trip
   ExpectCommit(write);
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21}), _))
-      .WillOnce(Return(size_t{1}));
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21}), _)).WillOnce(Return(size_t{1}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -202,8 +199,8 @@ TEST_F(HookTest, ReleaseAndMarkUseTheServerClockNotTheHostClock) {
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11}),
                                      AllOf(Ge(5'000'000), Lt(5'060'000))))
       .WillOnce(Return(size_t{1}));
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{12}),
-                               AllOf(Ge(5'000'000), Lt(5'060'000))))
+  EXPECT_CALL(*store_,
+              Release(_, IdsAre(std::vector<int64_t>{12}), AllOf(Ge(5'000'000), Lt(5'060'000))))
       .WillOnce(Return(size_t{1}));
 
   EXPECT_EQ(hook_->Commit(JoinCommand(), GiftEvents()).status, CommitStatus::kCommitted);

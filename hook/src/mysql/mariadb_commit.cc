@@ -92,8 +92,7 @@ Result<void> RunCallerStatements(MariaDbConnection& conn, const CallerStatements
 }
 
 // The server's clock and, for per-room order, whether the room already has a pending row.
-Result<void> CheckRoom(MariaDbConnection& conn, const CommitRequest& request,
-                       CommitWrite& write) {
+Result<void> CheckRoom(MariaDbConnection& conn, const CommitRequest& request, CommitWrite& write) {
   auto stmt = conn.Prepared("commit_check", sql::kCommitCheck);
   if (!stmt) {
     return Fail(stmt.error());
@@ -121,8 +120,7 @@ Result<void> CheckRoom(MariaDbConnection& conn, const CommitRequest& request,
 
 // The outbox rows, in request order: pending rows leased to the sync publish, rows of types
 // never sent already published.
-Result<void> InsertRows(MariaDbConnection& conn, const CommitRequest& request,
-                        CommitWrite& write) {
+Result<void> InsertRows(MariaDbConnection& conn, const CommitRequest& request, CommitWrite& write) {
   const SqlValue token = request.token.empty() ? SqlValue{} : SqlValue{request.token};
   const int64_t lease_ms = request.token.empty() ? 0 : request.sync_lease.count();
   write.row_ids.reserve(request.rows.size());
@@ -195,8 +193,7 @@ Result<CommitWrite> MariaDbOutboxStore::CommitCommand(const CommitRequest& reque
   });
 }
 
-Result<std::optional<FoundCommand>> MariaDbOutboxStore::FindCommand(
-    const std::string& command_id) {
+Result<std::optional<FoundCommand>> MariaDbOutboxStore::FindCommand(const std::string& command_id) {
   using Found = std::optional<FoundCommand>;
   return WithConnection([&](MariaDbConnection& conn) -> Result<Found> {
     return InTransaction(conn, [&]() -> Result<Found> {
