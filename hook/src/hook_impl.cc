@@ -271,7 +271,8 @@ class HookImpl final : public Hook {
   // instead of when the lease ends.
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                 const std::vector<int64_t>& left, const CommitWrite& write) {
-    // The server's clock, estimated from its reading in the commit transaction.
+    // The server's clock, estimated from its reading in the commit transaction (never ahead of
+    // it, so released rows are due at once for a relay on the server's clock).
     const int64_t now = write.server_now_ms + ElapsedMs(write.lease_start);
     if (!delivered.empty()) {
       auto marked = store_->MarkPublished(token, delivered, now);

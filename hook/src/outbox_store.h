@@ -124,7 +124,8 @@ struct CommitWrite {
   // The room had a pending row before this command's (read in the transaction; false when
   // not asked for).
   bool earlier_pending = false;
-  // The database server's clock (epoch ms) just before the outbox rows were inserted.
+  // The database server's clock (epoch ms), read in the transaction before lease_start, so
+  // server_now_ms + (time since lease_start) never runs ahead of the server.
   int64_t server_now_ms = 0;
   // Taken just before the outbox insert: the sync lease cannot have started earlier, so a
   // deadline measured from here ends before the lease does.

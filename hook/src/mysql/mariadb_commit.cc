@@ -173,10 +173,11 @@ Result<CommitWrite> MariaDbOutboxStore::CommitCommand(const CommitRequest& reque
     // The outbox rows go last, right before COMMIT, so their sync lease starts as late as it
     // can; the hook measures its publish deadline from lease_start.
     CommitWrite write;
-    write.lease_start = std::chrono::steady_clock::now();
     if (auto checked = CheckRoom(conn, request, write); !checked) {
       return fail(checked.error());
     }
+    // After the check read the server's clock, before the insert starts the lease.
+    write.lease_start = std::chrono::steady_clock::now();
     if (auto inserted = InsertRows(conn, request, write); !inserted) {
       return fail(inserted.error());
     }
