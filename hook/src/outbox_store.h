@@ -13,7 +13,9 @@
 // Connection loss: the call fails with kUnavailable and the next call reconnects.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -89,20 +91,51 @@ struct NewOutboxRow {
   std::string command_id;
   std::string request_id;
   std::string envelope;  // JSON text
+  // A type never sent to IM (skip_event_types): written 'published' (published_at_ms set, no
+  // claim token) in the commit itself, so it is never pending and takes no part in room order.
+  bool published = false;
 };
 
 struct CommitRequest {
   Command command;
   std::vector<NewOutboxRow> rows;
-  int64_t now_ms = 0;
-  // The rows are written leased to `token` until `lease_until_ms` (the sync publish window).
+  // The pending rows are written leased to `token` for `sync_lease`, counted on the database
+  // server's clock from their insert (the sync publish window). An empty token or a zero lease
+  // leaves them due at once. Every absolute time of the commit is the server's.
   std::string token;
-  int64_t lease_until_ms = 0;
+  std::chrono::milliseconds sync_lease{0};
+  // Per-room order: look, inside the transaction, for an earlier pending row of the room.
+  bool check_earlier_pending = true;
+};
+
+// How a CommitCommand that did not fail outright ended.
+enum class CommitOutcome {
+  kCommitted,  // durable
+  kDuplicate,  // command_id was committed before: nothing was written
+  // COMMIT was sent and its answer was lost (connection-class error): it may have committed.
+  // row_ids, earlier_pending and lease_start hold what the transaction wrote and saw;
+  // commit_error says what happened. Resolve it with FindCommand.
+  kCommitLost,
 };
 
 struct CommitWrite {
-  bool duplicate = false;        // command_id existed: nothing was written
-  std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in order
+  CommitOutcome outcome = CommitOutcome::kCommitted;
+  std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in request order
+  // The room had a pending row before this command's (read in the transaction; false when
+  // not asked for).
+  bool earlier_pending = false;
+  // The database server's clock (epoch ms), read in the transaction before lease_start, so
+  // server_now_ms + (time since lease_start) never runs ahead of the server.
+  int64_t server_now_ms = 0;
+  // Taken just before the outbox insert: the sync lease cannot have started earlier, so a
+  // deadline measured from here ends before the lease does.
+  std::chrono::steady_clock::time_point lease_start{};
+  Error commit_error;  // kCommitLost only
+};
+
+// A command found in room_command_log.
+struct FoundCommand {
+  std::vector<int64_t> row_ids;  // its outbox rows, ordered by id (= the commit's order)
 };
 
 class OutboxStore {
@@ -111,13 +144,18 @@ class OutboxStore {
 
   // --- hook side ---
 
-  // In one transaction: command log row, outbox rows, then caller_statements. Any failure rolls
-  // back and is returned; a duplicate command_id is not an error (CommitWrite::duplicate).
+  // In one transaction: the command log row, caller_statements, the earlier-pending check,
+  // then the outbox rows (the last statement before COMMIT). A failure before COMMIT was sent
+  // rolls back and is returned (nothing was written: with kUnavailable the connection is gone
+  // and the server rolled the transaction back). A duplicate command_id is not an error
+  // (kDuplicate); neither is a COMMIT whose answer was lost (kCommitLost).
   virtual Result<CommitWrite> CommitCommand(const CommitRequest& request,
                                             const CallerStatements& caller_statements) = 0;
 
-  // True when the room has a pending row older than `row_id`.
-  virtual Result<bool> HasEarlierPending(const std::string& room_id, int64_t row_id) = 0;
+  // Looks command_id up in room_command_log with a locking read, so a transaction of that
+  // command still in flight on the server is waited for (bounded by the lock wait timeout).
+  // nullopt: not committed. An error: the lookup could not be made.
+  virtual Result<std::optional<FoundCommand>> FindCommand(const std::string& command_id) = 0;
 
   // --- relay side ---
 

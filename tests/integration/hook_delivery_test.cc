@@ -197,6 +197,42 @@ TEST_F(HookDeliveryTest, NonImEventsAreMarkedPublishedWithoutASend) {
     EXPECT_EQ(Column(delivery.event_id, "status"), "published") << delivery.event_id;
   }
   EXPECT_EQ(im_.Stats().requests, 0u);
+  EXPECT_EQ(RelayRound().claimed, 0u);  // nothing of it is ever pending
+}
+
+TEST_F(HookDeliveryTest, TypesNeverSentArePublishedByTheCommitAndNeverPending) {
+  im_.SetDefaultFault(FakeImFault::HttpStatus(502));  // the sent type fails its sync publish
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  Command command{"cmd-mixed", "room-mixed", "SendGift", "req", 4, "{}"};
+  std::vector<Event> events{Event{"evt-m-heat", "RoomHeatChanged", 4, 0, R"({"heat":1})"},
+                            Event{"evt-m-gift", "RoomGiftSent", 4, 0, R"({"gift":"rose"})"},
+                            Event{"evt-m-rank", "RoomRankChanged", 4, 0, R"({"rank":[]})"}};
+
+  CommitResult result = hook->Commit(command, events);
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
+  EXPECT_EQ(result.events[0].state, DeliveryState::kSkipped);
+  EXPECT_EQ(result.events[1].state, DeliveryState::kPending);
+  // Behind a failed event of its own command, a type never sent is not held: it was never
+  // pending at all.
+  EXPECT_EQ(result.events[2].state, DeliveryState::kSkipped);
+  for (const char* id : {"evt-m-heat", "evt-m-rank"}) {
+    EXPECT_EQ(Column(id, "status"), "published") << id;
+    EXPECT_NE(Column(id, "published_at_ms"), "NULL") << id;
+    EXPECT_EQ(Column(id, "claim_token"), "NULL") << id;
+    EXPECT_EQ(Column(id, "retry_count"), "0") << id;
+    EXPECT_TRUE(im_.RequestsFor(id).empty()) << id;
+  }
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'pending'"), 1);
+
+  // The relay claims only the row that is really to be sent.
+  im_.SetDefaultFault(FakeImFault::Ok());
+  relay::RoundResult round = RelayRound();
+  EXPECT_EQ(round.claimed, 1u);
+  EXPECT_EQ(round.published, 1u);
+  EXPECT_EQ(Column("evt-m-gift", "status"), "published");
+  EXPECT_EQ(im_.Stats().requests, 2u);  // the failed sync try and the relay's
 }
 
 TEST_F(HookDeliveryTest, RepeatedCommandIdWritesAndSendsNothing) {

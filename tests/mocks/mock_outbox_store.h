@@ -12,7 +12,7 @@ class MockOutboxStore : public OutboxStore {
   MOCK_METHOD(Result<CommitWrite>, CommitCommand,
               (const CommitRequest& request, const CallerStatements& caller_statements),
               (override));
-  MOCK_METHOD(Result<bool>, HasEarlierPending, (const std::string& room_id, int64_t row_id),
+  MOCK_METHOD(Result<std::optional<FoundCommand>>, FindCommand, (const std::string& command_id),
               (override));
   MOCK_METHOD(Result<Claim>, ClaimDue, (const ClaimOptions& options), (override));
   MOCK_METHOD(Result<size_t>, MarkPublished,

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,7 +60,8 @@ class MariaDbOutboxStore final : public OutboxStore {
 
   [[nodiscard]] Result<CommitWrite> CommitCommand(
       const CommitRequest& request, const CallerStatements& caller_statements) override;
-  [[nodiscard]] Result<bool> HasEarlierPending(const std::string& room_id, int64_t row_id) override;
+  [[nodiscard]] Result<std::optional<FoundCommand>> FindCommand(
+      const std::string& command_id) override;
   [[nodiscard]] Result<Claim> ClaimDue(const ClaimOptions& options) override;
   [[nodiscard]] Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
                                              int64_t now_ms) override;

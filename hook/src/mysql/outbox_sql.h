@@ -1,6 +1,6 @@
 // Every SQL text of the outbox store, in one place. Each statement names the index it relies on
 // (schema/*.sql): idx_pending_due (status, next_attempt_at_ms, id), idx_room_status (room_id,
-// status, id), uk_command_id, uk_event_id, and the primary key.
+// status, id), idx_command_id (command_id), uk_command_id, uk_event_id, and the primary key.
 //
 // Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
 // (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes.
@@ -11,21 +11,56 @@
 namespace room_outbox::sql {
 
 // --- commit (hook) ---
+//
+// Every absolute time the commit writes is the database server's clock, read in the statement
+// itself: a hook host whose wall clock is off cannot make its rows due too early (duplicates) or
+// too late (stalls). NOW(3) is the time the statement started, the same for every use in it.
+// The macro only splices the one expression into the literals below; it is #undef'd at the end
+// of this section, and kServerNowMs is the expression for everyone else.
+#define ROOM_OUTBOX_SERVER_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
+inline constexpr std::string_view kServerNowMs = ROOM_OUTBOX_SERVER_NOW_MS;
 
 // uk_command_id: a repeated command_id fails with a duplicate-key error and nothing is written.
+// Placeholders: command_id, room_id, command_type, request_id, room_seq, payload.
 inline constexpr std::string_view kInsertCommandLog =
     "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
-    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
-// uk_event_id.
-inline constexpr std::string_view kInsertOutbox =
+// idx_room_status: one dive to the room's first pending row, plus the server's clock. Runs in
+// the commit transaction just before the outbox insert. Placeholder: room_id.
+inline constexpr std::string_view kCommitCheck =
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS ", EXISTS (SELECT 1 FROM room_outbox "
+    "WHERE room_id = ? AND status = 'pending' LIMIT 1)";
+
+// uk_event_id. A pending row leased to the hook's sync publish until the server's now + lease.
+// Placeholders: event_id, event_type, room_id, command_id, request_id, envelope, lease_ms,
+// claim_token.
+inline constexpr std::string_view kInsertOutboxPending =
     "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
     "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms) "
-    "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)";
+    "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, " ROOM_OUTBOX_SERVER_NOW_MS " + ?, ?, "
+    ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
-// idx_room_status: one dive to the room's first pending row below row_id.
-inline constexpr std::string_view kHasEarlierPending =
-    "SELECT 1 FROM room_outbox WHERE room_id = ? AND status = 'pending' AND id < ? LIMIT 1";
+// uk_event_id. A row of a type never sent (skip_event_types): published at once, never claimed.
+// Placeholders: event_id, event_type, room_id, command_id, request_id, envelope.
+inline constexpr std::string_view kInsertOutboxPublished =
+    "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
+    "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms, "
+    "published_at_ms) VALUES (?, ?, ?, ?, ?, ?, 'published', 0, " ROOM_OUTBOX_SERVER_NOW_MS
+    ", NULL, " ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS ", "
+    ROOM_OUTBOX_SERVER_NOW_MS ")";
+
+// uk_command_id, a locking read: when the command's transaction is still open on the server
+// (its COMMIT in flight), this waits for its end instead of reading the old state.
+// Placeholder: command_id.
+inline constexpr std::string_view kFindCommand =
+    "SELECT id FROM room_command_log WHERE command_id = ? LOCK IN SHARE MODE";
+
+// idx_command_id: the command's outbox rows in commit order. Placeholder: command_id.
+inline constexpr std::string_view kCommandRows =
+    "SELECT id FROM room_outbox WHERE command_id = ? ORDER BY id";
+
+#undef ROOM_OUTBOX_SERVER_NOW_MS
 
 // --- claim (relay) ---
 
