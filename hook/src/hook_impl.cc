@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "claim_token.h"
+#include "commit_checks.h"
 #include "envelope_codec.h"
 
 namespace room_outbox::internal {
@@ -24,31 +25,6 @@ std::string HostName() {
     return "unknown-node";
   }
   return name.data();
-}
-
-Status ValidateCommand(const Command& command, const std::vector<Event>& events) {
-  auto invalid = [](std::string what) {
-    return Status(Error{ErrorCode::kInvalidArgument, std::move(what)});
-  };
-  if (command.command_id.empty()) {
-    return invalid("command: command_id is empty");
-  }
-  if (command.room_id.empty()) {
-    return invalid("command " + command.command_id + ": room_id is empty");
-  }
-  if (command.command_type.empty()) {
-    return invalid("command " + command.command_id + ": command_type is empty");
-  }
-  for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].event_id.empty()) {
-      return invalid("command " + command.command_id + ": event " + std::to_string(i) +
-                     " has an empty event_id");
-    }
-    if (events[i].event_type.empty()) {
-      return invalid("event " + events[i].event_id + ": event_type is empty");
-    }
-  }
-  return {};
 }
 
 // Connection-class failures before COMMIT was sent: the server rolled the transaction back,
@@ -89,7 +65,9 @@ class HookImpl final : public Hook {
   CommitResult Commit(const Command& command, const std::vector<Event>& events,
                       const CallerStatements& caller_statements) override {
     CommitResult result;
-    if (Status valid = ValidateCommand(command, events); !valid.ok()) {
+    if (Status valid = CheckCommand(command, events, options_.tencent_im.group_id_prefix,
+                                    options_.tencent_im.skip_event_types);
+        !valid.ok()) {
       result.error = valid.error();
       return result;
     }
