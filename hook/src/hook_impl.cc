@@ -162,10 +162,9 @@ class HookImpl final : public Hook {
                                " status=" + PublishStatusName(outcome.status) +
                                " error=" + outcome.error);
     }
-    const int64_t now = clock_->NowMs();
     if (!delivered.empty()) {
       // Best effort: a failed mark only means the relay may send these again later.
-      auto marked = store_->MarkPublished(token, delivered, now);
+      auto marked = store_->MarkPublished(token, delivered);
       if (!marked) {
         Log(LogLevel::kWarn, "mark published after sync publish failed (may be sent again): " +
                                  marked.error().message);
@@ -173,7 +172,7 @@ class HookImpl final : public Hook {
     }
     if (!left.empty()) {
       // Hand the rows to the relay at once instead of waiting for the sync lease to end.
-      auto released = store_->Release(token, left, now);
+      auto released = store_->Release(token, left);
       if (!released) {
         Log(LogLevel::kWarn, "release after sync publish failed (due when the lease ends): " +
                                  released.error().message);

@@ -96,7 +96,6 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
   }
   ClaimOptions claim_options;
   claim_options.limit = options_.batch_size;
-  claim_options.now_ms = clock_.NowMs();
   claim_options.lease_ms = options_.lease.count();
   claim_options.per_room_order = options_.per_room_order;
   if (attempted == nullptr && options_.per_room_order && options_.room_min_interval.count() > 0) {
@@ -108,7 +107,19 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     claim_options.room_pace_ms = options_.room_min_interval.count();
     claim_options.unpaced_event_types = options_.unpaced_event_types;
   }
+  // The store's times are the server's; this process keeps durations on its own clock, taken
+  // before the claim so that the lease left is never overestimated.
+  const int64_t claim_started = clock_.NowMs();
   auto claim = store_.ClaimDue(claim_options);
+  if (!claim && claim.error().code == ErrorCode::kAborted) {
+    // A deadlock or lock wait timeout that the store's own reruns did not get past: not a
+    // database outage; the next round claims again.
+    logger_.Debug(LogLine("outbox claim aborted by lock contention")
+                      .Add("worker", "room_outbox")
+                      .Add("node_id", options_.node_id)
+                      .Add("error", claim.error().message));
+    return result;
+  }
   if (!claim) {
     result.error = claim.error();
     result.store_error = true;
@@ -120,13 +131,14 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     return result;
   }
   result.claimed = claim->rows.size();
+  const int64_t lease_end = claim_started + (claim->lease_until_ms - claim->server_now_ms);
   for (const PacedRoom& room : claim->paced_rooms) {
     logger_.Debug(LogLine("room paced: its later rows are scheduled after this round")
                       .Add("worker", "room_outbox")
                       .Add("node_id", options_.node_id)
                       .Add("room_id", room.room_id)
                       .Add("rows_scheduled", room.rows_scheduled));
-    paced_until_ms_ = std::max(paced_until_ms_, room.last_slot_ms);
+    paced_until_ms_ = std::max(paced_until_ms_, clock_.NowMs() + room.paced_for_ms);
   }
   // A short claim is not the end of a backlog when per-room order left rows out of it; an empty
   // one still waits poll_interval, so a selection that keeps nothing cannot spin.
@@ -137,7 +149,6 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
   std::vector<FailedAttempt> failures;
   std::vector<int64_t> released;
   std::vector<OutcomeRecord> records;
-  const int64_t decode_now = clock_.NowMs();
   for (const OutboxRow& row : claim->rows) {
     if (attempted != nullptr && attempted->count(row.id) != 0) {
       // Due again within one --once run: leave it for a later run (see Drain). Its room's later
@@ -149,7 +160,7 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     if (!envelope) {
       if (attempted != nullptr) attempted->insert(row.id);
       std::string error = ShortError("undecodable envelope: " + envelope.error().message);
-      failures.push_back(FailedAttempt{row.id, error, decode_now + options_.poll_interval.count()});
+      failures.push_back(FailedAttempt{row.id, error, options_.poll_interval.count()});
       records.push_back(OutcomeRecord{&row, false, spdlog::level::err, error});
       metrics_.AddPublishFailure();
       ++result.undecodable;
@@ -248,14 +259,13 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
   // one line per row. Called after every wave, so that a relay killed mid-claim leaves at most
   // its last wave delivered but unmarked (the rows a successor sends again).
   auto flush = [&] {
-    const int64_t now = clock_.NowMs();
     std::vector<int64_t> published_ids;
     for (const OutcomeRecord& r : records) {
       if (r.delivered) published_ids.push_back(r.row->id);
     }
     bool published_marked = true;
     if (!published_ids.empty()) {
-      auto marked = store_.MarkPublished(claim->token, published_ids, now);
+      auto marked = store_.MarkPublished(claim->token, published_ids);
       if (!marked) {
         published_marked = false;
         note_store_error(marked.error(), "marking rows published failed");
@@ -264,7 +274,7 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     }
     bool failed_marked = true;
     if (!failures.empty()) {
-      auto marked = store_.MarkFailed(claim->token, failures, now);
+      auto marked = store_.MarkFailed(claim->token, failures);
       if (!marked) {
         failed_marked = false;
         note_store_error(marked.error(), "marking rows failed failed");
@@ -306,14 +316,15 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
       break;
     }
     const int64_t now = clock_.NowMs();
-    const int64_t usable = claim->lease_until_ms - now - options_.lease_margin.count();
+    const int64_t lease_left = lease_end - now;
+    const int64_t usable = lease_left - options_.lease_margin.count();
     const int64_t slots = usable > 0 ? usable / options_.publish_timeout.count() : 0;
     if (slots <= 0) {
       logger_.Warn(LogLine("lease too short for another wave: giving rows back")
                        .Add("worker", "room_outbox")
                        .Add("node_id", options_.node_id)
                        .Add("rows", static_cast<uint64_t>(remaining))
-                       .Add("lease_left_ms", claim->lease_until_ms - now));
+                       .Add("lease_left_ms", lease_left));
       release_all();
       break;
     }
@@ -371,7 +382,6 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
     ++result.waves;
     std::vector<PublishOutcome> outcomes =
         publisher_.PublishMany(envelopes, options_.publish_timeout, options_.max_in_flight);
-    const int64_t after = clock_.NowMs();
 
     for (size_t w = 0; w < wave.size(); ++w) {
       const OutboxRow& row = *items[wave[w]].row;
@@ -398,7 +408,7 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
                              ? std::max(options_.poll_interval, options_.rate_limited_retry)
                              : options_.poll_interval;
       std::string error = FailureText(outcome);
-      failures.push_back(FailedAttempt{row.id, error, after + delay.count()});
+      failures.push_back(FailedAttempt{row.id, error, delay.count()});
       records.push_back(OutcomeRecord{
           &row, false,
           outcome.status == PublishStatus::kPermanent ? spdlog::level::err : spdlog::level::warn,
@@ -437,7 +447,7 @@ RoundResult OutboxWorker::Round(std::unordered_set<int64_t>* attempted) {
 
   flush();
   if (!released.empty()) {
-    auto marked = store_.Release(claim->token, released, clock_.NowMs());
+    auto marked = store_.Release(claim->token, released);
     if (!marked) {
       note_store_error(marked.error(), "releasing rows failed");
     }
@@ -473,8 +483,7 @@ void OutboxWorker::RefreshStats() {
                      .Add("error", stats.error().message));
     return;
   }
-  const int64_t oldest = stats->oldest_pending_created_at_ms;
-  metrics_.SetPending(stats->pending, oldest > 0 ? std::max<int64_t>(0, now - oldest) : 0);
+  metrics_.SetPending(stats->pending, stats->oldest_pending_age_ms);
 }
 
 void OutboxWorker::Run() {

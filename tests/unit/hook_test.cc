@@ -69,7 +69,7 @@ TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) 
   // The second event must not overtake the failed first one: it is not attempted.
   // The rows go back to the relay unattempted: Release, never MarkFailed (a StrictMock fails on
   // any unexpected call), so retry_count stays 0.
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12}), 1'000'000))
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12})))
       .WillOnce(Return(size_t{2}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
@@ -85,7 +85,7 @@ TEST_F(HookTest, CommitWritesEnvelopesLeasedForTheSyncWindow) {
   ExpectCommit({11, 12});
   EXPECT_CALL(*store_, HasEarlierPending(_, _)).WillOnce(Return(false));
   EXPECT_CALL(*publisher_, Publish(_, _)).WillRepeatedly(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, _, _)).WillOnce(Return(size_t{2}));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{2}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -111,8 +111,8 @@ TEST_F(HookTest, SyncSuccessMarksEveryDeliveredRowPublishedWithTheCommitToken) {
   // The non-IM type is the publisher's no-op success.
   EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-2"), _))
       .WillOnce(Return(Skipped()));
-  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11, 12}), 1'000'000))
-      .WillOnce([this](const std::string& token, std::span<const int64_t>, int64_t) {
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11, 12})))
+      .WillOnce([this](const std::string& token, std::span<const int64_t>) {
         EXPECT_EQ(token, last_request_.token);
         return Result<size_t>(2);
       });
@@ -128,7 +128,7 @@ TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
   ExpectCommit({11});
   EXPECT_CALL(*store_, HasEarlierPending(_, _)).WillOnce(Return(false));
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, _, _))
+  EXPECT_CALL(*store_, MarkPublished(_, _))
       .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")));
 
   CommitResult result =
@@ -143,7 +143,7 @@ TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
 TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
   ExpectCommit({21, 22});
   EXPECT_CALL(*store_, HasEarlierPending("room-1", 21)).WillOnce(Return(true));
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21, 22}), _))
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21, 22})))
       .WillOnce(Return(size_t{2}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
