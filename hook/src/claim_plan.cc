@@ -37,6 +37,10 @@ std::vector<Room> GroupByRoom(const PlanInput& input) {
   return rooms;
 }
 
+bool InFlight(const PlanOptions& options, const PlanRow& row) {
+  return row.leased && row.next_attempt_at_ms > options.server_now_ms;
+}
+
 bool IsPaced(const PlanOptions& options, const std::string& event_type) {
   return options.unpaced_event_types.find(event_type) == options.unpaced_event_types.end();
 }
@@ -76,8 +80,7 @@ Run WalkRun(const PlanOptions& options, const Room& room,
 }
 
 // The locked rows of a cut (or batch-full) room after its run get the slots after the run, one
-// room_pace_ms apart; rows of unpaced types share the previous slot. A due row only ever moves
-// later; a waiting row the claim reached through its room's run is brought to its slot.
+// room_pace_ms apart; rows of unpaced types share the previous slot. A row only ever moves later.
 void ScheduleAfterRun(const PlanOptions& options, const Room& room, const Run& run,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   const int64_t pace = options.room_pace_ms > 0 ? options.room_pace_ms : 0;
@@ -85,8 +88,7 @@ void ScheduleAfterRun(const PlanOptions& options, const Room& room, const Run& r
   PlannedPacedRoom paced{*room.room_id, 0, 0};
   for (const PlanRow* row : rest) {
     if (IsPaced(options, row->event_type)) slot += pace;
-    const bool waiting = row->next_attempt_at_ms > options.server_now_ms;
-    if (slot > row->next_attempt_at_ms || (waiting && slot != row->next_attempt_at_ms)) {
+    if (slot > options.server_now_ms && slot > row->next_attempt_at_ms) {
       plan.schedule.push_back(PlannedSchedule{row->id, slot});
       ++paced.rows_scheduled;
       paced.last_slot_ms = slot;
@@ -95,23 +97,28 @@ void ScheduleAfterRun(const PlanOptions& options, const Room& room, const Run& r
   if (run.cut) plan.paced_rooms.push_back(std::move(paced));
 }
 
-// Rows behind an unleased row the claim does not hold are pushed behind it (parked when it is
-// waiting); when the room's run is ours up to a waiting row that has not failed, the plan asks to
-// read further.
-void PushBehind(const PlanOptions& options, const Room& room, const Run& run, size_t batch_left,
+// Rows behind a row the claim does not hold (and that is not in flight: a failed head before
+// its retry, a due head beyond the window or held by a claim in progress, a lease that ran out,
+// a pace slot) take that row's time, so they sort behind it and stop filling windows before it
+// (a failed head's rows stop being due until its retry). When that row is due the plan also asks
+// to read the room from it, so the run can start there in this claim. A row that waits is never
+// taken early.
+void PushBehind(const PlanOptions& options, const Room& room, const Run& run, size_t& batch_left,
                 const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   const PlanRow& blocker = *run.blocker;
-  const bool waiting = blocker.next_attempt_at_ms > options.server_now_ms;
-  if (waiting && !blocker.failed && run.kept > 0) {
+  const bool due = blocker.next_attempt_at_ms <= options.server_now_ms;
+  if (due && batch_left > 0) {
+    // That row and as many as the window holds of the room behind it: what the batch can use.
     const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
-    const size_t allowance = cap > 0 ? std::min(cap - run.paced, batch_left) : batch_left;
-    plan.extensions.push_back(
-        PlannedExtension{*room.room_id, (*room.pending)[run.kept - 1].id, allowance + 1});
+    const size_t room_cap = cap > 0 ? cap - run.paced : batch_left;
+    const size_t allowance = std::min({rest.size() + 1, room_cap, batch_left});
+    const int64_t after_id = run.kept > 0 ? (*room.pending)[run.kept - 1].id : blocker.id - 1;
+    plan.extensions.push_back(PlannedExtension{*room.room_id, after_id, allowance});
+    batch_left -= allowance;
   }
-  const int64_t target = blocker.next_attempt_at_ms + (waiting ? options.park_ms : 0);
   for (const PlanRow* row : rest) {
-    if (row->next_attempt_at_ms < target) {
-      plan.schedule.push_back(PlannedSchedule{row->id, target});
+    if (row->next_attempt_at_ms < blocker.next_attempt_at_ms) {
+      plan.schedule.push_back(PlannedSchedule{row->id, blocker.next_attempt_at_ms});
     }
   }
 }
@@ -132,11 +139,11 @@ void PlanRoom(const PlanOptions& options, const Room& room, size_t& batch_left, 
   if (run.cut || run.full) {
     plan.more_due = true;
     ScheduleAfterRun(options, room, run, rest, plan);
-  } else if (run.blocker != nullptr && !run.blocker->leased) {
+  } else if (run.blocker != nullptr && !InFlight(options, *run.blocker)) {
     PushBehind(options, room, run, batch_left, rest, plan);
   }
-  // Otherwise the run ends at a leased row (in flight: published or given back soon); the rest
-  // waits for it as it is.
+  // Otherwise the run ends at a row in flight (published or given back soon); the rest waits for
+  // it as it is.
 }
 
 }  // namespace

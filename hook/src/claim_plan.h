@@ -13,21 +13,20 @@
 // room's oldest pending row (the head) and goes on through consecutive pending rows the claim
 // holds locked. A pending row the claim does not hold ends the run.
 //
-// Rows a room cannot send now are pushed behind the unleased row that ends their run:
-//   - that row is waiting (not due: a failed head before its retry, a row paced or parked to a
-//     later time): they are parked at its time + park_ms. They stop being due, so they stop
-//     costing later claims anything. When the room's run reaches them again (its head claimed,
-//     the rows before them held), the claim extends the run through them (PlannedExtension), so
-//     parking never delays a room whose head goes out. A failed row is never taken early.
-//   - that row is due but beyond the window (or held by a claim in progress): they get its time,
-//     so they sort behind it and the next window reaches it first.
-// Rows behind a leased row (in flight) are left alone: it is published or given back soon.
+// Rows a room cannot send now are pushed behind the row that ends their run, unless that row is
+// in flight (leased, its lease not run out: it is published or given back soon): they take its
+// time, so in the window's (next_attempt_at_ms, id) order they sort behind it. Behind a failed
+// head that waits for its retry they stop being due, so a room blocked by a failing head costs
+// later claims nothing until the retry; each row is moved at most once per retry of its head,
+// and at most a window's rows per claim. When that row is due (a head beyond the window, a lease
+// that ran out) the claim also reads the room from it and locks what it read (PlannedExtension),
+// so the run can start there in the same claim. A row that waits is never taken early.
 //
 // Cut rooms (pacing): a run holds at most max_rows_per_room rows of types that are sent; the
 // room's other locked rows get pace slots one room_pace_ms apart after the run (rows of unpaced
 // types share the previous slot), so later claims pass over them and take other rooms' rows.
-// The run also ends when the batch (limit) is full; the room's locked rows after it get the slot
-// after the run (server now without a pace), so the room stays due and its next claim goes on.
+// The run also ends when the batch (limit) is full; the room's other locked rows keep their
+// times (they are due: the next claim goes on with them).
 #pragma once
 
 #include <cstddef>
@@ -47,8 +46,9 @@ struct PlanRow {
   std::string room_id;
   std::string event_type;
   int64_t next_attempt_at_ms = 0;
-  bool leased = false;  // claim_token set: a claim or the hook's sync publish holds it
-  bool failed = false;  // retry_count > 0: it waits for its own retry time
+  // claim_token set: a claim or the hook's sync publish holds (or held) it. The row is in
+  // flight while its lease lasts (next_attempt_at_ms > server now); after that it is due.
+  bool leased = false;
 };
 
 struct PlanOptions {
@@ -57,7 +57,6 @@ struct PlanOptions {
   bool per_room_order = true;
   size_t max_rows_per_room = 0;  // 0: no cut (then room_pace_ms is ignored)
   int64_t room_pace_ms = 0;
-  int64_t park_ms = 600'000;  // parked rows wait this long behind the row that blocks them
   std::set<std::string, std::less<>> unpaced_event_types;
 };
 
@@ -81,8 +80,8 @@ struct PlannedPacedRoom {
   int64_t last_slot_ms = 0;  // server time; 0 when none was scheduled
 };
 
-// A room whose run reached a waiting row the claim does not hold: reading (and locking) the
-// room's pending rows after `after_id`, at most `rows` of them, lets the run go on.
+// A room whose run ends at a due row the claim does not hold: reading (and locking) the room's
+// pending rows after `after_id`, at most `rows` of them, lets the run go on from there.
 struct PlannedExtension {
   std::string room_id;
   int64_t after_id = 0;

@@ -219,7 +219,7 @@ struct FirstContact {
 };
 
 // Claims (released at once) until one reaches the quiet rooms: the blocked room's due rows are
-// parked behind its head one window per claim.
+// pushed to its head's retry time, one window per claim.
 FirstContact ParkBlockedRoom(BenchDatabase& db) {
   auto store = MakeMariaDbOutboxStore(db.Options());
   Unwrap(store->Connect(), "connecting the claim store");
@@ -266,15 +266,16 @@ void RunBlockedRoomClaim(const BenchContext& ctx, Report& report) {
               FormatRatio(m.history_ms, m.alone_ms) + " vs 8b"});
   report.Add({"8b", "One claim poll, " + pending + " alone", polls,
               FormatFixed(m.alone_ms, 2) + " ms", "x1"});
-  report.Add({"8c", "First contact: claims until the blocked room's due rows are parked",
+  report.Add({"8c", "First contact: claims until the blocked room's due rows wait for its head",
               "ClaimDue(limit 100) until one returns the other rooms' rows",
               std::to_string(contact.claims) + " claims, " + FormatFixed(contact.seconds, 1) + " s",
               ""});
   report.AddNote("8: the blocked room (" + FormatCount(static_cast<double>(kBlockedRows)) +
                  " rows, INSERT ... SELECT FROM seq_1_to_N in " + FormatFixed(insert_seconds, 1) +
-                 " s) has every row due before the other rooms' rows. Each claim that meets them "
-                 "parks the window it read behind the head (once per park period, 10 min, while "
-                 "the head keeps failing); 8a is measured after that.");
+                 " s) has every row due before the other rooms' rows; its head retries in an hour. "
+                 "Each claim that meets them pushes the window it read to the head's retry time "
+                 "(again after each retry of the head while it keeps failing); 8a is measured "
+                 "after that.");
 }
 
 }  // namespace room_outbox::bench

@@ -92,8 +92,8 @@ TEST(ClaimCostTest, ABlockedRoomsBacklogDoesNotMakeClaimsReadMore) {
   AddBlockedRoom(with);
   AddQuietRooms(with);
   auto store = MakeMariaDbOutboxStore(with.Options());
-  // The first claims meet the blocked room's due rows: each reads one window of them and parks
-  // it behind the head, no more.
+  // The first claims meet the blocked room's due rows: each reads one window of them and pushes
+  // it to the head's retry time, no more.
   int64_t worst = 0;
   int claims = 0;
   ClaimCost cost;
@@ -107,13 +107,13 @@ TEST(ClaimCostTest, ABlockedRoomsBacklogDoesNotMakeClaimsReadMore) {
                         "claim_token IS NULL AND next_attempt_at_ms <= "
                         "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"),
             0)
-      << "every due row of the blocked room was parked";
-  // Once parked, the blocked room costs a claim nothing.
+      << "every due row of the blocked room waits for its head's retry";
+  // Then, until that retry, the blocked room costs a claim nothing.
   const ClaimCost steady = CostOfOneClaim(*store);
   EXPECT_EQ(steady.quiet_claimed, 100u);
   std::printf(
       "rows read per claim: without the blocked room %lld; with %d rows behind a failing head: "
-      "worst %lld while parking (%d claims), %lld once parked\n",
+      "worst %lld while pushing its rows back (%d claims), %lld after\n",
       static_cast<long long>(plain.rows_read), kBlockedRows, static_cast<long long>(worst), claims,
       static_cast<long long>(steady.rows_read));
   // A window, the rooms' first rows and the writes: a small multiple of the batch, whatever the

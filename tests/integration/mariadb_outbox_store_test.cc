@@ -472,12 +472,13 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderHoldsBackRowsBehindAFailedHead) {
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE room_id='A' AND "
                       "claim_token IS NOT NULL"),
             0);  // a2, a3 were not leased
-  // They were parked behind the head: not due, so later claims do not read them again.
-  EXPECT_GT(DueAt(db, a2), DueAt(db, a1));
-  EXPECT_GT(DueAt(db, a3), DueAt(db, a1));
+  // They were pushed to the head's retry time: not due, so later claims do not read them again
+  // before it.
+  EXPECT_EQ(DueAt(db, a2), DueAt(db, a1));
+  EXPECT_EQ(DueAt(db, a3), DueAt(db, a1));
   ASSERT_TRUE(store->Release(ordered->token, Ids(*ordered)));
 
-  // Once the head is due again the whole room comes back in order, the parked rows with it.
+  // Once the head is due again the whole room comes back in order.
   Advance(db, 10'000);
   auto later = store->ClaimDue(Batch());
   ASSERT_TRUE(later) << later.error().message;
@@ -513,19 +514,14 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderClaimsOnlyARunFromTheRoomHead) {
   const int64_t a1 = AddEvent(*store, "a1", "A", 5);  // due last, but first in its room
   const int64_t a2 = AddEvent(*store, "a2", "A", 0);
   const int64_t a3 = AddEvent(*store, "a3", "A", 0);
-  // The limit cuts the head out: a2, a3 come first in due order and must not be taken alone.
-  // They are pushed back to the head's time, so the next claim reaches the head's run.
+  // The limit cuts the head out of the window: a2, a3 come first in due order and must not be
+  // taken alone. The claim reads the room from its head and takes the run a1, a2.
   auto cut = store->ClaimDue(Batch(2));
   ASSERT_TRUE(cut) << cut.error().message;
-  EXPECT_TRUE(cut->rows.empty());
+  EXPECT_EQ(Ids(*cut), (std::vector<int64_t>{a1, a2}));
   EXPECT_TRUE(cut->more_due);
-  EXPECT_EQ(DueAt(db, a2), 5);
-  EXPECT_EQ(DueAt(db, a3), 5);
-  auto run = store->ClaimDue(Batch(2));
-  ASSERT_TRUE(run) << run.error().message;
-  EXPECT_EQ(Ids(*run), (std::vector<int64_t>{a1, a2}));
-  EXPECT_TRUE(run->more_due);
-  ASSERT_TRUE(store->MarkPublished(run->token, Ids(*run)));
+  EXPECT_EQ(DueAt(db, a3), 0) << "a due row left out keeps its time";
+  ASSERT_TRUE(store->MarkPublished(cut->token, Ids(*cut)));
   auto rest = store->ClaimDue(Batch(3));
   ASSERT_TRUE(rest);
   EXPECT_EQ(Ids(*rest), (std::vector<int64_t>{a3}));
@@ -577,8 +573,8 @@ TEST(MariaDbOutboxStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
   AddEvents(*store, "a-rest", many);
   const int64_t b1 = AddEvent(*store, "b1", "B");
   ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, a1, 60'000));
-  // 150 due rows of A sit ahead of b1 in due order; the first claim of 100 parks the 100 it
-  // reads behind the failed head, the second reaches b1 (and parks the other 50).
+  // 150 due rows of A sit ahead of b1 in due order; the first claim of 100 pushes the 100 it
+  // reads to the failed head's retry time, the second reaches b1 (and pushes the other 50).
   auto first = store->ClaimDue(Batch(100));
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_TRUE(first->rows.empty());
@@ -586,8 +582,9 @@ TEST(MariaDbOutboxStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
   auto second = store->ClaimDue(Batch(100));
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_EQ(Ids(*second), std::vector<int64_t>{b1});
-  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE room_id = 'A' AND "
-                      "next_attempt_at_ms > " + std::to_string(DueAt(db, a1))),
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE room_id = 'A' AND id > " +
+                      std::to_string(a1) + " AND next_attempt_at_ms = " +
+                      std::to_string(DueAt(db, a1))),
             150);
 }
 
@@ -645,14 +642,13 @@ TEST(MariaDbOutboxStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
   EXPECT_TRUE(meanwhile->paced_rooms.empty());
   ASSERT_TRUE(store->MarkPublished(meanwhile->token, Ids(*meanwhile)));
 
-  // At hot[4]'s slot, hot[3] and hot[4] are due: the run from the head takes them and goes on
-  // through the next scheduled row up to the cut of three; hot[6] gets the slot after them.
+  // At hot[4]'s slot, hot[3] and hot[4] are due: a run of two, under the cut; hot[5] waits for
+  // its slot.
   Advance(db, 4 * kPace);
   auto next = store->ClaimDue(Paced(3, kPace));
   ASSERT_TRUE(next);
-  EXPECT_EQ(Ids(*next), (std::vector<int64_t>{hot[3], hot[4], hot[5]}));
-  ASSERT_EQ(next->paced_rooms.size(), 1u);
-  EXPECT_EQ(DueAt(db, hot[6]), next->server_now_ms + 3 * kPace);
+  EXPECT_EQ(Ids(*next), (std::vector<int64_t>{hot[3], hot[4]}));
+  EXPECT_TRUE(next->paced_rooms.empty());
 }
 
 // Scheduling moves due rows later only: a failed row waiting for its retry keeps its time, and

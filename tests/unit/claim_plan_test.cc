@@ -22,7 +22,6 @@ PlanOptions Options(size_t limit = 100) {
   PlanOptions options;
   options.server_now_ms = kNow;
   options.limit = limit;
-  options.park_ms = 600'000;
   return options;
 }
 
@@ -60,6 +59,18 @@ TEST(ClaimPlanTest, RowsBehindAHeadLeasedElsewhereAreLeftAlone) {
   EXPECT_THAT(plan.schedule, IsEmpty());
 }
 
+TEST(ClaimPlanTest, RowsBehindAHeadWhoseLeaseRanOutSortBehindIt) {
+  // Row 1's relay died: its lease ended (kNow - 10), so it is due; rows 2, 3 came due before it
+  // and would keep it out of every window. They take its time.
+  auto input = Input({Row(2, "a", 0), Row(3, "a", 0)},
+                     {Row(1, "a", kNow - 10, "RoomGiftSent", true), Row(2, "a", 0), Row(3, "a", 0)});
+  ClaimPlan plan = PlanClaim(Options(2), input);
+  EXPECT_THAT(plan.lease, IsEmpty());
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow - 10},
+                                           std::pair<int64_t, int64_t>{3, kNow - 10}));
+  ASSERT_EQ(plan.extensions.size(), 1u) << "the run may start at the head whose lease ran out";
+}
+
 TEST(ClaimPlanTest, AHeldRowBreaksTheRun) {
   // Row 2 is leased to another claim: the run is row 1 only; row 3 must not overtake row 2.
   auto input = Input({Row(1, "a"), Row(3, "a"), Row(4, "b")},
@@ -70,39 +81,16 @@ TEST(ClaimPlanTest, AHeldRowBreaksTheRun) {
   EXPECT_THAT(plan.schedule, IsEmpty());
 }
 
-TEST(ClaimPlanTest, RowsBehindAFailedHeadArePushedBehindIt) {
+TEST(ClaimPlanTest, RowsBehindAFailedHeadArePushedToItsRetryTime) {
   const int64_t retry_at = kNow + 5'000;
   auto input =
       Input({Row(2, "a"), Row(3, "a"), Row(9, "b")}, {Row(1, "a", retry_at), Row(2, "a"),
                                                       Row(3, "a"), Row(9, "b")});
   ClaimPlan plan = PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, ElementsAre(9));
-  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at + 600'000},
-                                           std::pair<int64_t, int64_t>{3, retry_at + 600'000}));
-  EXPECT_THAT(plan.extensions, IsEmpty()) << "the head is not this claim's";
-}
-
-TEST(ClaimPlanTest, ARunThatReachesAParkedRowAsksToReadFurther) {
-  // Row 1 is the head and due; row 2 was parked behind it earlier.
-  const int64_t parked = kNow + 600'000;
-  auto input = Input({Row(1, "a")}, {Row(1, "a"), Row(2, "a", parked)});
-  ClaimPlan first = PlanClaim(Options(10), input);
-  EXPECT_THAT(first.lease, ElementsAre(1));
-  ASSERT_EQ(first.extensions.size(), 1u);
-  EXPECT_EQ(first.extensions[0].room_id, "a");
-  EXPECT_EQ(first.extensions[0].after_id, 1);
-  EXPECT_EQ(first.extensions[0].rows, 10u) << "the 9 the batch has left, plus one";
-
-  // The extension locked rows 2..11 (all parked): the run takes 2..10 (the batch is full) and
-  // row 11 is brought to now so the room stays due behind this claim's lease.
-  for (int64_t id = 2; id <= 11; ++id) {
-    input.locked.push_back(Row(id, "a", parked));
-    if (id > 2) input.pending["a"].push_back(Row(id, "a", parked));
-  }
-  ClaimPlan second = PlanClaim(Options(10), input);
-  EXPECT_THAT(second.lease, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
-  EXPECT_THAT(Scheduled(second), ElementsAre(std::pair<int64_t, int64_t>{11, kNow}));
-  EXPECT_TRUE(second.more_due);
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at},
+                                           std::pair<int64_t, int64_t>{3, retry_at}));
+  EXPECT_THAT(plan.extensions, IsEmpty()) << "the head waits: it is not taken early";
 }
 
 TEST(ClaimPlanTest, RowsDueBeforeTheirDueHeadSortBehindIt) {
@@ -115,12 +103,29 @@ TEST(ClaimPlanTest, RowsDueBeforeTheirDueHeadSortBehindIt) {
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow - 500},
                                            std::pair<int64_t, int64_t>{3, kNow - 500}));
   EXPECT_TRUE(plan.more_due);
+  // And the claim reads the room from its head, to take the run in this claim.
+  ASSERT_EQ(plan.extensions.size(), 1u);
+  EXPECT_EQ(plan.extensions[0].after_id, 0);
+  EXPECT_EQ(plan.extensions[0].rows, 2u) << "the head and the window's rows of the room, within the batch";
+
+  // The extension locked the head: the run is 1, 2 (the batch of 2 is full).
+  input.locked.push_back(Row(1, "a", kNow - 500));
+  ClaimPlan second = PlanClaim(Options(2), input);
+  EXPECT_THAT(second.lease, ElementsAre(1, 2));
+  EXPECT_THAT(second.schedule, IsEmpty()) << "row 3 is due already";
+}
+
+TEST(ClaimPlanTest, RowsBehindARowThatOnlyLooksLaterAreNotParked) {
+  // Row 1 was given back by another relay a moment after this claim read the server's now.
+  auto input = Input({Row(2, "a"), Row(3, "a")}, {Row(1, "a", kNow + 3), Row(2, "a"), Row(3, "a")});
+  ClaimPlan plan = PlanClaim(Options(), input);
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 3},
+                                           std::pair<int64_t, int64_t>{3, kNow + 3}));
+  EXPECT_THAT(plan.extensions, IsEmpty()) << "not due yet, and not this claim's";
 }
 
 TEST(ClaimPlanTest, AFailedRowWaitingForItsRetryIsNeverTakenEarly) {
-  PlanRow failed = Row(2, "a", kNow + 5'000);
-  failed.failed = true;
-  auto input = Input({Row(1, "a")}, {Row(1, "a"), failed});
+  auto input = Input({Row(1, "a")}, {Row(1, "a"), Row(2, "a", kNow + 5'000)});
   ClaimPlan plan = PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, ElementsAre(1));
   EXPECT_THAT(plan.extensions, IsEmpty());
@@ -176,13 +181,13 @@ TEST(ClaimPlanTest, WithoutPerRoomOrderEveryLockedRowIsLeased) {
 }
 
 TEST(ClaimPlanTest, ADueRowIsNeverMovedEarlierAndAPushedRowOnlyLater) {
-  // Row 3 already waits past the park target: it keeps its time.
+  // Row 3 already waits past the head's retry: it keeps its time.
   const int64_t retry_at = kNow + 5'000;
   const int64_t far = retry_at + 700'000;
   auto input = Input({Row(2, "a"), Row(3, "a", far)},
                      {Row(1, "a", retry_at), Row(2, "a"), Row(3, "a", far)});
   ClaimPlan plan = PlanClaim(Options(), input);
-  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at + 600'000}));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at}));
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ Result<std::vector<LockedRow>> ReadLocked(PreparedStatement& stmt) {
     locked.row.retry_count = *ints[1];
     locked.row.created_at_ms = *ints[2];
     locked.plan = PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type, *ints[3],
-                          *ints[4] != 0, *ints[1] > 0};
+                          *ints[4] != 0};
     out.push_back(std::move(locked));
   }
   return out;
@@ -100,26 +100,26 @@ Result<void> ReadRooms(MariaDbConnection& conn, const std::vector<RoomRange>& ra
     auto rows = (*stmt)->FetchAll();
     if (!rows) return Fail(rows.error());
     for (ResultRow& r : *rows) {
-      std::array<Result<int64_t>, 4> ints = {r.Int(1), r.Int(3), r.Int(4), r.Int(5)};
+      std::array<Result<int64_t>, 3> ints = {r.Int(1), r.Int(3), r.Int(4)};
       for (const auto& value : ints) {
         if (!value) return Fail(value.error());
       }
       std::string room = r.TakeStr(0);
-      pending[room].push_back(
-          PlanRow{*ints[0], room, r.TakeStr(2), *ints[1], *ints[2] != 0, *ints[3] != 0});
+      pending[room].push_back(PlanRow{*ints[0], room, r.TakeStr(2), *ints[1], *ints[2] != 0});
     }
     return {};
   });
 }
 
-Result<std::vector<LockedRow>> LockRows(MariaDbConnection& conn, const std::vector<int64_t>& ids) {
+Result<std::vector<LockedRow>> LockRows(MariaDbConnection& conn, int64_t now_ms,
+                                        const std::vector<int64_t>& ids) {
   std::vector<LockedRow> out;
   auto locked = ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
     auto stmt = conn.Prepared("lock_extension_" + std::to_string(size),
                               std::string(sql::kLockExtensionPrefix) + Placeholders(size) +
                                   std::string(sql::kLockExtensionSuffix));
     if (!stmt) return Fail(stmt.error());
-    std::vector<SqlValue> params;
+    std::vector<SqlValue> params = {now_ms};
     for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
     if (auto done = (*stmt)->Execute(params); !done) return done;
     auto rows = ReadLocked(**stmt);
@@ -184,10 +184,11 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   return plan;
 }
 
-// The plan's extensions: reads the rooms further (non-locking), then locks what it read and the
-// plan may use. The rows the lock skipped stay out of `locked`, which ends the runs there.
-Result<void> Extend(MariaDbConnection& conn, const ClaimPlan& plan, PlanInput& input,
-                    std::vector<LockedRow>& locked) {
+// The plan's extensions: reads the rooms from the due rows that ended their runs (non-locking),
+// then locks what it read. The rows the lock skipped stay out of `locked`, which ends the runs
+// there.
+Result<void> Extend(MariaDbConnection& conn, int64_t now_ms, const ClaimPlan& plan,
+                    PlanInput& input, std::vector<LockedRow>& locked) {
   std::vector<RoomRange> ranges;
   for (const PlannedExtension& e : plan.extensions) {
     ranges.push_back(RoomRange{e.room_id, e.after_id, e.rows});
@@ -198,13 +199,13 @@ Result<void> Extend(MariaDbConnection& conn, const ClaimPlan& plan, PlanInput& i
   for (auto& [room, rows] : further) {
     std::vector<PlanRow>& known = input.pending[room];
     for (PlanRow& row : rows) {
-      if (!row.leased) ids.push_back(row.id);
+      if (row.next_attempt_at_ms <= now_ms) ids.push_back(row.id);
       // The prefix read already holds the first of them (the row that ended the run).
       if (known.empty() || row.id > known.back().id) known.push_back(std::move(row));
     }
   }
   std::sort(ids.begin(), ids.end());
-  auto more = LockRows(conn, ids);
+  auto more = LockRows(conn, now_ms, ids);
   if (!more) return Fail(more.error());
   for (LockedRow& row : *more) {
     input.locked.push_back(row.plan);
@@ -232,7 +233,9 @@ Result<Claim> WritePlan(MariaDbConnection& conn, const ClaimOptions& options, co
   std::sort(locked.begin(), locked.end(),
             [](const LockedRow& a, const LockedRow& b) { return a.row.id < b.row.id; });
   for (LockedRow& row : locked) {
-    if (std::binary_search(plan.lease.begin(), plan.lease.end(), row.row.id)) {
+    // An extension may lock again a row the window holds: each row goes out once.
+    const bool repeated = !claim.rows.empty() && claim.rows.back().id == row.row.id;
+    if (!repeated && std::binary_search(plan.lease.begin(), plan.lease.end(), row.row.id)) {
       claim.rows.push_back(std::move(row.row));
     }
   }
@@ -265,7 +268,7 @@ Result<Claim> ClaimOnce(MariaDbConnection& conn, const ClaimOptions& options) {
   }
   ClaimPlan plan = PlanClaim(plan_options, input);
   if (!plan.extensions.empty()) {
-    if (auto extended = Extend(conn, plan, input, *locked); !extended) {
+    if (auto extended = Extend(conn, *now, plan, input, *locked); !extended) {
       return Fail(extended.error());
     }
     plan = PlanClaim(plan_options, input);

@@ -50,8 +50,9 @@ inline constexpr std::string_view kServerNow = "SELECT " ROOM_OUTBOX_SERVER_NOW_
 // idx_pending_due (status, next_attempt_at_ms, id): walks the due rows in order, no filesort,
 // and stops at the limit; rows another claim holds are skipped, never waited for. The room head
 // rule is applied by the plan, so the walk reads at most `limit` rows (plus the rows SKIP LOCKED
-// steps over), whatever a blocked room holds: rows a room cannot send are parked (kSchedule) and
-// stop being due. For a table of a few rows the optimizer may read them all and sort instead.
+// steps over), whatever a blocked room holds: rows behind a failed head are pushed to its retry
+// time (kSchedule) and stop being due. For a table of a few rows the optimizer may read them all
+// and sort instead.
 // Placeholders: now_ms, limit.
 inline constexpr std::string_view kClaimWindow =
     "SELECT " ROOM_OUTBOX_CLAIM_COLUMNS
@@ -63,24 +64,22 @@ inline constexpr std::string_view kClaimWindow =
 // "(kRoomPrefixPart) UNION ALL (...)"; unused parts of a fixed-size list get LIMIT 0.
 // Placeholders per part: room_id, limit.
 inline constexpr std::string_view kRoomPrefixPart =
-    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL, "
-    "retry_count > 0 "
+    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL "
     "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
     "ORDER BY id LIMIT ?";
 
 // idx_room_status: the same range, after the last row of the room's run. Placeholders per part:
 // room_id, after_id, limit.
 inline constexpr std::string_view kRoomAfterPart =
-    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL, "
-    "retry_count > 0 "
+    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL "
     "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
     "AND id > ? ORDER BY id LIMIT ?";
 
-// Primary key: locks the rows an extension read, skipping any another transaction holds.
-// Placeholders: ids...
+// Primary key: locks the due rows an extension read (a lease that ran out is due), skipping any
+// another transaction holds. Placeholders: now_ms, ids...
 inline constexpr std::string_view kLockExtensionPrefix =
     "SELECT " ROOM_OUTBOX_CLAIM_COLUMNS
-    "FROM room_outbox WHERE status = 'pending' AND claim_token IS NULL AND id IN ";
+    "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? AND id IN ";
 inline constexpr std::string_view kLockExtensionSuffix = " ORDER BY id FOR UPDATE SKIP LOCKED";
 
 // Primary key; rows locked by this claim. Placeholders: token, lease_until_ms, now_ms, ids...
@@ -88,7 +87,7 @@ inline constexpr std::string_view kLeasePrefix =
     "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ? "
     "WHERE status = 'pending' AND id IN ";
 
-// Primary key; rows locked by this claim (pace slots, parked rows). The SET is
+// Primary key; rows locked by this claim (pace slots, rows pushed behind their room's head). The SET is
 // "CASE id WHEN ? THEN ? ... END" with one pair per row (a short list repeats its last pair).
 // Placeholders: pairs..., now_ms, ids...
 inline constexpr std::string_view kScheduleHead =
