@@ -208,7 +208,7 @@ double AddBlockedRoom(BenchDatabase& db) {
       "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
       "next_attempt_at_ms, created_at_ms, updated_at_ms) "
       "SELECT CONCAT('blocked-e', seq), 'RoomGiftSent', 'room-blocked', CONCAT('blocked-c', seq), "
-      "'{}', 'pending', seq - 1000000, 0, 0 FROM seq_1_to_" +
+      "'{}', 'pending', CAST(seq AS SIGNED) - 1000000, 0, 0 FROM seq_1_to_" +
       std::to_string(kBlockedRows));
   return watch.Seconds();
 }
@@ -253,7 +253,11 @@ void RunBlockedRoomClaim(const BenchContext& ctx, Report& report) {
   WaitForQuietServer(blocked, std::chrono::seconds(60));
 
   const FirstContact contact = ParkBlockedRoom(blocked);
+  // Rewriting 100k rows' next_attempt_at_ms leaves as many old entries in idx_pending_due until
+  // InnoDB's purge removes them; the steady state is measured after that.
+  const double purge_seconds = WaitForQuietServer(blocked, std::chrono::seconds(120));
   const PairedMedians m = MedianClaimMs(blocked, alone, ctx.claim_polls, true, false);
+  const PairedMedians quiet = MedianClaimMs(blocked, alone, ctx.claim_polls, true, true);
   const std::string pending = std::to_string(kPendingRows) + " pending rows over " +
                               std::to_string(kPendingRooms) + " rooms";
   const std::string blocked_text = FormatCount(static_cast<double>(kBlockedRows)) +
@@ -266,6 +270,13 @@ void RunBlockedRoomClaim(const BenchContext& ctx, Report& report) {
               FormatRatio(m.history_ms, m.alone_ms) + " vs 8b"});
   report.Add({"8b", "One claim poll, " + pending + " alone", polls,
               FormatFixed(m.alone_ms, 2) + " ms", "x1"});
+  report.Add({"8a'", "The same, each poll after purge caught up (a relay polling at its interval)",
+              "median of " + std::to_string(ctx.claim_polls) +
+                  " ClaimDue(per_room_order, limit 100), each after purge caught up, alternating "
+                  "with the other database; each claim released untimed",
+              FormatFixed(quiet.history_ms, 2) + " ms",
+              FormatRatio(quiet.history_ms, quiet.alone_ms) + " vs 8b' (" +
+                  FormatFixed(quiet.alone_ms, 2) + " ms)"});
   report.Add({"8c", "First contact: claims until the blocked room's due rows wait for its head",
               "ClaimDue(limit 100) until one returns the other rooms' rows",
               std::to_string(contact.claims) + " claims, " + FormatFixed(contact.seconds, 1) + " s",
@@ -275,7 +286,11 @@ void RunBlockedRoomClaim(const BenchContext& ctx, Report& report) {
                  " s) has every row due before the other rooms' rows; its head retries in an hour. "
                  "Each claim that meets them pushes the window it read to the head's retry time "
                  "(again after each retry of the head while it keeps failing); 8a is measured "
-                 "after that.");
+                 "after that, once purge had removed the old index entries those writes left (" +
+                 FormatFixed(purge_seconds, 1) + " s). Back to back (8a), each poll's own lease "
+                 "and release leave entries in idx_pending_due that the window walks until purge "
+                 "removes them; the 100-row table alone (8b) is read by a full scan that never "
+                 "meets them (as in 4c).");
 }
 
 }  // namespace room_outbox::bench
