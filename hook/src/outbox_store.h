@@ -46,10 +46,11 @@ struct ClaimOptions {
   // Per-room order: a row is claimed only together with every earlier pending row of its room
   // (so a room's head row is never overtaken, even by another relay).
   bool per_room_order = true;
-  // Per-room order only. A room's run is cut after this many rows (0: no cut), and the room's
-  // other due rows are scheduled one per room_pace_ms after the run (next_attempt_at_ms), so
-  // that later claims pass over them and take other rooms' rows until each can be sent. This
-  // keeps one busy room's pace from holding every other room's rows behind it.
+  // Per-room order only, with room_pace_ms > 0. A room's run is cut after this many rows (0: no
+  // cut), and the room's other rows this claim read (and holds locked) are scheduled one per
+  // room_pace_ms after the run (next_attempt_at_ms), so that later claims pass over them and
+  // take other rooms' rows until each can be sent. This keeps one busy room's pace from holding
+  // every other room's rows behind it.
   size_t max_rows_per_room = 0;
   int64_t room_pace_ms = 0;
   // Types delivered without a send (skip_event_types): they neither count toward
