@@ -10,6 +10,7 @@ packages=(
   libcpp-httplib-dev libsystemd-dev systemd
   libgtest-dev libgmock-dev faketime
   curl procps
+  faketime
 )
 
 missing=()

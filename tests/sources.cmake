@@ -7,7 +7,8 @@ target_compile_definitions(room_outbox_test_support PUBLIC
   ROOM_OUTBOX_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   ROOM_OUTBOX_BINARY_DIR="${PROJECT_BINARY_DIR}")
 target_sources(unit_tests PRIVATE tests/unit/envelope_codec_test.cc tests/unit/hook_test.cc
-  tests/unit/commit_checks_test.cc)
+  tests/unit/commit_checks_test.cc
+  tests/unit/claim_plan_test.cc)
 target_sources(integration_tests PRIVATE tests/integration/schema_test.cc
   tests/integration/hook_delivery_test.cc
   tests/integration/commit_outcome_test.cc

@@ -241,26 +241,23 @@ class HookImpl final : public Hook {
               " room_id=" + envelope.room_id + " status=" + PublishStatusName(outcome.status) +
               " error=" + outcome.error);
     }
-    HandBack(prepared.request.token, delivered, left, write);
+    HandBack(prepared.request.token, delivered, left);
   }
 
   // The sync publish's results: delivered rows marked published (best effort: a failed mark
   // only means the relay may send them again), the others released to the relay at once
-  // instead of when the lease ends.
+  // instead of when the lease ends. The store writes the server's time.
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
-                const std::vector<int64_t>& left, const CommitWrite& write) {
-    // The server's clock, estimated from its reading in the commit transaction (never ahead of
-    // it, so released rows are due at once for a relay on the server's clock).
-    const int64_t now = write.server_now_ms + ElapsedMs(write.lease_start);
+                const std::vector<int64_t>& left) {
     if (!delivered.empty()) {
-      auto marked = store_->MarkPublished(token, delivered, now);
+      auto marked = store_->MarkPublished(token, delivered);
       if (!marked) {
         Log(LogLevel::kWarn, "mark published after sync publish failed (may be sent again): " +
                                  marked.error().message);
       }
     }
     if (!left.empty()) {
-      auto released = store_->Release(token, left, now);
+      auto released = store_->Release(token, left);
       if (!released) {
         Log(LogLevel::kWarn, "release after sync publish failed (due when the lease ends): " +
                                  released.error().message);

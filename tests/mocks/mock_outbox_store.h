@@ -16,13 +16,10 @@ class MockOutboxStore : public OutboxStore {
               (override));
   MOCK_METHOD(Result<Claim>, ClaimDue, (const ClaimOptions& options), (override));
   MOCK_METHOD(Result<size_t>, MarkPublished,
-              (const std::string& token, std::span<const int64_t> ids, int64_t now_ms),
-              (override));
+              (const std::string& token, std::span<const int64_t> ids), (override));
   MOCK_METHOD(Result<size_t>, MarkFailed,
-              (const std::string& token, std::span<const FailedAttempt> attempts, int64_t now_ms),
-              (override));
-  MOCK_METHOD(Result<size_t>, Release,
-              (const std::string& token, std::span<const int64_t> ids, int64_t now_ms),
+              (const std::string& token, std::span<const FailedAttempt> attempts), (override));
+  MOCK_METHOD(Result<size_t>, Release, (const std::string& token, std::span<const int64_t> ids),
               (override));
   MOCK_METHOD(Result<OutboxStats>, Stats, (), (override));
 };

@@ -95,7 +95,7 @@ TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) 
   // The second event must not overtake the failed first one: it is not attempted.
   // The rows go back to the relay unattempted: Release, never MarkFailed (a StrictMock fails on
   // any unexpected call), so retry_count stays 0.
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12}), _))
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12})))
       .WillOnce(Return(size_t{2}));
 
   CommitResult result = hook_->Commit(JoinCommand(), GiftEvents());
@@ -110,7 +110,7 @@ TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) 
 TEST_F(HookTest, CommitCarriesALeaseDurationAndNoHostTime) {
   ExpectCommit({11, 12});
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, _, _)).WillOnce(Return(size_t{1}));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -135,8 +135,8 @@ TEST_F(HookTest, SkippedTypesAreNeitherSentNorMarkedNorReleased) {
   ExpectCommit({11, 12});
   EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-1"), _))
       .WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11}), _))
-      .WillOnce([this](const std::string& token, std::span<const int64_t>, int64_t) {
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11})))
+      .WillOnce([this](const std::string& token, std::span<const int64_t>) {
         EXPECT_EQ(token, last_request_.token);
         return Result<size_t>(1);
       });
@@ -162,7 +162,7 @@ TEST_F(HookTest, OnlySkippedTypesMeanNoLeaseAndNoSyncPublish) {
 TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
   ExpectCommit({11});
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, _, _))
+  EXPECT_CALL(*store_, MarkPublished(_, _))
       .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")));
 
   CommitResult result =
@@ -178,7 +178,7 @@ TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
   CommitWrite write = Written({21, 22});
   write.earlier_pending = true;  // read inside the commit transaction: no extra round trip
   ExpectCommit(write);
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21}), _)).WillOnce(Return(size_t{1}));
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21}))).WillOnce(Return(size_t{1}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -189,28 +189,11 @@ TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
   EXPECT_EQ(result.events[1].state, DeliveryState::kSkipped);
 }
 
-TEST_F(HookTest, ReleaseAndMarkUseTheServerClockNotTheHostClock) {
-  ExpectCommit({11, 12});
-  EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-1"), _))
-      .WillOnce(Return(Published()));
-  EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-3"), _))
-      .WillOnce(Return(FailedWith(PublishStatus::kRetryable, "HTTP 502")));
-  // server_now_ms is 5'000'000, the host's clock 1'000'000.
-  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11}),
-                                     AllOf(Ge(5'000'000), Lt(5'060'000))))
-      .WillOnce(Return(size_t{1}));
-  EXPECT_CALL(*store_,
-              Release(_, IdsAre(std::vector<int64_t>{12}), AllOf(Ge(5'000'000), Lt(5'060'000))))
-      .WillOnce(Return(size_t{1}));
-
-  EXPECT_EQ(hook_->Commit(JoinCommand(), GiftEvents()).status, CommitStatus::kCommitted);
-}
-
 TEST_F(HookTest, SyncPublishNeverOutlivesTheLease) {
   CommitWrite write = Written({11, 12});
   write.lease_start = std::chrono::steady_clock::now() - std::chrono::hours(1);
   ExpectCommit(write);
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12}), _))
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12})))
       .WillOnce(Return(size_t{2}));
 
   CommitResult result = hook_->Commit(JoinCommand(), GiftEvents());
@@ -226,7 +209,7 @@ TEST_F(HookTest, EachPublishIsBoundedByTheTimeLeftOfTheWindow) {
   EXPECT_CALL(*publisher_, Publish(_, AllOf(Gt(std::chrono::milliseconds(0)),
                                             Le(std::chrono::milliseconds(100)))))
       .WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, _, _)).WillOnce(Return(size_t{1}));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
 
   EXPECT_EQ(hook_->Commit(JoinCommand(), {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"}}).status,
             CommitStatus::kCommitted);
@@ -256,7 +239,7 @@ TEST_F(HookTest, ConnectionFailureBeforeCommitIsRetriedOnceTransparently) {
       .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_real_query(begin): server gone")))
       .WillOnce(Return(Written({11, 12})));
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11}), _))
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11})))
       .WillOnce(Return(size_t{1}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
@@ -282,7 +265,7 @@ TEST_F(HookTest, DeadlockVictimIsRetriedOnce) {
       .WillOnce(Return(Fail(ErrorCode::kAborted, "Deadlock found [errno 1213]")))
       .WillOnce(Return(Written({11, 12})));
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, _, _)).WillOnce(Return(size_t{1}));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
 
   EXPECT_EQ(hook_->Commit(JoinCommand(), JoinEvents()).status, CommitStatus::kCommitted);
 }
@@ -294,7 +277,7 @@ TEST_F(HookTest, LostCommitFoundInTheLogIsCommittedAndGoesOnToTheSyncPublish) {
       .WillOnce(Return(Result<std::optional<FoundCommand>>(found)));
   EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-1"), _))
       .WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{31}), _))
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{31})))
       .WillOnce(Return(size_t{1}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
