@@ -1,8 +1,10 @@
 # Tencent IM publisher (libcurl), UserSig, and the fake IM server used by tests, demo and bench.
 target_sources(room_outbox_hook PRIVATE
   hook/src/tencent/curl_error.cc
+  hook/src/tencent/im_breaker.cc
   hook/src/tencent/im_request.cc
   hook/src/tencent/im_response.cc
+  hook/src/tencent/process_rate_budget.cc
   hook/src/tencent/rate_budget.cc
   hook/src/tencent/tencent_im_publisher.cc
   hook/src/tencent/usersig.cc)
@@ -12,8 +14,10 @@ if(ROOM_OUTBOX_BUILD_TESTS)
 
   target_sources(unit_tests PRIVATE
     tests/unit/curl_error_test.cc
+    tests/unit/im_breaker_test.cc
     tests/unit/im_request_test.cc
     tests/unit/im_response_test.cc
+    tests/unit/process_rate_budget_test.cc
     tests/unit/rate_budget_test.cc
     tests/unit/usersig_test.cc)
 
