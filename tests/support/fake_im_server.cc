@@ -587,6 +587,11 @@ void FakeImServer::HandleSend(const httplib::Request& req, httplib::Response& re
       if (fault.kind == FakeImFault::Kind::kMsgDropReason) {
         fault.info = "MsgFreqCtrl";
       }
+    } else if (fault.kind == FakeImFault::Kind::kMsgDropReason &&
+               options_.dedupe_window > std::chrono::milliseconds::zero() &&
+               options_.dropped_holds_dedupe_key) {
+      // An injected frequency-control drop holds its dedupe key like a capped one.
+      dedupe_keys_[std::make_pair(request.group_id, request.random)] = request.arrived;
     }
     request.answer = fault.kind;
     arrivals_.push_back(request.arrived);

@@ -13,6 +13,7 @@ if(ROOM_OUTBOX_BUILD_TESTS)
   target_sources(room_outbox_test_support PRIVATE tests/support/fake_im_server.cc)
 
   target_sources(unit_tests PRIVATE
+    tests/unit/config_tencent_im_test.cc
     tests/unit/curl_error_test.cc
     tests/unit/im_breaker_test.cc
     tests/unit/im_request_test.cc
@@ -22,7 +23,8 @@ if(ROOM_OUTBOX_BUILD_TESTS)
     tests/unit/usersig_test.cc)
 
   target_sources(integration_tests PRIVATE
-    tests/integration/tencent_im_publisher_test.cc)
+    tests/integration/tencent_im_publisher_test.cc
+    tests/integration/tencent_im_scopes_test.cc)
 
   # The fake IM server as a process, for the demo and benchmarks.
   add_executable(im-stub tests/support/im_stub_main.cc)
