@@ -514,6 +514,12 @@ FakeImFault::Kind FakeImServer::ApplyTencentRules(FakeImRequest& request) {
   }
   if (options_.dedupe_window > std::chrono::milliseconds::zero() &&
       (kind == FakeImFault::Kind::kOk || options_.dropped_holds_dedupe_key)) {
+    // A long im-stub run must not grow without bound: now and then forget expired keys.
+    if (dedupe_keys_.size() >= 4096 && dedupe_keys_.size() % 4096 == 0) {
+      std::erase_if(dedupe_keys_, [&](const auto& entry) {
+        return now - entry.second >= options_.dedupe_window;
+      });
+    }
     dedupe_keys_[key] = now;
   }
   return kind;
