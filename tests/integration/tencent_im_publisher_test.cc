@@ -161,24 +161,25 @@ TEST_F(TencentImPublisherTest, EachFaultGivesItsOutcome) {
     int http_status;
     int im_error_code;
     const char* error_part;
+    FailureScope scope;
   };
   const Case cases[] = {
       {"im 10002", FakeImFault::ImError(10002, "internal error"), PublishStatus::kRetryable, 200,
-       10002, "im error 10002: internal error"},
+       10002, "im error 10002: internal error", FailureScope::kRow},
       {"im 10010", FakeImFault::ImError(10010, "group not found"), PublishStatus::kPermanent, 200,
-       10010, "im error 10010: group not found"},
+       10010, "im error 10010: group not found", FailureScope::kPermanentRow},
       {"im 60007", FakeImFault::ImError(60007, "rest rate"), PublishStatus::kRateLimited, 200,
-       60007, "im error 60007"},
+       60007, "im error 60007", FailureScope::kGlobalRate},
       {"http 502", FakeImFault::HttpStatus(502), PublishStatus::kRetryable, 502, 0,
-       "http 502 from IM"},
+       "http 502 from IM", FailureScope::kRow},
       {"not json", FakeImFault::NotJson(), PublishStatus::kRetryable, 200, 0,
-       "invalid IM response (not JSON)"},
+       "invalid IM response (not JSON)", FailureScope::kRow},
       {"freq ctrl", FakeImFault::FreqCtrl(), PublishStatus::kRateLimited, 200, 0,
-       "dropped by IM: MsgFreqCtrl"},
+       "dropped by IM: MsgFreqCtrl", FailureScope::kRoom},
       {"dropped connection", FakeImFault::DropConnection(), PublishStatus::kUnknown, 0, 0,
-       "curl_easy_perform(POST 127.0.0.1:"},
+       "curl_easy_perform(POST 127.0.0.1:", FailureScope::kRow},
       {"oversized body", FakeImFault::OversizedBody(), PublishStatus::kUnknown, 200, 0,
-       "IM response larger than 65536 bytes"},
+       "IM response larger than 65536 bytes", FailureScope::kRow},
   };
   for (const auto& c : cases) {
     server_.Reset();
@@ -194,6 +195,7 @@ TEST_F(TencentImPublisherTest, EachFaultGivesItsOutcome) {
     EXPECT_FALSE(out.delivered()) << c.name;
     EXPECT_EQ(out.http_status, c.http_status) << c.name;
     EXPECT_EQ(out.im_error_code, c.im_error_code) << c.name;
+    EXPECT_EQ(out.scope, c.scope) << c.name << ": " << FailureScopeName(out.scope);
     EXPECT_NE(out.error.find(c.error_part), std::string::npos) << c.name << ": " << out.error;
     ExpectSafeError(out, server_.options().secret_key, c.name);
     EXPECT_EQ(server_.Requests().size(), 1u) << c.name << ": no hidden retries";
