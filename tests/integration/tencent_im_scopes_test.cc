@@ -213,6 +213,19 @@ TEST_F(TencentImScopesTest, WhileTheBreakerIsOpenNoRequestReachesIm) {
   EXPECT_EQ(server_.Stats().requests, 11u);
 }
 
+TEST_F(TencentImScopesTest, ABreakerOpenedMidCallHoldsBackTheRestOfTheCall) {
+  auto publisher = Make();
+  ASSERT_TRUE(publisher);
+  server_.PushFault(FakeImFault::ImError(60006, "app invalid"));
+  std::vector<PublishMessage> batch = {Msg(1, "a"), Msg(2, "b"), Msg(3, "c")};
+  auto outcomes = publisher->PublishMany(batch, kTimeout, 1);  // one at a time
+  EXPECT_EQ(outcomes[0].scope, FailureScope::kApp);
+  EXPECT_EQ(outcomes[0].breaker, BreakerTransition::kOpened);
+  EXPECT_EQ(outcomes[1].status, PublishStatus::kNotAttempted);
+  EXPECT_EQ(outcomes[2].status, PublishStatus::kNotAttempted);
+  EXPECT_EQ(server_.Stats().requests, 1u);
+}
+
 TEST_F(TencentImScopesTest, AFailedProbeReopensTheBreakerAndSendsOnlyItself) {
   TencentImOptions options = server_.ClientOptions();
   options.breaker_cooldown = milliseconds(500);

@@ -141,8 +141,7 @@ struct Item {
   bool done = false;
   bool started = false;
   bool sig_renewed = false;
-  bool admitted = false;  // the breaker let it through
-  bool probe = false;     // ... as its half-open probe
+  bool probe = false;  // the breaker let it through as its half-open probe
   SteadyClock::time_point start;
   SteadyClock::time_point deadline;
 };
@@ -454,7 +453,10 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Publ
     while (!queue.empty() && active < parallel) {
       size_t index = queue.front();
       Item& item = items[index];
-      if (!item.admitted) {
+      // Asked again each time the message reaches the front (a budget wait, a 70001 resend), so
+      // a breaker opened meanwhile by another message of the call holds it back too. The probe
+      // keeps its admission.
+      if (!item.probe) {
         ImBreaker::Admission admission = breaker_.Admit(monotonic_());
         if (admission == ImBreaker::Admission::kReject) {
           if (probe_in_flight) {
@@ -467,7 +469,6 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Publ
           queue.pop_front();
           continue;
         }
-        item.admitted = true;
         item.probe = admission == ImBreaker::Admission::kProbe;
       }
       if (!item.started) {
