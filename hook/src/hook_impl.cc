@@ -226,7 +226,8 @@ class HookImpl final : public Hook {
       }
       const Envelope& envelope = prepared.envelopes[item.index];
       PublishOutcome outcome =
-          publisher_->Publish(envelope, std::min(options_.sync_publish_timeout, remaining));
+          publisher_->Publish(PublishMessage{item.row_id, 0, envelope, {}},
+                              std::min(options_.sync_publish_timeout, remaining));
       if (outcome.delivered()) {
         delivery.state = outcome.status == PublishStatus::kSkipped ? DeliveryState::kSkipped
                                                                    : DeliveryState::kPublished;

@@ -216,14 +216,14 @@ std::vector<const QueuedRow*> OutboxWorker::TakeWave(RoundContext& round) {
 }
 
 void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave) {
-  std::vector<Envelope> envelopes;
-  envelopes.reserve(wave.size());
+  std::vector<PublishMessage> messages;
+  messages.reserve(wave.size());
   for (const QueuedRow* item : wave) {
-    envelopes.push_back(item->envelope);
+    messages.push_back(PublishMessage{item->row->id, 0, item->envelope, {}});
   }
   ++round.result.waves;
   const std::vector<PublishOutcome> outcomes =
-      publisher_.PublishMany(envelopes, options_.publish_timeout, options_.max_in_flight);
+      publisher_.PublishMany(messages, options_.publish_timeout, options_.max_in_flight);
   for (size_t w = 0; w < wave.size(); ++w) {
     PublishOutcome outcome;
     if (w < outcomes.size()) {

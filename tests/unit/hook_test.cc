@@ -90,7 +90,7 @@ class HookTest : public ::testing::Test {
 TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) {
   ExpectCommit({11, 12});
   EXPECT_CALL(*publisher_,
-              Publish(Field(&Envelope::event_id, "evt-1"), std::chrono::milliseconds(250)))
+              Publish(EventIdIs("evt-1"), std::chrono::milliseconds(250)))
       .WillOnce(Return(FailedWith(PublishStatus::kRetryable, "HTTP 502")));
   // The second event must not overtake the failed first one: it is not attempted.
   // The rows go back to the relay unattempted: Release, never MarkFailed (a StrictMock fails on
@@ -133,7 +133,7 @@ TEST_F(HookTest, CommitCarriesALeaseDurationAndNoHostTime) {
 
 TEST_F(HookTest, SkippedTypesAreNeitherSentNorMarkedNorReleased) {
   ExpectCommit({11, 12});
-  EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-1"), _))
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _))
       .WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11})))
       .WillOnce([this](const std::string& token, std::span<const int64_t>) {
@@ -275,7 +275,7 @@ TEST_F(HookTest, LostCommitFoundInTheLogIsCommittedAndGoesOnToTheSyncPublish) {
   FoundCommand found{{31, 32}};  // the ids as read back by command_id
   EXPECT_CALL(*store_, FindCommand("cmd-1"))
       .WillOnce(Return(Result<std::optional<FoundCommand>>(found)));
-  EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-1"), _))
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _))
       .WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{31})))
       .WillOnce(Return(size_t{1}));

@@ -95,13 +95,14 @@ class OutboxWorkerTest : public ::testing::Test {
   // Records the event ids of every PublishMany call.
   void ScriptPublisher() {
     EXPECT_CALL(publisher_, PublishMany(_, _, _))
-        .WillRepeatedly(Invoke([this](std::span<const Envelope> envelopes, milliseconds timeout,
-                                      size_t max_in_flight) {
+        .WillRepeatedly(Invoke([this](std::span<const PublishMessage> messages,
+                                      milliseconds timeout, size_t max_in_flight) {
           EXPECT_EQ(timeout, options_.publish_timeout);
           EXPECT_EQ(max_in_flight, options_.max_in_flight);
           std::vector<std::string> ids;
           std::vector<PublishOutcome> out;
-          for (const Envelope& e : envelopes) {
+          for (const PublishMessage& m : messages) {
+            const Envelope& e = m.envelope;
             ids.push_back(e.event_id);
             auto& queue = outcomes_[e.event_id];
             if (queue.empty()) {
