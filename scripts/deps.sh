@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build, tests and demo need; skips those already present.
+# prometheus: only for promtool (the suite checks /metrics and conf/alerts.yml with it); its
+# service is not started by the tests.
 set -euo pipefail
 
 packages=(
@@ -10,6 +12,7 @@ packages=(
   libcpp-httplib-dev libsystemd-dev systemd
   libgtest-dev libgmock-dev faketime
   curl procps
+  prometheus
 )
 
 missing=()

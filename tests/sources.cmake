@@ -25,4 +25,5 @@ set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES LABEL
 # Operations (issue 9): operator commands, health, journald, reload and watchdog.
 target_sources(integration_tests PRIVATE
   tests/integration/ops_commands_test.cc
-  tests/integration/ops_daemon_test.cc)
+  tests/integration/ops_daemon_test.cc
+  tests/integration/ops_units_test.cc)
