@@ -27,3 +27,5 @@ target_sources(integration_tests PRIVATE
   tests/integration/ops_commands_test.cc
   tests/integration/ops_daemon_test.cc
   tests/integration/ops_units_test.cc)
+target_sources(unit_tests PRIVATE tests/unit/ops_unit_test.cc)
+target_sources(integration_tests PRIVATE tests/integration/ops_health_endpoints_test.cc)
