@@ -14,7 +14,8 @@
 namespace room_outbox::relay::ops {
 namespace {
 
-using nlohmann::json;
+// Keys in the documented order (ordered_json keeps insertion order).
+using json = nlohmann::ordered_json;
 
 constexpr int64_t kMaxBatchSize = 100000;
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
@@ -32,7 +33,12 @@ Result<int64_t> ParseAge(const std::string& option, const std::string& text) {
     ms = hours->count() * 24;
   } else {
     auto d = ParseDuration(text);
-    if (!d) return Fail(ErrorCode::kInvalidArgument, option + ": " + d.error().message + " or d");
+    if (!d) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  option + ": invalid duration \"" + text +
+                      "\": expected an integer and a unit ms, s, m, h or d, e.g. \"7d\", "
+                      "\"168h\", \"30m\"");
+    }
     ms = d->count();
   }
   if (ms <= 0) {
