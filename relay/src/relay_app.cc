@@ -17,6 +17,7 @@
 #include "journal_sink.h"
 #include "log_line.h"
 #include "metrics.h"
+#include "ops/parked_gauge.h"
 #include "outbox_worker.h"
 #include "reload.h"
 #include "signals.h"
@@ -242,6 +243,11 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   if (!metrics_server) {
     return kExitRuntimeFailure;
   }
+  // room_outbox_parked_rows, counted on a connection of its own (ops/parked_gauge.h).
+  std::unique_ptr<ops::ParkedRowsGauge> parked_gauge;
+  if (*metrics_server) {
+    parked_gauge = ops::ParkedRowsGauge::Start(config.mysql, metrics, std::chrono::seconds(15));
+  }
   // Every claim, wave and sleep slice of the worker beats (health.h); slices short enough for
   // the watchdog (at least two beats per WATCHDOG_USEC/2).
   std::chrono::milliseconds slice = std::chrono::seconds(1);
@@ -259,6 +265,7 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   logger->Info(Lifecycle("worker stopped; closing the database connection", config));
   store.reset();
   publisher->reset();
+  parked_gauge.reset();
   metrics_server->reset();
   logger->Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", exit_code));
   return exit_code;

@@ -17,7 +17,8 @@ target_sources(room_outbox_relay PRIVATE
   relay/src/journal_sink.cc
   relay/src/reload.cc
   relay/src/ops/ops_commands.cc
-  relay/src/ops/ops_store.cc)
+  relay/src/ops/ops_store.cc
+  relay/src/ops/parked_gauge.cc)
 target_sources(unit_tests PRIVATE
   tests/unit/config_test.cc
   tests/unit/duration_test.cc

@@ -418,6 +418,23 @@ TEST_F(OpsDaemonTest, WatchdogDatagramsReachTheNotifySocket) {
   EXPECT_EQ(not_ours.CountLogLines({"systemd watchdog on"}), 0u);
 }
 
+TEST_F(OpsDaemonTest, ParkedRowsGaugeCountsParkedRows) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  db.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
+          "created_at_ms, updated_at_ms) VALUES ('p1', 'RoomGiftSent', 'r', 'c1', '{}', 'parked', "
+          "1, 1), ('p2', 'RoomGiftSent', 'r', 'c2', '{}', 'parked', 1, 1)");
+  RelayProcess relay(db, im_, DaemonOptions());
+  const int port = EnableMetrics(relay);
+  ASSERT_TRUE(relay.Start());
+  EXPECT_TRUE(Eventually(
+      [&] { return Sample(Get(port, "/metrics").body, "room_outbox_parked_rows") == "2"; },
+      seconds(20)))
+      << Get(port, "/metrics").body << relay.StderrTail();
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'parked'"), 2)
+      << "the relay never claims parked rows";
+}
+
 // Runs promtool with `args`; returns its exit status and its output (stdout + stderr).
 std::pair<int, std::string> Promtool(const std::string& args) {
   FILE* pipe = popen(("promtool " + args + " 2>&1").c_str(), "r");

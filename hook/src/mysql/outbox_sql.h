@@ -162,6 +162,10 @@ inline constexpr std::string_view kOpsServerNowMinus =
 inline constexpr std::string_view kOpsCountByStatus =
     "SELECT status, COUNT(*) FROM room_outbox GROUP BY status";
 
+// idx_status_published (status first): the parked rows, for room_outbox_parked_rows.
+inline constexpr std::string_view kOpsCountParked =
+    "SELECT COUNT(*) FROM room_outbox WHERE status = 'parked'";
+
 // idx_pending_due: the oldest pending row's age on the server's clock (0 when none).
 inline constexpr std::string_view kOpsOldestPendingAge =
     "SELECT COALESCE(" ROOM_OUTBOX_SERVER_NOW_MS " - MIN(created_at_ms), 0) FROM room_outbox "

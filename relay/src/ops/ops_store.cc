@@ -114,6 +114,10 @@ Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
   return counts;
 }
 
+Result<int64_t> OpsStore::CountParked() {
+  return CountScalar("ops_count_parked", sql::kOpsCountParked, {});
+}
+
 Result<OutboxRowDetail> OpsStore::Show(const std::string& event_id) {
   auto stmt = conn_->Prepared("ops_show", sql::kOpsShow);
   if (!stmt) return Fail(stmt.error());

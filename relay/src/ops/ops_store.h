@@ -90,6 +90,9 @@ class OpsStore {
   // pending heads are oldest.
   [[nodiscard]] Result<OutboxCounts> Stats(int64_t top_rooms = 10);
 
+  // Parked rows (one index range count).
+  [[nodiscard]] Result<int64_t> CountParked();
+
   // kNotFound when no row has this event_id.
   [[nodiscard]] Result<OutboxRowDetail> Show(const std::string& event_id);
 
