@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "envelope_codec.h"
+#include "mysql/connection.h"
+#include "mysql/outbox_sql.h"
 #include "support/fake_im_server.h"
 #include "support/relay_command.h"
 #include "support/relay_process.h"
@@ -316,6 +318,32 @@ TEST_F(OpsCommandsTest, PurgeDeletesExactlyThePublishedRowsPastTheCutOffInBatche
   EXPECT_TRUE(again.Json()["command_log_before_ms"].is_null());
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 15);
   ASSERT_TRUE(relay_->Alive()) << relay_->StderrTail();
+}
+
+TEST_F(OpsCommandsTest, MarkParkedStatementParksOnlyForTheClaimHolder) {
+  InsertPending("policy", 2);
+  db_.Exec("UPDATE room_outbox SET claim_token = 'tok' WHERE room_id = 'policy'");
+  const int64_t id1 = db_.Scalar("SELECT id FROM room_outbox WHERE event_id = 'policy-1'");
+  const int64_t id2 = db_.Scalar("SELECT id FROM room_outbox WHERE event_id = 'policy-2'");
+  auto conn = MariaDbConnection::Connect(db_.Options());
+  ASSERT_TRUE(conn) << conn.error().message;
+  auto stmt = (*conn)->Prepared("mark_parked", sql::kMarkParked);
+  ASSERT_TRUE(stmt) << stmt.error().message;
+  ASSERT_TRUE((*stmt)->Execute(std::vector<SqlValue>{SqlValue{std::string("im error 10010")},
+                                                     SqlValue{id1}, SqlValue{std::string("tok")}}));
+  EXPECT_EQ((*stmt)->AffectedRows(), 1u);
+  ASSERT_TRUE((*stmt)->Execute(std::vector<SqlValue>{SqlValue{std::string("x")}, SqlValue{id2},
+                                                     SqlValue{std::string("other")}}));
+  EXPECT_EQ((*stmt)->AffectedRows(), 0u) << "a relay whose claim was taken over parks nothing";
+  auto rows = db_.Query("SELECT status, retry_count, last_error, claim_token IS NULL, "
+                        "parked_at_ms IS NOT NULL FROM room_outbox WHERE event_id = 'policy-1'");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(*rows[0][0], "parked");
+  EXPECT_EQ(*rows[0][1], "1");
+  EXPECT_EQ(*rows[0][2], "im error 10010");
+  EXPECT_EQ(*rows[0][3], "1");
+  EXPECT_EQ(*rows[0][4], "1");
+  EXPECT_EQ(StatusOf("policy-2"), "pending");
 }
 
 TEST_F(OpsCommandsTest, BadArgumentsExitTwo) {
