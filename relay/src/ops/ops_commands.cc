@@ -81,8 +81,15 @@ std::string_view CodeName(ErrorCode code) { return ErrorCodeName(code); }
 
 int RuntimeFailure(std::ostream& out, std::ostream& err, const std::string& command,
                    const Error& error) {
-  out << json{{"error", error.message}, {"code", CodeName(error.code)}}.dump() << "\n";
-  err << "outbox-relay " << command << ": " << error.message << "\n";
+  std::string message = error.message;
+  // A database without schema 003 (status 'parked', parked_at_ms): say what to apply.
+  if (message.find("parked_at_ms") != std::string::npos ||
+      message.find("idx_status_published") != std::string::npos ||
+      message.find("column 'status'") != std::string::npos) {
+    message += " (apply schema/003_parked.sql: it is idempotent)";
+  }
+  out << json{{"error", message}, {"code", CodeName(error.code)}}.dump() << "\n";
+  err << "outbox-relay " << command << ": " << message << "\n";
   return kExitRuntimeFailure;
 }
 
