@@ -59,6 +59,11 @@ int64_t HeartbeatClock::NowMs() {
   return inner_.NowMs();
 }
 
+int64_t HeartbeatClock::SteadyMs() {
+  heartbeat_.Beat();
+  return inner_.SteadyMs();
+}
+
 bool HeartbeatClock::SleepFor(std::chrono::milliseconds duration, StopSignal& stop) {
   heartbeat_.Beat();
   while (duration.count() > 0) {

@@ -9,7 +9,8 @@
 //               though its /metrics thread still answers.
 //   HeartbeatClock  wraps the worker's Clock: every NowMs() (each round reads it at least once,
 //               at the claim, and once per wave) and every slice of a SleepFor() (sleeps are cut
-//               into slices of at most `slice`) beats. This wires the heartbeat without a line in
+//               into slices of at most `slice`) beats, and so does every SteadyMs() (the pace
+//               and lease checks inside a round). This wires the heartbeat without a line in
 //               the worker; a worker that calls Heartbeat::Beat() itself needs no decorator.
 //
 // Thread-safety: Beat() from one thread (the worker); the readers from any thread.
@@ -86,8 +87,8 @@ class HeartbeatClock final : public Clock {
       : inner_(inner), heartbeat_(heartbeat), slice_(slice) {}
 
   int64_t NowMs() override;
-  // A monotonic reading for callers that ask the Clock for one (not a beat).
-  int64_t SteadyMs() { return SteadyNowMs(); }
+  // The inner clock's monotonic reading; a beat too (the loop reads it for its pace and lease).
+  int64_t SteadyMs() override;
   // Sleeps in slices of at most `slice`, beating before each one and after the last.
   bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override;
 
