@@ -11,7 +11,13 @@ ConfigReloader::ConfigReloader(Config running, std::string cli_log_level, Logger
       logger_(logger),
       hooks_(std::move(hooks)) {}
 
+void ConfigReloader::SetReloadSecretKey(std::function<void(const std::string&)> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hooks_.reload_secret_key = std::move(hook);
+}
+
 bool ConfigReloader::Reload() {
+  std::lock_guard<std::mutex> lock(mu_);
   auto loaded = LoadConfig(running_.path);
   if (!loaded) {
     logger_.Error(LogLine("configuration not reloaded: keeping the running configuration")

@@ -11,10 +11,12 @@
 // Then "configuration reloaded" (info) with what changed, or "configuration not reloaded"
 // (error) with the reason when the file no longer loads; the relay keeps running either way.
 //
-// Thread-safety: Reload() runs on the signal watcher's thread, one call at a time.
+// Thread-safety: Reload() runs on the signal watcher's thread; Reload and SetReloadSecretKey
+// are serialised by a mutex.
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include "config.h"
@@ -36,12 +38,17 @@ class ConfigReloader {
   // Returns true when the file loaded and was applied.
   bool Reload();
 
+  // Sets (or replaces) Hooks::reload_secret_key, e.g. once the publisher exists. Safe against a
+  // concurrent Reload().
+  void SetReloadSecretKey(std::function<void(const std::string& secret_key)> hook);
+
   const Config& current() const { return running_; }
 
  private:
   Config running_;
   std::string cli_log_level_;
   Logger& logger_;
+  std::mutex mu_;  // one reload at a time, and the hooks
   Hooks hooks_;
 };
 

@@ -320,6 +320,24 @@ TEST_F(OpsConfigTest, ReloadAppliesTheLogLevelAndReportsSecrets) {
   EXPECT_TRUE(logger->ShouldLog(spdlog::level::debug)) << "the running level stays";
 }
 
+TEST_F(OpsConfigTest, ASecretKeyHookSetLaterIsUsed) {
+  Write("key", "old-key\n");
+  const std::string path = Write("relay.toml", "[tencent_im]\nsecret_key_file = \"key\"\n");
+  auto running = LoadConfig(path);
+  ASSERT_TRUE(running) << running.error().message;
+  std::ostringstream out;
+  auto logger = MakeStreamLogger(out, LogFormat::kText, spdlog::level::info);
+  ConfigReloader reloader(*running, "", *logger);
+  Write("key", "key-2\n");
+  ASSERT_TRUE(reloader.Reload());
+  EXPECT_THAT(out.str(), HasSubstr("im_secret_key=\"changed, applied at the next restart\""));
+  std::string applied;
+  reloader.SetReloadSecretKey([&](const std::string& key) { applied = key; });
+  ASSERT_TRUE(reloader.Reload());
+  EXPECT_EQ(applied, "key-2");
+  EXPECT_THAT(out.str(), HasSubstr("im_secret_key=\"changed, applied\""));
+}
+
 TEST_F(OpsConfigTest, ReloadKeepsAPinnedLevelAndNamesWhatNeedsARestart) {
   const std::string path = Write("relay.toml", "[log]\nlevel = \"info\"\n");
   auto running = LoadConfig(path);
