@@ -40,11 +40,16 @@ bool StderrIsJournal() {
 
 std::string_view SyslogPrefix(spdlog::level::level_enum level) {
   switch (level) {
-    case spdlog::level::critical: return "<2>";
-    case spdlog::level::err: return "<3>";
-    case spdlog::level::warn: return "<4>";
-    case spdlog::level::info: return "<6>";
-    default: return "<7>";  // debug, trace
+    case spdlog::level::critical:
+      return "<2>";
+    case spdlog::level::err:
+      return "<3>";
+    case spdlog::level::warn:
+      return "<4>";
+    case spdlog::level::info:
+      return "<6>";
+    default:
+      return "<7>";  // debug, trace
   }
 }
 
@@ -67,8 +72,8 @@ std::unique_ptr<Logger> MakeRelayStderrLogger(const LogConfig& config) {
   if (!StderrIsJournal()) {
     return MakeStderrLogger(config);
   }
-  auto logger = std::make_shared<spdlog::logger>("outbox-relay",
-                                                 std::make_shared<JournalPrefixSink>());
+  auto logger =
+      std::make_shared<spdlog::logger>("outbox-relay", std::make_shared<JournalPrefixSink>());
   logger->set_level(ParseLogLevel(config.level));
   return std::make_unique<Logger>(std::move(logger), config.format, /*timestamps=*/false);
 }

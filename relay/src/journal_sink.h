@@ -7,11 +7,11 @@
 // elsewhere, e.g. to a file or a terminal, gets plain lines). journald adds the timestamps.
 #pragma once
 
+#include <spdlog/sinks/base_sink.h>
+
 #include <memory>
 #include <mutex>
 #include <string_view>
-
-#include <spdlog/sinks/base_sink.h>
 
 #include "config.h"
 #include "log_line.h"

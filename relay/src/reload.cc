@@ -59,8 +59,8 @@ bool ConfigReloader::Reload() {
       .Add("log_level", next.log.level)
       .Add("log_level_changed", level_changed)
       .Add("im_secret_key", key_state)
-      .Add("mysql_password", password_changed ? "changed, applied at the next restart"
-                                              : "unchanged");
+      .Add("mysql_password",
+           password_changed ? "changed, applied at the next restart" : "unchanged");
   if (!cli_log_level_.empty()) {
     line.Add("log_level_pinned_by", "--log-level");
   }

@@ -23,9 +23,9 @@
 namespace room_outbox::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kServerNowMs = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
@@ -97,12 +97,13 @@ class OpsCommandsTest : public ::testing::Test {
   void InsertPending(const std::string& room, int count, const std::string& status = "pending") {
     for (int i = 1; i <= count; ++i) {
       const std::string id = room + "-" + std::to_string(i);
-      db_.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
-               "envelope, status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) "
-               "VALUES (" + Quote(id) + ", 'RoomGiftSent', " + Quote(room) + ", " +
-               Quote("cmd-" + id) + ", " + Quote("req-" + id) + ", " +
-               Quote(EnvelopeOf(id, room, i)) + ", " + Quote(status) + ", 0, 0, " +
-               kServerNowMs + ", " + kServerNowMs + ")");
+      db_.Exec(
+          "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
+          "envelope, status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) "
+          "VALUES (" +
+          Quote(id) + ", 'RoomGiftSent', " + Quote(room) + ", " + Quote("cmd-" + id) + ", " +
+          Quote("req-" + id) + ", " + Quote(EnvelopeOf(id, room, i)) + ", " + Quote(status) +
+          ", 0, 0, " + kServerNowMs + ", " + kServerNowMs + ")");
     }
   }
   std::string StatusOf(const std::string& event_id) {
@@ -130,7 +131,9 @@ TEST_F(OpsCommandsTest, StatsShowParkAndRequeueBesideARunningRelay) {
   ASSERT_TRUE(Eventually([&] { return Count("status = 'published'") == 4; }, seconds(30)))
       << relay_->StderrTail();
   ASSERT_TRUE(Eventually(
-      [&] { return db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id='stuck-1'") >= 2; },
+      [&] {
+        return db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id='stuck-1'") >= 2;
+      },
       seconds(30)));
 
   // stats: the stuck room holds its two later rows back.
@@ -180,7 +183,8 @@ TEST_F(OpsCommandsTest, StatsShowParkAndRequeueBesideARunningRelay) {
   ASSERT_TRUE(Eventually([&] { return Count("status = 'published'") == 6; }, seconds(30)))
       << relay_->StderrTail();
   EXPECT_EQ(StatusOf("stuck-1"), "parked");
-  const int64_t retries = db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id='stuck-1'");
+  const int64_t retries =
+      db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id='stuck-1'");
   std::this_thread::sleep_for(milliseconds(600));  // three polls: the relay leaves it alone
   EXPECT_EQ(StatusOf("stuck-1"), "parked");
   EXPECT_EQ(db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id='stuck-1'"), retries);
@@ -235,8 +239,9 @@ TEST_F(OpsCommandsTest, RequeueByRoomAndAllParked) {
 TEST_F(OpsCommandsTest, ParkRefusesARowARelayHoldsRightNow) {
   InsertPending("held", 1);
   // A claim holding the row with a lease far in the future (server clock).
-  db_.Exec(std::string("UPDATE room_outbox SET claim_token = 'other-relay', next_attempt_at_ms = ") +
-           kServerNowMs + " + 600000 WHERE event_id = 'held-1'");
+  db_.Exec(
+      std::string("UPDATE room_outbox SET claim_token = 'other-relay', next_attempt_at_ms = ") +
+      kServerNowMs + " + 600000 WHERE event_id = 'held-1'");
   CommandResult park = Ops({"park", "held-1", "--reason", "x"});
   EXPECT_EQ(park.exit_code, 1) << park.Describe();
   EXPECT_THAT(park.err, HasSubstr("being sent by a relay"));
@@ -259,11 +264,13 @@ TEST_F(OpsCommandsTest, PurgeDeletesExactlyThePublishedRowsPastTheCutOffInBatche
   const std::string now = kServerNowMs;
   auto insert = [&](const std::string& prefix, int n, const std::string& status,
                     const std::string& published_at, const std::string& created_at) {
-    db_.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
-             "status, created_at_ms, updated_at_ms, published_at_ms) "
-             "SELECT CONCAT('" + prefix + "-', seq), 'RoomGiftSent', 'r', CONCAT('cmd-" + prefix +
-             "-', seq), '{}', '" + status + "', " + created_at + ", " + created_at + ", " +
-             published_at + " FROM seq_1_to_" + std::to_string(n));
+    db_.Exec(
+        "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
+        "status, created_at_ms, updated_at_ms, published_at_ms) "
+        "SELECT CONCAT('" +
+        prefix + "-', seq), 'RoomGiftSent', 'r', CONCAT('cmd-" + prefix + "-', seq), '{}', '" +
+        status + "', " + created_at + ", " + created_at + ", " + published_at + " FROM seq_1_to_" +
+        std::to_string(n));
   };
   const std::string ten_days_ago = now + " - " + std::to_string(10 * kDayMs);
   insert("old", 50, "published", ten_days_ago, ten_days_ago);
@@ -271,13 +278,14 @@ TEST_F(OpsCommandsTest, PurgeDeletesExactlyThePublishedRowsPastTheCutOffInBatche
   insert("oldpending", 5, "pending", "NULL", ten_days_ago);
   insert("oldparked", 4, "parked", "NULL", ten_days_ago);
   auto log = [&](const std::string& prefix, int n, const std::string& created_at) {
-    db_.Exec("INSERT INTO room_command_log (command_id, room_id, command_type, payload, "
-             "created_at_ms) SELECT CONCAT('cmd-" + prefix + "-', seq), 'r', 'T', '{}', " +
-             created_at + " FROM seq_1_to_" + std::to_string(n));
+    db_.Exec(
+        "INSERT INTO room_command_log (command_id, room_id, command_type, payload, "
+        "created_at_ms) SELECT CONCAT('cmd-" +
+        prefix + "-', seq), 'r', 'T', '{}', " + created_at + " FROM seq_1_to_" + std::to_string(n));
   };
   const std::string forty_days_ago = now + " - " + std::to_string(40 * kDayMs);
-  log("old", 30, forty_days_ago);           // their outbox rows are published: purgeable
-  log("oldpending", 5, forty_days_ago);     // their commands still have pending rows: kept
+  log("old", 30, forty_days_ago);        // their outbox rows are published: purgeable
+  log("oldpending", 5, forty_days_ago);  // their commands still have pending rows: kept
   log("recent", 10, now + " - 3600000");
   StartDaemon();  // the relay delivers the pending rows meanwhile ('{}' is undecodable: it fails)
 
@@ -293,8 +301,8 @@ TEST_F(OpsCommandsTest, PurgeDeletesExactlyThePublishedRowsPastTheCutOffInBatche
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox"), 79);
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 45);
 
-  CommandResult purge = Ops({"purge", "--published-before", "7d", "--command-log-before", "30d",
-                             "--batch-size", "7"});
+  CommandResult purge = Ops(
+      {"purge", "--published-before", "7d", "--command-log-before", "30d", "--batch-size", "7"});
   ASSERT_EQ(purge.exit_code, 0) << purge.Describe();
   nlohmann::json p = purge.Json();
   EXPECT_EQ(p["outbox_deleted"], 50) << p.dump();
@@ -335,8 +343,9 @@ TEST_F(OpsCommandsTest, MarkParkedStatementParksOnlyForTheClaimHolder) {
   ASSERT_TRUE((*stmt)->Execute(std::vector<SqlValue>{SqlValue{std::string("x")}, SqlValue{id2},
                                                      SqlValue{std::string("other")}}));
   EXPECT_EQ((*stmt)->AffectedRows(), 0u) << "a relay whose claim was taken over parks nothing";
-  auto rows = db_.Query("SELECT status, retry_count, last_error, claim_token IS NULL, "
-                        "parked_at_ms IS NOT NULL FROM room_outbox WHERE event_id = 'policy-1'");
+  auto rows = db_.Query(
+      "SELECT status, retry_count, last_error, claim_token IS NULL, "
+      "parked_at_ms IS NOT NULL FROM room_outbox WHERE event_id = 'policy-1'");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(*rows[0][0], "parked");
   EXPECT_EQ(*rows[0][1], "1");
@@ -383,8 +392,8 @@ TEST_F(OpsCommandsTest, UnknownEventAndUnreachableDatabaseExitOne) {
   CommandResult requeue = Ops({"requeue", "no-such-event"});
   EXPECT_EQ(requeue.exit_code, 1) << requeue.Describe();
 
-  const std::string dir = relay_ ? std::filesystem::path(ConfigPath()).parent_path().string()
-                                 : std::string("/tmp");
+  const std::string dir =
+      relay_ ? std::filesystem::path(ConfigPath()).parent_path().string() : std::string("/tmp");
   const std::string config = dir + "/unreachable.toml";
   std::ofstream(config) << "[mysql]\nsocket = \"" << dir
                         << "/no-server.sock\"\nconnect_timeout = \"1s\"\n";

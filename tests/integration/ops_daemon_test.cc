@@ -3,6 +3,9 @@
 // priority prefixes when JOURNAL_STREAM names stderr; WATCHDOG=1 datagrams on NOTIFY_SOCKET; and
 // promtool's verdict on the live /metrics and on conf/alerts.yml.
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
 #include <mysql.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -11,10 +14,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,9 +40,9 @@ namespace room_outbox::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 using SteadyClock = std::chrono::steady_clock;
 
 bool Eventually(const std::function<bool()>& done, milliseconds limit) {
@@ -239,8 +238,8 @@ TEST_F(OpsDaemonTest, SighupReloadsTheLogLevelAndNeverStopsTheRelay) {
   ASSERT_TRUE(db.valid());
   RelayProcess relay(db, im_, DaemonOptions("info"));
   ASSERT_TRUE(relay.Start());
-  ASSERT_TRUE(Eventually([&] { return relay.CountLogLines({"outbox worker started"}) == 1; },
-                         seconds(20)))
+  ASSERT_TRUE(
+      Eventually([&] { return relay.CountLogLines({"outbox worker started"}) == 1; }, seconds(20)))
       << relay.StderrTail();
   std::this_thread::sleep_for(milliseconds(500));
   EXPECT_EQ(relay.CountLogLines({"debug", "outbox round"}), 0u) << relay.StderrTail();
@@ -252,27 +251,33 @@ TEST_F(OpsDaemonTest, SighupReloadsTheLogLevelAndNeverStopsTheRelay) {
   config.replace(config.find(from), from.size(), "level = \"debug\"");
   std::ofstream(relay.config_path(), std::ios::trunc) << config;
   ASSERT_TRUE(relay.Signal(SIGHUP));
-  ASSERT_TRUE(Eventually([&] { return relay.CountLogLines({"configuration reloaded"}) == 1; },
-                         seconds(10)))
+  ASSERT_TRUE(
+      Eventually([&] { return relay.CountLogLines({"configuration reloaded"}) == 1; }, seconds(10)))
       << relay.StderrTail();
   EXPECT_EQ(relay.CountLogLines({"configuration reloaded", "log_level=debug"}), 1u)
       << relay.StderrTail();
-  EXPECT_TRUE(Eventually([&] { return relay.CountLogLines({"debug", "outbox round"}) > 0; },
-                         seconds(10)))
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return relay.CountLogLines({"debug", "outbox round"}) > 0;
+      },
+      seconds(10)))
       << relay.StderrTail();
   EXPECT_TRUE(relay.Alive());
 
   // A file that no longer loads keeps the running configuration.
   std::ofstream(relay.config_path(), std::ios::app) << "\nnot toml at all [[[\n";
   ASSERT_TRUE(relay.Signal(SIGHUP));
-  EXPECT_TRUE(Eventually(
-      [&] { return relay.CountLogLines({"configuration not reloaded"}) == 1; }, seconds(10)))
+  EXPECT_TRUE(Eventually([&] { return relay.CountLogLines({"configuration not reloaded"}) == 1; },
+                         seconds(10)))
       << relay.StderrTail();
   std::this_thread::sleep_for(milliseconds(300));
   EXPECT_TRUE(relay.Alive()) << relay.StderrTail();
   const size_t rounds = relay.CountLogLines({"debug", "outbox round"});
   EXPECT_TRUE(Eventually(
-      [&] { return relay.CountLogLines({"debug", "outbox round"}) > rounds; }, seconds(10)))
+      [&] {
+        return relay.CountLogLines({"debug", "outbox round"}) > rounds;
+      },
+      seconds(10)))
       << "still debug, still running";
   auto exit = relay.Stop(seconds(20));
   ASSERT_TRUE(exit);
@@ -281,9 +286,9 @@ TEST_F(OpsDaemonTest, SighupReloadsTheLogLevelAndNeverStopsTheRelay) {
 
 // Runs the relay with its stderr in `stderr_path` and JOURNAL_STREAM set by `journal_stream`
 // (given the file's "dev:ino"), until `lines` log lines are there; returns the log.
-std::string RunWithJournalStream(const RelayProcess& configured, const std::string& stderr_path,
-                                 const std::function<std::string(const std::string&)>& journal_stream,
-                                 size_t lines) {
+std::string RunWithJournalStream(
+    const RelayProcess& configured, const std::string& stderr_path,
+    const std::function<std::string(const std::string&)>& journal_stream, size_t lines) {
   std::ofstream(stderr_path).flush();  // create it, so its inode is known before the start
   struct stat st {};
   EXPECT_EQ(stat(stderr_path.c_str(), &st), 0);
@@ -319,13 +324,14 @@ TEST_F(OpsDaemonTest, JournaldPrioritiesWhenJournalStreamIsStderr) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   // One row that IM keeps refusing: warn lines beside the info and debug ones.
-  db.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
-          "created_at_ms, updated_at_ms) VALUES ('undecodable-1', 'RoomGiftSent', 'r', 'c', "
-          "'not json', 1, 1)");
+  db.Exec(
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
+      "created_at_ms, updated_at_ms) VALUES ('undecodable-1', 'RoomGiftSent', 'r', 'c', "
+      "'not json', 1, 1)");
   RelayProcess configured(db, im_, DaemonOptions("debug"));
   const std::string path = (dir_ / "journal-stderr.log").string();
-  const std::string log =
-      RunWithJournalStream(configured, path, [](const std::string& v) { return v; }, 30);
+  const std::string log = RunWithJournalStream(
+      configured, path, [](const std::string& v) { return v; }, 30);
   std::istringstream in(log);
   std::string line;
   std::set<std::string> prefixes;
@@ -351,8 +357,8 @@ TEST_F(OpsDaemonTest, JournaldPrioritiesWhenJournalStreamIsStderr) {
 
   // JOURNAL_STREAM naming another file (a child that inherited it): plain lines.
   const std::string other = (dir_ / "other-stderr.log").string();
-  const std::string plain =
-      RunWithJournalStream(configured, other, [](const std::string&) { return "1:2"; }, 5);
+  const std::string plain = RunWithJournalStream(
+      configured, other, [](const std::string&) { return "1:2"; }, 5);
   EXPECT_EQ(plain.find("<6>"), std::string::npos) << plain;
   EXPECT_NE(plain.find("info "), std::string::npos) << plain;
 }
@@ -398,8 +404,8 @@ TEST_F(OpsDaemonTest, WatchdogDatagramsReachTheNotifySocket) {
   options.env = {"NOTIFY_SOCKET=" + path, "WATCHDOG_USEC=600000"};
   RelayProcess relay(db, im_, options);
   ASSERT_TRUE(relay.Start());
-  ASSERT_TRUE(Eventually([&] { return relay.CountLogLines({"systemd watchdog on"}) == 1; },
-                         seconds(20)))
+  ASSERT_TRUE(
+      Eventually([&] { return relay.CountLogLines({"systemd watchdog on"}) == 1; }, seconds(20)))
       << relay.StderrTail();
   const size_t kicks = sock.CountFor(seconds(3), "WATCHDOG=1");
   EXPECT_GE(kicks, 5u) << relay.StderrTail();
@@ -421,9 +427,10 @@ TEST_F(OpsDaemonTest, WatchdogDatagramsReachTheNotifySocket) {
 TEST_F(OpsDaemonTest, ParkedRowsGaugeCountsParkedRows) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  db.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
-          "created_at_ms, updated_at_ms) VALUES ('p1', 'RoomGiftSent', 'r', 'c1', '{}', 'parked', "
-          "1, 1), ('p2', 'RoomGiftSent', 'r', 'c2', '{}', 'parked', 1, 1)");
+  db.Exec(
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
+      "created_at_ms, updated_at_ms) VALUES ('p1', 'RoomGiftSent', 'r', 'c1', '{}', 'parked', "
+      "1, 1), ('p2', 'RoomGiftSent', 'r', 'c2', '{}', 'parked', 1, 1)");
   RelayProcess relay(db, im_, DaemonOptions());
   const int port = EnableMetrics(relay);
   ASSERT_TRUE(relay.Start());
@@ -452,9 +459,10 @@ TEST_F(OpsDaemonTest, PromtoolFindsOnlyTheSeedNamesInTheLiveMetrics) {
   if (!HavePromtool()) GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  db.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
-          "created_at_ms, updated_at_ms) VALUES ('undecodable-1', 'RoomGiftSent', 'r', 'c', "
-          "'not json', 1, 1)");
+  db.Exec(
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
+      "created_at_ms, updated_at_ms) VALUES ('undecodable-1', 'RoomGiftSent', 'r', 'c', "
+      "'not json', 1, 1)");
   RelayProcess relay(db, im_, DaemonOptions());
   const int port = EnableMetrics(relay);
   ASSERT_TRUE(relay.Start());
@@ -468,8 +476,9 @@ TEST_F(OpsDaemonTest, PromtoolFindsOnlyTheSeedNamesInTheLiveMetrics) {
         "room_outbox_worker_heartbeat_age_seconds"}) {
     EXPECT_NE(Sample(metrics.body, name), "") << name << "\n" << metrics.body;
   }
-  EXPECT_THAT(metrics.body, ::testing::ContainsRegex(
-                                "room_outbox_build_info\\{version=\"[^\"]+\",revision=\"[^\"]+\"\\} 1"));
+  EXPECT_THAT(metrics.body,
+              ::testing::ContainsRegex(
+                  "room_outbox_build_info\\{version=\"[^\"]+\",revision=\"[^\"]+\"\\} 1"));
   EXPECT_THAT(metrics.body,
               HasSubstr("room_outbox_publish_failures_by_reason_total{reason=\"undecodable\"}"));
   const std::string file = (dir_ / "metrics.txt").string();

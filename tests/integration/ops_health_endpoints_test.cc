@@ -15,8 +15,8 @@ TEST(HealthEndpointsTest, HealthzFollowsTheHeartbeat) {
   Metrics m;
   Heartbeat heartbeat;
   heartbeat.Beat();
-  auto server = MetricsServer::Start("127.0.0.1:0", m,
-                                     HealthOptions{&heartbeat, std::chrono::seconds(60)});
+  auto server =
+      MetricsServer::Start("127.0.0.1:0", m, HealthOptions{&heartbeat, std::chrono::seconds(60)});
   ASSERT_TRUE(server) << server.error().message;
   httplib::Client client("127.0.0.1", (*server)->port());
   auto fresh = client.Get("/healthz");

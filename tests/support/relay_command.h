@@ -5,17 +5,16 @@
 #pragma once
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace room_outbox::testing {
 
 struct CommandResult {
-  int exit_code = -1;  // -1: killed, timed out or not started (see out_of_band)
-  std::string out;     // stdout
-  std::string err;     // stderr
+  int exit_code = -1;       // -1: killed, timed out or not started (see out_of_band)
+  std::string out;          // stdout
+  std::string err;          // stderr
   std::string out_of_band;  // why exit_code is -1
   // stdout parsed as one JSON object (discarded when it is not JSON).
   nlohmann::json Json() const;

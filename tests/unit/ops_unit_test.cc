@@ -26,10 +26,10 @@
 namespace room_outbox::relay {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 // --- heartbeat, watchdog, heartbeat clock ---
 
@@ -210,12 +210,13 @@ TEST(OpsMetricsTest, GaugesAndBuildInfo) {
   const std::string text = m.RenderPrometheus();
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_parked_rows 7\n"));
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_in_flight_rows 3\n"));
-  EXPECT_THAT(text, HasSubstr("room_outbox_build_info{version=\"0.1.0\",revision=\"abc\\\"def\"} 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("room_outbox_build_info{version=\"0.1.0\",revision=\"abc\\\"def\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_worker_heartbeat_age_seconds "));
   // Every family has HELP and TYPE once.
-  for (const char* name : {"room_outbox_db_up", "room_outbox_parked_rows",
-                           "room_outbox_publish_failures_by_reason_total",
-                           "room_outbox_build_info"}) {
+  for (const char* name :
+       {"room_outbox_db_up", "room_outbox_parked_rows",
+        "room_outbox_publish_failures_by_reason_total", "room_outbox_build_info"}) {
     EXPECT_THAT(text, HasSubstr(std::string("# HELP ") + name + " "));
     EXPECT_THAT(text, HasSubstr(std::string("# TYPE ") + name + " "));
   }
@@ -231,8 +232,8 @@ TEST(JournalSinkTest, JournalStreamMustNameTheDescriptorsFile) {
   ASSERT_EQ(fstat(fd, &st), 0);
   const std::string dev_ino = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   EXPECT_TRUE(JournalStreamNames(dev_ino, fd));
-  EXPECT_FALSE(JournalStreamNames(std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1),
-                                  fd));
+  EXPECT_FALSE(
+      JournalStreamNames(std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1), fd));
   for (const char* bad : {"", ":", "12", "a:b", "1:2:3", "-1:5"}) {
     EXPECT_FALSE(JournalStreamNames(bad, fd)) << bad;
   }
@@ -294,8 +295,9 @@ TEST_F(OpsConfigTest, ParkPermanentAfterMustNotBeNegative) {
 
 TEST_F(OpsConfigTest, ReloadAppliesTheLogLevelAndReportsSecrets) {
   Write("key", "old-key\n");
-  const std::string path = Write("relay.toml", "[tencent_im]\nsecret_key_file = \"key\"\n"
-                                               "[log]\nlevel = \"info\"\n");
+  const std::string path = Write("relay.toml",
+                                 "[tencent_im]\nsecret_key_file = \"key\"\n"
+                                 "[log]\nlevel = \"info\"\n");
   auto running = LoadConfig(path);
   ASSERT_TRUE(running) << running.error().message;
   std::ostringstream out;

@@ -1,9 +1,8 @@
 #include "ops/ops_commands.h"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "config.h"
@@ -143,7 +142,7 @@ int RunPark(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream&
 }
 
 int RunRequeue(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream& err) {
-  Result<int64_t> n = cli.all_parked          ? store.RequeueAllParked(cli.batch_size)
+  Result<int64_t> n = cli.all_parked         ? store.RequeueAllParked(cli.batch_size)
                       : !cli.room_id.empty() ? store.RequeueRoom(cli.room_id, cli.batch_size)
                                              : store.RequeueEvent(cli.event_id);
   if (!n) return RuntimeFailure(out, err, cli.command, n.error());

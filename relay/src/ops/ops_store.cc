@@ -171,9 +171,9 @@ Result<OutboxRowDetail> OpsStore::Park(const std::string& event_id, const std::s
   if (!row) return Fail(row.error());
   if (parked == 1) return row;
   if (row->status != "pending") {
-    return Fail(ErrorCode::kInvalidArgument,
-                "event \"" + event_id + "\" is " + row->status + ", not pending: only a pending "
-                "row can be parked");
+    return Fail(ErrorCode::kInvalidArgument, "event \"" + event_id + "\" is " + row->status +
+                                                 ", not pending: only a pending "
+                                                 "row can be parked");
   }
   if (row->leased) {
     return Fail(ErrorCode::kAborted,
@@ -195,8 +195,8 @@ Result<int64_t> OpsStore::RequeueEvent(const std::string& event_id) {
   if ((*stmt)->AffectedRows() == 1) return 1;
   auto row = Show(event_id);
   if (!row) return Fail(row.error());
-  return Fail(ErrorCode::kInvalidArgument, "event \"" + event_id + "\" is " + row->status +
-                                               ", not parked: nothing to requeue");
+  return Fail(ErrorCode::kInvalidArgument,
+              "event \"" + event_id + "\" is " + row->status + ", not parked: nothing to requeue");
 }
 
 Result<int64_t> OpsStore::UpdateInBatches(const char* name, std::string_view sql,
@@ -255,9 +255,9 @@ Result<PurgeResult> OpsStore::Purge(const PurgeRequest& request) {
   }
   // Outbox rows first: a command-log row is kept while its command has unpublished rows, and
   // deleting published outbox rows never changes that.
-  auto deleted = UpdateInBatches("ops_purge_outbox", sql::kOpsPurgeOutbox,
-                                 {SqlValue{result.outbox_cutoff_ms}}, request.batch_size,
-                                 &result.outbox_batches);
+  auto deleted =
+      UpdateInBatches("ops_purge_outbox", sql::kOpsPurgeOutbox, {SqlValue{result.outbox_cutoff_ms}},
+                      request.batch_size, &result.outbox_batches);
   if (!deleted) return Fail(deleted.error());
   result.outbox_deleted = *deleted;
   if (request.command_log_before_ms) {

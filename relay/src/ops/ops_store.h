@@ -62,10 +62,10 @@ struct OutboxRowDetail {
 };
 
 struct PurgeRequest {
-  int64_t published_before_ms = 0;                 // delete published rows older than this age
-  std::optional<int64_t> command_log_before_ms;   // and command-log rows older than this age
-  int64_t batch_size = 1000;                       // rows per DELETE statement
-  bool dry_run = false;                            // count only
+  int64_t published_before_ms = 0;               // delete published rows older than this age
+  std::optional<int64_t> command_log_before_ms;  // and command-log rows older than this age
+  int64_t batch_size = 1000;                     // rows per DELETE statement
+  bool dry_run = false;                          // count only
 };
 
 struct PurgeResult {
@@ -99,7 +99,8 @@ class OpsStore {
   // Pending -> parked with last_error = "parked by operator: <reason>" (bounded to 512
   // characters). kNotFound: no such event. kAborted: a claim holds the row now (try again once it
   // is marked; the message says until when). kInvalidArgument: the row is not pending.
-  [[nodiscard]] Result<OutboxRowDetail> Park(const std::string& event_id, const std::string& reason);
+  [[nodiscard]] Result<OutboxRowDetail> Park(const std::string& event_id,
+                                             const std::string& reason);
 
   // Parked -> pending, due at once, retry_count and last_error kept. Returns the rows requeued.
   // RequeueEvent: kNotFound for an unknown event, kInvalidArgument for a row that is not parked.

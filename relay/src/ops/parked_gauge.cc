@@ -10,8 +10,8 @@ std::unique_ptr<ParkedRowsGauge> ParkedRowsGauge::Start(MysqlOptions mysql, Metr
                                                         std::chrono::milliseconds interval) {
   // A short connect timeout: the gauge must not hold up the shutdown for long.
   mysql.connect_timeout = std::min(mysql.connect_timeout, std::chrono::milliseconds(2000));
-  std::unique_ptr<ParkedRowsGauge> gauge(
-      new ParkedRowsGauge(std::move(mysql), metrics, std::max(interval, std::chrono::milliseconds(100))));
+  std::unique_ptr<ParkedRowsGauge> gauge(new ParkedRowsGauge(
+      std::move(mysql), metrics, std::max(interval, std::chrono::milliseconds(100))));
   gauge->thread_ = std::thread([g = gauge.get()] { g->Loop(); });
   return gauge;
 }
