@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build, tests and demo need; skips those already present.
+# prometheus: only for promtool (the suite checks /metrics and conf/alerts.yml with it); its
+# service is not started by the tests.
 set -euo pipefail
 
 packages=(
@@ -11,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev faketime
   curl procps
   faketime
+  prometheus
 )
 
 missing=()

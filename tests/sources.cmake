@@ -1,4 +1,5 @@
 # Shared test support, mocks and the hook's own tests.
+target_sources(room_outbox_test_support PRIVATE tests/support/relay_command.cc)
 target_sources(room_outbox_test_support PRIVATE tests/support/mysql_admin.cc
   tests/support/tcp_proxy.cc tests/support/test_database.cc)
 target_include_directories(room_outbox_test_support PUBLIC tests/mocks)
@@ -21,3 +22,11 @@ include(tests/integration/scale.cmake)
 add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
   COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-install.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES LABELS integration)
+
+# Operations (issue 9): operator commands, health, journald, reload and watchdog.
+target_sources(integration_tests PRIVATE
+  tests/integration/ops_commands_test.cc
+  tests/integration/ops_daemon_test.cc
+  tests/integration/ops_units_test.cc)
+target_sources(unit_tests PRIVATE tests/unit/ops_unit_test.cc)
+target_sources(integration_tests PRIVATE tests/integration/ops_health_endpoints_test.cc)

@@ -360,6 +360,15 @@ void ReadWorker(TableReader& r, Config& c) {
       w.room_min_interval = *v;
     }
   }
+  // --- park policy (issue 9) ---
+  if (auto v = r.Integer("park_permanent_after")) {
+    if (*v < 0) {
+      r.SetError(r.NodeOf("park_permanent_after"), "park_permanent_after",
+                 "must be >= 0 (0 = never park), got " + std::to_string(*v));
+    } else {
+      w.park_permanent_after = *v;
+    }
+  }
   CheckWorkerTimes(r, w);
   r.CheckUnknown();
 }
@@ -612,7 +621,8 @@ std::string RenderEffectiveConfig(const Config& c) {
     << "max_in_flight = " << w.max_in_flight << "\n"
     << "ordering = " << Quote(w.ordering == Ordering::kPerRoom ? "per_room" : "none") << "\n"
     << "lease = " << Quote(FormatDuration(w.lease)) << "\n"
-    << "room_min_interval = " << Quote(FormatDuration(w.room_min_interval)) << "\n\n";
+    << "room_min_interval = " << Quote(FormatDuration(w.room_min_interval)) << "\n"
+    << "park_permanent_after = " << w.park_permanent_after << "\n\n";
   o << "[tencent_im]\n"
     << "endpoint = " << Quote(t.endpoint) << "\n"
     << "sdk_app_id = " << t.sdk_app_id << "\n"

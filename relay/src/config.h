@@ -75,6 +75,11 @@ struct WorkerConfig {
   // 40 msg/s per-group cap, leaving room for the hook's sync publishes. 0 disables the pacing.
   // At most poll_interval (a claim cuts a paced room at poll_interval / room_min_interval rows).
   std::chrono::milliseconds room_min_interval{50};
+  // --- park policy (issue 9) ---
+  // Park a row after this many attempts that failed with a permanent outcome (the publisher's
+  // permanent class, an undecodable envelope, a body over the limit); 0 = never (the seed's
+  // unbounded retry). Transient failures are never parked.
+  int64_t park_permanent_after = 0;
 };
 
 struct LogConfig {

@@ -3,6 +3,9 @@
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 
+#include <algorithm>
+#include <chrono>
+#include <functional>
 #include <iostream>
 #include <string_view>
 
@@ -10,10 +13,19 @@
 #include "clock.h"
 #include "config.h"
 #include "duration.h"
+#include "health.h"
+#include "journal_sink.h"
 #include "log_line.h"
 #include "metrics.h"
+#include "ops/parked_gauge.h"
 #include "outbox_worker.h"
+#include "reload.h"
 #include "signals.h"
+
+// The source revision (CMake sets it from git at configure time).
+#ifndef ROOM_OUTBOX_REVISION
+#define ROOM_OUTBOX_REVISION "unknown"
+#endif
 
 namespace room_outbox::relay {
 namespace {
@@ -31,9 +43,10 @@ LogLine Lifecycle(std::string_view message, const Config& config) {
 const char* SignalName(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 
 // SIGTERM/SIGINT: the first asks the worker to stop; later ones only log (the marking is never
-// skipped).
+// skipped). SIGHUP: `on_reload`.
 Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config& config,
-                                                    StopSignal& stop) {
+                                                    StopSignal& stop,
+                                                    SignalWatcher::ReloadHandler on_reload) {
   return SignalWatcher::Start([&logger, &config, &stop](int sig, int count) {
     if (count == 1) {
       logger.Info(Lifecycle("signal received: no new claims; finishing rows in flight", config)
@@ -47,7 +60,7 @@ Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config
                       .Add("signal", SignalName(sig))
                       .Add("count", count));
     }
-  });
+  }, std::move(on_reload));
 }
 
 // The config file with the command line's overrides (--log-level).
@@ -66,11 +79,11 @@ Result<Config> LoadForCli(const CliOptions& cli) {
 
 // The /metrics endpoint when [metrics] listen is set (null when not); an error is logged.
 Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, Metrics& metrics,
-                                                    Logger& logger) {
+                                                    Logger& logger, HealthOptions health) {
   if (config.metrics.listen.empty()) {
     return std::unique_ptr<MetricsServer>();
   }
-  auto started = MetricsServer::Start(config.metrics.listen, metrics);
+  auto started = MetricsServer::Start(config.metrics.listen, metrics, health);
   if (!started) {
     logger.Error(Lifecycle("cannot serve metrics", config)
                      .Add("listen", config.metrics.listen)
@@ -142,12 +155,18 @@ int RunOnce(OutboxWorker& worker, Logger& logger, const Config& config) {
 
 // The worker in the mode `cli` asks for; returns when it is done and every result is marked.
 int RunWorker(const CliOptions& cli, const Config& config, OutboxStore& store,
-              Publisher& publisher, StopSignal& stop, Metrics& metrics, Logger& logger) {
-  SystemClock clock;
+              Publisher& publisher, Clock& clock, StopSignal& stop, Metrics& metrics,
+              Logger& logger) {
   const WorkerConfig& w = config.outbox_worker;
+  auto on_status = [&metrics](std::string_view status) {
+    // The worker reports "database error, ..." on the first failed round and "running" once a
+    // round works again; a successful stats read also sets db_up (Metrics::SetPending).
+    if (status.rfind("database error", 0) == 0) metrics.SetDbUp(false);
+    if (status == "running") metrics.SetDbUp(true);
+    Notify("STATUS=" + std::string(status));
+  };
   OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types),
-                      store, publisher, clock, stop, metrics, logger,
-                      [](std::string_view status) { Notify("STATUS=" + std::string(status)); });
+                      store, publisher, clock, stop, metrics, logger, on_status);
   if (cli.once) {
     return RunOnce(worker, logger, config);
   }
@@ -170,10 +189,14 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
     return CheckConfigOnly(config);
   }
 
-  std::unique_ptr<Logger> logger = MakeStderrLogger(config.log);
+  // --- operations (issue 9): journald priorities, SIGHUP reload ---
+  std::unique_ptr<Logger> logger = MakeRelayStderrLogger(config.log);
+  // The publisher cannot take a new secret key yet (Publisher has no ReloadSecretKey): a changed
+  // key is logged as applied at the next restart.
+  ConfigReloader reloader(config, cli.log_level, *logger);
   StopSignal stop;
   // Before any other thread exists (the metrics server and libraries may start some).
-  auto watcher = WatchSignals(*logger, config, stop);
+  auto watcher = WatchSignals(*logger, config, stop, [&reloader] { (void)reloader.Reload(); });
   if (!watcher) {
     logger->Error(Lifecycle("cannot watch signals", config).Add("error", watcher.error().message));
     return kExitRuntimeFailure;
@@ -205,17 +228,44 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   // Connects lazily: a database that is down at start is retried by the worker's back-off.
   std::unique_ptr<OutboxStore> store = factories.make_store(config.mysql);
 
+  // --- operations (issue 9): heartbeat, watchdog, health endpoints ---
+  std::unique_ptr<Watchdog> watchdog = Watchdog::FromEnvironment();
+  Heartbeat heartbeat(watchdog.get());
   Metrics metrics;
-  auto metrics_server = ServeMetrics(config, metrics, *logger);
+  metrics.SetBuildInfo(Version(), ROOM_OUTBOX_REVISION);
+  metrics.AttachHeartbeat(&heartbeat);
+  if (watchdog) {
+    logger->Info(Lifecycle("systemd watchdog on", config)
+                     .Add("watchdog_usec", static_cast<int64_t>(watchdog->interval().count())));
+  }
+  auto metrics_server = ServeMetrics(config, metrics, *logger,
+                                     HealthOptions{&heartbeat, HealthStaleAfter(w.poll_interval)});
   if (!metrics_server) {
     return kExitRuntimeFailure;
   }
+  // room_outbox_parked_rows, counted on a connection of its own (ops/parked_gauge.h).
+  std::unique_ptr<ops::ParkedRowsGauge> parked_gauge;
+  if (*metrics_server) {
+    parked_gauge = ops::ParkedRowsGauge::Start(config.mysql, metrics, std::chrono::seconds(15));
+  }
+  // Every claim, wave and sleep slice of the worker beats (health.h); slices short enough for
+  // the watchdog (at least two beats per WATCHDOG_USEC/2).
+  std::chrono::milliseconds slice = std::chrono::seconds(1);
+  if (watchdog) {
+    slice = std::clamp(
+        std::chrono::duration_cast<std::chrono::milliseconds>(watchdog->interval() / 4),
+        std::chrono::milliseconds(10), slice);
+  }
+  SystemClock system_clock;
+  HeartbeatClock clock(system_clock, heartbeat, slice);
 
-  const int exit_code = RunWorker(cli, config, *store, **publisher, stop, metrics, *logger);
+  const int exit_code =
+      RunWorker(cli, config, *store, **publisher, clock, stop, metrics, *logger);
   // The worker has marked every result it got; only now may the database go away.
   logger->Info(Lifecycle("worker stopped; closing the database connection", config));
   store.reset();
   publisher->reset();
+  parked_gauge.reset();
   metrics_server->reset();
   logger->Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", exit_code));
   return exit_code;

@@ -12,7 +12,13 @@ target_sources(room_outbox_relay PRIVATE
   relay/src/room_pace.cc
   relay/src/room_queues.cc
   relay/src/relay_app.cc
-  relay/src/signals.cc)
+  relay/src/signals.cc
+  relay/src/health.cc
+  relay/src/journal_sink.cc
+  relay/src/reload.cc
+  relay/src/ops/ops_commands.cc
+  relay/src/ops/ops_store.cc
+  relay/src/ops/parked_gauge.cc)
 target_sources(unit_tests PRIVATE
   tests/unit/config_test.cc
   tests/unit/duration_test.cc

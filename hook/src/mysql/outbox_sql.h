@@ -165,6 +165,109 @@ inline constexpr std::string_view kStats =
     "AND e.id < o.id)), 0) "
     "FROM room_outbox o WHERE o.status = 'pending'";
 
+// --- operator commands ---
+// Used by relay/src/ops (outbox-relay stats|show|park|requeue|purge). Every absolute time is the
+// database server's clock, read inside the statement (kServerNowMs), never the host's. Each
+// statement is one short autocommit transaction: no operator command holds locks across calls.
+// Schema 003 adds status 'parked', parked_at_ms and idx_status_published (status,
+// published_at_ms, id); idx_created_at (created_at_ms, id) on room_command_log.
+
+// The server's clock in epoch milliseconds, minus a duration (ms): the purge's cut-off, read once
+// per run so every batch and the dry run use the same one.
+inline constexpr std::string_view kOpsServerNowMinus =
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS " - ?";
+
+// Rows per status (a loose scan of idx_pending_due / idx_status_published).
+inline constexpr std::string_view kOpsCountByStatus =
+    "SELECT status, COUNT(*) FROM room_outbox GROUP BY status";
+
+// idx_status_published (status first): the parked rows, for room_outbox_parked_rows.
+inline constexpr std::string_view kOpsCountParked =
+    "SELECT COUNT(*) FROM room_outbox WHERE status = 'parked'";
+
+// idx_pending_due: the oldest pending row's age on the server's clock (0 when none).
+inline constexpr std::string_view kOpsOldestPendingAge =
+    "SELECT COALESCE(" ROOM_OUTBOX_SERVER_NOW_MS " - MIN(created_at_ms), 0) FROM room_outbox "
+    "WHERE status = 'pending'";
+
+// Rooms with pending rows: each room's pending count and its head row (lowest pending id),
+// rooms with the oldest heads first. Placeholder: limit.
+inline constexpr std::string_view kOpsTopRooms =
+    "SELECT h.room_id, h.pending, o.event_id, o.retry_count, o.last_error FROM "
+    "(SELECT room_id, COUNT(*) AS pending, MIN(id) AS head_id FROM room_outbox "
+    "WHERE status = 'pending' GROUP BY room_id) h "
+    "JOIN room_outbox o ON o.id = h.head_id ORDER BY o.id LIMIT ?";
+
+// Rooms whose later pending rows wait behind a head row that has failed at least once.
+inline constexpr std::string_view kOpsRoomsHeldBack =
+    "SELECT COUNT(*) FROM "
+    "(SELECT MIN(id) AS head_id, COUNT(*) AS pending FROM room_outbox "
+    "WHERE status = 'pending' GROUP BY room_id) h "
+    "JOIN room_outbox o ON o.id = h.head_id WHERE h.pending > 1 AND o.retry_count > 0";
+
+// uk_event_id. The last column says whether a claim holds the row right now (a token and a
+// lease not yet over on the server's clock).
+inline constexpr std::string_view kOpsShow =
+    "SELECT event_id, event_type, room_id, status, retry_count, last_error, created_at_ms, "
+    "updated_at_ms, published_at_ms, next_attempt_at_ms, parked_at_ms, envelope, command_id, "
+    "request_id, "
+    "(claim_token IS NOT NULL AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS ") "
+    "FROM room_outbox WHERE event_id = ?";
+
+// uk_event_id. A pending row that no claim holds -> parked. A row leased to a relay (or to the
+// hook's sync publish) is left alone: its holder is sending it. Placeholders: last_error,
+// event_id.
+inline constexpr std::string_view kOpsPark =
+    "UPDATE room_outbox SET status = 'parked', last_error = ?, claim_token = NULL, "
+    "parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " WHERE event_id = ? AND status = 'pending' "
+    "AND (claim_token IS NULL OR next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
+
+// Parked -> pending, due at once, retry_count and last_error kept.
+#define ROOM_OUTBOX_REQUEUE_SET                                                        \
+  "UPDATE room_outbox SET status = 'pending', parked_at_ms = NULL, claim_token = NULL, " \
+  "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+// uk_event_id. Placeholder: event_id.
+inline constexpr std::string_view kOpsRequeueEvent =
+    ROOM_OUTBOX_REQUEUE_SET " WHERE event_id = ? AND status = 'parked'";
+// idx_room_status, in batches. Placeholders: room_id, limit.
+inline constexpr std::string_view kOpsRequeueRoom =
+    ROOM_OUTBOX_REQUEUE_SET " WHERE room_id = ? AND status = 'parked' ORDER BY id LIMIT ?";
+// idx_status_published (status first), in batches. Placeholder: limit.
+inline constexpr std::string_view kOpsRequeueAllParked =
+    ROOM_OUTBOX_REQUEUE_SET " WHERE status = 'parked' ORDER BY id LIMIT ?";
+#undef ROOM_OUTBOX_REQUEUE_SET
+
+// idx_status_published: published rows older than the cut-off only (never pending or parked),
+// one batch per autocommit statement. Placeholders: cut-off ms, limit.
+inline constexpr std::string_view kOpsPurgeOutbox =
+    "DELETE FROM room_outbox WHERE status = 'published' AND published_at_ms < ? "
+    "ORDER BY published_at_ms, id LIMIT ?";
+inline constexpr std::string_view kOpsCountPurgeableOutbox =
+    "SELECT COUNT(*) FROM room_outbox WHERE status = 'published' AND published_at_ms < ?";
+
+// idx_created_at; a command whose events are not all published keeps its log row (idx_command_id).
+// Placeholders: cut-off ms, limit.
+#define ROOM_OUTBOX_PURGEABLE_COMMANDS                                                \
+  " WHERE created_at_ms < ? AND NOT EXISTS (SELECT 1 FROM room_outbox o "             \
+  "WHERE o.command_id = room_command_log.command_id AND o.status <> 'published')"
+inline constexpr std::string_view kOpsPurgeCommandLog =
+    "DELETE FROM room_command_log" ROOM_OUTBOX_PURGEABLE_COMMANDS
+    " ORDER BY created_at_ms, id LIMIT ?";
+inline constexpr std::string_view kOpsCountPurgeableCommandLog =
+    "SELECT COUNT(*) FROM room_command_log" ROOM_OUTBOX_PURGEABLE_COMMANDS;
+#undef ROOM_OUTBOX_PURGEABLE_COMMANDS
+
+// For the park policy ([outbox_worker] park_permanent_after; the worker's store call is still to
+// be written): a failed attempt that parks its row, for the holder of the claim only. Primary
+// key. Placeholders: last_error, id, token.
+inline constexpr std::string_view kMarkParked =
+    "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + 1, last_error = ?, "
+    "claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", "
+    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " "
+    "WHERE id = ? AND claim_token = ? AND status = 'pending'";
+
+
 // --- diagnostics (tests, benchmarks) ---
 
 // No table: this session's handler read counters.

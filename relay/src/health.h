@@ -1,0 +1,101 @@
+// Liveness of the worker loop: a Heartbeat the loop beats, the systemd watchdog it feeds, and a
+// Clock decorator that beats on the loop's behalf.
+//
+//   Heartbeat   Beat() from the worker thread after each round and each sleep slice; AgeMs() /
+//               Fresh() from any thread (/healthz, the metrics). A loop wedged in a call stops
+//               beating, and /healthz turns 503 once the age passes HealthStaleAfter().
+//   Watchdog    WATCHDOG=1 over sd_notify, at most once per half of WATCHDOG_USEC, sent from
+//               Beat(): systemd's WatchdogSec= restarts a relay whose loop stopped beating, even
+//               though its /metrics thread still answers.
+//   HeartbeatClock  wraps the worker's Clock: every NowMs() (each round reads it at least once,
+//               at the claim, and once per wave) and every slice of a SleepFor() (sleeps are cut
+//               into slices of at most `slice`) beats, and so does every SteadyMs() (the pace
+//               and lease checks inside a round). This wires the heartbeat without a line in
+//               the worker; a worker that calls Heartbeat::Beat() itself needs no decorator.
+//
+// Thread-safety: Beat() from one thread (the worker); the readers from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "clock.h"
+
+namespace room_outbox::relay {
+
+// The monotonic clock in milliseconds (arbitrary origin).
+int64_t SteadyNowMs();
+
+class Watchdog {
+ public:
+  // The watchdog systemd asked for: WATCHDOG_USEC set and WATCHDOG_PID this process or unset
+  // (sd_watchdog_enabled). nullptr when there is none.
+  static std::unique_ptr<Watchdog> FromEnvironment();
+
+  explicit Watchdog(std::chrono::microseconds interval) : interval_(interval) {}
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // Sends WATCHDOG=1 unless one was sent less than interval/2 ago. Returns true when it sent.
+  bool Kick(int64_t steady_ms);
+  std::chrono::microseconds interval() const { return interval_; }
+  uint64_t kicks() const { return kicks_.load(std::memory_order_relaxed); }
+
+ private:
+  std::chrono::microseconds interval_;
+  int64_t last_kick_ms_ = 0;
+  bool kicked_ = false;
+  std::atomic<uint64_t> kicks_{0};
+};
+
+class Heartbeat {
+ public:
+  // `watchdog` (optional) must outlive the heartbeat. The age counts from construction until the
+  // first beat.
+  explicit Heartbeat(Watchdog* watchdog = nullptr);
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+  void Beat() { Beat(SteadyNowMs()); }
+  void Beat(int64_t steady_ms);
+
+  // Milliseconds since the last beat.
+  int64_t AgeMs() const { return AgeMs(SteadyNowMs()); }
+  int64_t AgeMs(int64_t steady_ms) const;
+  bool Fresh(std::chrono::milliseconds max_age) const { return AgeMs() <= max_age.count(); }
+  uint64_t beats() const { return beats_.load(std::memory_order_relaxed); }
+
+ private:
+  Watchdog* watchdog_;
+  std::atomic<int64_t> last_ms_;
+  std::atomic<uint64_t> beats_{0};
+};
+
+// How old a heartbeat may get before /healthz reports the loop wedged:
+// max(3 x poll_interval, 60s). 60 s covers one database call blocked up to its 30 s socket read
+// timeout plus a reconnect, and the slowest sleep slice; a loop that goes longer without a beat is
+// stuck, not slow.
+std::chrono::milliseconds HealthStaleAfter(std::chrono::milliseconds poll_interval);
+
+class HeartbeatClock final : public Clock {
+ public:
+  // `inner` and `heartbeat` must outlive the clock.
+  HeartbeatClock(Clock& inner, Heartbeat& heartbeat,
+                 std::chrono::milliseconds slice = std::chrono::seconds(1))
+      : inner_(inner), heartbeat_(heartbeat), slice_(slice) {}
+
+  int64_t NowMs() override;
+  // The inner clock's monotonic reading; a beat too (the loop reads it for its pace and lease).
+  int64_t SteadyMs() override;
+  // Sleeps in slices of at most `slice`, beating before each one and after the last.
+  bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override;
+
+ private:
+  Clock& inner_;
+  Heartbeat& heartbeat_;
+  std::chrono::milliseconds slice_;
+};
+
+}  // namespace room_outbox::relay

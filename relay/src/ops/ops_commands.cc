@@ -1,0 +1,223 @@
+#include "ops/ops_commands.h"
+
+#include <chrono>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "config.h"
+#include "duration.h"
+#include "ops/ops_store.h"
+#include "relay_app.h"
+
+namespace room_outbox::relay::ops {
+namespace {
+
+// Keys in the documented order (ordered_json keeps insertion order).
+using json = nlohmann::ordered_json;
+
+constexpr int64_t kMaxBatchSize = 100000;
+constexpr int64_t kDayMs = 24LL * 3600 * 1000;
+
+// A positive duration: the config's syntax plus a day unit ("7d").
+Result<int64_t> ParseAge(const std::string& option, const std::string& text) {
+  int64_t ms = 0;
+  if (text.size() > 1 && text.back() == 'd') {
+    const std::string days = text.substr(0, text.size() - 1);
+    auto hours = ParseDuration(days + "h");
+    if (!hours || hours->count() > std::numeric_limits<int64_t>::max() / 24) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  option + ": invalid duration \"" + text + "\" (e.g. \"7d\", \"168h\", \"30m\")");
+    }
+    ms = hours->count() * 24;
+  } else {
+    auto d = ParseDuration(text);
+    if (!d) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  option + ": invalid duration \"" + text +
+                      "\": expected an integer and a unit ms, s, m, h or d, e.g. \"7d\", "
+                      "\"168h\", \"30m\"");
+    }
+    ms = d->count();
+  }
+  if (ms <= 0) {
+    return Fail(ErrorCode::kInvalidArgument,
+                option + ": must be a positive duration, got \"" + text + "\"");
+  }
+  return ms;
+}
+
+json Nullable(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
+json Nullable(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+json RowJson(const OutboxRowDetail& d) {
+  json o = {{"event_id", d.event_id},
+            {"event_type", d.event_type},
+            {"room_id", d.room_id},
+            {"command_id", d.command_id},
+            {"request_id", d.request_id},
+            {"status", d.status},
+            {"retry_count", d.retry_count},
+            {"last_error", Nullable(d.last_error)},
+            {"created_at_ms", d.created_at_ms},
+            {"updated_at_ms", d.updated_at_ms},
+            {"published_at_ms", Nullable(d.published_at_ms)},
+            {"next_attempt_at_ms", d.next_attempt_at_ms},
+            {"parked_at_ms", Nullable(d.parked_at_ms)},
+            {"leased", d.leased}};
+  json envelope = json::parse(d.envelope, nullptr, /*allow_exceptions=*/false);
+  if (envelope.is_discarded()) {
+    // An undecodable envelope is shown as stored, so the operator can see why it fails.
+    o["envelope"] = nullptr;
+    o["envelope_text"] = d.envelope;
+  } else {
+    o["envelope"] = std::move(envelope);
+  }
+  return o;
+}
+
+std::string_view CodeName(ErrorCode code) { return ErrorCodeName(code); }
+
+int RuntimeFailure(std::ostream& out, std::ostream& err, const std::string& command,
+                   const Error& error) {
+  std::string message = error.message;
+  // A database without schema 003 (status 'parked', parked_at_ms): say what to apply.
+  if (message.find("parked_at_ms") != std::string::npos ||
+      message.find("idx_status_published") != std::string::npos ||
+      message.find("column 'status'") != std::string::npos) {
+    message += " (apply schema/003_parked.sql: it is idempotent)";
+  }
+  out << json{{"error", message}, {"code", CodeName(error.code)}}.dump() << "\n";
+  err << "outbox-relay " << command << ": " << message << "\n";
+  return kExitRuntimeFailure;
+}
+
+int Usage(std::ostream& err, const std::string& command, const std::string& message) {
+  err << "outbox-relay " << command << ": " << message << "\n";
+  return kExitUsage;
+}
+
+int RunStats(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream& err) {
+  auto stats = store.Stats(cli.top_rooms);
+  if (!stats) return RuntimeFailure(out, err, cli.command, stats.error());
+  json rooms = json::array();
+  for (const RoomHead& r : stats->top_rooms) {
+    rooms.push_back({{"room_id", r.room_id},
+                     {"pending", r.pending},
+                     {"head_event_id", r.head_event_id},
+                     {"head_retry_count", r.head_retry_count},
+                     {"head_last_error", Nullable(r.head_last_error)}});
+  }
+  out << json{{"pending", stats->pending},
+              {"parked", stats->parked},
+              {"published", stats->published},
+              {"oldest_pending_age_ms", stats->oldest_pending_age_ms},
+              {"rooms_held_back", stats->rooms_held_back},
+              {"top_rooms", std::move(rooms)}}
+             .dump()
+      << "\n";
+  return kExitOk;
+}
+
+int RunShow(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream& err) {
+  auto row = store.Show(cli.event_id);
+  if (!row) return RuntimeFailure(out, err, cli.command, row.error());
+  out << RowJson(*row).dump() << "\n";
+  return kExitOk;
+}
+
+int RunPark(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream& err) {
+  auto row = store.Park(cli.event_id, cli.reason);
+  if (!row) return RuntimeFailure(out, err, cli.command, row.error());
+  out << json{{"parked", 1},
+              {"event_id", row->event_id},
+              {"room_id", row->room_id},
+              {"status", row->status},
+              {"retry_count", row->retry_count},
+              {"last_error", Nullable(row->last_error)},
+              {"parked_at_ms", Nullable(row->parked_at_ms)}}
+             .dump()
+      << "\n";
+  return kExitOk;
+}
+
+int RunRequeue(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream& err) {
+  Result<int64_t> n = cli.all_parked         ? store.RequeueAllParked(cli.batch_size)
+                      : !cli.room_id.empty() ? store.RequeueRoom(cli.room_id, cli.batch_size)
+                                             : store.RequeueEvent(cli.event_id);
+  if (!n) return RuntimeFailure(out, err, cli.command, n.error());
+  out << json{{"requeued", *n}}.dump() << "\n";
+  return kExitOk;
+}
+
+int RunPurge(OpsStore& store, const OpsCli& cli, const PurgeRequest& request, std::ostream& out,
+             std::ostream& err) {
+  auto purged = store.Purge(request);
+  if (!purged) return RuntimeFailure(out, err, cli.command, purged.error());
+  json o = {{"outbox_deleted", purged->outbox_deleted},
+            {"command_log_deleted", purged->command_log_deleted},
+            {"outbox_batches", purged->outbox_batches},
+            {"command_log_batches", purged->command_log_batches},
+            {"published_before_ms", purged->outbox_cutoff_ms},
+            {"command_log_before_ms",
+             request.command_log_before_ms ? json(purged->command_log_cutoff_ms) : json(nullptr)},
+            {"dry_run", request.dry_run}};
+  if (request.dry_run) {
+    o["outbox_matching"] = purged->outbox_matching;
+    o["command_log_matching"] =
+        request.command_log_before_ms ? json(purged->command_log_matching) : json(nullptr);
+  }
+  out << o.dump() << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunOpsCommand(const OpsCli& cli, std::ostream& out, std::ostream& err) {
+  const std::string& c = cli.command;
+  // Argument checks first: a usage error never needs the database.
+  PurgeRequest purge;
+  if (c == "show" || c == "park") {
+    if (cli.event_id.empty()) return Usage(err, c, "EVENT_ID is required");
+    if (c == "park" && cli.reason.empty()) return Usage(err, c, "--reason TEXT is required");
+  } else if (c == "requeue") {
+    const int selectors =
+        (cli.event_id.empty() ? 0 : 1) + (cli.room_id.empty() ? 0 : 1) + (cli.all_parked ? 1 : 0);
+    if (selectors != 1) {
+      return Usage(err, c, "give exactly one of EVENT_ID, --room ROOM_ID, --all-parked");
+    }
+  } else if (c == "purge") {
+    if (cli.published_before.empty()) return Usage(err, c, "--published-before is required");
+    auto age = ParseAge("--published-before", cli.published_before);
+    if (!age) return Usage(err, c, age.error().message);
+    purge.published_before_ms = *age;
+    if (!cli.command_log_before.empty()) {
+      auto log_age = ParseAge("--command-log-before", cli.command_log_before);
+      if (!log_age) return Usage(err, c, log_age.error().message);
+      purge.command_log_before_ms = *log_age;
+    }
+    purge.dry_run = cli.dry_run;
+    purge.batch_size = cli.batch_size;
+  } else if (c != "stats") {
+    return Usage(err, c, "unknown command");
+  }
+  if (cli.batch_size < 1 || cli.batch_size > kMaxBatchSize) {
+    return Usage(err, c, "--batch-size must be 1.." + std::to_string(kMaxBatchSize));
+  }
+  if (cli.top_rooms < 0 || cli.top_rooms > 1000) {
+    return Usage(err, c, "--top must be 0..1000");
+  }
+
+  auto config = LoadConfig(cli.config_path);
+  if (!config) return Usage(err, c, config.error().message);
+  auto store = OpsStore::Connect(config->mysql);
+  if (!store) return RuntimeFailure(out, err, c, store.error());
+
+  if (c == "stats") return RunStats(**store, cli, out, err);
+  if (c == "show") return RunShow(**store, cli, out, err);
+  if (c == "park") return RunPark(**store, cli, out, err);
+  if (c == "requeue") return RunRequeue(**store, cli, out, err);
+  return RunPurge(**store, cli, purge, out, err);
+}
+
+}  // namespace room_outbox::relay::ops

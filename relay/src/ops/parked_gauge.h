@@ -1,0 +1,42 @@
+// ParkedRowsGauge: keeps room_outbox_parked_rows current for /metrics, from a thread of its own
+// with its own database connection (OpsStore), one index count every `interval`. The worker's
+// OutboxStore::Stats does not count parked rows; this keeps the gauge (and the
+// RoomOutboxParkedRows alert) truthful without touching the worker loop. While the count cannot
+// be read the gauge is unknown (NaN), never a stale number.
+//
+// Started only when the metrics endpoint is on. The destructor stops and joins the thread; a
+// count in progress against a hung server ends within the connection's socket timeout.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "clock.h"
+#include "metrics.h"
+#include "room_outbox/options.h"
+
+namespace room_outbox::relay::ops {
+
+class ParkedRowsGauge {
+ public:
+  // `metrics` must outlive the gauge.
+  static std::unique_ptr<ParkedRowsGauge> Start(MysqlOptions mysql, Metrics& metrics,
+                                                std::chrono::milliseconds interval);
+  ~ParkedRowsGauge();
+  ParkedRowsGauge(const ParkedRowsGauge&) = delete;
+  ParkedRowsGauge& operator=(const ParkedRowsGauge&) = delete;
+
+ private:
+  ParkedRowsGauge(MysqlOptions mysql, Metrics& metrics, std::chrono::milliseconds interval)
+      : mysql_(std::move(mysql)), metrics_(metrics), interval_(interval) {}
+  void Loop();
+
+  MysqlOptions mysql_;
+  Metrics& metrics_;
+  std::chrono::milliseconds interval_;
+  StopSignal stop_;
+  std::thread thread_;
+};
+
+}  // namespace room_outbox::relay::ops
