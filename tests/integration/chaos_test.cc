@@ -25,6 +25,7 @@
 #include "support/fake_im_server.h"
 #include "support/private_mariadb.h"
 #include "support/relay_process.h"
+#include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -43,15 +44,6 @@ constexpr size_t kMaxInFlight = 16;
 // Generous for a loaded 2-core CI machine; a healthy run needs a fraction of each.
 constexpr milliseconds kProgressTimeout{60'000};
 constexpr milliseconds kDrainTimeout{180'000};
-
-bool WaitUntil(const std::function<bool()>& done, milliseconds timeout) {
-  const auto deadline = SteadyClock::now() + timeout;
-  while (!done()) {
-    if (SteadyClock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return true;
-}
 
 std::string RoomId(int room) {
   char buf[32];
@@ -134,7 +126,7 @@ class ChaosTest : public ::testing::Test {
   // Waits until `rows` more rows left pending than at the call (or none is left).
   bool Progress(int64_t rows) {
     const int64_t start = Pending();
-    return WaitUntil(
+    return Eventually(
         [&] {
           const int64_t now = Pending();
           return now == 0 || (now >= 0 && start >= 0 && start - now >= rows);
@@ -184,7 +176,7 @@ TEST_F(ChaosTest, KillsRestartsAndFaultsLoseNothingAndKeepEachRoomsOrder) {
     ++kills;
     relay = &StartRelay();
   }
-  ASSERT_TRUE(WaitUntil([&] { return Pending() == 0; }, kDrainTimeout)) << Logs();
+  ASSERT_TRUE(Eventually([&] { return Pending() == 0; }, kDrainTimeout)) << Logs();
   const double seconds_taken =
       std::chrono::duration<double>(SteadyClock::now() - started).count();
   EXPECT_TRUE(relay->Signal(SIGTERM));

@@ -24,6 +24,7 @@
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -40,17 +41,6 @@ std::string LibFaketimePath() {
   }
   globfree(&found);
   return path;
-}
-
-bool Eventually(const std::function<bool()>& done, milliseconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= until) {
-      return false;
-    }
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return true;
 }
 
 constexpr milliseconds kSyncTryLatency{150};

@@ -33,8 +33,10 @@
 
 #include "support/child_process.h"
 #include "support/fake_im_server.h"
+#include "support/private_mariadb.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -44,15 +46,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 using SteadyClock = std::chrono::steady_clock;
-
-bool Eventually(const std::function<bool()>& done, milliseconds limit) {
-  const auto deadline = SteadyClock::now() + limit;
-  while (SteadyClock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return done();
-}
 
 fs::path MakeTempDir() {
   std::string tmpl = "/tmp/ops-daemon-test-XXXXXX";
@@ -121,57 +114,6 @@ RelayProcessOptions DaemonOptions(const std::string& level = "info") {
   options.outbox_worker = {{"poll_interval", "\"200ms\""}, {"lease", "\"10s\""}};
   return options;
 }
-
-// A MariaDB server of this test's own (scripts/mariadb-local.sh), so stopping it disturbs no
-// other test.
-class PrivateMariaDb {
- public:
-  explicit PrivateMariaDb(fs::path dir) : dir_(std::move(dir)) {}
-  ~PrivateMariaDb() {
-    if (started_) (void)std::system((Script() + " stop " + dir_.string() + " >/dev/null").c_str());
-  }
-  bool Start() {
-    const int rc = std::system((Script() + " start " + dir_.string() + " >/dev/null").c_str());
-    started_ = rc == 0;
-    return started_;
-  }
-  bool Stop() {
-    return std::system((Script() + " stop " + dir_.string() + " >/dev/null").c_str()) == 0;
-  }
-  std::string socket() const { return (dir_ / "mysqld.sock").string(); }
-  bool CreateDatabase(const std::string& name) {
-    std::unique_ptr<MYSQL, decltype(&mysql_close)> conn(mysql_init(nullptr), &mysql_close);
-    if (!conn || mysql_real_connect(conn.get(), nullptr, "root", nullptr, nullptr, 0,
-                                    socket().c_str(), CLIENT_MULTI_STATEMENTS) == nullptr) {
-      ADD_FAILURE() << "connect to the private MariaDB: " << mysql_error(conn.get());
-      return false;
-    }
-    std::vector<std::string> sql = {"CREATE DATABASE `" + name + "`", "USE `" + name + "`"};
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(ROOM_OUTBOX_SCHEMA_DIR)) {
-      if (entry.path().extension() == ".sql") files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) sql.push_back(ReadFile(f.string()));
-    for (const std::string& statement : sql) {
-      if (mysql_query(conn.get(), statement.c_str()) != 0) {
-        ADD_FAILURE() << "schema: " << mysql_error(conn.get());
-        return false;
-      }
-      do {
-        if (MYSQL_RES* res = mysql_store_result(conn.get())) mysql_free_result(res);
-      } while (mysql_next_result(conn.get()) == 0);
-    }
-    return true;
-  }
-
- private:
-  static std::string Script() {
-    return std::string(ROOM_OUTBOX_SOURCE_DIR) + "/scripts/mariadb-local.sh";
-  }
-  fs::path dir_;
-  bool started_ = false;
-};
 
 class OpsDaemonTest : public ::testing::Test {
  protected:

@@ -23,6 +23,7 @@
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -58,15 +59,6 @@ void InsertBacklog(TestDatabase& db, int big_rows, int other_rows, int other_roo
       "FROM (SELECT seq, " +
       room + " AS room FROM seq_1_to_" + std::to_string(total) +
       ") r) t ORDER BY seq");
-}
-
-bool WaitUntil(const std::function<bool()>& done, milliseconds timeout) {
-  const auto deadline = SteadyClock::now() + timeout;
-  while (!done()) {
-    if (SteadyClock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  return true;
 }
 
 int64_t PendingRows(TestDatabase& db) {
@@ -155,7 +147,7 @@ DrainOutcome DrainWithRelays(int count) {
     relays.push_back(std::make_unique<RelayProcess>(db, im, options));
     EXPECT_TRUE(relays.back()->Start());
   }
-  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
   outcome.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   EXPECT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
   StopRelays(relays);
@@ -219,7 +211,7 @@ TEST(RelayClaimTest, ARelayWhoseClockRunsAMinuteAheadNeitherDuplicatesNorStalls)
   RelayProcess ahead(db, im, options);
   ASSERT_TRUE(correct.Start());
   ASSERT_TRUE(ahead.Start());
-  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
   ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n"
                        << correct.StderrTail() << ahead.StderrTail();
   for (RelayProcess* relay : {&correct, &ahead}) {

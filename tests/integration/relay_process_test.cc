@@ -29,6 +29,7 @@
 #include "support/private_mariadb.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -43,16 +44,6 @@ fs::path MakeTempDir(const char* prefix) {
   char* made = mkdtemp(tmpl.data());
   EXPECT_NE(made, nullptr);
   return made != nullptr ? fs::path(made) : fs::path();
-}
-
-// Polls `done` every 50ms until it holds or `limit` passes.
-bool Eventually(const std::function<bool()>& done, milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return done();
 }
 
 std::string SqlQuote(const std::string& s) {

@@ -32,6 +32,7 @@
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -117,18 +118,6 @@ std::vector<std::string> Rooms(int count) {
   return rooms;
 }
 
-// Polls `done` every 50ms until it holds or `timeout` passes.
-bool WaitUntil(const std::function<bool()>& done, milliseconds timeout) {
-  const auto deadline = SteadyClock::now() + timeout;
-  while (!done()) {
-    if (SteadyClock::now() >= deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return true;
-}
-
 int64_t PendingRows(TestDatabase& db) {
   return db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'pending'");
 }
@@ -207,7 +196,7 @@ TEST(RelayScaleTest, ThreeRelaysDrainTenThousandRowsEachEventOnce) {
   options.log_level = "debug";
   const auto start = SteadyClock::now();
   auto relays = StartRelays(db, im, 3, options);
-  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
   const double drain_seconds = SecondsSince(start);
   ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
   ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
@@ -286,7 +275,7 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostTheDeadRelaysLastWave) {
   EXPECT_EQ(killed->signal, SIGKILL) << Describe(*killed);
   const size_t requests_at_kill = im.Stats().requests;
 
-  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
   const double after_kill_seconds = SecondsSince(killed_at);
   ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending after the kill\n" << Logs(relays);
   ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
@@ -343,7 +332,7 @@ TEST(RelayScaleTest, TransientFaultsKeepEachRoomsCommitOrder) {
   RelayProcessOptions options;
   options.outbox_worker = {{"batch_size", "50"}, {"max_in_flight", "16"}};
   auto relays = StartRelays(db, im, 2, options);
-  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
   ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
   ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
 
@@ -414,14 +403,14 @@ TEST(RelayScaleTest, PermanentlyFailingRoomDoesNotDelayOtherRooms) {
   // Undisturbed, these 600 rows drain in about a second; a room that held up claims or batches
   // (every 200ms poll) would take far longer or never finish.
   constexpr milliseconds kOthersBound{20'000};
-  const bool others_done = WaitUntil([&] { return db.Scalar(others_pending) == 0; }, kOthersBound);
+  const bool others_done = Eventually([&] { return db.Scalar(others_pending) == 0; }, kOthersBound);
   const double others_seconds = SecondsSince(start);
   ASSERT_TRUE(others_done) << db.Scalar(others_pending) << " rows of healthy rooms pending after "
                            << kOthersBound.count() << "ms\n"
                            << Logs(relays);
   // The failing head keeps being retried (every poll_interval) while the others finish.
   const std::string head = EventId(bad_room, 1);
-  ASSERT_TRUE(WaitUntil([&] { return im.RequestsFor(head).size() >= 3; }, kDrainTimeout))
+  ASSERT_TRUE(Eventually([&] { return im.RequestsFor(head).size() >= 3; }, kDrainTimeout))
       << Logs(relays);
   ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
 
@@ -475,7 +464,7 @@ TEST(RelayScaleTest, ABusyRoomsPaceDoesNotHoldOtherRoomsBehindIt) {
       "SELECT COUNT(*) FROM room_outbox WHERE status = "
       "'published' AND room_id = '" +
       busy_room + "'";
-  ASSERT_TRUE(WaitUntil([&] { return db.Scalar(quiet_pending) == 0; }, kDrainTimeout))
+  ASSERT_TRUE(Eventually([&] { return db.Scalar(quiet_pending) == 0; }, kDrainTimeout))
       << db.Scalar(quiet_pending) << " quiet rows pending\n"
       << Logs(relays);
   // Held behind the busy room's pace, the quiet rows would finish with it (all 400 sent); cut
@@ -483,7 +472,7 @@ TEST(RelayScaleTest, ABusyRoomsPaceDoesNotHoldOtherRoomsBehindIt) {
   const int64_t busy_sent_when_quiet_done = db.Scalar(busy_published);
   EXPECT_LT(busy_sent_when_quiet_done, kBusyRows / 2);
   // The busy room keeps going, in order.
-  ASSERT_TRUE(WaitUntil([&] { return db.Scalar(busy_published) >= busy_sent_when_quiet_done + 20; },
+  ASSERT_TRUE(Eventually([&] { return db.Scalar(busy_published) >= busy_sent_when_quiet_done + 20; },
                         kDrainTimeout))
       << Logs(relays);
   ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
@@ -529,7 +518,7 @@ TEST(RelayScaleTest, RequestBudgetCapsTheRateAndRetriesResendIdenticalBodies) {
   options.tencent_im = {{"requests_per_second", std::to_string(kBudget)}};
   const auto start = SteadyClock::now();
   auto relays = StartRelays(db, im, 1, options);
-  const bool drained = WaitUntil([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
   const double drain_seconds = SecondsSince(start);
   ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
   ASSERT_NO_FATAL_FAILURE(StopRelays(relays));

@@ -39,11 +39,11 @@ bool PrivateMariaDb::Start() {
   return true;
 }
 
-void PrivateMariaDb::Stop() {
-  if (!socket_.empty()) {
-    const int rc = std::system((Script() + " stop " + dir_.string()).c_str());
-    EXPECT_EQ(rc, 0);
-  }
+bool PrivateMariaDb::Stop() {
+  if (socket_.empty()) return true;
+  const int rc = std::system((Script() + " stop " + dir_.string()).c_str());
+  EXPECT_EQ(rc, 0);
+  return rc == 0;
 }
 
 bool PrivateMariaDb::CreateDatabase(const std::string& name) {

@@ -21,8 +21,9 @@ class PrivateMariaDb {
   // Installs the datadir when new, starts the server and waits until it answers. On a failure
   // records a test failure with the script's output and returns false.
   bool Start();
-  // Shuts the server down and waits for the process to end (no-op when never started).
-  void Stop();
+  // Shuts the server down and waits for the process to end (no-op when never started); false
+  // when the script failed.
+  bool Stop();
   const std::string& socket() const { return socket_; }
 
   // Creates the database and applies schema/*.sql in file-name order.
