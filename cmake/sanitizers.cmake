@@ -12,11 +12,11 @@ if(ROOM_OUTBOX_SANITIZE)
     # A UB report is a test failure, not a warning on stderr.
     list(APPEND _room_outbox_san_flags -fno-sanitize-recover=undefined)
   endif()
+  add_compile_options(${_room_outbox_san_flags})
   if(ROOM_OUTBOX_FUZZ)
     # Coverage instrumentation for libFuzzer in every library the fuzz targets link.
-    list(APPEND _room_outbox_san_flags -fsanitize=fuzzer-no-link)
+    add_compile_options(-fsanitize=fuzzer-no-link)
   endif()
-  add_compile_options(${_room_outbox_san_flags})
   add_link_options(-fsanitize=${ROOM_OUTBOX_SANITIZE})
   add_compile_definitions(ROOM_OUTBOX_SANITIZED=1)
   if(ROOM_OUTBOX_SANITIZE MATCHES "thread")
@@ -26,4 +26,18 @@ if(ROOM_OUTBOX_SANITIZE)
     add_compile_definitions(ROOM_OUTBOX_SANITIZED_ADDRESS=1)
   endif()
   message(STATUS "room-outbox: sanitizers ${ROOM_OUTBOX_SANITIZE}")
+endif()
+
+# A room-service linking the installed (sanitized) hook needs the same runtime: the install test
+# builds its consumer with these flags. Deferred to the end of the directory, where the test
+# exists.
+function(_room_outbox_sanitize_install_test)
+  if(TEST InstallTest.HookBuildsFromItsPkgConfigFile)
+    string(REPLACE ";" " " flags "${_room_outbox_san_flags}")
+    set_property(TEST InstallTest.HookBuildsFromItsPkgConfigFile APPEND PROPERTY
+      ENVIRONMENT "ROOM_OUTBOX_CONSUMER_CXXFLAGS=${flags}")
+  endif()
+endfunction()
+if(ROOM_OUTBOX_SANITIZE)
+  cmake_language(DEFER CALL _room_outbox_sanitize_install_test)
 endif()

@@ -26,7 +26,10 @@ mkdir -p "$scratch/pc"
 sed "s#^prefix=.*#prefix=$root#" "$root/lib/pkgconfig/room_outbox_hook.pc" \
   >"$scratch/pc/room_outbox_hook.pc"
 flags=$(PKG_CONFIG_PATH="$scratch/pc" pkg-config --cflags --libs room_outbox_hook)
-g++ "$src/tests/install/consumer.cc" -o "$scratch/consumer" $flags
+# ROOM_OUTBOX_CONSUMER_CXXFLAGS: a sanitizer build's flags (cmake/sanitizers.cmake), which a
+# consumer of the sanitized hook needs as well.
+# shellcheck disable=SC2086
+g++ "$src/tests/install/consumer.cc" -o "$scratch/consumer" ${ROOM_OUTBOX_CONSUMER_CXXFLAGS:-} $flags
 
 set +e
 out=$("$scratch/consumer" "$scratch/no-such-mysqld.sock")
