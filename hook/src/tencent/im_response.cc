@@ -23,7 +23,7 @@ std::string ShortText(std::string_view text) {
   }
   std::string out(text);
   for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       c = ' ';
     }
   }
