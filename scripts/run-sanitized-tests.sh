@@ -15,7 +15,10 @@ mkdir -p "$logs"
 common="halt_on_error=1:log_exe_name=1"
 # GCC's UBSan runtime ignores log_path next to ASan: its reports go to stderr, and abort_on_error
 # makes a finding in a child process a crash (SIGABRT) that no exit-code check can mistake.
-export ASAN_OPTIONS="$common:log_path=$logs/asan:detect_leaks=1:strict_init_order=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# verify_asan_link_order=0: tests that start a child with LD_PRELOAD=libfaketime.so put that
+# library before the ASan runtime, which ASan refuses by default; libfaketime replaces only clock
+# functions, none that ASan intercepts, so the child runs fully checked.
+export ASAN_OPTIONS="$common:log_path=$logs/asan:detect_leaks=1:strict_init_order=1:check_initialization_order=1:verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="$common:log_path=$logs/ubsan:print_stacktrace=1:abort_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export TSAN_OPTIONS="$common:log_path=$logs/tsan:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 # Suppression files exist only when a third-party finding is unavoidable; each entry says why.
