@@ -8,7 +8,7 @@ packages=(
   libcurl4-openssl-dev libssl-dev zlib1g-dev
   libtomlplusplus-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libexpected-dev
   libcpp-httplib-dev libsystemd-dev systemd
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev faketime
   curl procps
   # make fuzz: clang and libFuzzer of the same (Debian 12: 14) version.
   clang libclang-rt-14-dev libfuzzer-14-dev

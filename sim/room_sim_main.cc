@@ -5,16 +5,19 @@
 //   room-sim --config PATH --rooms N --commands M [--seed S] [--run-id ID]
 //
 // It needs the table of sim/room_snapshot.sql beside the outbox schema. A commit failing for a
-// non-retryable reason (e.g. a missing table) ends the run. Exit codes: 0 when every command
-// committed (whatever IM did); 1 when a command could not be committed or the hook could not
-// start; 2 for bad usage or an invalid config.
+// non-retryable reason (e.g. a missing table) ends the run. A commit whose outcome is unknown
+// (kUnknown) is counted in "unknown" and retried once with the same command_id, which tells
+// whether it had committed (kDuplicate) or not (then it commits now). Exit codes: 0 when every
+// command committed (whatever IM did); 1 when a command could not be committed or the hook could
+// not start; 2 for bad usage or an invalid config.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "config.h"
 #include "global_init.h"
@@ -34,12 +37,115 @@ int64_t NowMs() {
 
 const char* LevelName(room_outbox::LogLevel level) {
   switch (level) {
-    case room_outbox::LogLevel::kDebug: return "debug";
-    case room_outbox::LogLevel::kInfo: return "info";
-    case room_outbox::LogLevel::kWarn: return "warn";
-    case room_outbox::LogLevel::kError: return "error";
+    case room_outbox::LogLevel::kDebug:
+      return "debug";
+    case room_outbox::LogLevel::kInfo:
+      return "info";
+    case room_outbox::LogLevel::kWarn:
+      return "warn";
+    case room_outbox::LogLevel::kError:
+      return "error";
   }
   return "info";
+}
+
+// The JSON summary's counters.
+struct Tally {
+  int64_t committed = 0, duplicates = 0, failed = 0, unknown = 0, events = 0, im_events = 0,
+          sync_published = 0, left_pending = 0;
+
+  nlohmann::ordered_json Json() const {
+    nlohmann::ordered_json summary;
+    summary["commands"] = committed;
+    summary["duplicates"] = duplicates;
+    summary["failed"] = failed;
+    summary["unknown"] = unknown;
+    summary["events"] = events;
+    summary["im_events"] = im_events;
+    summary["sync_published"] = sync_published;
+    summary["left_pending"] = left_pending;
+    return summary;
+  }
+};
+
+bool ForIm(const std::vector<std::string>& skip, const std::string& type) {
+  return std::find(skip.begin(), skip.end(), type) == skip.end();
+}
+
+// Counts a committed command's events by what the sync publish did with them.
+void CountCommitted(const room_outbox::sim::Applied& applied,
+                    const room_outbox::CommitResult& result, const std::vector<std::string>& skip,
+                    Tally& tally) {
+  ++tally.committed;
+  for (size_t k = 0; k < result.events.size(); ++k) {
+    ++tally.events;
+    tally.im_events += ForIm(skip, applied.events[k].event_type) ? 1 : 0;
+    if (result.events[k].state == DeliveryState::kPublished) {
+      ++tally.sync_published;
+    } else if (result.events[k].state == DeliveryState::kPending) {
+      ++tally.left_pending;
+    }
+  }
+}
+
+// A command that had committed although its first result said kUnknown: its events are the
+// relay's now (the hook published none of them).
+void CountResolvedUnknown(const room_outbox::sim::Applied& applied,
+                          const std::vector<std::string>& skip, Tally& tally) {
+  ++tally.committed;
+  for (const auto& event : applied.events) {
+    ++tally.events;
+    const bool for_im = ForIm(skip, event.event_type);
+    tally.im_events += for_im ? 1 : 0;
+    tally.left_pending += for_im ? 1 : 0;
+  }
+}
+
+room_outbox::CommitResult CommitApplied(room_outbox::Hook& hook,
+                                        const room_outbox::sim::Applied& applied) {
+  return hook.Commit(applied.command, applied.events, [&applied](room_outbox::Transaction& tx) {
+    return tx.Execute(
+        "INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) "
+        "VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE room_seq = VALUES(room_seq), "
+        "state = VALUES(state), updated_at_ms = VALUES(updated_at_ms)",
+        {applied.command.room_id, applied.command.room_seq, applied.snapshot, NowMs()});
+  });
+}
+
+// Commits one applied command and counts it. False when the run should stop (a failure that
+// every further command would hit too).
+bool RunCommand(room_outbox::Hook& hook, room_outbox::sim::RoomCell& cell,
+                const room_outbox::sim::Applied& applied, const std::vector<std::string>& skip,
+                Tally& tally) {
+  auto result = CommitApplied(hook, applied);
+  if (result.status == CommitStatus::kUnknown) {
+    ++tally.unknown;
+    std::cerr << "room-sim: command " << applied.command.command_id
+              << " outcome unknown, asking again: " << result.error.message << "\n";
+    result = CommitApplied(hook, applied);  // the same command_id tells which
+    if (result.status == CommitStatus::kDuplicate) {
+      cell.Accept(applied);  // it had committed
+      CountResolvedUnknown(applied, skip, tally);
+      return true;
+    }
+  }
+  switch (result.status) {
+    case CommitStatus::kFailed:
+    case CommitStatus::kUnknown:
+      ++tally.failed;
+      std::cerr << "room-sim: command " << applied.command.command_id
+                << " failed: " << result.error.message << "\n";
+      return room_outbox::IsRetryable(result.error);
+    case CommitStatus::kDuplicate:
+      ++tally.duplicates;
+      return true;
+    case CommitStatus::kCommitted:
+      break;
+  }
+  // Persisted: now the in-memory room state may change (the seed's order).
+  cell.Accept(applied);
+  CountCommitted(applied, result, skip, tally);
+  return true;
 }
 
 }  // namespace
@@ -80,8 +186,7 @@ int main(int argc, char** argv) {
   options.tencent_im = config->tencent_im;
   options.sync_publish_timeout = config->hook_sync_publish_timeout;
   options.node_id = config->node_id;
-  options.per_room_order =
-      config->outbox_worker.ordering == room_outbox::relay::Ordering::kPerRoom;
+  options.per_room_order = config->outbox_worker.ordering == room_outbox::relay::Ordering::kPerRoom;
   options.log = [](room_outbox::LogLevel level, std::string_view line) {
     if (level != room_outbox::LogLevel::kDebug) {
       std::cerr << "room-sim " << LevelName(level) << ": " << line << "\n";
@@ -101,55 +206,12 @@ int main(int argc, char** argv) {
   }
   room_outbox::sim::RoomCell cell(rooms, seed, run_id);
   const auto& skip = options.tencent_im.skip_event_types;
-  int64_t committed = 0, duplicates = 0, failed = 0, events = 0, im_events = 0,
-          sync_published = 0, left_pending = 0;
+  Tally tally;
   for (int i = 0; i < commands; ++i) {
-    room_outbox::sim::Applied applied = cell.Next(NowMs());
-    auto result = hook->Commit(
-        applied.command, applied.events, [&applied](room_outbox::Transaction& tx) {
-          return tx.Execute(
-              "INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) "
-              "VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE room_seq = VALUES(room_seq), "
-              "state = VALUES(state), updated_at_ms = VALUES(updated_at_ms)",
-              {applied.command.room_id, applied.command.room_seq, applied.snapshot, NowMs()});
-        });
-    switch (result.status) {
-      case CommitStatus::kFailed:
-        ++failed;
-        std::cerr << "room-sim: command " << applied.command.command_id
-                  << " failed: " << result.error.message << "\n";
-        if (!room_outbox::IsRetryable(result.error)) {
-          i = commands;  // a config or schema problem: every further command would fail too
-        }
-        continue;
-      case CommitStatus::kDuplicate:
-        ++duplicates;
-        continue;
-      case CommitStatus::kCommitted:
-        break;
-    }
-    // Persisted: now the in-memory room state may change (the seed's order).
-    cell.Accept(applied);
-    ++committed;
-    for (size_t k = 0; k < result.events.size(); ++k) {
-      ++events;
-      bool for_im = std::find(skip.begin(), skip.end(), applied.events[k].event_type) == skip.end();
-      im_events += for_im ? 1 : 0;
-      if (result.events[k].state == DeliveryState::kPublished) {
-        ++sync_published;
-      } else if (result.events[k].state == DeliveryState::kPending) {
-        ++left_pending;
-      }
+    if (!RunCommand(*hook, cell, cell.Next(NowMs()), skip, tally)) {
+      break;
     }
   }
-  nlohmann::ordered_json summary;
-  summary["commands"] = committed;
-  summary["duplicates"] = duplicates;
-  summary["failed"] = failed;
-  summary["events"] = events;
-  summary["im_events"] = im_events;
-  summary["sync_published"] = sync_published;
-  summary["left_pending"] = left_pending;
-  std::cout << summary.dump() << std::endl;
-  return failed == 0 ? 0 : 1;
+  std::cout << tally.Json().dump() << std::endl;
+  return tally.failed == 0 ? 0 : 1;
 }

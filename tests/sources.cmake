@@ -1,14 +1,18 @@
 # Shared test support, mocks and the hook's own tests.
 target_sources(room_outbox_test_support PRIVATE tests/support/mysql_admin.cc
-  tests/support/test_database.cc)
+  tests/support/tcp_proxy.cc tests/support/test_database.cc)
 target_include_directories(room_outbox_test_support PUBLIC tests/mocks)
 target_compile_definitions(room_outbox_test_support PUBLIC
   ROOM_OUTBOX_SCHEMA_DIR="${PROJECT_SOURCE_DIR}/schema"
   ROOM_OUTBOX_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   ROOM_OUTBOX_BINARY_DIR="${PROJECT_BINARY_DIR}")
-target_sources(unit_tests PRIVATE tests/unit/envelope_codec_test.cc tests/unit/hook_test.cc)
+target_sources(unit_tests PRIVATE tests/unit/envelope_codec_test.cc tests/unit/hook_test.cc
+  tests/unit/commit_checks_test.cc
+  tests/unit/claim_plan_test.cc)
 target_sources(integration_tests PRIVATE tests/integration/schema_test.cc
   tests/integration/hook_delivery_test.cc
+  tests/integration/commit_outcome_test.cc
+  tests/integration/clock_skew_test.cc
   tests/integration/global_environment.cc
   tests/integration/room_sim_test.cc)
 include(tests/integration/scale.cmake)

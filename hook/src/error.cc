@@ -38,6 +38,7 @@ const char* PublishStatusName(PublishStatus status) {
     case PublishStatus::kRateLimited: return "rate_limited";
     case PublishStatus::kUnknown: return "unknown";
     case PublishStatus::kPermanent: return "permanent";
+    case PublishStatus::kNotAttempted: return "not_attempted";
   }
   return "unknown";
 }

@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "claim_token.h"
+#include "commit_checks.h"
 #include "envelope_codec.h"
 
 namespace room_outbox::internal {
@@ -24,30 +27,24 @@ std::string HostName() {
   return name.data();
 }
 
-Status ValidateCommand(const Command& command, const std::vector<Event>& events) {
-  auto invalid = [](std::string what) {
-    return Status(Error{ErrorCode::kInvalidArgument, std::move(what)});
-  };
-  if (command.command_id.empty()) {
-    return invalid("command: command_id is empty");
-  }
-  if (command.room_id.empty()) {
-    return invalid("command " + command.command_id + ": room_id is empty");
-  }
-  if (command.command_type.empty()) {
-    return invalid("command " + command.command_id + ": command_type is empty");
-  }
-  for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].event_id.empty()) {
-      return invalid("command " + command.command_id + ": event " + std::to_string(i) +
-                     " has an empty event_id");
-    }
-    if (events[i].event_type.empty()) {
-      return invalid("event " + events[i].event_id + ": event_type is empty");
-    }
-  }
-  return {};
+// Connection-class failures before COMMIT was sent: the server rolled the transaction back,
+// so running the command again on a new connection cannot write it twice. A deadlock victim is
+// rolled back too.
+bool RolledBackRetryable(const Error& error) {
+  return error.code == ErrorCode::kUnavailable || error.code == ErrorCode::kAborted;
 }
+
+// What Commit writes and what it publishes afterwards, built before BEGIN.
+struct PreparedCommit {
+  CommitRequest request;
+  std::vector<Envelope> envelopes;  // one per event
+};
+
+// One pending row of the sync publish.
+struct SyncItem {
+  size_t index = 0;  // into the command's events
+  int64_t row_id = 0;
+};
 
 class HookImpl final : public Hook {
  public:
@@ -68,117 +65,211 @@ class HookImpl final : public Hook {
   CommitResult Commit(const Command& command, const std::vector<Event>& events,
                       const CallerStatements& caller_statements) override {
     CommitResult result;
-    if (Status valid = ValidateCommand(command, events); !valid.ok()) {
+    if (Status valid = CheckCommand(command, events, options_.tencent_im.group_id_prefix,
+                                    options_.tencent_im.skip_event_types);
+        !valid.ok()) {
       result.error = valid.error();
       return result;
     }
-    const int64_t now = clock_->NowMs();
-
-    std::vector<Envelope> envelopes;
-    CommitRequest request;
-    request.command = command;
-    request.now_ms = now;
-    request.token = NewClaimToken();
-    request.lease_until_ms = now + SyncLeaseMs(options_.sync_publish_timeout, events.size());
-    for (const Event& event : events) {
-      Envelope envelope{event.event_id,     event.event_type, command.room_id,
-                        event.room_seq,     command.command_id, command.request_id,
-                        options_.node_id,   event.occurred_at_ms > 0 ? event.occurred_at_ms : now,
-                        event.payload};
-      auto json = EncodeEnvelope(envelope);
-      if (!json) {
-        result.error = json.error();
-        return result;
-      }
-      request.rows.push_back(NewOutboxRow{event.event_id, event.event_type, command.room_id,
-                                          command.command_id, command.request_id,
-                                          std::move(*json)});
-      envelopes.push_back(std::move(envelope));
+    auto prepared = Prepare(command, events);
+    if (!prepared) {
+      result.error = prepared.error();
+      return result;
     }
-
-    auto write = store_->CommitCommand(request, caller_statements);
+    auto write = Write(prepared->request, caller_statements);
     if (!write) {
       result.error = write.error();
       Log(LogLevel::kError, "commit failed: command_id=" + command.command_id +
                                 " room_id=" + command.room_id + " error=" + write.error().message);
       return result;
     }
-    if (write->duplicate) {
+    if (write->outcome == CommitOutcome::kDuplicate) {
       result.status = CommitStatus::kDuplicate;
       Log(LogLevel::kInfo, "duplicate command ignored: command_id=" + command.command_id);
       return result;
     }
-    result.status = CommitStatus::kCommitted;
-    for (const Event& event : events) {
-      result.events.push_back(EventDelivery{event.event_id, DeliveryState::kPending, ""});
-    }
-    if (write->row_ids.size() != envelopes.size()) {
-      // The store broke its contract; leave every row to the relay (the lease ends soon).
-      for (auto& delivery : result.events) {
-        delivery.error = "sync publish skipped: store returned no row ids";
-      }
+    if (write->outcome == CommitOutcome::kCommitLost &&
+        !ResolveLostCommit(command.command_id, *write, result)) {
       return result;
     }
-    SyncPublish(command, envelopes, write->row_ids, request.token, result);
+    result.status = CommitStatus::kCommitted;
+    Deliver(*prepared, *write, result);
     return result;
   }
 
  private:
-  // Publishes the committed events in order. The first failure stops the sync attempt: later
+  Result<PreparedCommit> Prepare(const Command& command, const std::vector<Event>& events) {
+    const int64_t now = clock_->NowMs();  // only for occurred_at_ms: information, not compared
+    PreparedCommit prepared;
+    CommitRequest& request = prepared.request;
+    request.command = command;
+    request.token = NewClaimToken();
+    request.check_earlier_pending = options_.per_room_order;
+    size_t pending = 0;
+    for (const Event& event : events) {
+      Envelope envelope{event.event_id,     event.event_type,
+                        command.room_id,    event.room_seq,
+                        command.command_id, command.request_id,
+                        options_.node_id,   event.occurred_at_ms > 0 ? event.occurred_at_ms : now,
+                        event.payload};
+      auto json = EncodeEnvelope(envelope);
+      if (!json) {
+        return Fail(json.error());
+      }
+      const bool published = !publisher_->Sends(event.event_type);
+      pending += published ? 0 : 1;
+      request.rows.push_back(NewOutboxRow{event.event_id, event.event_type, command.room_id,
+                                          command.command_id, command.request_id, std::move(*json),
+                                          published});
+      prepared.envelopes.push_back(std::move(envelope));
+    }
+    request.sync_lease = std::chrono::milliseconds(
+        pending == 0 ? 0 : SyncLeaseMs(options_.sync_publish_timeout, pending));
+    return prepared;
+  }
+
+  // CommitCommand, run once more when the first try failed before COMMIT was sent with a
+  // connection-class error (the store reconnects on its next call). Never more than twice.
+  Result<CommitWrite> Write(const CommitRequest& request, const CallerStatements& statements) {
+    auto write = store_->CommitCommand(request, statements);
+    if (!write && RolledBackRetryable(write.error())) {
+      Log(LogLevel::kInfo, "commit rolled back before COMMIT, trying once more: command_id=" +
+                               request.command.command_id + " error=" + write.error().message);
+      write = store_->CommitCommand(request, statements);
+    }
+    return write;
+  }
+
+  // COMMIT was sent and its answer lost: the command log tells whether it committed. True when
+  // it did (write.row_ids then hold its rows as read back); otherwise fills result.
+  bool ResolveLostCommit(const std::string& command_id, CommitWrite& write, CommitResult& result) {
+    auto found = store_->FindCommand(command_id);
+    if (!found && IsRetryable(found.error())) {
+      found = store_->FindCommand(command_id);
+    }
+    if (!found) {
+      result.status = CommitStatus::kUnknown;
+      result.error = Error{
+          write.commit_error.code,
+          "commit outcome unknown (retry with the same command_id): " + write.commit_error.message +
+              "; lookup failed: " + found.error().message};
+      Log(LogLevel::kError,
+          "commit outcome unknown: command_id=" + command_id + " error=" + result.error.message);
+      return false;
+    }
+    if (!found->has_value()) {
+      result.error = Error{write.commit_error.code,
+                           "rolled back (not in room_command_log after a lost COMMIT answer): " +
+                               write.commit_error.message};
+      Log(LogLevel::kError,
+          "commit failed: command_id=" + command_id + " error=" + result.error.message);
+      return false;
+    }
+    Log(LogLevel::kWarn,
+        "COMMIT answer lost, the command log has it: committed: command_id=" + command_id);
+    write.row_ids = std::move((*found)->row_ids);
+    return true;
+  }
+
+  // One EventDelivery per event, then the sync publish of the pending ones.
+  void Deliver(const PreparedCommit& prepared, const CommitWrite& write, CommitResult& result) {
+    const auto& rows = prepared.request.rows;
+    std::vector<SyncItem> items;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const bool skipped = rows[i].published;
+      result.events.push_back(EventDelivery{
+          rows[i].event_id, skipped ? DeliveryState::kSkipped : DeliveryState::kPending, ""});
+      if (!skipped && write.row_ids.size() == rows.size()) {
+        items.push_back(SyncItem{i, write.row_ids[i]});
+      }
+    }
+    if (write.row_ids.size() != rows.size()) {
+      // The store broke its contract; leave every row to the relay (the lease ends soon).
+      for (auto& delivery : result.events) {
+        if (delivery.state == DeliveryState::kPending) {
+          delivery.error = "sync publish skipped: store returned no row ids";
+        }
+      }
+      return;
+    }
+    if (items.empty()) {
+      return;
+    }
+    const auto deadline =
+        write.lease_start + options_.sync_publish_timeout * static_cast<int64_t>(items.size());
+    SyncPublish(prepared, items, write, deadline, result);
+  }
+
+  // Publishes the pending events in order, each bounded by sync_publish_timeout and all by
+  // `deadline` (which ends before their lease). The first failure stops the sync attempt: later
   // events of the room must not overtake it, so they go to the relay with it.
-  void SyncPublish(const Command& command, const std::vector<Envelope>& envelopes,
-                   const std::vector<int64_t>& row_ids, const std::string& token,
+  void SyncPublish(const PreparedCommit& prepared, const std::vector<SyncItem>& items,
+                   const CommitWrite& write, std::chrono::steady_clock::time_point deadline,
                    CommitResult& result) {
     std::vector<int64_t> delivered;
     std::vector<int64_t> left;
     std::string held_reason;
-    if (options_.per_room_order && !row_ids.empty()) {
-      auto earlier = store_->HasEarlierPending(command.room_id, row_ids.front());
-      if (!earlier) {
-        held_reason = "sync publish skipped: cannot check room order: " + earlier.error().message;
-      } else if (*earlier) {
-        held_reason = "sync publish skipped: an earlier event of the room is still pending";
-      }
+    if (write.earlier_pending) {
+      held_reason = "sync publish skipped: an earlier event of the room is still pending";
     }
-    for (size_t i = 0; i < envelopes.size(); ++i) {
-      EventDelivery& delivery = result.events[i];
+    for (const SyncItem& item : items) {
+      EventDelivery& delivery = result.events[item.index];
+      const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (held_reason.empty() && remaining.count() <= 0) {
+        held_reason = "sync publish skipped: the sync lease ran out";
+      }
       if (!held_reason.empty()) {
         delivery.error = held_reason;
-        left.push_back(row_ids[i]);
+        left.push_back(item.row_id);
         continue;
       }
-      PublishOutcome outcome = publisher_->Publish(envelopes[i], options_.sync_publish_timeout);
+      const Envelope& envelope = prepared.envelopes[item.index];
+      PublishOutcome outcome =
+          publisher_->Publish(PublishMessage{item.row_id, 0, envelope, {}},
+                              std::min(options_.sync_publish_timeout, remaining));
       if (outcome.delivered()) {
         delivery.state = outcome.status == PublishStatus::kSkipped ? DeliveryState::kSkipped
                                                                    : DeliveryState::kPublished;
-        delivered.push_back(row_ids[i]);
+        delivered.push_back(item.row_id);
         continue;
       }
       delivery.error = outcome.error;
       held_reason = "sync publish skipped: an earlier event of this command failed";
-      left.push_back(row_ids[i]);
-      Log(LogLevel::kWarn, "sync publish failed, left pending for the relay: event_id=" +
-                               envelopes[i].event_id + " room_id=" + command.room_id +
-                               " status=" + PublishStatusName(outcome.status) +
-                               " error=" + outcome.error);
+      left.push_back(item.row_id);
+      Log(LogLevel::kWarn,
+          "sync publish failed, left pending for the relay: event_id=" + envelope.event_id +
+              " room_id=" + envelope.room_id + " status=" + PublishStatusName(outcome.status) +
+              " error=" + outcome.error);
     }
-    const int64_t now = clock_->NowMs();
+    HandBack(prepared.request.token, delivered, left);
+  }
+
+  // The sync publish's results: delivered rows marked published (best effort: a failed mark
+  // only means the relay may send them again), the others released to the relay at once
+  // instead of when the lease ends. The store writes the server's time.
+  void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
+                const std::vector<int64_t>& left) {
     if (!delivered.empty()) {
-      // Best effort: a failed mark only means the relay may send these again later.
-      auto marked = store_->MarkPublished(token, delivered, now);
+      auto marked = store_->MarkPublished(token, delivered);
       if (!marked) {
         Log(LogLevel::kWarn, "mark published after sync publish failed (may be sent again): " +
                                  marked.error().message);
       }
     }
     if (!left.empty()) {
-      // Hand the rows to the relay at once instead of waiting for the sync lease to end.
-      auto released = store_->Release(token, left, now);
+      auto released = store_->Release(token, left);
       if (!released) {
         Log(LogLevel::kWarn, "release after sync publish failed (due when the lease ends): " +
                                  released.error().message);
       }
     }
+  }
+
+  static int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 since)
+        .count();
   }
 
   void Log(LogLevel level, const std::string& line) const {
@@ -200,8 +291,7 @@ int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout, size_t events) {
 }
 
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
-                               std::unique_ptr<Publisher> publisher,
-                               std::unique_ptr<Clock> clock) {
+                               std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock) {
   return std::make_unique<HookImpl>(options, std::move(store), std::move(publisher),
                                     std::move(clock));
 }

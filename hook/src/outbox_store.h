@@ -2,18 +2,26 @@
 // The MariaDB implementation is MariaDbOutboxStore (mysql/mariadb_outbox_store.h); unit tests use
 // MockOutboxStore (tests/mocks/mock_outbox_store.h).
 //
-// Claiming: ClaimDue picks due pending rows (status='pending' AND next_attempt_at_ms <= now) in
-// one short transaction (SELECT ... FOR UPDATE SKIP LOCKED), stamps them with a fresh claim token
-// and a lease (next_attempt_at_ms = now + lease), commits and returns them. Every later write of
-// the row's result names that token, so a relay whose lease ran out cannot overwrite the result
-// of the relay that took the row over. A relay that dies leaves its rows pending; they are due
-// again when the lease ends.
+// One clock: every absolute time of the relay side (due times, leases, pace slots, retry times,
+// ages) is the database server's. The relay passes durations only (lease_ms, retry_after_ms,
+// room_pace_ms); the store adds them to the server's now inside the call, and hands back what it
+// decided relative to that now (Claim::server_now_ms, PacedRoom::paced_for_ms). A relay host's
+// wall clock can be wrong by minutes without moving any row.
+//
+// Claiming: ClaimDue picks due pending rows (status='pending' AND next_attempt_at_ms <= server
+// now) in one short transaction (read -> plan -> write, see claim_plan.h), stamps them with a
+// fresh claim token and a lease (next_attempt_at_ms = server now + lease), commits and returns
+// them. Every later write of the row's result names that token, so a relay whose lease ran out
+// cannot overwrite the result of the relay that took the row over. A relay that dies leaves its
+// rows pending; they are due again when the lease ends.
 //
 // Thread-safety: an OutboxStore owns one connection; use it from one thread at a time.
 // Connection loss: the call fails with kUnavailable and the next call reconnects.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,16 +43,16 @@ struct OutboxRow {
 };
 
 struct ClaimOptions {
-  size_t limit = 100;  // at most this many rows
-  int64_t now_ms = 0;
-  int64_t lease_ms = 30000;  // claimed rows are not due again before now + lease
+  size_t limit = 100;        // at most this many rows
+  int64_t lease_ms = 30000;  // claimed rows are not due again before server now + lease
   // Per-room order: a row is claimed only together with every earlier pending row of its room
   // (so a room's head row is never overtaken, even by another relay).
   bool per_room_order = true;
-  // Per-room order only. A room's run is cut after this many rows (0: no cut), and the room's
-  // other due rows are scheduled one per room_pace_ms after the run (next_attempt_at_ms), so
-  // that later claims pass over them and take other rooms' rows until each can be sent. This
-  // keeps one busy room's pace from holding every other room's rows behind it.
+  // Per-room order only, with room_pace_ms > 0. A room's run is cut after this many rows (0: no
+  // cut), and the room's other rows this claim read (and holds locked) are scheduled one per
+  // room_pace_ms after the run (next_attempt_at_ms), so that later claims pass over them and
+  // take other rooms' rows until each can be sent. This keeps one busy room's pace from holding
+  // every other room's rows behind it.
   size_t max_rows_per_room = 0;
   int64_t room_pace_ms = 0;
   // Types delivered without a send (skip_event_types): they neither count toward
@@ -55,13 +63,16 @@ struct ClaimOptions {
 // A room whose run was cut at max_rows_per_room.
 struct PacedRoom {
   std::string room_id;
-  uint64_t rows_scheduled = 0;  // due rows given a later next_attempt_at_ms
-  int64_t last_slot_ms = 0;     // the latest of those times (0 when none was scheduled)
+  uint64_t rows_scheduled = 0;  // locked rows of the room given a later next_attempt_at_ms
+  // From the claim's server_now_ms to the latest of those times (0 when none was scheduled):
+  // a duration, so the relay adds it to its own monotonic clock.
+  int64_t paced_for_ms = 0;
 };
 
 struct Claim {
-  std::string token;  // names this claim in every later write
-  int64_t lease_until_ms = 0;
+  std::string token;            // names this claim in every later write
+  int64_t server_now_ms = 0;    // the server time the claim used (read once, in its transaction)
+  int64_t lease_until_ms = 0;   // server time: server_now_ms + lease_ms
   std::vector<OutboxRow> rows;  // ordered by id
   // The scan stopped at the limit: more rows may be due even when per-room order left some of
   // the selection out and `rows` is shorter than the limit.
@@ -72,13 +83,19 @@ struct Claim {
 // The result of one failed attempt.
 struct FailedAttempt {
   int64_t id = 0;
-  std::string error;               // short; stored bounded in last_error
-  int64_t next_attempt_at_ms = 0;  // when the row is due again
+  std::string error;           // short; stored bounded in last_error
+  int64_t retry_after_ms = 0;  // due again at server now + this (negative counts as 0)
 };
 
+// Computed by the server in one statement whose cost follows the pending rows.
 struct OutboxStats {
-  int64_t pending = 0;
-  int64_t oldest_pending_created_at_ms = 0;  // 0 when nothing is pending
+  int64_t pending = 0;  // rows with status='pending'
+  // Server now - MIN(created_at_ms) over the pending rows; 0 when nothing is pending (never
+  // negative, even when a hook host's clock wrote a created_at_ms ahead of the server).
+  int64_t oldest_pending_age_ms = 0;
+  // Rooms whose oldest pending row (the room's head, smallest id) has failed at least once
+  // (retry_count > 0): rooms that per-room order holds behind a failing row.
+  int64_t rooms_held_back = 0;
 };
 
 // A new outbox row written by the hook.
@@ -89,20 +106,51 @@ struct NewOutboxRow {
   std::string command_id;
   std::string request_id;
   std::string envelope;  // JSON text
+  // A type never sent to IM (skip_event_types): written 'published' (published_at_ms set, no
+  // claim token) in the commit itself, so it is never pending and takes no part in room order.
+  bool published = false;
 };
 
 struct CommitRequest {
   Command command;
   std::vector<NewOutboxRow> rows;
-  int64_t now_ms = 0;
-  // The rows are written leased to `token` until `lease_until_ms` (the sync publish window).
+  // The pending rows are written leased to `token` for `sync_lease`, counted on the database
+  // server's clock from their insert (the sync publish window). An empty token or a zero lease
+  // leaves them due at once. Every absolute time of the commit is the server's.
   std::string token;
-  int64_t lease_until_ms = 0;
+  std::chrono::milliseconds sync_lease{0};
+  // Per-room order: look, inside the transaction, for an earlier pending row of the room.
+  bool check_earlier_pending = true;
+};
+
+// How a CommitCommand that did not fail outright ended.
+enum class CommitOutcome {
+  kCommitted,  // durable
+  kDuplicate,  // command_id was committed before: nothing was written
+  // COMMIT was sent and its answer was lost (connection-class error): it may have committed.
+  // row_ids, earlier_pending and lease_start hold what the transaction wrote and saw;
+  // commit_error says what happened. Resolve it with FindCommand.
+  kCommitLost,
 };
 
 struct CommitWrite {
-  bool duplicate = false;        // command_id existed: nothing was written
-  std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in order
+  CommitOutcome outcome = CommitOutcome::kCommitted;
+  std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in request order
+  // The room had a pending row before this command's (read in the transaction; false when
+  // not asked for).
+  bool earlier_pending = false;
+  // The database server's clock (epoch ms), read in the transaction before lease_start, so
+  // server_now_ms + (time since lease_start) never runs ahead of the server.
+  int64_t server_now_ms = 0;
+  // Taken just before the outbox insert: the sync lease cannot have started earlier, so a
+  // deadline measured from here ends before the lease does.
+  std::chrono::steady_clock::time_point lease_start{};
+  Error commit_error;  // kCommitLost only
+};
+
+// A command found in room_command_log.
+struct FoundCommand {
+  std::vector<int64_t> row_ids;  // its outbox rows, ordered by id (= the commit's order)
 };
 
 class OutboxStore {
@@ -111,31 +159,39 @@ class OutboxStore {
 
   // --- hook side ---
 
-  // In one transaction: command log row, outbox rows, then caller_statements. Any failure rolls
-  // back and is returned; a duplicate command_id is not an error (CommitWrite::duplicate).
+  // In one transaction: the command log row, caller_statements, the earlier-pending check,
+  // then the outbox rows (the last statement before COMMIT). A failure before COMMIT was sent
+  // rolls back and is returned (nothing was written: with kUnavailable the connection is gone
+  // and the server rolled the transaction back). A duplicate command_id is not an error
+  // (kDuplicate); neither is a COMMIT whose answer was lost (kCommitLost).
   virtual Result<CommitWrite> CommitCommand(const CommitRequest& request,
                                             const CallerStatements& caller_statements) = 0;
 
-  // True when the room has a pending row older than `row_id`.
-  virtual Result<bool> HasEarlierPending(const std::string& room_id, int64_t row_id) = 0;
+  // Looks command_id up in room_command_log with a locking read, so a transaction of that
+  // command still in flight on the server is waited for (bounded by the lock wait timeout).
+  // nullopt: not committed. An error: the lookup could not be made.
+  virtual Result<std::optional<FoundCommand>> FindCommand(const std::string& command_id) = 0;
 
   // --- relay side ---
 
   virtual Result<Claim> ClaimDue(const ClaimOptions& options) = 0;
 
-  // status='published', last_error=NULL, published_at_ms=now for the rows still held by
+  // A claim that fails with kAborted (deadlock or lock wait timeout) was rolled back as a whole
+  // and may be repeated at once on the same store; the store already retried it a few times.
+
+  // status='published', last_error=NULL, published_at_ms=server now for the rows still held by
   // `token`. Returns how many rows were marked (a row taken over by another claim is not).
-  virtual Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
-                                       int64_t now_ms) = 0;
+  virtual Result<size_t> MarkPublished(const std::string& token,
+                                       std::span<const int64_t> ids) = 0;
 
-  // retry_count+1, last_error, next_attempt_at_ms for the rows still held by `token`; they
-  // stay pending. Returns how many rows were marked.
+  // retry_count+1, last_error, next_attempt_at_ms = server now + retry_after_ms for the rows
+  // still held by `token`; they stay pending. Returns how many rows were marked.
   virtual Result<size_t> MarkFailed(const std::string& token,
-                                    std::span<const FailedAttempt> attempts, int64_t now_ms) = 0;
+                                    std::span<const FailedAttempt> attempts) = 0;
 
-  // Gives rows back unattempted: due at once, retry_count unchanged. Returns the count.
-  virtual Result<size_t> Release(const std::string& token, std::span<const int64_t> ids,
-                                 int64_t now_ms) = 0;
+  // Gives rows back unattempted: due at once (server now), retry_count unchanged. Returns the
+  // count.
+  virtual Result<size_t> Release(const std::string& token, std::span<const int64_t> ids) = 0;
 
   virtual Result<OutboxStats> Stats() = 0;
 };

@@ -5,5 +5,7 @@ target_sources(room_outbox_hook PRIVATE
   hook/src/envelope_codec.cc
   hook/src/input_limits.cc
   hook/src/claim_token.cc
+  hook/src/commit_checks.cc
+  hook/src/claim_plan.cc
   hook/src/hook_impl.cc
   hook/src/create_hook.cc)

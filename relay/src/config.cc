@@ -358,6 +358,41 @@ void ReadWorker(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
+// [tencent_im] keys of the failure scopes and priorities (issue 8): breaker_cooldown,
+// msg_priority and the [tencent_im.priority_by_type] table (event_type -> "High" | "Normal" |
+// "Low"; anything else is an error naming the key).
+void ReadTencentImDelivery(TableReader& r, TencentImOptions& t) {
+  DefaultIfNotPositive(r.Duration("breaker_cooldown"), &t.breaker_cooldown);
+  const std::string accepted = " (accepted: \"High\", \"Normal\", \"Low\")";
+  if (auto v = r.String("msg_priority")) {
+    if (auto p = ParseMsgPriority(*v)) {
+      t.msg_priority = *p;
+    } else {
+      r.SetError(r.NodeOf("msg_priority"), "msg_priority",
+                 "unknown value \"" + *v + "\"" + accepted);
+    }
+  }
+  const toml::table* by_type = r.Table("priority_by_type");
+  if (by_type == nullptr || r.failed()) {
+    return;
+  }
+  for (auto&& [type, node] : *by_type) {
+    const std::string key = "priority_by_type." + std::string(type.str());
+    const auto* value = node.as_string();
+    std::optional<MsgPriority> p;
+    if (value != nullptr) {
+      p = ParseMsgPriority(value->get());
+    }
+    if (!p) {
+      const std::string what =
+          value != nullptr ? "unknown value \"" + value->get() + "\"" : "expected a string";
+      r.SetError(&node, key, what + accepted);
+      return;
+    }
+    t.priority_by_type[std::string(type.str())] = *p;
+  }
+}
+
 void ReadTencentIm(TableReader& r, Config& c) {
   TencentImOptions& t = c.tencent_im;
   if (auto v = r.String("endpoint")) t.endpoint = *v;
@@ -397,6 +432,7 @@ void ReadTencentIm(TableReader& r, Config& c) {
     }
   }
   if (auto v = r.String("ca_file")) t.ca_file = *v;
+  ReadTencentImDelivery(r, t);
   r.CheckUnknown();
 }
 
@@ -587,7 +623,14 @@ std::string RenderEffectiveConfig(const Config& c) {
   }
   o << "]\n"
     << "requests_per_second = " << t.requests_per_second << "\n"
-    << "ca_file = " << Quote(t.ca_file) << "\n\n";
+    << "ca_file = " << Quote(t.ca_file) << "\n"
+    << "breaker_cooldown = " << Quote(FormatDuration(t.breaker_cooldown)) << "\n"
+    << "msg_priority = " << Quote(MsgPriorityName(t.msg_priority)) << "\n\n";
+  o << "[tencent_im.priority_by_type]\n";
+  for (const auto& [type, priority] : t.priority_by_type) {
+    o << Quote(type) << " = " << Quote(MsgPriorityName(priority)) << "\n";
+  }
+  o << "\n";
   o << "[hook]\n"
     << "sync_publish_timeout = " << Quote(FormatDuration(c.hook_sync_publish_timeout)) << "\n\n";
   o << "[log]\n"

@@ -46,7 +46,7 @@ struct OutboxWorker::RoundContext {
         claim(std::move(claim_in)),
         lease_end(lease_end_steady),
         queues(worker.options_.per_room_order()),
-        writer(worker.store_, worker.clock_, worker.metrics_, worker.logger_,
+        writer(worker.store_, worker.metrics_, worker.logger_,
                worker.options_.node_id, claim.token) {}
 
   const RoundMode mode;
@@ -83,10 +83,16 @@ RoundResult OutboxWorker::Round(RoundMode mode) {
   // The lease runs from just before the call: a slow claim leaves less of it.
   const int64_t claimed_at = clock_.SteadyMs();
   auto claim = store_.ClaimDue(claim_options);
+  if (!claim && claim.error().code == ErrorCode::kAborted) {
+    // A deadlock or lock wait timeout that the store's own reruns did not get past: not a
+    // database outage; the next round claims again.
+    logger_.Debug(Line("outbox claim aborted by lock contention").Add("error", claim.error().message));
+    return RoundResult{};
+  }
   if (!claim) {
     return ClaimFailed(claim.error());
   }
-  NotePacedRooms(*claim, claim_options, claimed_at);
+  NotePacedRooms(*claim, claimed_at);
   RoundContext round(mode, std::move(*claim), claimed_at + options_.lease.count(), *this);
   Prepare(round);
   while (round.queues.remaining() > 0 && WaveFits(round)) {
@@ -105,7 +111,6 @@ RoundResult OutboxWorker::Round(RoundMode mode) {
 ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
   ClaimOptions o;
   o.limit = options_.batch_size;
-  o.now_ms = clock_.NowMs();  // goes when the store reads the database server's clock
   o.lease_ms = options_.lease.count();
   o.per_room_order = options_.per_room_order();
   if (mode == RoundMode::kDaemon) {
@@ -129,16 +134,13 @@ RoundResult OutboxWorker::ClaimFailed(const Error& error) {
   return result;
 }
 
-void OutboxWorker::NotePacedRooms(const Claim& claim, const ClaimOptions& options,
-                                  int64_t claimed_at) {
+void OutboxWorker::NotePacedRooms(const Claim& claim, int64_t claimed_at) {
   for (const PacedRoom& room : claim.paced_rooms) {
     logger_.Debug(Line("room paced: its later rows are scheduled after this round")
                       .Add("room_id", room.room_id)
                       .Add("rows_scheduled", room.rows_scheduled));
-    // How long after the claim the room's last scheduled slot comes (PacedRoom::paced_for_ms
-    // once the store reports it on the server's clock).
-    const int64_t paced_for_ms = room.last_slot_ms > 0 ? room.last_slot_ms - options.now_ms : 0;
-    pace_.Scheduled(claimed_at, paced_for_ms);
+    // How long after the claim the room's last scheduled slot comes, on this process's clock.
+    pace_.Scheduled(claimed_at, room.paced_for_ms);
   }
 }
 
@@ -214,14 +216,14 @@ std::vector<const QueuedRow*> OutboxWorker::TakeWave(RoundContext& round) {
 }
 
 void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave) {
-  std::vector<Envelope> envelopes;
-  envelopes.reserve(wave.size());
+  std::vector<PublishMessage> messages;
+  messages.reserve(wave.size());
   for (const QueuedRow* item : wave) {
-    envelopes.push_back(item->envelope);
+    messages.push_back(PublishMessage{item->row->id, 0, item->envelope, {}});
   }
   ++round.result.waves;
   const std::vector<PublishOutcome> outcomes =
-      publisher_.PublishMany(envelopes, options_.publish_timeout, options_.max_in_flight);
+      publisher_.PublishMany(messages, options_.publish_timeout, options_.max_in_flight);
   for (size_t w = 0; w < wave.size(); ++w) {
     PublishOutcome outcome;
     if (w < outcomes.size()) {
@@ -325,8 +327,11 @@ void OutboxWorker::NoteAttempt(RoundContext& round, const OutboxRow& row) {
   }
 }
 
-int64_t OutboxWorker::HeldBackGauge(const OutboxStats& /*stats*/, size_t rooms_held_last_round) {
-  return static_cast<int64_t>(rooms_held_last_round);
+int64_t OutboxWorker::HeldBackGauge(const std::optional<OutboxStats>& stats,
+                                    size_t rooms_held_last_round) {
+  // What the database holds (rooms whose head has failed) once it could be read; until then
+  // what this round saw.
+  return stats ? stats->rooms_held_back : static_cast<int64_t>(rooms_held_last_round);
 }
 
 void OutboxWorker::LogRound(const RoundResult& result) {
@@ -351,10 +356,7 @@ void OutboxWorker::RefreshStats() {
     return;
   }
   last_stats_ = *stats;
-  // The age on the wall clock until the store computes it on the server.
-  const int64_t oldest = stats->oldest_pending_created_at_ms;
-  metrics_.SetPending(stats->pending,
-                      oldest > 0 ? std::max<int64_t>(0, clock_.NowMs() - oldest) : 0);
+  metrics_.SetPending(stats->pending, stats->oldest_pending_age_ms);
 }
 
 bool OutboxWorker::Sleep(milliseconds duration) {

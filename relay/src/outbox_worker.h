@@ -34,10 +34,9 @@
 //
 // Time: in-process durations (pace, lease left, sleeps, the stats interval) use
 // Clock::SteadyMs; every sleep the loop computes is clamped to max(poll_interval,
-// room_min_interval), so no clock step can stretch it. Wall time (Clock::NowMs) is read only for
-// what the store still takes on the relay's clock: the claim's now_ms (MakeClaimOptions), the
-// pending age (RefreshStats) and the marks' now_ms (ResultWriter). Each goes once the store reads
-// the database server's clock.
+// room_min_interval), so no clock step can stretch it. Absolute times (due times, leases, pace
+// slots, the pending age) are the database server's: the store computes them there, and the
+// worker passes only durations (retry_after, lease, pace).
 //
 // Thread-safety: one thread drives a worker. The StopSignal may be set from any thread.
 #pragma once
@@ -143,7 +142,8 @@ class OutboxWorker {
   // The rooms_held_back gauge. Until OutboxStats carries the database's count
   // (rooms_held_back), it is the rooms the latest round held back; then this becomes
   // `return stats.rooms_held_back;` and the second argument goes.
-  static int64_t HeldBackGauge(const OutboxStats& stats, size_t rooms_held_last_round);
+  static int64_t HeldBackGauge(const std::optional<OutboxStats>& stats,
+                              size_t rooms_held_last_round);
 
   // For --once: rounds until a claim brings no row not yet attempted in this run, so every due
   // row is tried once. Rows that come due again during the run (a failure's next attempt) are
@@ -157,7 +157,7 @@ class OutboxWorker {
   RoundResult Round(RoundMode mode);
   ClaimOptions MakeClaimOptions(RoundMode mode);
   RoundResult ClaimFailed(const Error& error);
-  void NotePacedRooms(const Claim& claim, const ClaimOptions& options, int64_t claimed_at);
+  void NotePacedRooms(const Claim& claim, int64_t claimed_at);
   void Prepare(RoundContext& round);
   bool WaveFits(RoundContext& round);
   std::vector<const QueuedRow*> TakeWave(RoundContext& round);
@@ -185,7 +185,7 @@ class OutboxWorker {
   RetryPolicy retry_;
   RoomPace pace_;
   DrainState drain_;
-  OutboxStats last_stats_;
+  std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any
   int64_t last_stats_steady_ms_ = 0;
   bool stats_refreshed_ = false;
 };

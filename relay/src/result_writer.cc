@@ -4,10 +4,9 @@
 
 namespace room_outbox::relay {
 
-ResultWriter::ResultWriter(OutboxStore& store, Clock& clock, Metrics& metrics, Logger& logger,
+ResultWriter::ResultWriter(OutboxStore& store, Metrics& metrics, Logger& logger,
                            std::string node_id, std::string token)
     : store_(store),
-      clock_(clock),
       metrics_(metrics),
       logger_(logger),
       node_id_(std::move(node_id)),
@@ -27,8 +26,6 @@ void ResultWriter::Failed(const OutboxRow& row, AttemptVerdict verdict) {
 }
 
 void ResultWriter::Flush() {
-  // The store's now_ms: the wall clock until the store reads the database server's clock.
-  const int64_t now = clock_.NowMs();
   std::vector<int64_t> published_ids;
   std::vector<Outcome> failures;
   for (const Outcome& o : outcomes_) {
@@ -38,8 +35,8 @@ void ResultWriter::Flush() {
       failures.push_back(o);
     }
   }
-  const bool published_marked = published_ids.empty() || MarkPublished(published_ids, now);
-  const bool failed_marked = failures.empty() || MarkFailed(failures, now);
+  const bool published_marked = published_ids.empty() || MarkPublished(published_ids);
+  const bool failed_marked = failures.empty() || MarkFailed(failures);
   for (const Outcome& o : outcomes_) {
     LogOutcome(o, o.verdict.delivered ? published_marked : failed_marked);
   }
@@ -48,8 +45,8 @@ void ResultWriter::Flush() {
   outcomes_.clear();
 }
 
-bool ResultWriter::MarkPublished(const std::vector<int64_t>& ids, int64_t now) {
-  auto marked = store_.MarkPublished(token_, ids, now);
+bool ResultWriter::MarkPublished(const std::vector<int64_t>& ids) {
+  auto marked = store_.MarkPublished(token_, ids);
   if (!marked) {
     NoteStoreError(marked.error(), "marking rows published failed");
     return false;
@@ -58,14 +55,13 @@ bool ResultWriter::MarkPublished(const std::vector<int64_t>& ids, int64_t now) {
   return true;
 }
 
-bool ResultWriter::MarkFailed(const std::vector<Outcome>& failures, int64_t now) {
+bool ResultWriter::MarkFailed(const std::vector<Outcome>& failures) {
   std::vector<FailedAttempt> attempts;
   attempts.reserve(failures.size());
   for (const Outcome& o : failures) {
-    attempts.push_back(
-        FailedAttempt{o.row->id, o.verdict.error, now + o.verdict.retry_after.count()});
+    attempts.push_back(FailedAttempt{o.row->id, o.verdict.error, o.verdict.retry_after.count()});
   }
-  auto marked = store_.MarkFailed(token_, attempts, now);
+  auto marked = store_.MarkFailed(token_, attempts);
   if (!marked) {
     NoteStoreError(marked.error(), "marking rows failed failed");
     return false;
@@ -78,7 +74,7 @@ void ResultWriter::Release(std::span<const int64_t> ids) {
   if (ids.empty()) {
     return;
   }
-  auto released = store_.Release(token_, ids, clock_.NowMs());
+  auto released = store_.Release(token_, ids);
   if (!released) {
     NoteStoreError(released.error(), "releasing rows failed");
     return;

@@ -10,8 +10,7 @@
 // claim holds them now (its result counts): a warning, not an error. A failing store call is an
 // error of the round (store_error), logged at error.
 //
-// Failed attempts carry a delay; the writer turns it into the store's due time at the mark
-// (wall clock today; the database's clock once the store takes the delay itself).
+// Failed attempts carry a delay; the store adds it to the database server's clock at the mark.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +21,6 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
 #include "log_line.h"
 #include "metrics.h"
 #include "outbox_store.h"
@@ -32,7 +30,7 @@ namespace room_outbox::relay {
 
 class ResultWriter {
  public:
-  ResultWriter(OutboxStore& store, Clock& clock, Metrics& metrics, Logger& logger,
+  ResultWriter(OutboxStore& store, Metrics& metrics, Logger& logger,
                std::string node_id, std::string token);
 
   void Delivered(const OutboxRow& row);
@@ -53,14 +51,13 @@ class ResultWriter {
     AttemptVerdict verdict;
   };
 
-  bool MarkPublished(const std::vector<int64_t>& ids, int64_t now);
-  bool MarkFailed(const std::vector<Outcome>& failures, int64_t now);
+  bool MarkPublished(const std::vector<int64_t>& ids);
+  bool MarkFailed(const std::vector<Outcome>& failures);
   void LogOutcome(const Outcome& outcome, bool marked);
   void CheckCount(const Result<size_t>& marked, size_t expected, std::string_view operation);
   void NoteStoreError(const Error& error, std::string_view what);
 
   OutboxStore& store_;
-  Clock& clock_;
   Metrics& metrics_;
   Logger& logger_;
   std::string node_id_;

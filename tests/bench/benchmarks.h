@@ -36,6 +36,10 @@ void RunCommitToPublished(const BenchContext& ctx, Report& report);
 //    rows alone, and the busy room's drain time vs its pace.
 void RunBusyRoom(const BenchContext& ctx, Report& report);
 
+// 8. One claim poll for other rooms beside a room of 100k pending rows behind a failing head, vs
+//    the same claim without that room, and the claims it takes to park the room's due rows.
+void RunBlockedRoomClaim(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

@@ -120,7 +120,6 @@ DrainRun RunClaimMarkCeiling(const BenchContext& ctx, bool per_room_order) {
   while (true) {
     ClaimOptions claim_options;
     claim_options.limit = 100;
-    claim_options.now_ms = NowMs();
     claim_options.per_room_order = per_room_order;
     Claim claim = Unwrap(store->ClaimDue(claim_options), "ClaimDue");
     if (claim.rows.empty()) {
@@ -128,7 +127,7 @@ DrainRun RunClaimMarkCeiling(const BenchContext& ctx, bool per_room_order) {
     }
     std::vector<int64_t> ids;
     for (const OutboxRow& row : claim.rows) ids.push_back(row.id);
-    run.published += Unwrap(store->MarkPublished(claim.token, ids, NowMs()), "MarkPublished");
+    run.published += Unwrap(store->MarkPublished(claim.token, ids), "MarkPublished");
   }
   run.seconds = watch.Seconds();
   run.complete = run.published == ctx.drain_rows;

@@ -1,18 +1,24 @@
 // MariaDbOutboxStore::CommitCommand against the test MariaDB: one transaction for the command
 // log, the outbox rows and the caller's statements, and nothing left behind by any failure.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mysql/mariadb_outbox_store.h"
+#include "mysql/outbox_sql.h"
 #include "support/test_database.h"
 
 namespace room_outbox::testing {
 namespace {
 
-constexpr int64_t kNow = 1'700'000'000'000;
+using ::testing::AllOf;
+using ::testing::Ge;
+using ::testing::Le;
 
 CommitRequest Request(const std::string& command_id, const std::string& room, int events,
                       const std::string& token = "tok-hook") {
@@ -23,9 +29,8 @@ CommitRequest Request(const std::string& command_id, const std::string& room, in
   request.command.request_id = "req-" + command_id;
   request.command.room_seq = 42;
   request.command.payload = R"({"gift":"rose"})";
-  request.now_ms = kNow;
   request.token = token;
-  request.lease_until_ms = kNow + 500;
+  request.sync_lease = std::chrono::milliseconds(500);
   for (int i = 0; i < events; ++i) {
     NewOutboxRow row;
     row.event_id = command_id + "-e" + std::to_string(i);
@@ -39,6 +44,10 @@ CommitRequest Request(const std::string& command_id, const std::string& room, in
   return request;
 }
 
+int64_t ServerNowMs(TestDatabase& db) {
+  return db.Scalar("SELECT " + std::string(sql::kServerNowMs));
+}
+
 int64_t Count(TestDatabase& db, const std::string& table) {
   return db.Scalar("SELECT COUNT(*) FROM " + table);
 }
@@ -48,9 +57,14 @@ TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
 
+  const int64_t before = ServerNowMs(db);
   auto write = store->CommitCommand(Request("c1", "room-1", 3), {});
+  const int64_t after = ServerNowMs(db);
   ASSERT_TRUE(write) << write.error().message;
-  EXPECT_FALSE(write->duplicate);
+  EXPECT_EQ(write->outcome, CommitOutcome::kCommitted);
+  EXPECT_FALSE(write->earlier_pending);
+  EXPECT_GE(write->server_now_ms, before);
+  EXPECT_LE(write->server_now_ms, after);
   ASSERT_EQ(write->row_ids.size(), 3u);
   EXPECT_LT(write->row_ids[0], write->row_ids[1]);
   EXPECT_LT(write->row_ids[1], write->row_ids[2]);
@@ -65,7 +79,7 @@ TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
   EXPECT_EQ(*log[0][3], "req-c1");
   EXPECT_EQ(*log[0][4], "42");
   EXPECT_EQ(*log[0][5], R"({"gift":"rose"})");
-  EXPECT_EQ(*log[0][6], std::to_string(kNow));
+  EXPECT_THAT(std::stoll(*log[0][6]), AllOf(Ge(before), Le(after)));  // the server's clock
 
   auto rows = db.Query(
       "SELECT id, event_id, status, retry_count, next_attempt_at_ms, "
@@ -77,10 +91,11 @@ TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
     EXPECT_EQ(*rows[i][1], "c1-e" + std::to_string(i));
     EXPECT_EQ(*rows[i][2], "pending");
     EXPECT_EQ(*rows[i][3], "0");
-    EXPECT_EQ(*rows[i][4], std::to_string(kNow + 500));
+    const int64_t created = std::stoll(*rows[i][6]);
+    EXPECT_THAT(created, AllOf(Ge(before), Le(after)));
+    EXPECT_EQ(std::stoll(*rows[i][4]), created + 500);  // the lease, from the server's clock
     EXPECT_EQ(*rows[i][5], "tok-hook");
-    EXPECT_EQ(*rows[i][6], std::to_string(kNow));
-    EXPECT_EQ(*rows[i][7], std::to_string(kNow));
+    EXPECT_EQ(*rows[i][7], *rows[i][6]);
     EXPECT_FALSE(rows[i][8].has_value());
     EXPECT_FALSE(rows[i][9].has_value());
   }
@@ -136,7 +151,7 @@ TEST(CommitCommandTest, KilledConnectionMidTransactionLeavesNothingAndNextCallRe
 
   auto again = store->CommitCommand(Request("c1", "room-1", 2), {});
   ASSERT_TRUE(again) << again.error().message;
-  EXPECT_FALSE(again->duplicate);
+  EXPECT_EQ(again->outcome, CommitOutcome::kCommitted);
   EXPECT_NE(store->connection_id(), first_id);
   EXPECT_EQ(Count(db, "room_command_log"), 1);
   EXPECT_EQ(Count(db, "room_outbox"), 2);
@@ -149,7 +164,7 @@ TEST(CommitCommandTest, KilledConnectionBeforeCommitFailsTheCommit) {
   ASSERT_TRUE(store->Connect());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [&](Transaction&) {
     db.Exec("KILL " + std::to_string(store->connection_id()));
-    return Status();  // the failure surfaces at COMMIT
+    return Status();  // the failure surfaces before COMMIT is sent
   });
   ASSERT_FALSE(write);
   EXPECT_EQ(write.error().code, ErrorCode::kUnavailable) << write.error().message;
@@ -175,7 +190,7 @@ TEST(CommitCommandTest, DuplicateCommandIdWritesNothingNew) {
     return Status();
   });
   ASSERT_TRUE(write) << write.error().message;
-  EXPECT_TRUE(write->duplicate);
+  EXPECT_EQ(write->outcome, CommitOutcome::kDuplicate);
   EXPECT_TRUE(write->row_ids.empty());
   EXPECT_FALSE(caller_ran);
   EXPECT_EQ(Count(db, "room_command_log"), 1);
@@ -285,6 +300,132 @@ TEST(CommitCommandTest, ThrowingCallerStatementsRollBack) {
   EXPECT_NE(write.error().message.find("snapshot encoder broke"), std::string::npos);
   EXPECT_EQ(Count(db, "room_command_log"), 0);
   EXPECT_EQ(Count(db, "room_outbox"), 0);
+}
+
+TEST(CommitCommandTest, TypesNeverSentAreWrittenPublishedInTheCommitItself) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  CommitRequest request = Request("c1", "room-1", 3);
+  request.rows[1].event_type = "RoomHeatChanged";
+  request.rows[1].published = true;
+  const int64_t before = ServerNowMs(db);
+  auto write = store->CommitCommand(request, {});
+  ASSERT_TRUE(write) << write.error().message;
+  ASSERT_EQ(write->row_ids.size(), 3u);
+
+  auto rows = db.Query(
+      "SELECT status, claim_token, published_at_ms, retry_count FROM room_outbox ORDER BY id");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(*rows[0][0], "pending");
+  EXPECT_EQ(*rows[1][0], "published");
+  EXPECT_FALSE(rows[1][1].has_value());  // nobody holds it
+  ASSERT_TRUE(rows[1][2].has_value());
+  EXPECT_GE(std::stoll(*rows[1][2]), before);
+  EXPECT_EQ(*rows[1][3], "0");
+  EXPECT_EQ(*rows[2][0], "pending");
+}
+
+TEST(CommitCommandTest, EarlierPendingIsReadInsideTheTransaction) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto first = store->CommitCommand(Request("c1", "直播间-一号", 1), {});
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_FALSE(first->earlier_pending);
+
+  auto second = store->CommitCommand(Request("c2", "直播间-一号", 1), {});
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_TRUE(second->earlier_pending);
+
+  auto other_room = store->CommitCommand(Request("c3", "room-🎉", 1), {});
+  ASSERT_TRUE(other_room);
+  EXPECT_FALSE(other_room->earlier_pending);
+
+  CommitRequest unordered = Request("c4", "直播间-一号", 1);
+  unordered.check_earlier_pending = false;
+  auto fourth = store->CommitCommand(unordered, {});
+  ASSERT_TRUE(fourth);
+  EXPECT_FALSE(fourth->earlier_pending);
+
+  // Published rows of the room do not count.
+  db.Exec("UPDATE room_outbox SET status = 'published'");
+  CommitRequest skipped_only = Request("c5", "直播间-一号", 1);
+  skipped_only.rows[0].published = true;
+  ASSERT_TRUE(store->CommitCommand(skipped_only, {}));
+  auto sixth = store->CommitCommand(Request("c6", "直播间-一号", 1), {});
+  ASSERT_TRUE(sixth);
+  EXPECT_FALSE(sixth->earlier_pending);
+}
+
+TEST(CommitCommandTest, OutboxRowsAreInsertedAfterTheCallersStatements) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  db.Exec("CREATE TABLE probe (log_rows BIGINT NOT NULL, outbox_rows BIGINT NOT NULL)");
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto write = store->CommitCommand(Request("c1", "room-1", 2), [](Transaction& tx) {
+    return tx.Execute(
+        "INSERT INTO probe SELECT (SELECT COUNT(*) FROM room_command_log), "
+        "(SELECT COUNT(*) FROM room_outbox)",
+        {});
+  });
+  ASSERT_TRUE(write) << write.error().message;
+  // The caller saw its command logged and no outbox row yet: the sync lease starts after them.
+  auto probe = db.Query("SELECT log_rows, outbox_rows FROM probe");
+  ASSERT_EQ(probe.size(), 1u);
+  EXPECT_EQ(*probe[0][0], "1");
+  EXPECT_EQ(*probe[0][1], "0");
+  EXPECT_EQ(Count(db, "room_outbox"), 2);
+  const auto since_lease_start = std::chrono::steady_clock::now() - write->lease_start;
+  EXPECT_GE(since_lease_start.count(), 0);
+  EXPECT_LT(since_lease_start, std::chrono::seconds(5));
+}
+
+TEST(CommitCommandTest, FindCommandReadsACommittedCommandsRowsBackInOrder) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto write = store->CommitCommand(Request("c1", "room-1", 3), {});
+  ASSERT_TRUE(write);
+  ASSERT_TRUE(store->CommitCommand(Request("c2", "room-1", 2), {}));
+
+  auto found = store->FindCommand("c1");
+  ASSERT_TRUE(found) << found.error().message;
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->row_ids, write->row_ids);
+
+  auto missing = store->FindCommand("never");
+  ASSERT_TRUE(missing) << missing.error().message;
+  EXPECT_FALSE(missing->has_value());
+}
+
+// The lookup after a lost COMMIT answer may reach the server before the command's transaction
+// ended there; its locking read waits for that end instead of reading "absent" too early.
+void FindWhileAnotherTransactionHoldsTheCommand(const std::string& ending, bool expect_found) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  ASSERT_TRUE(store->Connect());
+  db.Exec("BEGIN");
+  db.Exec(
+      "INSERT INTO room_command_log (command_id, room_id, command_type, payload, created_at_ms) "
+      "VALUES ('c-open', 'room-1', 'T', '{}', 0)");
+  std::thread ender([&db, ending] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    db.Exec(ending);
+  });
+  auto found = store->FindCommand("c-open");
+  ender.join();
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_EQ(found->has_value(), expect_found);
+}
+
+TEST(CommitCommandTest, FindCommandWaitsForAnOpenTransactionThatCommits) {
+  FindWhileAnotherTransactionHoldsTheCommand("COMMIT", true);
+}
+
+TEST(CommitCommandTest, FindCommandWaitsForAnOpenTransactionThatRollsBack) {
+  FindWhileAnotherTransactionHoldsTheCommand("ROLLBACK", false);
 }
 
 }  // namespace

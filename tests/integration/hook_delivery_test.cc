@@ -197,6 +197,42 @@ TEST_F(HookDeliveryTest, NonImEventsAreMarkedPublishedWithoutASend) {
     EXPECT_EQ(Column(delivery.event_id, "status"), "published") << delivery.event_id;
   }
   EXPECT_EQ(im_.Stats().requests, 0u);
+  EXPECT_EQ(RelayRound().claimed, 0u);  // nothing of it is ever pending
+}
+
+TEST_F(HookDeliveryTest, TypesNeverSentArePublishedByTheCommitAndNeverPending) {
+  im_.SetDefaultFault(FakeImFault::HttpStatus(502));  // the sent type fails its sync publish
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  Command command{"cmd-mixed", "room-mixed", "SendGift", "req", 4, "{}"};
+  std::vector<Event> events{Event{"evt-m-heat", "RoomHeatChanged", 4, 0, R"({"heat":1})"},
+                            Event{"evt-m-gift", "RoomGiftSent", 4, 0, R"({"gift":"rose"})"},
+                            Event{"evt-m-rank", "RoomRankChanged", 4, 0, R"({"rank":[]})"}};
+
+  CommitResult result = hook->Commit(command, events);
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
+  EXPECT_EQ(result.events[0].state, DeliveryState::kSkipped);
+  EXPECT_EQ(result.events[1].state, DeliveryState::kPending);
+  // Behind a failed event of its own command, a type never sent is not held: it was never
+  // pending at all.
+  EXPECT_EQ(result.events[2].state, DeliveryState::kSkipped);
+  for (const char* id : {"evt-m-heat", "evt-m-rank"}) {
+    EXPECT_EQ(Column(id, "status"), "published") << id;
+    EXPECT_NE(Column(id, "published_at_ms"), "NULL") << id;
+    EXPECT_EQ(Column(id, "claim_token"), "NULL") << id;
+    EXPECT_EQ(Column(id, "retry_count"), "0") << id;
+    EXPECT_TRUE(im_.RequestsFor(id).empty()) << id;
+  }
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'pending'"), 1);
+
+  // The relay claims only the row that is really to be sent.
+  im_.SetDefaultFault(FakeImFault::Ok());
+  relay::RoundResult round = RelayRound();
+  EXPECT_EQ(round.claimed, 1u);
+  EXPECT_EQ(round.published, 1u);
+  EXPECT_EQ(Column("evt-m-gift", "status"), "published");
+  EXPECT_EQ(im_.Stats().requests, 2u);  // the failed sync try and the relay's
 }
 
 TEST_F(HookDeliveryTest, RepeatedCommandIdWritesAndSendsNothing) {
@@ -278,11 +314,12 @@ TEST_F(HookDeliveryTest, AnEarlierPendingEventHoldsTheSyncPublishSoTheRoomStaysI
   EXPECT_EQ(delivered_seqs, (std::vector<int64_t>{1, 2}));
 }
 
-TEST_F(HookDeliveryTest, LargePayloadAndNonAsciiRoomReachImIntact) {
+// A GroupId must be printable ASCII (commit_checks.h), so non-ASCII text travels in the payload.
+TEST_F(HookDeliveryTest, LargePayloadWithNonAsciiTextReachesImIntact) {
   auto hook = NewHook();
   ASSERT_TRUE(hook);
-  const std::string room = "直播间-🎁-42";
-  const std::string big = R"({"text":")" + std::string(6000, 'x') + R"("})";
+  const std::string room = "live-room-42";
+  const std::string big = R"({"title":"直播间-🎁","text":")" + std::string(6000, 'x') + R"("})";
 
   CommitResult result = Join(*hook, room, 1, "RoomGiftSent", big);
 
@@ -292,7 +329,40 @@ TEST_F(HookDeliveryTest, LargePayloadAndNonAsciiRoomReachImIntact) {
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].room_id, room);
   EXPECT_NE(requests[0].body.find(std::string(6000, 'x')), std::string::npos);
+  EXPECT_NE(requests[0].body.find("直播间-🎁"), std::string::npos);
   EXPECT_EQ(Column("evt-" + room + "-1", "room_id"), room);
+}
+
+TEST_F(HookDeliveryTest, CommandsThatCouldNeverBeStoredWholeOrDeliveredWriteNothing) {
+  auto hook = NewHook();
+  ASSERT_TRUE(hook);
+  const std::string too_long(129, 'x');
+  const std::vector<std::string> bad_rooms = {"room\x01", "@TGS#aXXXXXX", std::string(49, 'r'),
+                                              "room-\xe7\xa4\xbc"};
+  std::vector<std::pair<Command, std::vector<Event>>> cases;
+  for (const std::string& room : bad_rooms) {
+    cases.push_back({Command{"cmd-bad-room", room, "SendGift", "req-1", 1, "{}"},
+                     {Event{"evt-bad-room", "RoomGiftSent", 1, 0, "{}"}}});
+  }
+  cases.push_back({Command{too_long, "room-1", "SendGift", "req-1", 1, "{}"},
+                   {Event{"evt-long-cmd", "RoomGiftSent", 1, 0, "{}"}}});
+  cases.push_back({Command{"cmd-long-event", "room-1", "SendGift", "req-1", 1, "{}"},
+                   {Event{too_long, "RoomGiftSent", 1, 0, "{}"}}});
+  cases.push_back({Command{"cmd-long-type", "room-1", std::string(65, 't'), "req-1", 1, "{}"},
+                   {Event{"evt-long-type", "RoomGiftSent", 1, 0, "{}"}}});
+  for (const auto& [command, events] : cases) {
+    bool caller_ran = false;
+    CommitResult result = hook->Commit(command, events, [&](Transaction&) {
+      caller_ran = true;
+      return Status();
+    });
+    EXPECT_EQ(result.status, CommitStatus::kFailed) << command.room_id;
+    EXPECT_EQ(result.error.code, ErrorCode::kInvalidArgument) << result.error.message;
+    EXPECT_FALSE(caller_ran) << result.error.message;
+  }
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 0);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox"), 0);
+  EXPECT_EQ(im_.Stats().requests, 0u);
 }
 
 TEST(CreateHookTest, FailsFastNamingTheProblemWhenTheDatabaseIsUnreachable) {

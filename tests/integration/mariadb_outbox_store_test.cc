@@ -19,18 +19,35 @@
 namespace room_outbox::testing {
 namespace {
 
-constexpr int64_t kT0 = 1'700'000'000'000;
+constexpr int64_t kT0 = 1'700'000'000'000;  // created_at_ms of the test rows
+// A due time long past: the row is due whatever the server's clock says.
+constexpr int64_t kDue = 0;
 
-// Commits one command with one event per entry of `rooms`, due at `due_ms` and unclaimed.
+// The store's only clock is the server's. A test makes rows due or not by writing
+// next_attempt_at_ms relative to it, and lets time pass by moving the stored times earlier.
+int64_t ServerNowMs(TestDatabase& db) {
+  return db.Scalar("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+}
+
+// `ms` pass for every row: each stored due time (leases, retries, slots) moves `ms` earlier.
+void Advance(TestDatabase& db, int64_t ms) {
+  db.Exec("UPDATE room_outbox SET next_attempt_at_ms = next_attempt_at_ms - " +
+          std::to_string(ms));
+}
+
+int64_t DueAt(TestDatabase& db, int64_t id) {
+  return db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id = " + std::to_string(id));
+}
+
+// Commits one command with one event per entry of `rooms`, due at `due_ms` (server time) and
+// unclaimed.
 std::vector<int64_t> AddEvents(MariaDbOutboxStore& store, const std::string& command_id,
-                               const std::vector<std::string>& rooms, int64_t due_ms,
+                               const std::vector<std::string>& rooms, int64_t due_ms = kDue,
                                const std::string& envelope = "{}") {
   CommitRequest request;
   request.command.command_id = command_id;
   request.command.room_id = rooms.empty() ? "r" : rooms.front();
   request.command.command_type = "T";
-  request.now_ms = kT0;
-  request.lease_until_ms = due_ms;
   for (size_t i = 0; i < rooms.size(); ++i) {
     NewOutboxRow row;
     row.event_id = command_id + "-" + std::to_string(i);
@@ -42,11 +59,24 @@ std::vector<int64_t> AddEvents(MariaDbOutboxStore& store, const std::string& com
   }
   auto write = store.CommitCommand(request, {});
   EXPECT_TRUE(write) << write.error().message;
+  // The commit writes the server's clock; put the rows on the test's times (same transaction
+  // shape as a caller's statement, so nothing else sees them in between).
+  CommitRequest fixture;
+  fixture.command.command_id = command_id + "-fixture-times";
+  fixture.command.room_id = request.command.room_id;
+  fixture.command.command_type = "T";
+  auto timed = store.CommitCommand(fixture, [&](Transaction& tx) {
+    return tx.Execute(
+        "UPDATE room_outbox SET created_at_ms = ?, updated_at_ms = ?, next_attempt_at_ms = ? "
+        "WHERE command_id = ?",
+        {kT0, kT0, due_ms, command_id});
+  });
+  EXPECT_TRUE(timed) << timed.error().message;
   return write ? write->row_ids : std::vector<int64_t>{};
 }
 
 int64_t AddEvent(MariaDbOutboxStore& store, const std::string& id, const std::string& room,
-                 int64_t due_ms = kT0) {
+                 int64_t due_ms = kDue) {
   auto ids = AddEvents(store, id, {room}, due_ms);
   return ids.empty() ? 0 : ids[0];
 }
@@ -59,31 +89,28 @@ std::vector<int64_t> Ids(const Claim& claim) {
   return ids;
 }
 
-ClaimOptions At(int64_t now, size_t limit = 100, bool per_room_order = true) {
+ClaimOptions Batch(size_t limit = 100, bool per_room_order = true) {
   ClaimOptions options;
-  options.now_ms = now;
   options.limit = limit;
   options.lease_ms = 30'000;
   options.per_room_order = per_room_order;
   return options;
 }
 
-// Claims the due rows at kT0 and records a failed attempt of `id` (error `error`), due again at
-// once.
+// Claims the due rows and records a failed attempt of `id` (error `error`), due again at once.
 void ClaimAndFail(MariaDbOutboxStore& store, int64_t id, const std::string& error) {
-  auto claim = store.ClaimDue(At(kT0));
+  auto claim = store.ClaimDue(Batch());
   ASSERT_TRUE(claim);
-  ASSERT_TRUE(store.MarkFailed(claim->token, std::vector<FailedAttempt>{{id, error, kT0}}, kT0));
+  ASSERT_TRUE(store.MarkFailed(claim->token, std::vector<FailedAttempt>{{id, error, 0}}));
 }
 
-// Claims one row at kT0, which must be the room head `id`, and records a failed attempt of it,
-// due again at `retry_at_ms`.
-void ClaimHeadAndFail(MariaDbOutboxStore& store, int64_t id, int64_t retry_at_ms) {
-  auto head = store.ClaimDue(At(kT0, 1));
+// Claims one row, which must be the room head `id`, and records a failed attempt of it, due
+// again `retry_after_ms` later.
+void ClaimHeadAndFail(MariaDbOutboxStore& store, int64_t id, int64_t retry_after_ms) {
+  auto head = store.ClaimDue(Batch(1));
   ASSERT_TRUE(head);
   ASSERT_EQ(Ids(*head), std::vector<int64_t>{id});
-  ASSERT_TRUE(
-      store.MarkFailed(head->token, std::vector<FailedAttempt>{{id, "x", retry_at_ms}}, kT0));
+  ASSERT_TRUE(store.MarkFailed(head->token, std::vector<FailedAttempt>{{id, "x", retry_after_ms}}));
 }
 
 TEST(MariaDbOutboxStoreTest, FactoryDoesNotConnectAndCallsFailUnavailableWithoutServer) {
@@ -128,27 +155,27 @@ TEST(MariaDbOutboxStoreTest, KilledIdleConnectionFailsOnceThenReconnects) {
   EXPECT_TRUE(store->connected());
 }
 
-TEST(MariaDbOutboxStoreTest, LockWaitTimeoutIsRetryableAndTheNextCallWorks) {
+TEST(MariaDbOutboxStoreTest, LockWaitTimeoutIsAbortedKeepsTheConnectionAndTheNextCallWorks) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t id = AddEvent(*store, "c1", "room-1");
-  auto claim = store->ClaimDue(At(kT0));
+  auto claim = store->ClaimDue(Batch());
   ASSERT_TRUE(claim);
+  const uint64_t connection = store->connection_id();
   db.Exec("BEGIN");
   db.Exec("SELECT id FROM room_outbox WHERE id = " + std::to_string(id) + " FOR UPDATE");
   const auto started = std::chrono::steady_clock::now();
-  auto blocked = store->MarkPublished(claim->token, std::vector<int64_t>{id}, kT0);
+  auto blocked = store->MarkPublished(claim->token, std::vector<int64_t>{id});
   const auto waited = std::chrono::steady_clock::now() - started;
   db.Exec("ROLLBACK");
   ASSERT_FALSE(blocked);
   EXPECT_EQ(blocked.error().code, ErrorCode::kAborted) << blocked.error().message;
   EXPECT_NE(blocked.error().message.find("[errno 1205]"), std::string::npos);
-  // A lost lock conflict leaves the connection in use.
-  const uint64_t connection = store->connection_id();
+  EXPECT_TRUE(store->connected()) << "a lock wait timeout is not a lost connection";
   // The session's short lock wait, not the server's 50 s default.
   EXPECT_LT(waited, std::chrono::seconds(MariaDbConnection::kLockWaitTimeoutSeconds + 5));
-  auto marked = store->MarkPublished(claim->token, std::vector<int64_t>{id}, kT0);
+  auto marked = store->MarkPublished(claim->token, std::vector<int64_t>{id});
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 1u);
   EXPECT_EQ(store->connection_id(), connection);
@@ -162,11 +189,16 @@ TEST(MariaDbOutboxStoreTest, ClaimDueRespectsLimitAndReturnsRowsById) {
   for (int i = 0; i < 5; ++i) {
     ids.push_back(AddEvent(*store, "c" + std::to_string(i), "room-" + std::to_string(i)));
   }
-  auto claim = store->ClaimDue(At(kT0, 3));
+  const int64_t before = ServerNowMs(db);
+  auto claim = store->ClaimDue(Batch(3));
+  const int64_t after = ServerNowMs(db);
   ASSERT_TRUE(claim) << claim.error().message;
   EXPECT_EQ(Ids(*claim), std::vector<int64_t>(ids.begin(), ids.begin() + 3));
   EXPECT_EQ(claim->token.size(), 32u);
-  EXPECT_EQ(claim->lease_until_ms, kT0 + 30'000);
+  // The server's clock decides: the claim's now is the server's, the lease runs from it.
+  EXPECT_GE(claim->server_now_ms, before);
+  EXPECT_LE(claim->server_now_ms, after);
+  EXPECT_EQ(claim->lease_until_ms, claim->server_now_ms + 30'000);
   const OutboxRow& row = claim->rows[0];
   EXPECT_EQ(row.event_id, "c0-0");
   EXPECT_EQ(row.event_type, "RoomGiftSent");
@@ -175,7 +207,8 @@ TEST(MariaDbOutboxStoreTest, ClaimDueRespectsLimitAndReturnsRowsById) {
   EXPECT_EQ(row.retry_count, 0);
   EXPECT_EQ(row.created_at_ms, kT0);
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token='" + claim->token +
-                      "' AND next_attempt_at_ms=" + std::to_string(kT0 + 30'000)),
+                      "' AND next_attempt_at_ms=" + std::to_string(claim->lease_until_ms) +
+                      " AND updated_at_ms=" + std::to_string(claim->server_now_ms)),
             3);
 }
 
@@ -183,12 +216,14 @@ TEST(MariaDbOutboxStoreTest, ClaimDueSkipsRowsNotYetDue) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
-  const int64_t due = AddEvent(*store, "c1", "room-1", kT0);
-  const int64_t later = AddEvent(*store, "c2", "room-2", kT0 + 1000);
-  auto claim = store->ClaimDue(At(kT0));
+  const int64_t due = AddEvent(*store, "c1", "room-1");
+  const int64_t later = AddEvent(*store, "c2", "room-2", ServerNowMs(db) + 60'000);
+  auto claim = store->ClaimDue(Batch());
   ASSERT_TRUE(claim) << claim.error().message;
   EXPECT_EQ(Ids(*claim), std::vector<int64_t>{due});
-  auto next = store->ClaimDue(At(kT0 + 1000));
+  ASSERT_TRUE(store->MarkPublished(claim->token, Ids(*claim)));
+  Advance(db, 60'000);
+  auto next = store->ClaimDue(Batch());
   ASSERT_TRUE(next) << next.error().message;
   EXPECT_EQ(Ids(*next), std::vector<int64_t>{later});
 }
@@ -198,14 +233,16 @@ TEST(MariaDbOutboxStoreTest, ClaimedRowsAreNotDueAgainBeforeTheLeaseEnds) {
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t id = AddEvent(*store, "c1", "room-1");
-  auto first = store->ClaimDue(At(kT0));
+  auto first = store->ClaimDue(Batch());
   ASSERT_TRUE(first);
   ASSERT_EQ(Ids(*first), std::vector<int64_t>{id});
-  auto during = store->ClaimDue(At(kT0 + 29'999));
+  Advance(db, 25'000);
+  auto during = store->ClaimDue(Batch());
   ASSERT_TRUE(during);
   EXPECT_TRUE(during->rows.empty());
   EXPECT_TRUE(during->token.empty());
-  auto after = store->ClaimDue(At(kT0 + 30'000));
+  Advance(db, 5'000);
+  auto after = store->ClaimDue(Batch());
   ASSERT_TRUE(after);
   EXPECT_EQ(Ids(*after), std::vector<int64_t>{id});
   EXPECT_NE(after->token, first->token);
@@ -216,10 +253,10 @@ TEST(MariaDbOutboxStoreTest, ZeroLimitClaimsNothingAndBadLeaseIsRejected) {
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
   AddEvent(*store, "c1", "room-1");
-  auto none = store->ClaimDue(At(kT0, 0));
+  auto none = store->ClaimDue(Batch(0));
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->rows.empty());
-  ClaimOptions bad = At(kT0);
+  ClaimOptions bad = Batch();
   bad.lease_ms = 0;
   auto refused = store->ClaimDue(bad);
   ASSERT_FALSE(refused);
@@ -239,8 +276,8 @@ TEST(MariaDbOutboxStoreTest, LargeEnvelopeRoundTripsByteExact) {
     }
   }
   envelope += R"("})";
-  AddEvents(*store, "c1", {"room-1"}, kT0, envelope);
-  auto claim = store->ClaimDue(At(kT0));
+  AddEvents(*store, "c1", {"room-1"}, kDue, envelope);
+  auto claim = store->ClaimDue(Batch());
   ASSERT_TRUE(claim) << claim.error().message;
   ASSERT_EQ(claim->rows.size(), 1u);
   EXPECT_EQ(claim->rows[0].envelope.size(), envelope.size());
@@ -252,16 +289,13 @@ TEST(MariaDbOutboxStoreTest, NonAsciiRoomIdsRoundTrip) {
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
   const std::vector<std::string> rooms = {"直播间-一号", "room-🎉🔥", "комната"};
-  AddEvents(*store, "c1", rooms, kT0);
-  auto claim = store->ClaimDue(At(kT0));
+  AddEvents(*store, "c1", rooms);
+  auto claim = store->ClaimDue(Batch());
   ASSERT_TRUE(claim) << claim.error().message;
   ASSERT_EQ(claim->rows.size(), 3u);
   for (size_t i = 0; i < rooms.size(); ++i) {
     EXPECT_EQ(claim->rows[i].room_id, rooms[i]);
   }
-  auto earlier = store->HasEarlierPending("room-🎉🔥", claim->rows[1].id + 1);
-  ASSERT_TRUE(earlier);
-  EXPECT_TRUE(*earlier);
 }
 
 TEST(MariaDbOutboxStoreTest, StaleTokenCannotMarkARowReclaimedByAnotherClaim) {
@@ -269,27 +303,28 @@ TEST(MariaDbOutboxStoreTest, StaleTokenCannotMarkARowReclaimedByAnotherClaim) {
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t id = AddEvent(*store, "c1", "room-1");
-  auto stale = store->ClaimDue(At(kT0));
+  auto stale = store->ClaimDue(Batch());
   ASSERT_TRUE(stale);
-  auto fresh = store->ClaimDue(At(kT0 + 60'000));  // the first lease ran out
+  Advance(db, 60'000);  // the first lease ran out
+  auto fresh = store->ClaimDue(Batch());
   ASSERT_TRUE(fresh);
   ASSERT_EQ(Ids(*fresh), std::vector<int64_t>{id});
 
   const std::vector<int64_t> ids = {id};
-  const std::vector<FailedAttempt> failed = {{id, "late failure", kT0 + 90'000}};
-  auto published = store->MarkPublished(stale->token, ids, kT0 + 61'000);
+  const std::vector<FailedAttempt> failed = {{id, "late failure", 30'000}};
+  auto published = store->MarkPublished(stale->token, ids);
   ASSERT_TRUE(published);
   EXPECT_EQ(*published, 0u);
-  auto marked = store->MarkFailed(stale->token, failed, kT0 + 61'000);
+  auto marked = store->MarkFailed(stale->token, failed);
   ASSERT_TRUE(marked);
   EXPECT_EQ(*marked, 0u);
-  auto released = store->Release(stale->token, ids, kT0 + 61'000);
+  auto released = store->Release(stale->token, ids);
   ASSERT_TRUE(released);
   EXPECT_EQ(*released, 0u);
   EXPECT_EQ(db.Scalar("SELECT retry_count FROM room_outbox"), 0);
   EXPECT_EQ(db.Query("SELECT claim_token FROM room_outbox")[0][0].value_or(""), fresh->token);
 
-  auto by_holder = store->MarkPublished(fresh->token, ids, kT0 + 61'000);
+  auto by_holder = store->MarkPublished(fresh->token, ids);
   ASSERT_TRUE(by_holder);
   EXPECT_EQ(*by_holder, 1u);
 }
@@ -300,40 +335,43 @@ TEST(MariaDbOutboxStoreTest, MarkFailedCountsTheAttemptAndKeepsTheRowPending) {
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t a = AddEvent(*store, "c1", "room-1");
   const int64_t b = AddEvent(*store, "c2", "room-2");
-  auto claim = store->ClaimDue(At(kT0));
+  auto claim = store->ClaimDue(Batch());
   ASSERT_TRUE(claim);
   std::string long_error;
   for (int i = 0; i < 600; ++i) {
     long_error += "错";
   }
   std::string invalid_utf8 = "bad \xff\xfe bytes";
-  const std::vector<FailedAttempt> failed = {{a, long_error, kT0 + 5'000},
-                                             {b, invalid_utf8, kT0 + 7'000}};
-  auto marked = store->MarkFailed(claim->token, failed, kT0 + 100);
+  const std::vector<FailedAttempt> failed = {{a, long_error, 5'000}, {b, invalid_utf8, 7'000}};
+  const int64_t before = ServerNowMs(db);
+  auto marked = store->MarkFailed(claim->token, failed);
+  const int64_t after = ServerNowMs(db);
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 2u);
 
   auto rows = db.Query(
       "SELECT status, retry_count, CHAR_LENGTH(last_error), "
-      "next_attempt_at_ms, claim_token, updated_at_ms, last_error "
+      "next_attempt_at_ms - updated_at_ms, claim_token, updated_at_ms, last_error "
       "FROM room_outbox ORDER BY id");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(*rows[0][0], "pending");
   EXPECT_EQ(*rows[0][1], "1");
   EXPECT_EQ(*rows[0][2], "512");
-  EXPECT_EQ(*rows[0][3], std::to_string(kT0 + 5'000));
+  // Due retry_after_ms after the server's now at the mark, which is also updated_at_ms.
+  EXPECT_EQ(*rows[0][3], "5000");
   EXPECT_FALSE(rows[0][4].has_value());
-  EXPECT_EQ(*rows[0][5], std::to_string(kT0 + 100));
+  EXPECT_GE(std::stoll(*rows[0][5]), before);
+  EXPECT_LE(std::stoll(*rows[0][5]), after);
   EXPECT_EQ(*rows[1][6], "bad ?? bytes");
-  EXPECT_EQ(*rows[1][3], std::to_string(kT0 + 7'000));
+  EXPECT_EQ(*rows[1][3], "7000");
 
   // Due again at its retry time, with the count carried along.
-  auto retry = store->ClaimDue(At(kT0 + 5'000));
+  Advance(db, 5'000);
+  auto retry = store->ClaimDue(Batch());
   ASSERT_TRUE(retry);
   ASSERT_EQ(Ids(*retry), std::vector<int64_t>{a});
   EXPECT_EQ(retry->rows[0].retry_count, 1);
-  ASSERT_TRUE(store->MarkFailed(retry->token, std::vector<FailedAttempt>{{a, "again", kT0 + 9'000}},
-                                kT0 + 5'100));
+  ASSERT_TRUE(store->MarkFailed(retry->token, std::vector<FailedAttempt>{{a, "again", 4'000}}));
   EXPECT_EQ(db.Scalar("SELECT retry_count FROM room_outbox WHERE id=" + std::to_string(a)), 2);
 }
 
@@ -343,22 +381,27 @@ TEST(MariaDbOutboxStoreTest, MarkPublishedSetsPublishedAndClearsLastError) {
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t id = AddEvent(*store, "c1", "room-1");
   ASSERT_NO_FATAL_FAILURE(ClaimAndFail(*store, id, "boom"));
-  auto again = store->ClaimDue(At(kT0));
+  auto again = store->ClaimDue(Batch());
   ASSERT_TRUE(again);
   ASSERT_EQ(Ids(*again), std::vector<int64_t>{id});
-  auto marked = store->MarkPublished(again->token, std::vector<int64_t>{id}, kT0 + 42);
+  const int64_t before = ServerNowMs(db);
+  auto marked = store->MarkPublished(again->token, std::vector<int64_t>{id});
+  const int64_t after = ServerNowMs(db);
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 1u);
   auto rows = db.Query(
-      "SELECT status, last_error, published_at_ms, claim_token, retry_count "
+      "SELECT status, last_error, published_at_ms, claim_token, retry_count, updated_at_ms "
       "FROM room_outbox");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(*rows[0][0], "published");
   EXPECT_FALSE(rows[0][1].has_value());
-  EXPECT_EQ(*rows[0][2], std::to_string(kT0 + 42));
+  EXPECT_GE(std::stoll(*rows[0][2]), before);
+  EXPECT_LE(std::stoll(*rows[0][2]), after);
+  EXPECT_EQ(*rows[0][5], *rows[0][2]);
   EXPECT_FALSE(rows[0][3].has_value());
   EXPECT_EQ(*rows[0][4], "1");
-  auto later = store->ClaimDue(At(kT0 + 1'000'000));
+  Advance(db, 1'000'000);
+  auto later = store->ClaimDue(Batch());
   ASSERT_TRUE(later);
   EXPECT_TRUE(later->rows.empty());
 }
@@ -372,14 +415,14 @@ TEST(MariaDbOutboxStoreTest, MarkPublishedHandlesLargeBatches) {
   for (int i = 0; i < 700; ++i) {
     rooms.push_back("room-" + std::to_string(i));
   }
-  auto ids = AddEvents(*store, "c1", rooms, kT0);
+  auto ids = AddEvents(*store, "c1", rooms);
   ASSERT_EQ(ids.size(), 700u);
-  auto claim = store->ClaimDue(At(kT0, 1000));
+  auto claim = store->ClaimDue(Batch(1000));
   ASSERT_TRUE(claim) << claim.error().message;
   ASSERT_EQ(claim->rows.size(), 700u);
   std::vector<int64_t> claimed = Ids(*claim);
   std::vector<int64_t> part(claimed.begin(), claimed.begin() + 699);
-  auto marked = store->MarkPublished(claim->token, part, kT0 + 1);
+  auto marked = store->MarkPublished(claim->token, part);
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 699u);
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='published'"), 699);
@@ -394,19 +437,22 @@ TEST(MariaDbOutboxStoreTest, ReleaseMakesRowsDueAtOnceAndKeepsRetryCount) {
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t id = AddEvent(*store, "c1", "room-1");
   ASSERT_NO_FATAL_FAILURE(ClaimAndFail(*store, id, "x"));
-  auto second = store->ClaimDue(At(kT0));
+  auto second = store->ClaimDue(Batch());
   ASSERT_TRUE(second);
-  auto released = store->Release(second->token, std::vector<int64_t>{id}, kT0 + 10);
+  const int64_t before = ServerNowMs(db);
+  auto released = store->Release(second->token, std::vector<int64_t>{id});
+  const int64_t after = ServerNowMs(db);
   ASSERT_TRUE(released) << released.error().message;
   EXPECT_EQ(*released, 1u);
   auto rows = db.Query(
       "SELECT retry_count, next_attempt_at_ms, claim_token, status "
       "FROM room_outbox");
   EXPECT_EQ(*rows[0][0], "1");
-  EXPECT_EQ(*rows[0][1], std::to_string(kT0 + 10));
+  EXPECT_GE(std::stoll(*rows[0][1]), before);
+  EXPECT_LE(std::stoll(*rows[0][1]), after);
   EXPECT_FALSE(rows[0][2].has_value());
   EXPECT_EQ(*rows[0][3], "pending");
-  auto third = store->ClaimDue(At(kT0 + 10));
+  auto third = store->ClaimDue(Batch());
   ASSERT_TRUE(third);
   EXPECT_EQ(Ids(*third), std::vector<int64_t>{id});
 }
@@ -420,25 +466,30 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderHoldsBackRowsBehindAFailedHead) {
   const int64_t a3 = AddEvent(*store, "a3", "A");
   const int64_t b1 = AddEvent(*store, "b1", "B");
   const int64_t b2 = AddEvent(*store, "b2", "B");
-  // a1 alone is claimed and fails: it waits for its retry at T0+10s.
-  ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, a1, kT0 + 10'000));
+  // a1 alone is claimed and fails: it waits for its retry 10 s later.
+  ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, a1, 10'000));
 
-  auto ordered = store->ClaimDue(At(kT0 + 1));
+  auto unordered = store->ClaimDue(Batch(100, false));
+  ASSERT_TRUE(unordered) << unordered.error().message;
+  EXPECT_EQ(Ids(*unordered), (std::vector<int64_t>{a2, a3, b1, b2}));
+  ASSERT_TRUE(store->Release(unordered->token, Ids(*unordered)));
+
+  auto ordered = store->ClaimDue(Batch());
   ASSERT_TRUE(ordered) << ordered.error().message;
   EXPECT_EQ(Ids(*ordered), (std::vector<int64_t>{b1, b2}));
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE room_id='A' AND "
                       "claim_token IS NOT NULL"),
             0);  // a2, a3 were not leased
-
-  ASSERT_TRUE(store->Release(ordered->token, Ids(*ordered), kT0 + 1));
-  auto unordered = store->ClaimDue(At(kT0 + 2, 100, false));
-  ASSERT_TRUE(unordered) << unordered.error().message;
-  EXPECT_EQ(Ids(*unordered), (std::vector<int64_t>{a2, a3, b1, b2}));
+  // They were pushed to the head's retry time: not due, so later claims do not read them again
+  // before it.
+  EXPECT_EQ(DueAt(db, a2), DueAt(db, a1));
+  EXPECT_EQ(DueAt(db, a3), DueAt(db, a1));
+  ASSERT_TRUE(store->Release(ordered->token, Ids(*ordered)));
 
   // Once the head is due again the whole room comes back in order.
-  ASSERT_TRUE(store->Release(unordered->token, Ids(*unordered), kT0 + 2));
-  auto later = store->ClaimDue(At(kT0 + 10'000));
-  ASSERT_TRUE(later);
+  Advance(db, 10'000);
+  auto later = store->ClaimDue(Batch());
+  ASSERT_TRUE(later) << later.error().message;
   EXPECT_EQ(Ids(*later), (std::vector<int64_t>{a1, a2, a3, b1, b2}));
 }
 
@@ -450,14 +501,16 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderHoldsBackRowsWhileTheHeadIsLeased) {
   const int64_t a1 = AddEvent(*store, "a1", "A");
   const int64_t a2 = AddEvent(*store, "a2", "A");
   const int64_t b1 = AddEvent(*store, "b1", "B");
-  auto first = store->ClaimDue(At(kT0, 1));
+  auto first = store->ClaimDue(Batch(1));
   ASSERT_TRUE(first);
   ASSERT_EQ(Ids(*first), std::vector<int64_t>{a1});
-  auto second = other->ClaimDue(At(kT0));
+  const int64_t a2_due = DueAt(db, a2);
+  auto second = other->ClaimDue(Batch());
   ASSERT_TRUE(second);
   EXPECT_EQ(Ids(*second), std::vector<int64_t>{b1});
-  ASSERT_TRUE(store->MarkPublished(first->token, std::vector<int64_t>{a1}, kT0));
-  auto third = other->ClaimDue(At(kT0));
+  EXPECT_EQ(DueAt(db, a2), a2_due) << "a row behind a head in flight keeps its time";
+  ASSERT_TRUE(store->MarkPublished(first->token, std::vector<int64_t>{a1}));
+  auto third = other->ClaimDue(Batch());
   ASSERT_TRUE(third);
   EXPECT_EQ(Ids(*third), std::vector<int64_t>{a2});
 }
@@ -466,19 +519,18 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderClaimsOnlyARunFromTheRoomHead) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
-  const int64_t a1 = AddEvent(*store, "a1", "A", kT0 + 5);  // due last, but first in its room
-  const int64_t a2 = AddEvent(*store, "a2", "A", kT0);
-  const int64_t a3 = AddEvent(*store, "a3", "A", kT0);
-  // The limit cuts the head out: a2, a3 come first in due order and must not be taken alone.
-  // They are pushed back to the head's time, so the same claim reaches the head's run.
-  auto cut = store->ClaimDue(At(kT0 + 5, 2));
+  const int64_t a1 = AddEvent(*store, "a1", "A", 5);  // due last, but first in its room
+  const int64_t a2 = AddEvent(*store, "a2", "A", 0);
+  const int64_t a3 = AddEvent(*store, "a3", "A", 0);
+  // The limit cuts the head out of the window: a2, a3 come first in due order and must not be
+  // taken alone. The claim reads the room from its head and takes the run a1, a2.
+  auto cut = store->ClaimDue(Batch(2));
   ASSERT_TRUE(cut) << cut.error().message;
   EXPECT_EQ(Ids(*cut), (std::vector<int64_t>{a1, a2}));
   EXPECT_TRUE(cut->more_due);
-  EXPECT_EQ(db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id=" + std::to_string(a3)),
-            kT0 + 5);
-  ASSERT_TRUE(store->MarkPublished(cut->token, Ids(*cut), kT0 + 5));
-  auto rest = store->ClaimDue(At(kT0 + 5, 3));
+  EXPECT_EQ(DueAt(db, a3), 0) << "a due row left out keeps its time";
+  ASSERT_TRUE(store->MarkPublished(cut->token, Ids(*cut)));
+  auto rest = store->ClaimDue(Batch(3));
   ASSERT_TRUE(rest);
   EXPECT_EQ(Ids(*rest), (std::vector<int64_t>{a3}));
   EXPECT_FALSE(rest->more_due);
@@ -493,13 +545,18 @@ TEST(MariaDbOutboxStoreTest, PerRoomOrderReachesHeadsBehindALargerBacklog) {
   auto store = MakeMariaDbOutboxStore(db.Options());
   std::vector<int64_t> heads;
   for (const char* room : {"A", "B", "C"}) {
-    heads.push_back(AddEvent(*store, std::string("head-") + room, room, kT0 + 1000));
+    heads.push_back(AddEvent(*store, std::string("head-") + room, room, 1000));
   }
   for (const char* room : {"A", "B", "C"}) {
     std::vector<std::string> rooms(80, room);
-    AddEvents(*store, std::string("rest-") + room, rooms, kT0);
+    AddEvents(*store, std::string("rest-") + room, rooms, 0);
   }
-  auto claim = store->ClaimDue(At(kT0 + 1000, 100));
+  // Each claim pushes the rows it cannot use behind their heads; within a few claims of 100
+  // the heads come first.
+  Result<Claim> claim = Claim{};
+  for (int k = 0; k < 4 && claim && claim->rows.empty(); ++k) {
+    claim = store->ClaimDue(Batch(100));
+  }
   ASSERT_TRUE(claim) << claim.error().message;
   ASSERT_FALSE(claim->rows.empty());
   EXPECT_EQ(claim->rows.front().id, heads[0]);
@@ -521,17 +578,26 @@ TEST(MariaDbOutboxStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
   auto store = MakeMariaDbOutboxStore(db.Options());
   const int64_t a1 = AddEvent(*store, "a1", "A");
   std::vector<std::string> many(150, "A");
-  AddEvents(*store, "a-rest", many, kT0);
+  AddEvents(*store, "a-rest", many);
   const int64_t b1 = AddEvent(*store, "b1", "B");
-  ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, a1, kT0 + 60'000));
-  // 150 due rows of A sit ahead of b1 in due order; a batch of 100 must still reach b1.
-  auto claim = store->ClaimDue(At(kT0 + 1, 100));
-  ASSERT_TRUE(claim) << claim.error().message;
-  EXPECT_EQ(Ids(*claim), std::vector<int64_t>{b1});
+  ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, a1, 60'000));
+  // 150 due rows of A sit ahead of b1 in due order; the first claim of 100 pushes the 100 it
+  // reads to the failed head's retry time, the second reaches b1 (and pushes the other 50).
+  auto first = store->ClaimDue(Batch(100));
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_TRUE(first->rows.empty());
+  EXPECT_TRUE(first->more_due);
+  auto second = store->ClaimDue(Batch(100));
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(Ids(*second), std::vector<int64_t>{b1});
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE room_id = 'A' AND id > " +
+                      std::to_string(a1) + " AND next_attempt_at_ms = " +
+                      std::to_string(DueAt(db, a1))),
+            150);
 }
 
-ClaimOptions Paced(int64_t now, size_t max_rows_per_room, int64_t pace_ms) {
-  ClaimOptions options = At(now);
+ClaimOptions Paced(size_t max_rows_per_room, int64_t pace_ms) {
+  ClaimOptions options = Batch();
   options.max_rows_per_room = max_rows_per_room;
   options.room_pace_ms = pace_ms;
   return options;
@@ -550,15 +616,16 @@ TEST(MariaDbOutboxStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
     hot.push_back(AddEvent(*store, "h" + std::to_string(i), "hot"));
     if (i % 4 == 0) quiet.push_back(AddEvent(*store, "q" + std::to_string(i), "quiet"));
   }
-  constexpr int64_t kPace = 50;
-  auto first = store->ClaimDue(Paced(kT0, 3, kPace));
+  // A long pace, so the test's own run time never makes a slot due by itself.
+  constexpr int64_t kPace = 10'000;
+  auto first = store->ClaimDue(Paced(3, kPace));
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(Ids(*first), (std::vector<int64_t>{hot[0], quiet[0], hot[1], hot[2], quiet[1]}));
   EXPECT_TRUE(first->more_due) << "the cut room has more rows";
   ASSERT_EQ(first->paced_rooms.size(), 1u);
   EXPECT_EQ(first->paced_rooms[0].room_id, "hot");
   EXPECT_EQ(first->paced_rooms[0].rows_scheduled, 5u);
-  EXPECT_EQ(first->paced_rooms[0].last_slot_ms, kT0 + 7 * kPace);
+  EXPECT_EQ(first->paced_rooms[0].paced_for_ms, 7 * kPace);
   // hot[3..7] are due one pace apart, starting when the three claimed rows are sent.
   auto times = db.Query(
       "SELECT next_attempt_at_ms, claim_token IS NULL FROM room_outbox WHERE room_id = 'hot' AND "
@@ -566,7 +633,8 @@ TEST(MariaDbOutboxStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
       std::to_string(hot[2]) + " ORDER BY id");
   ASSERT_EQ(times.size(), 5u);
   for (size_t k = 0; k < times.size(); ++k) {
-    EXPECT_EQ(times[k][0].value_or(""), std::to_string(kT0 + (3 + static_cast<int64_t>(k)) * kPace))
+    EXPECT_EQ(times[k][0].value_or(""),
+              std::to_string(first->server_now_ms + (3 + static_cast<int64_t>(k)) * kPace))
         << "row " << k;
     EXPECT_EQ(times[k][1].value_or(""), "1") << "scheduled, not leased";
   }
@@ -575,15 +643,17 @@ TEST(MariaDbOutboxStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
 
   // Nothing of the hot room is due before its slot; a new quiet row is claimed meanwhile.
   const int64_t q2 = AddEvent(*store, "q-late", "quiet");
-  ASSERT_TRUE(store->MarkPublished(first->token, Ids(*first), kT0));
-  auto meanwhile = store->ClaimDue(Paced(kT0 + 10, 3, kPace));
+  ASSERT_TRUE(store->MarkPublished(first->token, Ids(*first)));
+  auto meanwhile = store->ClaimDue(Paced(3, kPace));
   ASSERT_TRUE(meanwhile);
   EXPECT_EQ(Ids(*meanwhile), std::vector<int64_t>{q2});
   EXPECT_TRUE(meanwhile->paced_rooms.empty());
-  ASSERT_TRUE(store->MarkPublished(meanwhile->token, Ids(*meanwhile), kT0 + 10));
+  ASSERT_TRUE(store->MarkPublished(meanwhile->token, Ids(*meanwhile)));
 
-  // At hot[4]'s slot, hot[3] and hot[4] are due: a run of two, under the cut.
-  auto next = store->ClaimDue(Paced(kT0 + 4 * kPace, 3, kPace));
+  // At hot[4]'s slot, hot[3] and hot[4] are due: a run of two, under the cut; hot[5] waits for
+  // its slot.
+  Advance(db, 4 * kPace);
+  auto next = store->ClaimDue(Paced(3, kPace));
   ASSERT_TRUE(next);
   EXPECT_EQ(Ids(*next), (std::vector<int64_t>{hot[3], hot[4]}));
   EXPECT_TRUE(next->paced_rooms.empty());
@@ -597,25 +667,23 @@ TEST(MariaDbOutboxStoreTest, PacedClaimNeverMovesARowEarlier) {
   auto store = MakeMariaDbOutboxStore(db.Options());
   std::vector<int64_t> rows;
   for (int i = 0; i < 4; ++i) rows.push_back(AddEvent(*store, "r" + std::to_string(i), "room"));
-  const int64_t late = AddEvent(*store, "r-late", "room", kT0 + 100'000);
+  // A failed row waiting for its retry.
+  const int64_t late = AddEvent(*store, "r-late", "room", ServerNowMs(db) + 100'000);
+  db.Exec("UPDATE room_outbox SET retry_count = 1 WHERE id = " + std::to_string(late));
+  const int64_t late_due = DueAt(db, late);
 
-  ClaimOptions no_pace = Paced(kT0, 2, 0);
-  auto whole = store->ClaimDue(no_pace);
+  auto whole = store->ClaimDue(Paced(2, 0));
   ASSERT_TRUE(whole);
   EXPECT_EQ(Ids(*whole), rows) << "max_rows_per_room needs a pace";
-  ASSERT_TRUE(store->Release(whole->token, Ids(*whole), kT0));
+  ASSERT_TRUE(store->Release(whole->token, Ids(*whole)));
 
-  auto cut = store->ClaimDue(Paced(kT0, 2, 50));
+  auto cut = store->ClaimDue(Paced(2, 50));
   ASSERT_TRUE(cut);
   EXPECT_EQ(Ids(*cut), (std::vector<int64_t>{rows[0], rows[1]}));
   ASSERT_EQ(cut->paced_rooms.size(), 1u);
   EXPECT_EQ(cut->paced_rooms[0].rows_scheduled, 2u);
-  EXPECT_EQ(
-      db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id = " + std::to_string(rows[3])),
-      kT0 + 150);
-  EXPECT_EQ(
-      db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id = " + std::to_string(late)),
-      kT0 + 100'000);
+  EXPECT_EQ(DueAt(db, rows[3]), cut->server_now_ms + 150);
+  EXPECT_EQ(DueAt(db, late), late_due);
 }
 
 // Rows of types that are never sent take no pace: they do not count toward the cut and share
@@ -630,22 +698,19 @@ TEST(MariaDbOutboxStoreTest, PacedClaimCountsOnlyRowsThatAreSent) {
   db.Exec("UPDATE room_outbox SET event_type = 'RoomHeatChanged' WHERE id IN (" +
           std::to_string(rows[1]) + ", " + std::to_string(rows[3]) + ", " +
           std::to_string(rows[6]) + ")");
-  ClaimOptions options = Paced(kT0, 2, 50);
+  ClaimOptions options = Paced(2, 50);
   options.unpaced_event_types = {"RoomHeatChanged"};
   auto claim = store->ClaimDue(options);
   ASSERT_TRUE(claim) << claim.error().message;
   EXPECT_EQ(Ids(*claim), (std::vector<int64_t>{rows[0], rows[1], rows[2], rows[3]}));
   ASSERT_EQ(claim->paced_rooms.size(), 1u);
   EXPECT_EQ(claim->paced_rooms[0].rows_scheduled, 3u);
-  EXPECT_EQ(claim->paced_rooms[0].last_slot_ms, kT0 + 150);
-  auto due = [&](size_t k) {
-    return db.Scalar("SELECT next_attempt_at_ms FROM room_outbox WHERE id = " +
-                     std::to_string(rows[k]));
-  };
-  // Two sent rows claimed (sent at T0 and T0+50): the next sent ones at T0+100 and T0+150.
-  EXPECT_EQ(due(4), kT0 + 100);
-  EXPECT_EQ(due(5), kT0 + 150);
-  EXPECT_EQ(due(6), kT0 + 150);
+  EXPECT_EQ(claim->paced_rooms[0].paced_for_ms, 150);
+  // Two sent rows claimed (sent at now and now + 50): the next sent ones at +100 and +150.
+  const int64_t now = claim->server_now_ms;
+  EXPECT_EQ(DueAt(db, rows[4]), now + 100);
+  EXPECT_EQ(DueAt(db, rows[5]), now + 150);
+  EXPECT_EQ(DueAt(db, rows[6]), now + 150);
 }
 
 TEST(MariaDbOutboxStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
@@ -658,7 +723,7 @@ TEST(MariaDbOutboxStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
     for (int i = 0; i < 50; ++i) {
       rooms.push_back("room-" + std::to_string((c * 50 + i) % 37));
     }
-    for (int64_t id : AddEvents(*writer, "c" + std::to_string(c), rooms, kT0)) {
+    for (int64_t id : AddEvents(*writer, "c" + std::to_string(c), rooms)) {
       all.insert(id);
     }
   }
@@ -666,15 +731,14 @@ TEST(MariaDbOutboxStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
 
   for (bool per_room_order : {false, true}) {
     SCOPED_TRACE(per_room_order ? "per-room order" : "no order");
-    db.Exec("UPDATE room_outbox SET status='pending', claim_token=NULL, next_attempt_at_ms=" +
-            std::to_string(kT0));
+    db.Exec("UPDATE room_outbox SET status='pending', claim_token=NULL, next_attempt_at_ms=0");
     std::atomic<size_t> claimed_total{0};
     std::vector<int64_t> got[2];
     std::string errors[2];
     auto worker = [&](int w) {
       auto store = MakeMariaDbOutboxStore(db.Options());
       for (int round = 0; round < 2000 && claimed_total.load() < all.size(); ++round) {
-        auto claim = store->ClaimDue(At(kT0, 25, per_room_order));
+        auto claim = store->ClaimDue(Batch(25, per_room_order));
         if (!claim) {
           errors[w] += claim.error().message + "\n";
           continue;
@@ -684,7 +748,7 @@ TEST(MariaDbOutboxStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
         }
         claimed_total += claim->rows.size();
         if (!claim->rows.empty()) {
-          auto marked = store->MarkPublished(claim->token, Ids(*claim), kT0 + 1);
+          auto marked = store->MarkPublished(claim->token, Ids(*claim));
           if (!marked || *marked != claim->rows.size()) {
             errors[w] += "mark failed\n";
           }
@@ -713,43 +777,41 @@ TEST(MariaDbOutboxStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
   }
 }
 
-TEST(MariaDbOutboxStoreTest, HasEarlierPendingSeesOnlyOlderPendingRowsOfTheRoom) {
-  TestDatabase db;
-  ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
-  const int64_t a1 = AddEvent(*store, "a1", "A");
-  const int64_t b1 = AddEvent(*store, "b1", "B");
-  const int64_t a2 = AddEvent(*store, "a2", "A");
-  EXPECT_TRUE(*store->HasEarlierPending("A", a2));
-  EXPECT_FALSE(*store->HasEarlierPending("A", a1));
-  EXPECT_FALSE(*store->HasEarlierPending("B", b1));
-  auto claim = store->ClaimDue(At(kT0, 1));
-  ASSERT_TRUE(claim);
-  ASSERT_TRUE(store->MarkPublished(claim->token, std::vector<int64_t>{a1}, kT0));
-  EXPECT_FALSE(*store->HasEarlierPending("A", a2));
-}
-
-TEST(MariaDbOutboxStoreTest, StatsCountsPendingRowsAndTheOldest) {
+TEST(MariaDbOutboxStoreTest, StatsCountPendingRowsTheOldestAgeAndRoomsHeldBack) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   auto store = MakeMariaDbOutboxStore(db.Options());
   auto empty = store->Stats();
   ASSERT_TRUE(empty) << empty.error().message;
   EXPECT_EQ(empty->pending, 0);
-  EXPECT_EQ(empty->oldest_pending_created_at_ms, 0);
-  AddEvents(*store, "c1", {"A", "B", "C"}, kT0);
-  db.Exec("UPDATE room_outbox SET created_at_ms = created_at_ms + id");
+  EXPECT_EQ(empty->oldest_pending_age_ms, 0);
+  EXPECT_EQ(empty->rooms_held_back, 0);
+  AddEvents(*store, "c1", {"A", "B", "C", "C"});
+  const int64_t now = ServerNowMs(db);
+  db.Exec("UPDATE room_outbox SET created_at_ms = " + std::to_string(now - 100'000) + " + id");
   const int64_t oldest = db.Scalar("SELECT MIN(created_at_ms) FROM room_outbox");
-  auto claim = store->ClaimDue(At(kT0, 1));
+  auto claim = store->ClaimDue(Batch(1));
   ASSERT_TRUE(claim);
-  ASSERT_TRUE(store->MarkPublished(claim->token, Ids(*claim), kT0));
+  ASSERT_TRUE(store->MarkPublished(claim->token, Ids(*claim)));
+  // Both of C's rows have failed: one room held back, counted once. B's head has not failed.
+  db.Exec("UPDATE room_outbox SET retry_count = 2 WHERE room_id = 'C'");
+  const int64_t before = ServerNowMs(db);
   auto stats = store->Stats();
+  const int64_t after = ServerNowMs(db);
   ASSERT_TRUE(stats);
-  EXPECT_EQ(stats->pending, 2);
-  EXPECT_EQ(stats->oldest_pending_created_at_ms, oldest + 1);
+  EXPECT_EQ(stats->pending, 3);
+  // The server's now minus the oldest pending created_at_ms (A's row was published).
+  EXPECT_GE(stats->oldest_pending_age_ms, before - (oldest + 1));
+  EXPECT_LE(stats->oldest_pending_age_ms, after - (oldest + 1));
+  EXPECT_EQ(stats->rooms_held_back, 1);
+  db.Exec("UPDATE room_outbox SET retry_count = 1 WHERE room_id = 'B'");
+  EXPECT_EQ(store->Stats()->rooms_held_back, 2);
+  // A created_at_ms ahead of the server (a hook host's clock) never makes a negative age.
+  db.Exec("UPDATE room_outbox SET created_at_ms = " + std::to_string(now + 3'600'000));
+  EXPECT_EQ(store->Stats()->oldest_pending_age_ms, 0);
 }
 
-// Both claim SELECTs walk idx_pending_due for the table shapes that matter: published rows
+// The claim's window walks idx_pending_due for the table shapes that matter: published rows
 // dominating (as in production) and a backlog where every row is pending. (A table of a few rows
 // is read whole and sorted, which the optimizer rightly finds cheaper.)
 TEST(MariaDbOutboxStoreTest, ClaimQueriesWalkThePendingIndexWithoutFilesort) {
@@ -768,8 +830,7 @@ TEST(MariaDbOutboxStoreTest, ClaimQueriesWalkThePendingIndexWithoutFilesort) {
     std::string sql;
   };
   const Plan plans[] = {
-      {"claim_due", WithLiterals(sql::kClaimDue, {now, "100"})},
-      {"claim_due_room_heads", WithLiterals(sql::kClaimDueRoomHeads, {now, now, "100"})},
+      {"claim_window", WithLiterals(sql::kClaimWindow, {now, "100"})},
   };
   for (const Shape& shape : shapes) {
     SCOPED_TRACE(shape.name);

@@ -74,8 +74,6 @@ void CommitCommands(const TestDatabase& db, const std::vector<std::vector<std::s
     request.command.command_type = "SendGift";
     request.command.request_id = "req-" + std::to_string(k);
     request.command.room_seq = static_cast<int64_t>(k);
-    request.now_ms = WallNowMs();
-    request.lease_until_ms = 0;
     for (const std::string& room : rooms) {
       Envelope envelope;
       envelope.room_seq = ++seqs[room];
@@ -85,7 +83,7 @@ void CommitCommands(const TestDatabase& db, const std::vector<std::vector<std::s
       envelope.command_id = request.command.command_id;
       envelope.request_id = request.command.request_id;
       envelope.node_id = "room-service-test";
-      envelope.occurred_at_ms = request.now_ms;
+      envelope.occurred_at_ms = WallNowMs();
       envelope.payload = R"({"gift":"rose","count":1})";
       auto json = EncodeEnvelope(envelope);
       ASSERT_TRUE(json) << json.error().message;

@@ -83,6 +83,7 @@ TEST_F(RoomSimTest, CommandsSucceedWithImDownAndTheirEventsStayPending) {
   nlohmann::json summary = Summary(run);
   EXPECT_EQ(summary["commands"], 40);
   EXPECT_EQ(summary["failed"], 0);
+  EXPECT_EQ(summary["unknown"], 0);
   EXPECT_EQ(summary["sync_published"], 0);
   EXPECT_GT(summary["left_pending"].get<int64_t>(), 0);
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 40);

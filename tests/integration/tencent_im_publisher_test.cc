@@ -44,6 +44,17 @@ Envelope Event(const std::string& id, const std::string& type = "RoomGiftSent",
   return e;
 }
 
+// A message for `envelope`; without a row id, each call takes the next one, so distinct calls
+// are distinct rows.
+PublishMessage Msg(const Envelope& envelope, int64_t row_id = 0, uint32_t generation = 0) {
+  static std::atomic<int64_t> next_row_id{1000};
+  PublishMessage m;
+  m.row_id = row_id != 0 ? row_id : next_row_id++;
+  m.drop_generation = generation;
+  m.envelope = envelope;
+  return m;
+}
+
 milliseconds Since(SteadyClock::time_point start) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
 }
@@ -77,7 +88,7 @@ TEST_F(TencentImPublisherTest, PublishesAndServerSeesDocumentedRequest) {
   auto publisher = Make();
   ASSERT_TRUE(publisher);
   Envelope event = Event("evt-ok");
-  PublishOutcome out = publisher->Publish(event, kTimeout);
+  PublishOutcome out = publisher->Publish(Msg(event, 41), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
   EXPECT_TRUE(out.delivered());
   EXPECT_EQ(out.http_status, 200);
@@ -93,8 +104,9 @@ TEST_F(TencentImPublisherTest, PublishesAndServerSeesDocumentedRequest) {
   EXPECT_EQ(r.room_id, "r1");
   EXPECT_EQ(r.room_seq, 3);
   EXPECT_EQ(r.group_id, "live_r1");
-  EXPECT_EQ(r.random, RandomForEvent("evt-ok"));
-  auto body = BuildSendGroupMsgBody(event, "live_");
+  EXPECT_EQ(r.random, RandomForRow(41, 0));
+  EXPECT_EQ(r.priority, "High") << "the default msg_priority";
+  auto body = BuildSendGroupMsgBody(event, "live_", RandomForRow(41, 0), MsgPriority::kHigh);
   ASSERT_TRUE(body);
   EXPECT_EQ(r.body, *body);
   int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
@@ -111,7 +123,7 @@ TEST_F(TencentImPublisherTest, WrongSecretKeyIsRejectedAsPermanent) {
   options.secret_key = "not-the-right-key-4f1d";
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Event("evt-key"), kTimeout);
+  PublishOutcome out = publisher->Publish(Msg(Event("evt-key")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kPermanent) << out.error;
   EXPECT_EQ(out.im_error_code, 70009) << out.error;
   ExpectSafeError(out, options.secret_key, "wrong key");
@@ -127,7 +139,7 @@ TEST_F(TencentImPublisherTest, WrongIdentifierOrAppIsRejected) {
   options.admin_identifier = "not admin";
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Event("evt-id"), kTimeout);
+  PublishOutcome out = publisher->Publish(Msg(Event("evt-id")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kPermanent);
   EXPECT_EQ(out.im_error_code, 60004);
 
@@ -135,7 +147,7 @@ TEST_F(TencentImPublisherTest, WrongIdentifierOrAppIsRejected) {
   options.sdk_app_id = 1400000001;
   publisher = Make(options);
   ASSERT_TRUE(publisher);
-  out = publisher->Publish(Event("evt-app"), kTimeout);
+  out = publisher->Publish(Msg(Event("evt-app")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kPermanent);
   EXPECT_EQ(out.im_error_code, 70020);
   EXPECT_EQ(server_.Stats().rejected, 2u);
@@ -149,24 +161,25 @@ TEST_F(TencentImPublisherTest, EachFaultGivesItsOutcome) {
     int http_status;
     int im_error_code;
     const char* error_part;
+    FailureScope scope;
   };
   const Case cases[] = {
       {"im 10002", FakeImFault::ImError(10002, "internal error"), PublishStatus::kRetryable, 200,
-       10002, "im error 10002: internal error"},
+       10002, "im error 10002: internal error", FailureScope::kRow},
       {"im 10010", FakeImFault::ImError(10010, "group not found"), PublishStatus::kPermanent, 200,
-       10010, "im error 10010: group not found"},
+       10010, "im error 10010: group not found", FailureScope::kPermanentRow},
       {"im 60007", FakeImFault::ImError(60007, "rest rate"), PublishStatus::kRateLimited, 200,
-       60007, "im error 60007"},
+       60007, "im error 60007", FailureScope::kGlobalRate},
       {"http 502", FakeImFault::HttpStatus(502), PublishStatus::kRetryable, 502, 0,
-       "http 502 from IM"},
+       "http 502 from IM", FailureScope::kRow},
       {"not json", FakeImFault::NotJson(), PublishStatus::kRetryable, 200, 0,
-       "invalid IM response (not JSON)"},
+       "invalid IM response (not JSON)", FailureScope::kRow},
       {"freq ctrl", FakeImFault::FreqCtrl(), PublishStatus::kRateLimited, 200, 0,
-       "dropped by IM: MsgFreqCtrl"},
+       "dropped by IM: MsgFreqCtrl", FailureScope::kRoom},
       {"dropped connection", FakeImFault::DropConnection(), PublishStatus::kUnknown, 0, 0,
-       "curl_easy_perform(POST 127.0.0.1:"},
+       "curl_easy_perform(POST 127.0.0.1:", FailureScope::kRow},
       {"oversized body", FakeImFault::OversizedBody(), PublishStatus::kUnknown, 200, 0,
-       "IM response larger than 65536 bytes"},
+       "IM response larger than 65536 bytes", FailureScope::kRow},
   };
   for (const auto& c : cases) {
     server_.Reset();
@@ -175,12 +188,14 @@ TEST_F(TencentImPublisherTest, EachFaultGivesItsOutcome) {
     // on a stale reused connection cannot muddy the count.
     auto publisher = Make();
     ASSERT_TRUE(publisher);
-    PublishOutcome out = publisher->Publish(Event(std::string("evt-") + c.name), kTimeout);
+    PublishOutcome out =
+        publisher->Publish(Msg(Event(std::string("evt-") + c.name)), kTimeout);
     EXPECT_EQ(out.status, c.status) << c.name << ": " << PublishStatusName(out.status) << " "
                                     << out.error;
     EXPECT_FALSE(out.delivered()) << c.name;
     EXPECT_EQ(out.http_status, c.http_status) << c.name;
     EXPECT_EQ(out.im_error_code, c.im_error_code) << c.name;
+    EXPECT_EQ(out.scope, c.scope) << c.name << ": " << FailureScopeName(out.scope);
     EXPECT_NE(out.error.find(c.error_part), std::string::npos) << c.name << ": " << out.error;
     ExpectSafeError(out, server_.options().secret_key, c.name);
     EXPECT_EQ(server_.Requests().size(), 1u) << c.name << ": no hidden retries";
@@ -192,7 +207,7 @@ TEST_F(TencentImPublisherTest, DroppedConnectionIsACurlErrorAfterSending) {
   server_.SetDefaultFault(FakeImFault::DropConnection());
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Event("evt-drop"), kTimeout);
+  PublishOutcome out = publisher->Publish(Msg(Event("evt-drop")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kUnknown) << out.error;
   // CURLE_GOT_NOTHING: the server read the request and closed without a byte.
   EXPECT_NE(out.error.find("[52]"), std::string::npos) << out.error;
@@ -205,7 +220,7 @@ TEST_F(TencentImPublisherTest, DelayPastTimeoutIsUnknownAndReturnsInTime) {
   ASSERT_TRUE(publisher);
   const milliseconds timeout{300};
   auto start = SteadyClock::now();
-  PublishOutcome out = publisher->Publish(Event("evt-slow"), timeout);
+  PublishOutcome out = publisher->Publish(Msg(Event("evt-slow")), timeout);
   milliseconds elapsed = Since(start);
   EXPECT_EQ(out.status, PublishStatus::kUnknown) << out.error;
   EXPECT_EQ(out.error, "timeout after 300ms");
@@ -223,7 +238,7 @@ TEST_F(TencentImPublisherTest, ExpiredUserSigIsRenewedAndRetriedOnce) {
                      .count();
   auto made = MakeTencentImPublisher(server_.ClientOptions(), [&] { return base + ticks++; });
   ASSERT_TRUE(made) << made.error().message;
-  PublishOutcome out = (*made)->Publish(Event("evt-sig"), kTimeout);
+  PublishOutcome out = (*made)->Publish(Msg(Event("evt-sig")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
 
   auto requests = server_.RequestsFor("evt-sig");
@@ -237,7 +252,7 @@ TEST_F(TencentImPublisherTest, ExpiredUserSigTwiceIsRetryableAfterOneRetry) {
   server_.SetDefaultFault(FakeImFault::ImError(70001, "usersig expired"));
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Event("evt-sig2"), kTimeout);
+  PublishOutcome out = publisher->Publish(Msg(Event("evt-sig2")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kRetryable);
   EXPECT_EQ(out.im_error_code, 70001);
   EXPECT_EQ(server_.RequestsFor("evt-sig2").size(), 2u);
@@ -247,7 +262,7 @@ TEST_F(TencentImPublisherTest, RetriedEventBodyIsByteIdentical) {
   server_.SetDefaultFault(FakeImFault::ImError(10002, "internal error"));
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  Envelope event = Event("evt-retry");
+  PublishMessage event = Msg(Event("evt-retry"), 77);
   EXPECT_EQ(publisher->Publish(event, kTimeout).status, PublishStatus::kRetryable);
   EXPECT_EQ(publisher->Publish(event, kTimeout).status, PublishStatus::kRetryable);
   server_.SetDefaultFault(FakeImFault::Ok());
@@ -256,7 +271,7 @@ TEST_F(TencentImPublisherTest, RetriedEventBodyIsByteIdentical) {
   ASSERT_EQ(requests.size(), 3u);
   for (const auto& r : requests) {
     EXPECT_EQ(r.body, requests[0].body);
-    EXPECT_EQ(r.random, RandomForEvent("evt-retry"));
+    EXPECT_EQ(r.random, RandomForRow(77, 0));
   }
 }
 
@@ -264,10 +279,10 @@ TEST_F(TencentImPublisherTest, SequentialPublishesReuseOneConnection) {
   auto publisher = Make();
   ASSERT_TRUE(publisher);
   for (int i = 0; i < 10; ++i) {
-    auto out = publisher->Publish(Event("evt-seq-" + std::to_string(i)), kTimeout);
+    auto out = publisher->Publish(Msg(Event("evt-seq-" + std::to_string(i))), kTimeout);
     ASSERT_EQ(out.status, PublishStatus::kPublished) << out.error;
   }
-  std::vector<Envelope> batch = {Event("evt-seq-a"), Event("evt-seq-b")};
+  std::vector<PublishMessage> batch = {Msg(Event("evt-seq-a")), Msg(Event("evt-seq-b"))};
   auto outcomes = publisher->PublishMany(batch, kTimeout, 1);
   EXPECT_EQ(outcomes[0].status, PublishStatus::kPublished);
   EXPECT_EQ(outcomes[1].status, PublishStatus::kPublished);
@@ -279,10 +294,10 @@ TEST_F(TencentImPublisherTest, PublishManyOverlapsUpToMaxInFlight) {
   server_.PushFaultForEvent("evt-many-5", FakeImFault::ImError(10010, "group not found"));
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  std::vector<Envelope> batch;
+  std::vector<PublishMessage> batch;
   for (int i = 0; i < 16; ++i) {
-    batch.push_back(Event("evt-many-" + std::to_string(i), "RoomGiftSent",
-                          "room-" + std::to_string(i)));
+    batch.push_back(
+        Msg(Event("evt-many-" + std::to_string(i), "RoomGiftSent", "room-" + std::to_string(i))));
   }
   auto start = SteadyClock::now();
   auto outcomes = publisher->PublishMany(batch, kTimeout, 8);
@@ -314,9 +329,9 @@ TEST_F(TencentImPublisherTest, RequestsPerSecondBudgetIsRespected) {
   options.requests_per_second = 20;
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  std::vector<Envelope> batch;
+  std::vector<PublishMessage> batch;
   for (int i = 0; i < 50; ++i) {
-    batch.push_back(Event("evt-rps-" + std::to_string(i)));
+    batch.push_back(Msg(Event("evt-rps-" + std::to_string(i))));
   }
   auto start = SteadyClock::now();
   auto outcomes = publisher->PublishMany(batch, milliseconds(5000), 8);
@@ -330,16 +345,17 @@ TEST_F(TencentImPublisherTest, RequestsPerSecondBudgetIsRespected) {
   EXPECT_GE(elapsed, milliseconds(2000)) << "48 paced requests at 20/s take ~2.4s";
 }
 
-TEST_F(TencentImPublisherTest, FrequencyLimitAnswerSlowsLaterRequests) {
+TEST_F(TencentImPublisherTest, GlobalRateLimitAnswerSlowsLaterRequests) {
   TencentImOptions options = server_.ClientOptions();
   options.requests_per_second = 40;
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  server_.PushFault(FakeImFault::FreqCtrl());
-  ASSERT_EQ(publisher->Publish(Event("evt-fc-0"), kTimeout).status, PublishStatus::kRateLimited);
-  std::vector<Envelope> batch;
+  server_.PushFault(FakeImFault::ImError(60007, "REST rate"));
+  ASSERT_EQ(publisher->Publish(Msg(Event("evt-fc-0")), kTimeout).status,
+            PublishStatus::kRateLimited);
+  std::vector<PublishMessage> batch;
   for (int i = 1; i <= 22; ++i) {
-    batch.push_back(Event("evt-fc-" + std::to_string(i)));
+    batch.push_back(Msg(Event("evt-fc-" + std::to_string(i))));
   }
   auto start = SteadyClock::now();
   auto outcomes = publisher->PublishMany(batch, kTimeout, 8);
@@ -356,10 +372,10 @@ TEST_F(TencentImPublisherTest, ExhaustedBudgetIsRateLimitedWithoutSending) {
   options.requests_per_second = 1;
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  EXPECT_EQ(publisher->Publish(Event("evt-b1"), milliseconds(300)).status,
+  EXPECT_EQ(publisher->Publish(Msg(Event("evt-b1")), milliseconds(300)).status,
             PublishStatus::kPublished);
   auto start = SteadyClock::now();
-  PublishOutcome out = publisher->Publish(Event("evt-b2"), milliseconds(300));
+  PublishOutcome out = publisher->Publish(Msg(Event("evt-b2")), milliseconds(300));
   EXPECT_EQ(out.status, PublishStatus::kRateLimited);
   EXPECT_EQ(out.error, "request budget: no slot within 300ms");
   EXPECT_LT(Since(start), milliseconds(1000));
@@ -369,11 +385,12 @@ TEST_F(TencentImPublisherTest, ExhaustedBudgetIsRateLimitedWithoutSending) {
 TEST_F(TencentImPublisherTest, SkippedTypesNeverReachTheServer) {
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Event("evt-skip", "RoomCreated"), kTimeout);
+  PublishOutcome out = publisher->Publish(Msg(Event("evt-skip", "RoomCreated")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kSkipped);
   EXPECT_TRUE(out.delivered());
-  std::vector<Envelope> batch = {Event("evt-s1", "RoomHeatChanged"), Event("evt-s2"),
-                                 Event("evt-s3", "RoomRankChanged")};
+  std::vector<PublishMessage> batch = {Msg(Event("evt-s1", "RoomHeatChanged")),
+                                       Msg(Event("evt-s2")),
+                                       Msg(Event("evt-s3", "RoomRankChanged"))};
   auto outcomes = publisher->PublishMany(batch, kTimeout, 4);
   EXPECT_EQ(outcomes[0].status, PublishStatus::kSkipped);
   EXPECT_EQ(outcomes[1].status, PublishStatus::kPublished);
@@ -389,7 +406,7 @@ TEST_F(TencentImPublisherTest, UnbuildableEnvelopeIsPermanentWithoutSending) {
   ASSERT_TRUE(publisher);
   Envelope bad = Event("evt-bad");
   bad.payload = "not json";
-  PublishOutcome out = publisher->Publish(bad, kTimeout);
+  PublishOutcome out = publisher->Publish(Msg(bad), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kPermanent);
   EXPECT_NE(out.error.find("cannot build IM request"), std::string::npos) << out.error;
   EXPECT_EQ(server_.Stats().requests, 0u);
@@ -404,7 +421,7 @@ TEST_F(TencentImPublisherTest, RefusedConnectionIsRetryable) {
   }
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Event("evt-refused"), kTimeout);
+  PublishOutcome out = publisher->Publish(Msg(Event("evt-refused")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kRetryable) << out.error;
   EXPECT_NE(out.error.find("Couldn't connect to server [7]"), std::string::npos) << out.error;
   ExpectSafeError(out, options.secret_key, "refused");

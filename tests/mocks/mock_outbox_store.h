@@ -12,17 +12,14 @@ class MockOutboxStore : public OutboxStore {
   MOCK_METHOD(Result<CommitWrite>, CommitCommand,
               (const CommitRequest& request, const CallerStatements& caller_statements),
               (override));
-  MOCK_METHOD(Result<bool>, HasEarlierPending, (const std::string& room_id, int64_t row_id),
+  MOCK_METHOD(Result<std::optional<FoundCommand>>, FindCommand, (const std::string& command_id),
               (override));
   MOCK_METHOD(Result<Claim>, ClaimDue, (const ClaimOptions& options), (override));
   MOCK_METHOD(Result<size_t>, MarkPublished,
-              (const std::string& token, std::span<const int64_t> ids, int64_t now_ms),
-              (override));
+              (const std::string& token, std::span<const int64_t> ids), (override));
   MOCK_METHOD(Result<size_t>, MarkFailed,
-              (const std::string& token, std::span<const FailedAttempt> attempts, int64_t now_ms),
-              (override));
-  MOCK_METHOD(Result<size_t>, Release,
-              (const std::string& token, std::span<const int64_t> ids, int64_t now_ms),
+              (const std::string& token, std::span<const FailedAttempt> attempts), (override));
+  MOCK_METHOD(Result<size_t>, Release, (const std::string& token, std::span<const int64_t> ids),
               (override));
   MOCK_METHOD(Result<OutboxStats>, Stats, (), (override));
 };

@@ -100,6 +100,9 @@ FakeImServer::FakeImServer(FakeImServerOptions options)
     doc["rejected"] = s.rejected;
     doc["connections"] = s.connections;
     doc["max_concurrent"] = s.max_concurrent;
+    doc["deduped"] = s.deduped;
+    doc["freq_dropped"] = s.freq_dropped;
+    doc["locked_out"] = s.locked_out;
     {
       std::lock_guard<std::mutex> lock(mu_);
       doc["mode"] = mode_;
@@ -185,6 +188,25 @@ void FakeImServer::PushFaultForEvent(const std::string& event_id, FakeImFault fa
   event_faults_[event_id].push_back(std::move(fault));
 }
 
+void FakeImServer::PushFaultForGroup(const std::string& group_id, FakeImFault fault) {
+  std::lock_guard<std::mutex> lock(mu_);
+  group_queued_faults_[group_id].push_back(std::move(fault));
+}
+
+void FakeImServer::SetGroupFault(const std::string& group_id, std::optional<FakeImFault> fault) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fault) {
+    group_faults_[group_id] = std::move(*fault);
+  } else {
+    group_faults_.erase(group_id);
+  }
+}
+
+void FakeImServer::SetGroupChatRate(const std::string& group_id, int messages_per_second) {
+  std::lock_guard<std::mutex> lock(mu_);
+  group_chat_rate_[group_id] = std::max(0, messages_per_second);
+}
+
 void FakeImServer::SetFaultFunction(
     std::function<std::optional<FakeImFault>(const FakeImRequest&)> fn) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -197,6 +219,9 @@ void FakeImServer::ClearFaults() {
   mode_ = "up";
   call_faults_.clear();
   event_faults_.clear();
+  group_queued_faults_.clear();
+  group_faults_.clear();
+  group_chat_rate_.clear();
   fault_fn_ = nullptr;
 }
 
@@ -270,6 +295,10 @@ void FakeImServer::Reset() {
   rejections_.clear();
   delivered_ids_.clear();
   remote_ports_.clear();
+  group_window_.clear();
+  dedupe_keys_.clear();
+  sig_checks_.clear();
+  locked_until_ = {};
   stats_ = FakeImStats{};
 }
 
@@ -346,6 +375,13 @@ std::optional<std::string> FakeImServer::ParseBody(const std::string& body, Fake
     return "body: Random missing or not a uint32";
   }
   out->random = random->get<uint32_t>();
+  if (auto priority = doc.find("MsgPriority"); priority != doc.end()) {
+    if (!priority->is_string() || (*priority != "High" && *priority != "Normal" &&
+                                   *priority != "Low")) {
+      return "body: MsgPriority is not High, Normal or Low";
+    }
+    out->priority = priority->get<std::string>();
+  }
   auto msg_body = doc.find("MsgBody");
   if (msg_body == doc.end() || !msg_body->is_array() || msg_body->size() != 1) {
     return "body: MsgBody is not an array of one element";
@@ -396,6 +432,12 @@ FakeImFault FakeImServer::ChooseFault(const FakeImRequest& request) {
       per_event->second.pop_front();
       return fault;
     }
+    auto per_group = group_queued_faults_.find(request.group_id);
+    if (per_group != group_queued_faults_.end() && !per_group->second.empty()) {
+      FakeImFault fault = std::move(per_group->second.front());
+      per_group->second.pop_front();
+      return fault;
+    }
     if (!call_faults_.empty()) {
       FakeImFault fault = std::move(call_faults_.front());
       call_faults_.pop_front();
@@ -410,7 +452,77 @@ FakeImFault FakeImServer::ChooseFault(const FakeImRequest& request) {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto standing = group_faults_.find(request.group_id); standing != group_faults_.end()) {
+    return standing->second;
+  }
   return default_fault_;
+}
+
+bool FakeImServer::LockedOut(std::chrono::steady_clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (options_.usersig_check_limit <= 0) {
+    return false;
+  }
+  if (now < locked_until_) {
+    ++stats_.locked_out;
+    return true;
+  }
+  while (!sig_checks_.empty() && now - sig_checks_.front() >= options_.usersig_check_window) {
+    sig_checks_.pop_front();
+  }
+  sig_checks_.push_back(now);
+  if (sig_checks_.size() > static_cast<size_t>(options_.usersig_check_limit)) {
+    sig_checks_.clear();
+    locked_until_ = now + options_.usersig_lockout;
+    ++stats_.locked_out;
+    return true;
+  }
+  return false;
+}
+
+FakeImFault::Kind FakeImServer::ApplyTencentRules(FakeImRequest& request) {
+  const auto now = request.arrived;
+  const auto key = std::make_pair(request.group_id, request.random);
+  if (options_.dedupe_window > std::chrono::milliseconds::zero()) {
+    auto seen = dedupe_keys_.find(key);
+    if (seen != dedupe_keys_.end() && now - seen->second < options_.dedupe_window) {
+      request.deduped = true;
+      return FakeImFault::Kind::kOk;
+    }
+  }
+  FakeImFault::Kind kind = FakeImFault::Kind::kOk;
+  if (options_.group_cap_per_second > 0) {
+    const int rank = request.priority == "High" ? 0 : request.priority == "Low" ? 2 : 1;
+    auto& window = group_window_[request.group_id];
+    while (!window.empty() && now - window.front().first >= std::chrono::seconds(1)) {
+      window.pop_front();
+    }
+    // Messages of lower priority than this one are dropped before it: they do not count.
+    int competing = 0;
+    for (const auto& [at, other_rank] : window) {
+      competing += other_rank <= rank ? 1 : 0;
+    }
+    if (rank >= 1) {
+      auto chat = group_chat_rate_.find(request.group_id);
+      competing += chat != group_chat_rate_.end() ? chat->second : 0;
+    }
+    if (competing >= options_.group_cap_per_second) {
+      kind = FakeImFault::Kind::kMsgDropReason;
+    } else {
+      window.emplace_back(now, rank);
+    }
+  }
+  if (options_.dedupe_window > std::chrono::milliseconds::zero() &&
+      (kind == FakeImFault::Kind::kOk || options_.dropped_holds_dedupe_key)) {
+    // A long im-stub run must not grow without bound: now and then forget expired keys.
+    if (dedupe_keys_.size() >= 4096 && dedupe_keys_.size() % 4096 == 0) {
+      std::erase_if(dedupe_keys_, [&](const auto& entry) {
+        return now - entry.second >= options_.dedupe_window;
+      });
+    }
+    dedupe_keys_[key] = now;
+  }
+  return kind;
 }
 
 bool FakeImServer::SleepUnlessStopping(std::chrono::milliseconds duration) {
@@ -455,6 +567,12 @@ void FakeImServer::HandleSend(const httplib::Request& req, httplib::Response& re
   FakeImRequest request;
   request.arrived = std::chrono::steady_clock::now();
   request.remote_port = req.remote_port;
+  if (LockedOut(request.arrived)) {
+    res.set_content(ImJson("FAIL", 70050,
+                           "UserSig verified too often; the account is locked for a while"),
+                    "application/json");
+    return;
+  }
   int im_code = 0;
   if (auto why = ValidateQuery(req, &im_code, &request.usersig_time, &request.url_random)) {
     Reject(res, im_code, *why);
@@ -468,9 +586,20 @@ void FakeImServer::HandleSend(const httplib::Request& req, httplib::Response& re
     request.body = req.body;
   }
   FakeImFault fault = ChooseFault(request);
-  request.answer = fault.kind;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (fault.kind == FakeImFault::Kind::kOk) {
+      fault.kind = ApplyTencentRules(request);
+      if (fault.kind == FakeImFault::Kind::kMsgDropReason) {
+        fault.info = "MsgFreqCtrl";
+      }
+    } else if (fault.kind == FakeImFault::Kind::kMsgDropReason &&
+               options_.dedupe_window > std::chrono::milliseconds::zero() &&
+               options_.dropped_holds_dedupe_key) {
+      // An injected frequency-control drop holds its dedupe key like a capped one.
+      dedupe_keys_[std::make_pair(request.group_id, request.random)] = request.arrived;
+    }
+    request.answer = fault.kind;
     arrivals_.push_back(request.arrived);
     if (options_.record_requests) {
       requests_.push_back(request);
@@ -492,8 +621,12 @@ void FakeImServer::HandleSend(const httplib::Request& req, httplib::Response& re
       {
         std::lock_guard<std::mutex> lock(mu_);
         doc["MsgSeq"] = next_msg_seq_++;
-        ++stats_.delivered;
-        delivered_ids_.insert(request.event_id);
+        if (request.deduped) {
+          ++stats_.deduped;
+        } else {
+          ++stats_.delivered;
+          delivered_ids_.insert(request.event_id);
+        }
       }
       res.set_content(doc.dump(), "application/json");
       return;
@@ -517,6 +650,10 @@ void FakeImServer::HandleSend(const httplib::Request& req, httplib::Response& re
       doc["MsgTime"] = NowSeconds();
       doc["MsgSeq"] = 0;
       doc["MsgDropReason"] = fault.info;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++stats_.freq_dropped;
+      }
       res.set_content(doc.dump(), "application/json");
       return;
     }

@@ -10,15 +10,31 @@
 // A request failing a check is "rejected" and answered like IM would (see Reject codes below).
 // A valid one is recorded and answered per the fault policy:
 //   1. the next fault queued for its event_id (PushFaultForEvent), else
-//   2. the next fault queued for any call (PushFault), else
-//   3. the fault function's answer, if set and it returns one, else
-//   4. the default fault (SetDefaultFault; initially Ok).
+//   2. the next fault queued for its GroupId (PushFaultForGroup), else
+//   3. the next fault queued for any call (PushFault), else
+//   4. the fault function's answer, if set and it returns one, else
+//   5. the group's standing fault (SetGroupFault), else
+//   6. the default fault (SetDefaultFault; initially Ok).
 // Every answer waits options.latency + fault.delay first (interrupted when the server stops).
+//
+// Tencent's own behaviour, each off by default so plain tests see a plain server
+// (TENCENT_IM.md §9):
+//   - group_cap_per_second > 0: each group takes at most that many messages per second (IM: 40)
+//     from all senders together; what is over is answered OK + "MsgDropReason":"MsgFreqCtrl" and
+//     not delivered. Lower priorities go first: a High message competes only with the High
+//     messages delivered in the last second, Normal with High + Normal + the group's simulated
+//     audience chat (SetGroupChatRate, Normal priority), Low with everything.
+//   - dedupe_window > 0 (IM: 5 min): a message whose (GroupId, Random) equals one answered OK in
+//     the window is answered OK again but not delivered: counted as deduped. With
+//     dropped_holds_dedupe_key (the pessimistic reading of the docs), a frequency-dropped
+//     message holds its key too.
+//   - usersig_check_limit > 0: after that many signature checks (one per request) within
+//     usersig_check_window, every request is answered 70050 for usersig_lockout (IM: 60 s).
 //
 // Admin routes (for the demo and scripts): GET /admin/stats -> {"requests":..,"delivered":..,
 // "unique_event_ids":..,"duplicates":..,"rejected":..,"connections":..,"max_concurrent":..,
-// "mode":"up"|"down"}; POST /admin/mode?value=up|down (down = options.down_fault as default);
-// POST /admin/reset clears records and counters. (httplib wants a Content-Length on every POST:
+// "deduped":..,"freq_dropped":..,"locked_out":..,"mode":"up"|"down"};
+// POST /admin/mode?value=up|down (down = options.down_fault as default); POST /admin/reset clears records and counters. (httplib wants a Content-Length on every POST:
 // use `curl -d "" URL`, not a bare `curl -X POST URL`.)
 //
 // Rejection codes: bad or missing query field -> 60002; sdkappid not the configured one ->
@@ -96,6 +112,7 @@ struct FakeImRequest {
   std::string room_id;
   int64_t room_seq = 0;
   std::string group_id;
+  std::string priority;     // the body's MsgPriority; "" when absent (IM then uses Normal)
   uint32_t random = 0;      // the body's Random
   uint32_t url_random = 0;  // the query's random
   int64_t usersig_time = 0;  // TLS.time of the usersig it carried
@@ -103,6 +120,7 @@ struct FakeImRequest {
   std::chrono::steady_clock::time_point arrived;
   int remote_port = 0;       // identifies the client's TCP connection
   FakeImFault::Kind answer = FakeImFault::Kind::kOk;
+  bool deduped = false;     // answered OK as a duplicate of an earlier message; not delivered
 };
 
 struct FakeImStats {
@@ -113,6 +131,9 @@ struct FakeImStats {
   size_t rejected = 0;          // failed a query, signature or body check
   size_t connections = 0;       // distinct client TCP connections seen
   size_t max_concurrent = 0;    // most send_group_msg requests being handled at once
+  size_t deduped = 0;           // answered OK as duplicates (dedupe_window), not delivered
+  size_t freq_dropped = 0;      // answered OK + MsgDropReason by the group cap (or a fault)
+  size_t locked_out = 0;        // answered 70050 by the UserSig lock-out
 };
 
 struct FakeImServerOptions {
@@ -126,6 +147,15 @@ struct FakeImServerOptions {
   bool record_requests = true;  // keep a FakeImRequest per valid request
   bool record_bodies = true;    // keep raw bodies in those records
   FakeImFault down_fault = FakeImFault::ImError(10002, "internal error (im-stub down)");
+  // Tencent's per-group cap in messages per second; 0: off. IM's is 40.
+  int group_cap_per_second = 0;
+  // Tencent's dedupe on (GroupId, Random); 0: off. IM's is 5 minutes.
+  std::chrono::milliseconds dedupe_window{0};
+  bool dropped_holds_dedupe_key = true;
+  // The 70050 lock-out: 0 checks: off.
+  int usersig_check_limit = 0;
+  std::chrono::milliseconds usersig_check_window{60000};
+  std::chrono::milliseconds usersig_lockout{60000};
 };
 
 class FakeImServer {
@@ -150,6 +180,12 @@ class FakeImServer {
   void SetDefaultFault(FakeImFault fault);
   void PushFault(FakeImFault fault);
   void PushFaultForEvent(const std::string& event_id, FakeImFault fault);
+  void PushFaultForGroup(const std::string& group_id, FakeImFault fault);
+  // Every request to the group gets `fault` (below queued faults and the function); nullopt
+  // removes it.
+  void SetGroupFault(const std::string& group_id, std::optional<FakeImFault> fault);
+  // Simulated audience chat in the group (Normal priority, per second) for the group cap.
+  void SetGroupChatRate(const std::string& group_id, int messages_per_second);
   void SetFaultFunction(std::function<std::optional<FakeImFault>(const FakeImRequest&)> fn);
   // Back to answering Ok, with no queued faults and no function.
   void ClearFaults();
@@ -176,6 +212,10 @@ class FakeImServer {
   void Reject(httplib::Response& res, int im_code, const std::string& why);
   bool SleepUnlessStopping(std::chrono::milliseconds duration);
   void DropConnection(const httplib::Request& req);
+  bool LockedOut(std::chrono::steady_clock::time_point now);
+  // For a would-be-OK answer: the dedupe window and the group cap. Returns the final kind (kOk,
+  // or kMsgDropReason when capped) and sets request.deduped. Called with mu_ held.
+  FakeImFault::Kind ApplyTencentRules(FakeImRequest& request);
 
   FakeImServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
@@ -190,6 +230,17 @@ class FakeImServer {
   std::string mode_ = "up";
   std::deque<FakeImFault> call_faults_;
   std::map<std::string, std::deque<FakeImFault>> event_faults_;
+  std::map<std::string, std::deque<FakeImFault>> group_queued_faults_;
+  std::map<std::string, FakeImFault> group_faults_;
+  std::map<std::string, int> group_chat_rate_;
+  // Group cap: per group, the arrival times and priority ranks (0 High, 1 Normal, 2 Low) of the
+  // messages delivered in the last second.
+  std::map<std::string, std::deque<std::pair<std::chrono::steady_clock::time_point, int>>>
+      group_window_;
+  // Dedupe: (GroupId, Random) -> when it was answered OK.
+  std::map<std::pair<std::string, uint32_t>, std::chrono::steady_clock::time_point> dedupe_keys_;
+  std::deque<std::chrono::steady_clock::time_point> sig_checks_;
+  std::chrono::steady_clock::time_point locked_until_{};
   std::function<std::optional<FakeImFault>(const FakeImRequest&)> fault_fn_;
   std::vector<FakeImRequest> requests_;
   std::vector<std::chrono::steady_clock::time_point> arrivals_;

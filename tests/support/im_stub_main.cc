@@ -66,7 +66,15 @@ int main(int argc, char** argv) {
   app.add_option("--down", down, "what down answers: im (ErrorCode 10002) or http (HTTP 502)")
       ->check(CLI::IsMember({"im", "http"}));
   app.add_option("--threads", options.threads, "handler threads")->check(CLI::Range(2, 1024));
+  int64_t dedupe_window_ms = 0;
+  app.add_option("--group-cap", options.group_cap_per_second,
+                 "per-group messages per second, lower priorities dropped first (IM: 40; 0 = off)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--dedupe-window-ms", dedupe_window_ms,
+                 "dedupe on (GroupId, Random) within this window (IM: 300000; 0 = off)")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}));
   CLI11_PARSE(app, argc, argv);
+  options.dedupe_window = std::chrono::milliseconds(dedupe_window_ms);
 
   if (!secret_key_file.empty()) {
     if (!ReadSecret(secret_key_file, &options.secret_key)) {
@@ -117,6 +125,7 @@ int main(int argc, char** argv) {
   auto stats = server.Stats();
   std::cout << "stopping on signal " << signal_number << ": requests=" << stats.requests
             << " delivered=" << stats.delivered << " unique_event_ids=" << stats.unique_event_ids
-            << " duplicates=" << stats.duplicates << " rejected=" << stats.rejected << std::endl;
+            << " duplicates=" << stats.duplicates << " rejected=" << stats.rejected
+            << " deduped=" << stats.deduped << " freq_dropped=" << stats.freq_dropped << std::endl;
   return 0;
 }

@@ -1,5 +1,5 @@
 // The hook at its seams (store, publisher, clock): every acceptance row of the seed that
-// concerns the command path.
+// concerns the command path, and the outcome of a commit whose connection failed.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,15 +13,19 @@ namespace room_outbox::testing {
 namespace {
 
 using ::testing::_;
+using ::testing::AllOf;
+using ::testing::AnyNumber;
 using ::testing::ElementsAre;
 using ::testing::Field;
+using ::testing::Ge;
+using ::testing::Gt;
+using ::testing::Le;
+using ::testing::Lt;
 using ::testing::NiceMock;
 using ::testing::Return;
 using ::testing::StrictMock;
 
-MATCHER_P(IdsAre, expected, "") {
-  return std::vector<int64_t>(arg.begin(), arg.end()) == expected;
-}
+MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
 
 class HookTest : public ::testing::Test {
  protected:
@@ -30,6 +34,10 @@ class HookTest : public ::testing::Test {
     auto publisher = std::make_unique<StrictMock<MockPublisher>>();
     store_ = store.get();
     publisher_ = publisher.get();
+    // As the Tencent IM publisher with the default skip_event_types.
+    EXPECT_CALL(*publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly([](std::string_view t) {
+      return t != "RoomHeatChanged";
+    });
     HookOptions options;
     options.node_id = "node-a";
     options.sync_publish_timeout = std::chrono::milliseconds(250);
@@ -41,17 +49,36 @@ class HookTest : public ::testing::Test {
   static Command JoinCommand() {
     return Command{"cmd-1", "room-1", "JoinRoom", "req-1", 5, R"({"user":"u1"})"};
   }
+  // One event sent to IM, one of a type never sent.
   static std::vector<Event> JoinEvents() {
     return {Event{"evt-1", "RoomUserJoined", 5, 0, R"({"user":"u1"})"},
             Event{"evt-2", "RoomHeatChanged", 5, 0, R"({"heat":10})"}};
   }
-  void ExpectCommit(std::vector<int64_t> ids) {
+  // Two events sent to IM.
+  static std::vector<Event> GiftEvents() {
+    return {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"},
+            Event{"evt-3", "RoomGiftSent", 5, 0, "{}"}};
+  }
+  static CommitWrite Written(std::vector<int64_t> ids,
+                             CommitOutcome outcome = CommitOutcome::kCommitted) {
+    CommitWrite write;
+    write.outcome = outcome;
+    write.row_ids = std::move(ids);
+    write.server_now_ms = 5'000'000;
+    write.lease_start = std::chrono::steady_clock::now();
+    if (outcome == CommitOutcome::kCommitLost) {
+      write.commit_error = Error{ErrorCode::kUnavailable, "mysql_real_query(commit): lost"};
+    }
+    return write;
+  }
+  void ExpectCommit(CommitWrite write) {
     EXPECT_CALL(*store_, CommitCommand(_, _))
-        .WillOnce([this, ids](const CommitRequest& request, const CallerStatements&) {
+        .WillOnce([this, write](const CommitRequest& request, const CallerStatements&) {
           last_request_ = request;
-          return CommitWrite{false, ids};
+          return Result<CommitWrite>(write);
         });
   }
+  void ExpectCommit(std::vector<int64_t> ids) { ExpectCommit(Written(std::move(ids))); }
 
   StrictMock<MockOutboxStore>* store_;
   StrictMock<MockPublisher>* publisher_;
@@ -62,17 +89,16 @@ class HookTest : public ::testing::Test {
 
 TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) {
   ExpectCommit({11, 12});
-  EXPECT_CALL(*store_, HasEarlierPending("room-1", 11)).WillOnce(Return(false));
-  EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-1"),
-                                   std::chrono::milliseconds(250)))
+  EXPECT_CALL(*publisher_,
+              Publish(EventIdIs("evt-1"), std::chrono::milliseconds(250)))
       .WillOnce(Return(FailedWith(PublishStatus::kRetryable, "HTTP 502")));
   // The second event must not overtake the failed first one: it is not attempted.
   // The rows go back to the relay unattempted: Release, never MarkFailed (a StrictMock fails on
   // any unexpected call), so retry_count stays 0.
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12}), 1'000'000))
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12})))
       .WillOnce(Return(size_t{2}));
 
-  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+  CommitResult result = hook_->Commit(JoinCommand(), GiftEvents());
 
   EXPECT_EQ(result.status, CommitStatus::kCommitted);
   ASSERT_EQ(result.events.size(), 2u);
@@ -81,40 +107,38 @@ TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) 
   EXPECT_EQ(result.events[1].state, DeliveryState::kPending);
 }
 
-TEST_F(HookTest, CommitWritesEnvelopesLeasedForTheSyncWindow) {
+TEST_F(HookTest, CommitCarriesALeaseDurationAndNoHostTime) {
   ExpectCommit({11, 12});
-  EXPECT_CALL(*store_, HasEarlierPending(_, _)).WillOnce(Return(false));
-  EXPECT_CALL(*publisher_, Publish(_, _)).WillRepeatedly(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, _, _)).WillOnce(Return(size_t{2}));
+  EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
   ASSERT_EQ(result.status, CommitStatus::kCommitted);
   EXPECT_EQ(last_request_.command.command_id, "cmd-1");
-  EXPECT_EQ(last_request_.now_ms, 1'000'000);
-  EXPECT_EQ(last_request_.lease_until_ms, 1'000'000 + 2 * 250 + 2000);
+  // One pending event: one sync timeout plus the margin, counted by the server from the insert.
+  EXPECT_EQ(last_request_.sync_lease, std::chrono::milliseconds(250 + 2000));
+  EXPECT_TRUE(last_request_.check_earlier_pending);
   EXPECT_EQ(last_request_.token.size(), 32u);
   ASSERT_EQ(last_request_.rows.size(), 2u);
   EXPECT_EQ(last_request_.rows[0].event_id, "evt-1");
   EXPECT_EQ(last_request_.rows[0].room_id, "room-1");
   EXPECT_EQ(last_request_.rows[0].command_id, "cmd-1");
+  EXPECT_FALSE(last_request_.rows[0].published);
+  EXPECT_TRUE(last_request_.rows[1].published);  // never sent: written published
   EXPECT_NE(last_request_.rows[0].envelope.find(R"("node_id":"node-a")"), std::string::npos);
-  EXPECT_NE(last_request_.rows[0].envelope.find(R"("occurred_at_ms":1000000)"),
-            std::string::npos);
+  // occurred_at_ms is information for clients: the host's clock is fine there.
+  EXPECT_NE(last_request_.rows[0].envelope.find(R"("occurred_at_ms":1000000)"), std::string::npos);
 }
 
-TEST_F(HookTest, SyncSuccessMarksEveryDeliveredRowPublishedWithTheCommitToken) {
+TEST_F(HookTest, SkippedTypesAreNeitherSentNorMarkedNorReleased) {
   ExpectCommit({11, 12});
-  EXPECT_CALL(*store_, HasEarlierPending("room-1", 11)).WillOnce(Return(false));
-  EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-1"), _))
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _))
       .WillOnce(Return(Published()));
-  // The non-IM type is the publisher's no-op success.
-  EXPECT_CALL(*publisher_, Publish(Field(&Envelope::event_id, "evt-2"), _))
-      .WillOnce(Return(Skipped()));
-  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11, 12}), 1'000'000))
-      .WillOnce([this](const std::string& token, std::span<const int64_t>, int64_t) {
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11})))
+      .WillOnce([this](const std::string& token, std::span<const int64_t>) {
         EXPECT_EQ(token, last_request_.token);
-        return Result<size_t>(2);
+        return Result<size_t>(1);
       });
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
@@ -124,11 +148,21 @@ TEST_F(HookTest, SyncSuccessMarksEveryDeliveredRowPublishedWithTheCommitToken) {
   EXPECT_EQ(result.events[1].state, DeliveryState::kSkipped);
 }
 
+TEST_F(HookTest, OnlySkippedTypesMeanNoLeaseAndNoSyncPublish) {
+  ExpectCommit({11});
+
+  CommitResult result =
+      hook_->Commit(JoinCommand(), {Event{"evt-2", "RoomHeatChanged", 5, 0, "{}"}});
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted);
+  EXPECT_EQ(result.events[0].state, DeliveryState::kSkipped);
+  EXPECT_EQ(last_request_.sync_lease, std::chrono::milliseconds(0));
+}
+
 TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
   ExpectCommit({11});
-  EXPECT_CALL(*store_, HasEarlierPending(_, _)).WillOnce(Return(false));
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
-  EXPECT_CALL(*store_, MarkPublished(_, _, _))
+  EXPECT_CALL(*store_, MarkPublished(_, _))
       .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")));
 
   CommitResult result =
@@ -141,20 +175,48 @@ TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
 }
 
 TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
-  ExpectCommit({21, 22});
-  EXPECT_CALL(*store_, HasEarlierPending("room-1", 21)).WillOnce(Return(true));
-  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21, 22}), _))
-      .WillOnce(Return(size_t{2}));
+  CommitWrite write = Written({21, 22});
+  write.earlier_pending = true;  // read inside the commit transaction: no extra round trip
+  ExpectCommit(write);
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21}))).WillOnce(Return(size_t{1}));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
   EXPECT_EQ(result.status, CommitStatus::kCommitted);
   EXPECT_EQ(result.events[0].state, DeliveryState::kPending);
   EXPECT_NE(result.events[0].error.find("earlier event"), std::string::npos);
+  // A type never sent takes no part in room order.
+  EXPECT_EQ(result.events[1].state, DeliveryState::kSkipped);
+}
+
+TEST_F(HookTest, SyncPublishNeverOutlivesTheLease) {
+  CommitWrite write = Written({11, 12});
+  write.lease_start = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  ExpectCommit(write);
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12})))
+      .WillOnce(Return(size_t{2}));
+
+  CommitResult result = hook_->Commit(JoinCommand(), GiftEvents());
+
+  EXPECT_EQ(result.status, CommitStatus::kCommitted);
+  EXPECT_NE(result.events[0].error.find("lease ran out"), std::string::npos);
+}
+
+TEST_F(HookTest, EachPublishIsBoundedByTheTimeLeftOfTheWindow) {
+  CommitWrite write = Written({11});
+  write.lease_start = std::chrono::steady_clock::now() - std::chrono::milliseconds(150);
+  ExpectCommit(write);
+  EXPECT_CALL(*publisher_, Publish(_, AllOf(Gt(std::chrono::milliseconds(0)),
+                                            Le(std::chrono::milliseconds(100)))))
+      .WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
+
+  EXPECT_EQ(hook_->Commit(JoinCommand(), {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"}}).status,
+            CommitStatus::kCommitted);
 }
 
 TEST_F(HookTest, DuplicateCommandPublishesNothing) {
-  EXPECT_CALL(*store_, CommitCommand(_, _)).WillOnce(Return(CommitWrite{true, {}}));
+  ExpectCommit(Written({}, CommitOutcome::kDuplicate));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -162,14 +224,115 @@ TEST_F(HookTest, DuplicateCommandPublishesNothing) {
   EXPECT_TRUE(result.events.empty());
 }
 
-TEST_F(HookTest, StoreFailureFailsTheCommandAndPublishesNothing) {
+TEST_F(HookTest, NonConnectionFailureFailsAtOnceAndPublishesNothing) {
   EXPECT_CALL(*store_, CommitCommand(_, _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_stmt_execute: server gone")));
+      .WillOnce(Return(Fail(ErrorCode::kNotFound, "mysql_stmt_prepare: no such table")));
+
+  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+
+  EXPECT_EQ(result.status, CommitStatus::kFailed);
+  EXPECT_EQ(result.error.code, ErrorCode::kNotFound);
+}
+
+TEST_F(HookTest, ConnectionFailureBeforeCommitIsRetriedOnceTransparently) {
+  EXPECT_CALL(*store_, CommitCommand(_, _))
+      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_real_query(begin): server gone")))
+      .WillOnce(Return(Written({11, 12})));
+  EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11})))
+      .WillOnce(Return(size_t{1}));
+
+  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+
+  EXPECT_EQ(result.status, CommitStatus::kCommitted);
+  EXPECT_EQ(result.events[0].state, DeliveryState::kPublished);
+}
+
+TEST_F(HookTest, ConnectionFailureBeforeCommitIsRetriedOnlyOnce) {
+  EXPECT_CALL(*store_, CommitCommand(_, _))
+      .Times(2)
+      .WillRepeatedly(Return(Fail(ErrorCode::kUnavailable, "read-only [errno 1290]")));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
   EXPECT_EQ(result.status, CommitStatus::kFailed);
   EXPECT_EQ(result.error.code, ErrorCode::kUnavailable);
+  EXPECT_TRUE(result.events.empty());
+}
+
+TEST_F(HookTest, DeadlockVictimIsRetriedOnce) {
+  EXPECT_CALL(*store_, CommitCommand(_, _))
+      .WillOnce(Return(Fail(ErrorCode::kAborted, "Deadlock found [errno 1213]")))
+      .WillOnce(Return(Written({11, 12})));
+  EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
+
+  EXPECT_EQ(hook_->Commit(JoinCommand(), JoinEvents()).status, CommitStatus::kCommitted);
+}
+
+TEST_F(HookTest, LostCommitFoundInTheLogIsCommittedAndGoesOnToTheSyncPublish) {
+  ExpectCommit(Written({11, 12}, CommitOutcome::kCommitLost));
+  FoundCommand found{{31, 32}};  // the ids as read back by command_id
+  EXPECT_CALL(*store_, FindCommand("cmd-1"))
+      .WillOnce(Return(Result<std::optional<FoundCommand>>(found)));
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _))
+      .WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{31})))
+      .WillOnce(Return(size_t{1}));
+
+  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+
+  EXPECT_EQ(result.status, CommitStatus::kCommitted);
+  EXPECT_EQ(result.events[0].state, DeliveryState::kPublished);
+  EXPECT_EQ(result.events[1].state, DeliveryState::kSkipped);
+}
+
+TEST_F(HookTest, LostCommitAbsentFromTheLogIsFailed) {
+  ExpectCommit(Written({11, 12}, CommitOutcome::kCommitLost));
+  EXPECT_CALL(*store_, FindCommand("cmd-1"))
+      .WillOnce(Return(Result<std::optional<FoundCommand>>(std::nullopt)));
+
+  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+
+  EXPECT_EQ(result.status, CommitStatus::kFailed);
+  EXPECT_EQ(result.error.code, ErrorCode::kUnavailable);  // worth a retry
+  EXPECT_TRUE(result.events.empty());
+}
+
+TEST_F(HookTest, LostCommitWhoseLookupCannotBeMadeIsUnknown) {
+  ExpectCommit(Written({11, 12}, CommitOutcome::kCommitLost));
+  EXPECT_CALL(*store_, FindCommand("cmd-1"))
+      .Times(2)
+      .WillRepeatedly(Return(Fail(ErrorCode::kUnavailable, "mysql_real_connect: refused")));
+
+  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+
+  EXPECT_EQ(result.status, CommitStatus::kUnknown);
+  EXPECT_NE(result.error.message.find("retry with the same command_id"), std::string::npos);
+  EXPECT_TRUE(result.events.empty());
+}
+
+TEST_F(HookTest, LostCommitWhoseLookupFailsForGoodIsUnknownWithoutASecondLookup) {
+  ExpectCommit(Written({11}, CommitOutcome::kCommitLost));
+  EXPECT_CALL(*store_, FindCommand("cmd-1"))
+      .WillOnce(Return(Fail(ErrorCode::kPermissionDenied, "SELECT command denied")));
+
+  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+
+  EXPECT_EQ(result.status, CommitStatus::kUnknown);
+  EXPECT_NE(result.error.message.find("SELECT command denied"), std::string::npos);
+}
+
+TEST_F(HookTest, LostCommitIsNeverRunAgain) {
+  // A lost COMMIT answer may have committed: running the command again would be wrong, so there
+  // is exactly one CommitCommand.
+  EXPECT_CALL(*store_, CommitCommand(_, _))
+      .Times(1)
+      .WillOnce(Return(Written({11}, CommitOutcome::kCommitLost)));
+  EXPECT_CALL(*store_, FindCommand(_))
+      .WillOnce(Return(Result<std::optional<FoundCommand>>(std::nullopt)));
+
+  EXPECT_EQ(hook_->Commit(JoinCommand(), JoinEvents()).status, CommitStatus::kFailed);
 }
 
 TEST_F(HookTest, CallerStatementsReachTheStoreTransaction) {
@@ -180,7 +343,9 @@ TEST_F(HookTest, CallerStatementsReachTheStoreTransaction) {
           Status Execute(std::string_view, const std::vector<SqlValue>&) override { return {}; }
         } tx;
         EXPECT_TRUE(statements(tx).ok());
-        return Result<CommitWrite>(CommitWrite{true, {}});
+        CommitWrite write;
+        write.outcome = CommitOutcome::kDuplicate;
+        return Result<CommitWrite>(write);
       });
 
   (void)hook_->Commit(JoinCommand(), JoinEvents(), [&ran](Transaction&) {

@@ -1,8 +1,15 @@
 #include "tencent/im_request.h"
 
 #include <gtest/gtest.h>
+#include <openssl/sha.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace room_outbox {
 namespace {
@@ -21,28 +28,133 @@ Envelope Sample() {
   return e;
 }
 
-TEST(ImRequestTest, RandomIsFirstFourBytesOfSha256) {
-  // python3: int.from_bytes(hashlib.sha256(b"evt-1").digest()[:4], "big")
-  EXPECT_EQ(RandomForEvent("evt-1"), 2067832723u);
-  EXPECT_EQ(RandomForEvent(""), 3820012610u);
+uint32_t Sha256Prefix(std::string_view text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  return (static_cast<uint32_t>(digest[0]) << 24) | (static_cast<uint32_t>(digest[1]) << 16) |
+         (static_cast<uint32_t>(digest[2]) << 8) | static_cast<uint32_t>(digest[3]);
 }
 
-TEST(ImRequestTest, RandomIsStableAndSpreadsOverEventIds) {
-  EXPECT_EQ(RandomForEvent("evt-abc"), RandomForEvent("evt-abc"));
-  EXPECT_NE(RandomForEvent("evt-1"), RandomForEvent("evt-2"));
-  // A uint32 whose top bit is set for some ids: the full 32-bit range is used.
-  bool high_bit = false;
-  for (int i = 0; i < 64 && !high_bit; ++i) {
-    high_bit = (RandomForEvent("evt-" + std::to_string(i)) & 0x80000000u) != 0;
+// The least distance of k * kRandomStride (mod 2^32) from 0 over 1 <= k <= max_k: two rows whose
+// drop generations differ by at most max_k can share a Random only this many ids apart.
+uint32_t MinDistance(uint32_t max_k) {
+  uint32_t best = UINT32_MAX;
+  for (uint32_t k = 1; k <= max_k; ++k) {
+    uint32_t v = k * kRandomStride;  // wraps mod 2^32
+    best = std::min({best, v, static_cast<uint32_t>(0u - v)});
   }
-  EXPECT_TRUE(high_bit);
+  return best;
+}
+
+TEST(ImRequestTest, RandomIsRowIdPlusGenerationTimesStride) {
+  EXPECT_EQ(RandomForRow(0, 0), 0u);
+  EXPECT_EQ(RandomForRow(1, 0), 1u);
+  EXPECT_EQ(RandomForRow(4294967295, 0), 4294967295u);
+  EXPECT_EQ(RandomForRow(4294967296, 0), 0u) << "mod 2^32";
+  EXPECT_EQ(RandomForRow(7, 1), 7u + 0x9E3779B9u);
+  EXPECT_EQ(RandomForRow(7, 2), static_cast<uint32_t>(7u + 2u * 0x9E3779B9u));
+  EXPECT_EQ(RandomForRow(12345, 3), RandomForRow(12345, 3)) << "the same inputs, the same Random";
+  EXPECT_EQ(kRandomStride % 2, 1u) << "odd, hence invertible mod 2^32";
+}
+
+TEST(ImRequestTest, TheBoundsInTheCommentHold) {
+  EXPECT_EQ(MinDistance(15), 147'926'629u);
+  EXPECT_EQ(MinDistance(63), 34'920'769u);
+  EXPECT_EQ(MinDistance(255), 8'243'553u);
+  EXPECT_EQ(MinDistance(1023), 1'946'557u);
+}
+
+// The old formula took the first 32 bits of SHA-256(event_id): in room-sim's id format
+// ("<run id>-c<command>-e<event>") two events of one run, 12,181 commands apart, collide. The
+// row-id formula tells every pair of rows apart.
+TEST(ImRequestTest, RowIdsOfAKnownSha256PrefixCollisionGetDistinctRandoms) {
+  const std::string a = "sim19ad6f3e000-c11072-e0";
+  const std::string b = "sim19ad6f3e000-c23253-e0";
+  ASSERT_EQ(Sha256Prefix(a), Sha256Prefix(b)) << "the pair collides under the old formula";
+  ASSERT_EQ(Sha256Prefix(a), 1505127279u);
+  // Rows of those events, committed one after the other or far apart.
+  EXPECT_NE(RandomForRow(11072, 0), RandomForRow(23253, 0));
+  EXPECT_NE(RandomForRow(1, 0), RandomForRow(2, 0));
+}
+
+// Finds a fresh SHA-256-prefix collision among room-sim style ids with a small birthday search
+// (about 2^16 ids), so the property does not rest on one known pair; then checks the row ids.
+TEST(ImRequestTest, Sha256PrefixCollisionsFoundBySearchDoNotCollideAsRows) {
+  std::unordered_map<uint32_t, int64_t> seen;
+  int64_t first = -1;
+  int64_t second = -1;
+  for (int64_t n = 1; n <= 400'000 && second < 0; ++n) {
+    auto [it, inserted] = seen.emplace(Sha256Prefix("simtest-c" + std::to_string(n) + "-e0"), n);
+    if (!inserted) {
+      first = it->second;
+      second = n;
+    }
+  }
+  ASSERT_GT(second, 0) << "a 32-bit birthday search over 400k ids finds a pair";
+  EXPECT_NE(RandomForRow(first, 0), RandomForRow(second, 0));
+}
+
+// Property: over many rows and drop generations, no two distinct (row, generation) pairs that
+// may meet within one 5-minute window share a Random.
+TEST(ImRequestTest, DistinctRowsNeverShareARandomWithinTheWindowBound) {
+  // A window of 200,000 consecutive rows (over 5 minutes at 600 sends/s, three times IM's
+  // default budget), each with drop generations 0..15, starting at an id just below 2^32 so that
+  // the sums wrap.
+  const int64_t base = (int64_t{1} << 32) - 100'000;
+  std::vector<uint32_t> randoms;
+  randoms.reserve(200'000 * 16);
+  for (int64_t id = base; id < base + 200'000; ++id) {
+    for (uint32_t g = 0; g < 16; ++g) {
+      randoms.push_back(RandomForRow(id, g));
+    }
+  }
+  std::sort(randoms.begin(), randoms.end());
+  EXPECT_EQ(std::adjacent_find(randoms.begin(), randoms.end()), randoms.end())
+      << "two (row, generation) pairs of the window share a Random";
+  // Same generation: rows up to 2^32 - 1 apart never collide (spot checks across the range).
+  for (int64_t d : {int64_t{1}, int64_t{1} << 20, int64_t{1} << 31, (int64_t{1} << 32) - 1}) {
+    EXPECT_NE(RandomForRow(5, 0), RandomForRow(5 + d, 0)) << d;
+  }
+  // Same row: generations 0..2^18 are all distinct.
+  std::unordered_set<uint32_t> generations;
+  for (uint32_t g = 0; g <= (1u << 18); ++g) {
+    ASSERT_TRUE(generations.insert(RandomForRow(99, g)).second) << g;
+  }
+}
+
+TEST(ImRequestTest, RetryAfterADropGetsAnotherRandomAndOtherwiseTheSame) {
+  EXPECT_EQ(RandomForRow(42, 0), RandomForRow(42, 0));
+  EXPECT_NE(RandomForRow(42, 0), RandomForRow(42, 1));
+  EXPECT_NE(RandomForRow(42, 1), RandomForRow(42, 2));
+}
+
+TEST(ImRequestTest, PriorityNamesRoundTrip) {
+  for (MsgPriority p : {MsgPriority::kHigh, MsgPriority::kNormal, MsgPriority::kLow}) {
+    EXPECT_EQ(ParseMsgPriority(MsgPriorityName(p)), p);
+  }
+  EXPECT_STREQ(MsgPriorityName(MsgPriority::kHigh), "High");
+  EXPECT_STREQ(MsgPriorityName(MsgPriority::kNormal), "Normal");
+  EXPECT_STREQ(MsgPriorityName(MsgPriority::kLow), "Low");
+  EXPECT_FALSE(ParseMsgPriority("high"));
+  EXPECT_FALSE(ParseMsgPriority("Lowest"));
+  EXPECT_FALSE(ParseMsgPriority(""));
+}
+
+TEST(ImRequestTest, PriorityForTypeUsesTheTableThenTheDefault) {
+  TencentImOptions options;
+  EXPECT_EQ(PriorityForType(options, "RoomGiftSent"), MsgPriority::kHigh) << "the default";
+  options.msg_priority = MsgPriority::kNormal;
+  options.priority_by_type["RoomHeatChanged"] = MsgPriority::kLow;
+  EXPECT_EQ(PriorityForType(options, "RoomGiftSent"), MsgPriority::kNormal);
+  EXPECT_EQ(PriorityForType(options, "RoomHeatChanged"), MsgPriority::kLow);
 }
 
 TEST(ImRequestTest, BodyHasExactBytesForSample) {
-  auto body = BuildSendGroupMsgBody(Sample(), "live_");
+  auto body = BuildSendGroupMsgBody(Sample(), "live_", 2067832723u, MsgPriority::kHigh);
   ASSERT_TRUE(body) << body.error().message;
   const char* expected =
-      R"({"GroupId":"live_r42","Random":2067832723,"MsgBody":[{"MsgType":"TIMCustomElem",)"
+      R"({"GroupId":"live_r42","Random":2067832723,"MsgPriority":"High",)"
+      R"("MsgBody":[{"MsgType":"TIMCustomElem",)"
       R"("MsgContent":{"Data":"{\"event_id\":\"evt-1\",\"event_type\":\"RoomGiftSent\",)"
       R"(\"room_id\":\"r42\",\"room_seq\":7,\"command_id\":\"cmd-1\",\"request_id\":\"req-1\",)"
       R"(\"node_id\":\"node-a\",\"occurred_at_ms\":1700000000123,\"payload\":{\"gift\":\"rose\"}}",)"
@@ -51,13 +163,15 @@ TEST(ImRequestTest, BodyHasExactBytesForSample) {
 }
 
 TEST(ImRequestTest, BodyIsByteIdenticalOnEveryBuild) {
-  auto first = BuildSendGroupMsgBody(Sample(), "");
-  auto second = BuildSendGroupMsgBody(Sample(), "");
+  auto first = BuildSendGroupMsgBody(Sample(), "", 5, MsgPriority::kLow);
+  auto second = BuildSendGroupMsgBody(Sample(), "", 5, MsgPriority::kLow);
   ASSERT_TRUE(first);
   ASSERT_TRUE(second);
   EXPECT_EQ(*first, *second);
   auto doc = nlohmann::json::parse(*first);
   EXPECT_EQ(doc["GroupId"], "r42");
+  EXPECT_EQ(doc["Random"], 5);
+  EXPECT_EQ(doc["MsgPriority"], "Low");
 }
 
 TEST(ImRequestTest, BodyRejectsBadEnvelopes) {
@@ -75,7 +189,7 @@ TEST(ImRequestTest, BodyRejectsBadEnvelopes) {
                         {"payload not an object", bad_payload},
                         {"invalid utf-8", bad_utf8}};
   for (const auto& c : cases) {
-    auto body = BuildSendGroupMsgBody(c.envelope, "live_");
+    auto body = BuildSendGroupMsgBody(c.envelope, "live_", 1, MsgPriority::kHigh);
     ASSERT_FALSE(body) << c.name;
     EXPECT_EQ(body.error().code, ErrorCode::kInvalidArgument) << c.name;
   }

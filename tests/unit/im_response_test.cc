@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace room_outbox {
 namespace {
@@ -70,7 +71,9 @@ TEST(ImResponseTest, ClassifiesByHttpStatusAndErrorCode) {
       {"bad account", 200, ImError(60004, "acct"), PublishStatus::kPermanent, 60004,
        "im error 60004: acct"},
       {"error code without info", 200, R"({"ActionStatus":"FAIL","ErrorCode":10010})",
-       PublishStatus::kPermanent, 10010, "im error 10010"},
+       PublishStatus::kPermanent, 10010, "im error 10010: group not found or dissolved"},
+      {"unlisted code without info", 200, R"({"ActionStatus":"FAIL","ErrorCode":12345})",
+       PublishStatus::kPermanent, 12345, "im error 12345"},
       {"FAIL without code", 200, R"({"ActionStatus":"FAIL","ErrorCode":0})",
        PublishStatus::kRetryable, 0, "invalid IM response (ActionStatus FAIL)"},
       {"no fields", 200, "{}", PublishStatus::kRetryable, 0,
@@ -119,6 +122,131 @@ TEST(ImResponseTest, ErrorTextNeverHoldsTheWholeBody) {
   EXPECT_EQ(out.error.find('\n'), std::string::npos);
   PublishOutcome http = ClassifyImResponse(500, body);
   EXPECT_EQ(http.error, "http 500 from IM");
+}
+
+// Every code of the failure-scope table (im_response.h), one by one, through a real answer.
+TEST(ImResponseTest, EveryCodeHasItsStatusAndScope) {
+  struct CodeCase {
+    int code;
+    PublishStatus status;
+    FailureScope scope;
+    int64_t min_cooldown_ms;
+  };
+  using S = PublishStatus;
+  using F = FailureScope;
+  std::vector<CodeCase> cases = {
+      // row: transient
+      {10002, S::kRetryable, F::kRow, 0},
+      {60008, S::kRetryable, F::kRow, 0},
+      {60014, S::kRetryable, F::kRow, 0},
+      {70169, S::kRetryable, F::kRow, 0},
+      {70202, S::kRetryable, F::kRow, 0},
+      {70500, S::kRetryable, F::kRow, 0},
+      {80003, S::kRetryable, F::kRow, 0},
+      {20004, S::kRetryable, F::kRow, 0},
+      {20005, S::kRetryable, F::kRow, 0},
+      {91000, S::kRetryable, F::kRow, 0},
+      {90992, S::kRetryable, F::kRow, 0},
+      {70001, S::kRetryable, F::kRow, 0},
+      // room
+      {10023, S::kRateLimited, F::kRoom, 0},
+      // global rate
+      {60007, S::kRateLimited, F::kGlobalRate, 0},
+      {60011, S::kRateLimited, F::kGlobalRate, 0},
+      {60018, S::kRateLimited, F::kGlobalRate, 0},
+      {60019, S::kRateLimited, F::kGlobalRate, 0},
+      {10006, S::kRateLimited, F::kGlobalRate, 0},
+      // permanent row
+      {80001, S::kPermanent, F::kPermanentRow, 0},
+      {80002, S::kPermanent, F::kPermanentRow, 0},
+      {80004, S::kPermanent, F::kPermanentRow, 0},
+      {10004, S::kPermanent, F::kPermanentRow, 0},
+      {10007, S::kPermanent, F::kPermanentRow, 0},
+      {10010, S::kPermanent, F::kPermanentRow, 0},
+      {10015, S::kPermanent, F::kPermanentRow, 0},
+      {10016, S::kPermanent, F::kPermanentRow, 0},
+      {10019, S::kPermanent, F::kPermanentRow, 0},
+      // app
+      {60004, S::kPermanent, F::kApp, 0},
+      {60005, S::kPermanent, F::kApp, 0},
+      {60006, S::kPermanent, F::kApp, 0},
+      {60010, S::kPermanent, F::kApp, 0},
+      {60016, S::kPermanent, F::kApp, 0},
+      {60020, S::kPermanent, F::kApp, 0},
+      {60021, S::kPermanent, F::kApp, 0},
+      {70403, S::kPermanent, F::kApp, 0},
+      {10026, S::kPermanent, F::kApp, 0},
+      {70050, S::kRetryable, F::kApp, 60000},
+      // not in the table: retried as a row, never parked
+      {60002, S::kPermanent, F::kRow, 0},
+      {10003, S::kPermanent, F::kRow, 0},
+      {10017, S::kPermanent, F::kRow, 0},
+      {99999, S::kPermanent, F::kRow, 0},
+  };
+  for (int code = 70002; code <= 70020; ++code) {  // the signature family
+    cases.push_back({code, S::kPermanent, F::kApp, 0});
+  }
+  for (const CodeCase& c : cases) {
+    PublishOutcome out = ClassifyImResponse(200, ImError(c.code, ""));
+    EXPECT_EQ(out.status, c.status) << c.code << ": got " << PublishStatusName(out.status);
+    EXPECT_EQ(out.scope, c.scope) << c.code << ": got " << FailureScopeName(out.scope);
+    EXPECT_EQ(out.min_cooldown.count(), c.min_cooldown_ms) << c.code;
+    EXPECT_EQ(out.im_error_code, c.code);
+    EXPECT_FALSE(out.definite_drop) << c.code;
+    EXPECT_FALSE(out.delivered()) << c.code;
+    ImVerdict verdict = VerdictForImError(c.code);
+    EXPECT_EQ(verdict.status, c.status) << c.code;
+    EXPECT_EQ(verdict.scope, c.scope) << c.code;
+  }
+}
+
+TEST(ImResponseTest, DropReasonIsARoomScopedDefiniteDrop) {
+  PublishOutcome out =
+      ClassifyImResponse(200, R"({"ActionStatus":"OK","ErrorCode":0,"MsgDropReason":"MsgFreqCtrl"})");
+  EXPECT_EQ(out.status, PublishStatus::kRateLimited) << "not delivered";
+  EXPECT_EQ(out.scope, FailureScope::kRoom);
+  EXPECT_TRUE(out.definite_drop);
+  EXPECT_FALSE(out.delivered());
+
+  PublishOutcome ok = ClassifyImResponse(200, R"({"ActionStatus":"OK","ErrorCode":0})");
+  EXPECT_EQ(ok.scope, FailureScope::kNone);
+  EXPECT_FALSE(ok.definite_drop);
+}
+
+TEST(ImResponseTest, HttpStatusesHaveTheirScopes) {
+  struct HttpCase {
+    int http_status;
+    PublishStatus status;
+    FailureScope scope;
+  };
+  const HttpCase cases[] = {
+      {500, PublishStatus::kRetryable, FailureScope::kRow},
+      {502, PublishStatus::kRetryable, FailureScope::kRow},
+      {503, PublishStatus::kRetryable, FailureScope::kRow},
+      {504, PublishStatus::kRetryable, FailureScope::kRow},
+      {408, PublishStatus::kRetryable, FailureScope::kRow},
+      {429, PublishStatus::kRateLimited, FailureScope::kGlobalRate},
+      {400, PublishStatus::kPermanent, FailureScope::kApp},
+      {403, PublishStatus::kPermanent, FailureScope::kApp},
+      {404, PublishStatus::kPermanent, FailureScope::kApp},
+  };
+  for (const HttpCase& c : cases) {
+    PublishOutcome out = ClassifyImResponse(c.http_status, "");
+    EXPECT_EQ(out.status, c.status) << c.http_status;
+    EXPECT_EQ(out.scope, c.scope) << c.http_status << ": got " << FailureScopeName(out.scope);
+  }
+  // 200 without IM's JSON: some proxy answered; the row is tried again.
+  EXPECT_EQ(ClassifyImResponse(200, "<html></html>").scope, FailureScope::kRow);
+}
+
+TEST(ImResponseTest, ScopeNames) {
+  EXPECT_STREQ(FailureScopeName(FailureScope::kNone), "none");
+  EXPECT_STREQ(FailureScopeName(FailureScope::kRow), "row");
+  EXPECT_STREQ(FailureScopeName(FailureScope::kRoom), "room");
+  EXPECT_STREQ(FailureScopeName(FailureScope::kApp), "app");
+  EXPECT_STREQ(FailureScopeName(FailureScope::kPermanentRow), "permanent_row");
+  EXPECT_STREQ(FailureScopeName(FailureScope::kGlobalRate), "global_rate");
+  EXPECT_STREQ(PublishStatusName(PublishStatus::kNotAttempted), "not_attempted");
 }
 
 }  // namespace

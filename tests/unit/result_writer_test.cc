@@ -5,13 +5,11 @@
 
 #include <sstream>
 
-#include "fake_clock.h"
 #include "mock_outbox_store.h"
 
 namespace room_outbox::relay {
 namespace {
 
-using ::room_outbox::testing::FakeClock;
 using ::room_outbox::testing::MockOutboxStore;
 using std::chrono::milliseconds;
 using ::testing::_;
@@ -42,10 +40,9 @@ AttemptVerdict Failure(const std::string& error, milliseconds retry_after) {
 
 class ResultWriterTest : public ::testing::Test {
  protected:
-  ResultWriter Make() { return ResultWriter(store_, clock_, metrics_, *logger_, "node-1", "tok"); }
+  ResultWriter Make() { return ResultWriter(store_, metrics_, *logger_, "node-1", "tok"); }
 
   StrictMock<MockOutboxStore> store_;
-  FakeClock clock_;
   Metrics metrics_;
   std::ostringstream log_;
   std::unique_ptr<Logger> logger_ = MakeStreamLogger(log_, LogFormat::kText, spdlog::level::trace);
@@ -53,11 +50,11 @@ class ResultWriterTest : public ::testing::Test {
 
 TEST_F(ResultWriterTest, OneMarkOfEachKindPerFlushAndALinePerRow) {
   const OutboxRow a = Row(1), b = Row(2, 4), c = Row(3);
-  EXPECT_CALL(store_, MarkPublished("tok", ElementsAre(1, 3), clock_.NowMs()))
+  EXPECT_CALL(store_, MarkPublished("tok", ElementsAre(1, 3)))
       .WillOnce(Return(Result<size_t>(2)));
   std::vector<FailedAttempt> failed;
-  EXPECT_CALL(store_, MarkFailed("tok", _, clock_.NowMs()))
-      .WillOnce(Invoke([&](const std::string&, std::span<const FailedAttempt> attempts, int64_t) {
+  EXPECT_CALL(store_, MarkFailed("tok", _))
+      .WillOnce(Invoke([&](const std::string&, std::span<const FailedAttempt> attempts) {
         failed.assign(attempts.begin(), attempts.end());
         return Result<size_t>(attempts.size());
       }));
@@ -69,8 +66,8 @@ TEST_F(ResultWriterTest, OneMarkOfEachKindPerFlushAndALinePerRow) {
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0].id, 2);
   EXPECT_EQ(failed[0].error, "retryable: http 502");
-  // The delay becomes the store's due time at the mark.
-  EXPECT_EQ(failed[0].next_attempt_at_ms, clock_.NowMs() + 1000);
+  // The delay goes to the store, which adds it to the server's clock.
+  EXPECT_EQ(failed[0].retry_after_ms, 1000);
   EXPECT_EQ(writer.published(), 2u);
   EXPECT_EQ(writer.failed(), 1u);
   EXPECT_FALSE(writer.store_error());
@@ -94,7 +91,7 @@ TEST_F(ResultWriterTest, AnEmptyFlushWritesNothing) {
 
 TEST_F(ResultWriterTest, RowsTakenOverByAnotherClaimAreAWarningNotAnError) {
   const OutboxRow a = Row(1), b = Row(2);
-  EXPECT_CALL(store_, MarkPublished("tok", _, _)).WillOnce(Return(Result<size_t>(1)));
+  EXPECT_CALL(store_, MarkPublished("tok", _)).WillOnce(Return(Result<size_t>(1)));
   ResultWriter writer = Make();
   writer.Delivered(a);
   writer.Delivered(b);
@@ -107,7 +104,7 @@ TEST_F(ResultWriterTest, RowsTakenOverByAnotherClaimAreAWarningNotAnError) {
 
 TEST_F(ResultWriterTest, AFailingMarkIsAStoreErrorAndTheLinesSayPending) {
   const OutboxRow a = Row(1);
-  EXPECT_CALL(store_, MarkPublished("tok", _, _))
+  EXPECT_CALL(store_, MarkPublished("tok", _))
       .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")));
   ResultWriter writer = Make();
   writer.Delivered(a);
@@ -121,7 +118,7 @@ TEST_F(ResultWriterTest, AFailingMarkIsAStoreErrorAndTheLinesSayPending) {
 }
 
 TEST_F(ResultWriterTest, ReleaseGivesBackRowsNotAttempted) {
-  EXPECT_CALL(store_, Release("tok", ElementsAre(4, 5), clock_.NowMs()))
+  EXPECT_CALL(store_, Release("tok", ElementsAre(4, 5)))
       .WillOnce(Return(Result<size_t>(2)));
   ResultWriter writer = Make();
   const std::vector<int64_t> ids{4, 5};
@@ -131,7 +128,7 @@ TEST_F(ResultWriterTest, ReleaseGivesBackRowsNotAttempted) {
 }
 
 TEST_F(ResultWriterTest, AFailingReleaseIsAStoreError) {
-  EXPECT_CALL(store_, Release("tok", _, _))
+  EXPECT_CALL(store_, Release("tok", _))
       .WillOnce(Return(Fail(ErrorCode::kUnavailable, "lost connection")));
   ResultWriter writer = Make();
   const std::vector<int64_t> ids{4};

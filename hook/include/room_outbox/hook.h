@@ -3,15 +3,31 @@
 //   Hook::Commit(command, events, caller_statements)
 //     BEGIN
 //     INSERT room_command_log            (command_id is unique: a repeat writes nothing)
-//     INSERT room_outbox rows, pending   (with a short lease so the relay leaves them alone
-//                                         while the sync publish below is under way)
 //     caller_statements(tx)              (e.g. the room snapshot) in the same transaction
+//     INSERT room_outbox rows            (the last statement: pending rows with a short lease so
+//                                         the relay leaves them alone while the sync publish
+//                                         below is under way; rows of skip_event_types are
+//                                         written published, never pending)
 //     COMMIT
-//     sync publish of each event to Tencent IM, bounded by sync_publish_timeout
+//     sync publish of each pending event to Tencent IM, bounded by sync_publish_timeout and by
+//     the lease
 //       ok   -> best-effort mark published
 //       fail -> the row stays pending with retry_count unchanged; outbox-relay delivers it
 //
 // A committed command is reported committed whatever IM did.
+//
+// Clocks: every time the commit stores (created_at_ms, the lease, published_at_ms, the command
+// log's created_at_ms) is the database server's clock, read in the statements; the host's wall
+// clock may be wrong. The sync publish is bounded on the host's monotonic clock, from just before
+// the outbox insert, so it always ends before the lease it runs under. Only the envelope's
+// occurred_at_ms (information for clients) is the host's wall clock.
+//
+// Connection failures: when the connection fails before COMMIT was sent (stale, server
+// restarted, connection killed, server read-only after a failover), the server has rolled the
+// transaction back; the hook reconnects and runs the whole command once more, transparently.
+// caller_statements may therefore run twice for one Commit call (the first run was rolled back).
+// When COMMIT was sent but its answer was lost, the hook reconnects and looks command_id up:
+// found -> kCommitted, not found -> kFailed, lookup impossible -> kUnknown.
 //
 // Process-wide setup is the host's: call mysql_library_init() and curl_global_init() once in
 // main() before creating a Hook, and their cleanups at exit. The hook never calls them.
@@ -90,11 +106,17 @@ enum class CommitStatus {
   kCommitted,  // command log and outbox rows are durable
   kDuplicate,  // command_id was already committed; nothing was written or published
   kFailed,     // rolled back; `error` says why. Nothing was published.
+  // The command may have committed: COMMIT was sent, its answer was lost and the lookup that
+  // would tell could not be made either (`error` says why). Nothing was published by the hook;
+  // if it did commit, outbox-relay delivers its events. Retry with the same command_id to learn
+  // which: kDuplicate means it had committed, kCommitted means it had not (and now has).
+  // Do not apply the command to in-memory state before you know.
+  kUnknown,
 };
 
 enum class DeliveryState {
   kPublished,  // the sync publish succeeded (the mark is best-effort)
-  kSkipped,    // a type not sent to IM; marked published
+  kSkipped,    // a type not sent to IM (skip_event_types); written published by the commit
   kPending,    // left for outbox-relay; `error` says why
 };
 
@@ -106,7 +128,7 @@ struct EventDelivery {
 
 struct CommitResult {
   CommitStatus status = CommitStatus::kFailed;
-  Error error;                         // set when status == kFailed
+  Error error;                         // set when status is kFailed or kUnknown
   std::vector<EventDelivery> events;   // one per event, in order, when kCommitted
 };
 

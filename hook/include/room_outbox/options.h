@@ -4,7 +4,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace room_outbox {
@@ -22,6 +25,16 @@ struct MysqlOptions {
 // The event types that are never sent to IM; they count as delivered (no-op success).
 std::vector<std::string> DefaultSkipEventTypes();
 
+// A message's MsgPriority in send_group_msg. Over a group's 40 msg/s cap IM drops lower
+// priorities first (TENCENT_IM.md §9.2): system events go High so audience chat (Normal) is
+// dropped before them.
+enum class MsgPriority { kHigh, kNormal, kLow };
+
+// "High", "Normal", "Low": the spelling IM and the config use.
+const char* MsgPriorityName(MsgPriority priority);
+// The inverse of MsgPriorityName (exact, case-sensitive); nullopt for anything else.
+std::optional<MsgPriority> ParseMsgPriority(std::string_view name);
+
 struct TencentImOptions {
   // https://<region domain>; plain http is accepted only for loopback hosts.
   std::string endpoint = "https://console.tim.qq.com";
@@ -32,8 +45,16 @@ struct TencentImOptions {
   std::string group_id_prefix;  // IM GroupId = group_id_prefix + room_id
   std::vector<std::string> skip_event_types = DefaultSkipEventTypes();
   std::string ca_file;  // optional CA bundle for TLS peer verification; empty: system default
-  // Requests per second to the IM REST API across this process; 0 disables the budget.
+  // Requests per second to the IM REST API across this process; 0 disables the budget. Shared
+  // by every publisher (every Hook) of the process configured with the same endpoint, app and
+  // rate; relays have their own. Divide the app's budget between processes yourself.
   double requests_per_second = 200;
+  // After an app-wide IM error (bad key, app disabled, ...) no request is sent for this long,
+  // then one probe; at least 60 s after 70050. <= 0: 60 s.
+  std::chrono::milliseconds breaker_cooldown{60000};
+  // MsgPriority of every message, unless its event type is in priority_by_type.
+  MsgPriority msg_priority = MsgPriority::kHigh;
+  std::map<std::string, MsgPriority> priority_by_type;
 };
 
 }  // namespace room_outbox

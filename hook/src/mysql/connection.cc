@@ -77,6 +77,11 @@ Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(const Mysq
       !r) {
     return Fail(r.error());
   }
+  // The store's times come from UNIX_TIMESTAMP(NOW(3)) (outbox_sql.h): in UTC it has no DST
+  // gap or repeat to resolve.
+  if (auto r = conn->Run("session_time_zone", "SET SESSION time_zone = '+00:00'"); !r) {
+    return Fail(r.error());
+  }
   if (auto r = conn->Run("session_lock_wait", "SET SESSION innodb_lock_wait_timeout = " +
                                                   std::to_string(kLockWaitTimeoutSeconds));
       !r) {

@@ -3,7 +3,9 @@
 //
 // Session: READ COMMITTED (a claim's locking reads see the latest committed rows and lock only
 // what they return), innodb_lock_wait_timeout of a few seconds (a blocked write fails fast and
-// is retried instead of stalling the relay), utf8mb4, read/write timeouts so a hung server
+// is retried instead of stalling the relay), time_zone '+00:00' (the store's times are the
+// server's UNIX_TIMESTAMP(NOW(3)) in milliseconds; in UTC that has no DST gap or repeat, and a
+// server whose system time zone changes does not shift them), utf8mb4, read/write timeouts so a hung server
 // cannot block a call forever. MYSQL_OPT_RECONNECT stays off: a silent reconnect would lose the
 // open transaction and its locks. When a call fails with kUnavailable the owner drops the whole
 // connection (statements included) and connects anew on its next call.

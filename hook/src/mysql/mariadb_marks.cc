@@ -48,29 +48,27 @@ Result<size_t> MariaDbOutboxStore::UpdateHeld(MariaDbConnection& conn, std::stri
 }
 
 Result<size_t> MariaDbOutboxStore::MarkPublished(const std::string& token,
-                                                 std::span<const int64_t> ids, int64_t now_ms) {
+                                                 std::span<const int64_t> ids) {
   if (ids.empty()) {
     return 0;
   }
   return WithConnection([&](MariaDbConnection& conn) {
-    return UpdateHeld(conn, "mark_published", sql::kMarkPublishedPrefix, {now_ms, now_ms}, token,
-                      ids);
+    return UpdateHeld(conn, "mark_published", sql::kMarkPublishedPrefix, {}, token, ids);
   });
 }
 
-Result<size_t> MariaDbOutboxStore::Release(const std::string& token, std::span<const int64_t> ids,
-                                           int64_t now_ms) {
+Result<size_t> MariaDbOutboxStore::Release(const std::string& token,
+                                           std::span<const int64_t> ids) {
   if (ids.empty()) {
     return 0;
   }
   return WithConnection([&](MariaDbConnection& conn) {
-    return UpdateHeld(conn, "release", sql::kReleasePrefix, {now_ms, now_ms}, token, ids);
+    return UpdateHeld(conn, "release", sql::kReleasePrefix, {}, token, ids);
   });
 }
 
 Result<size_t> MariaDbOutboxStore::MarkFailed(const std::string& token,
-                                              std::span<const FailedAttempt> attempts,
-                                              int64_t now_ms) {
+                                              std::span<const FailedAttempt> attempts) {
   if (attempts.empty()) {
     return 0;
   }
@@ -82,9 +80,8 @@ Result<size_t> MariaDbOutboxStore::MarkFailed(const std::string& token,
       }
       size_t total = 0;
       for (const FailedAttempt& attempt : attempts) {
-        const std::array<SqlValue, 5> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
-                                                attempt.next_attempt_at_ms, now_ms, attempt.id,
-                                                token};
+        const std::array<SqlValue, 4> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
+                                                attempt.retry_after_ms, attempt.id, token};
         if (auto done = (*stmt)->Execute(params); !done) {
           return Fail(done.error());
         }

@@ -96,6 +96,31 @@ void MariaDbOutboxStore::Abort(MariaDbConnection& conn) {
   }
 }
 
+Result<int64_t> MariaDbOutboxStore::RowsRead() {
+  return WithConnection([&](MariaDbConnection& conn) -> Result<int64_t> {
+    auto stmt = conn.Prepared("rows_read", sql::kSessionRowsRead);
+    if (!stmt) {
+      return Fail(stmt.error());
+    }
+    if (auto done = (*stmt)->Execute({}); !done) {
+      return Fail(done.error());
+    }
+    auto rows = (*stmt)->FetchAll();
+    if (!rows) {
+      return Fail(rows.error());
+    }
+    int64_t total = 0;
+    for (const ResultRow& row : *rows) {
+      auto value = row.Int(1);
+      if (!value) {
+        return Fail(value.error());
+      }
+      total += *value;
+    }
+    return total;
+  });
+}
+
 Result<OutboxStats> MariaDbOutboxStore::Stats() {
   return WithConnection([&](MariaDbConnection& conn) -> Result<OutboxStats> {
     auto stmt = conn.Prepared("stats", sql::kStats);
@@ -114,11 +139,13 @@ Result<OutboxStats> MariaDbOutboxStore::Stats() {
                   "stats: expected one row, got " + std::to_string(rows->size()));
     }
     auto pending = (*rows)[0].Int(0);
-    auto oldest = (*rows)[0].Int(1);
-    if (!pending || !oldest) {
-      return Fail(!pending ? pending.error() : oldest.error());
+    auto age = (*rows)[0].Int(1);
+    auto held_back = (*rows)[0].Int(2);
+    if (!pending || !age || !held_back) {
+      return Fail(!pending ? pending.error() : !age ? age.error() : held_back.error());
     }
-    return OutboxStats{.pending = *pending, .oldest_pending_created_at_ms = *oldest};
+    return OutboxStats{
+        .pending = *pending, .oldest_pending_age_ms = *age, .rooms_held_back = *held_back};
   });
 }
 

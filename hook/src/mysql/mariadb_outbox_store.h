@@ -4,8 +4,10 @@
 // Connection policy: the factory does not connect, so a daemon can start while the database is
 // down; every call connects when there is no connection, and Connect() does it eagerly for
 // callers that want to fail fast. A call that fails with kUnavailable (connection lost or
-// killed, server shutting down, deadlock, lock wait timeout) drops the connection together with
-// its prepared statements; the next call connects anew. A connection idle for a while is pinged
+// killed, server shutting down, read-only server) drops the connection together with its
+// prepared statements; the next call connects anew. kAborted (deadlock, lock wait timeout) keeps
+// the connection: the transaction was rolled back and can run again at once (ClaimDue does, a
+// few times). A connection idle for a while is pinged
 // before use, so a server-side idle timeout costs a reconnect, not a failed call.
 //
 // Every statement that carries a value is a server-side prepared statement, prepared once per
@@ -23,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,17 +60,22 @@ class MariaDbOutboxStore final : public OutboxStore {
   // The server's id of the current connection; 0 when not connected.
   uint64_t connection_id() const;
 
+  // The sum of this connection's Handler_read_* session counters: how many index and row reads
+  // the server did for it so far, this call's own SHOW STATUS included (take a difference of two
+  // calls to cost a statement). For tests and benchmarks of the claim's cost.
+  [[nodiscard]] Result<int64_t> RowsRead();
+
   [[nodiscard]] Result<CommitWrite> CommitCommand(
       const CommitRequest& request, const CallerStatements& caller_statements) override;
-  [[nodiscard]] Result<bool> HasEarlierPending(const std::string& room_id, int64_t row_id) override;
+  [[nodiscard]] Result<std::optional<FoundCommand>> FindCommand(
+      const std::string& command_id) override;
   [[nodiscard]] Result<Claim> ClaimDue(const ClaimOptions& options) override;
-  [[nodiscard]] Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
-                                             int64_t now_ms) override;
+  [[nodiscard]] Result<size_t> MarkPublished(const std::string& token,
+                                             std::span<const int64_t> ids) override;
   [[nodiscard]] Result<size_t> MarkFailed(const std::string& token,
-                                          std::span<const FailedAttempt> attempts,
-                                          int64_t now_ms) override;
-  [[nodiscard]] Result<size_t> Release(const std::string& token, std::span<const int64_t> ids,
-                                       int64_t now_ms) override;
+                                          std::span<const FailedAttempt> attempts) override;
+  [[nodiscard]] Result<size_t> Release(const std::string& token,
+                                       std::span<const int64_t> ids) override;
   [[nodiscard]] Result<OutboxStats> Stats() override;
 
  private:

@@ -1,6 +1,6 @@
 // Every SQL text of the outbox store, in one place. Each statement names the index it relies on
 // (schema/*.sql): idx_pending_due (status, next_attempt_at_ms, id), idx_room_status (room_id,
-// status, id), uk_command_id, uk_event_id, and the primary key.
+// status, id), idx_command_id (command_id), uk_command_id, uk_event_id, and the primary key.
 //
 // Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
 // (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes.
@@ -8,105 +8,169 @@
 
 #include <string_view>
 
+// The server's clock in epoch milliseconds: the one clock of every absolute time the store
+// writes or compares (due times, leases, pace slots, ages). The session's time_zone is '+00:00'
+// (connection.h), so NOW(3) has no DST gap or repeat for UNIX_TIMESTAMP to resolve.
+#define ROOM_OUTBOX_SERVER_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
+
 namespace room_outbox::sql {
 
 // --- commit (hook) ---
+//
+// Every absolute time the commit writes is the database server's clock, read in the statement
+// itself: a hook host whose wall clock is off cannot make its rows due too early (duplicates) or
+// too late (stalls). NOW(3) is the time the statement started, the same for every use in it.
+// ROOM_OUTBOX_SERVER_NOW_MS (above) splices the expression into the literals; kServerNowMs is the
+// expression for code that builds no literal.
+inline constexpr std::string_view kServerNowMs = ROOM_OUTBOX_SERVER_NOW_MS;
 
 // uk_command_id: a repeated command_id fails with a duplicate-key error and nothing is written.
+// Placeholders: command_id, room_id, command_type, request_id, room_seq, payload.
 inline constexpr std::string_view kInsertCommandLog =
     "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
-    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
-// uk_event_id.
-inline constexpr std::string_view kInsertOutbox =
+// idx_room_status: one dive to the room's first pending row, plus the server's clock. Runs in
+// the commit transaction just before the outbox insert. Placeholder: room_id.
+inline constexpr std::string_view kCommitCheck =
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS ", EXISTS (SELECT 1 FROM room_outbox "
+    "WHERE room_id = ? AND status = 'pending' LIMIT 1)";
+
+// uk_event_id. A pending row leased to the hook's sync publish until the server's now + lease.
+// Placeholders: event_id, event_type, room_id, command_id, request_id, envelope, lease_ms,
+// claim_token.
+inline constexpr std::string_view kInsertOutboxPending =
     "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
     "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms) "
-    "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)";
+    "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, " ROOM_OUTBOX_SERVER_NOW_MS " + ?, ?, "
+    ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
-// idx_room_status: one dive to the room's first pending row below row_id.
-inline constexpr std::string_view kHasEarlierPending =
-    "SELECT 1 FROM room_outbox WHERE room_id = ? AND status = 'pending' AND id < ? LIMIT 1";
+// uk_event_id. A row of a type never sent (skip_event_types): published at once, never claimed.
+// Placeholders: event_id, event_type, room_id, command_id, request_id, envelope.
+inline constexpr std::string_view kInsertOutboxPublished =
+    "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
+    "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms, "
+    "published_at_ms) VALUES (?, ?, ?, ?, ?, ?, 'published', 0, " ROOM_OUTBOX_SERVER_NOW_MS
+    ", NULL, " ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS ", "
+    ROOM_OUTBOX_SERVER_NOW_MS ")";
+
+// uk_command_id, a locking read: when the command's transaction is still open on the server
+// (its COMMIT in flight), this waits for its end instead of reading the old state.
+// Placeholder: command_id.
+inline constexpr std::string_view kFindCommand =
+    "SELECT id FROM room_command_log WHERE command_id = ? LOCK IN SHARE MODE";
+
+// idx_command_id: the command's outbox rows in commit order. Placeholder: command_id.
+inline constexpr std::string_view kCommandRows =
+    "SELECT id FROM room_outbox WHERE command_id = ? ORDER BY id";
 
 // --- claim (relay) ---
+//
+// A claim is one short transaction (claim_plan.h): kServerNow, kClaimWindow (locks), kRoomPrefix
+// (reads), maybe kRoomAfter + kLockExtension (reads, locks), then kLease and kSchedule, which
+// write only rows the window or the extension locked, by primary key, in ascending id order.
+// Nothing in a claim waits for a lock (SKIP LOCKED), so claims cannot deadlock each other.
 
-// Walks idx_pending_due (status, next_attempt_at_ms, id) in order: no filesort, and rows that
-// another claim holds are skipped instead of waited for. For a table of a few rows the optimizer
-// reads them all and sorts them instead, which is cheaper there. Forcing the index was measured
-// (make bench, rows 1a') to slow a 50k-row backlog drain by about a third, so it is not forced.
+// No index: the server's clock, read once per claim.
+inline constexpr std::string_view kServerNow = "SELECT " ROOM_OUTBOX_SERVER_NOW_MS;
+
+// The columns of a claimed row, in the order mariadb_claim.cc reads them.
+#define ROOM_OUTBOX_CLAIM_COLUMNS                                                            \
+  "id, event_id, event_type, room_id, envelope, retry_count, created_at_ms, "                \
+  "next_attempt_at_ms, claim_token IS NOT NULL "
+
+// idx_pending_due (status, next_attempt_at_ms, id): walks the due rows in order, no filesort,
+// and stops at the limit; rows another claim holds are skipped, never waited for. The room head
+// rule is applied by the plan, so the walk reads at most `limit` rows (plus the rows SKIP LOCKED
+// steps over), whatever a blocked room holds: rows behind a failed head are pushed to its retry
+// time (kSchedule) and stop being due. For a table of a few rows the optimizer may read them all
+// and sort instead.
 // Placeholders: now_ms, limit.
-inline constexpr std::string_view kClaimDue =
-    "SELECT id, event_id, event_type, room_id, envelope, retry_count, created_at_ms "
+inline constexpr std::string_view kClaimWindow =
+    "SELECT " ROOM_OUTBOX_CLAIM_COLUMNS
     "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? "
     "ORDER BY next_attempt_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED";
 
-// The same walk, leaving out rows whose room's oldest pending row is not due (failed and
-// waiting for its retry, or leased to a publish in flight). Without this a room blocked behind
-// its head could fill every batch with rows that cannot be claimed and starve all other rooms.
-// The head lookup is one dive into idx_room_status (room_id, status, id) per row.
-// Placeholders: now_ms, now_ms (head check), limit.
-inline constexpr std::string_view kClaimDueRoomHeads =
-    "SELECT o.id, o.event_id, o.event_type, o.room_id, o.envelope, o.retry_count, "
-    "o.created_at_ms FROM room_outbox o "
-    "WHERE o.status = 'pending' AND o.next_attempt_at_ms <= ? "
-    "AND (SELECT h.next_attempt_at_ms FROM room_outbox h FORCE INDEX (idx_room_status) "
-    "WHERE h.room_id = o.room_id "
-    "AND h.status = 'pending' ORDER BY h.id LIMIT 1) <= ? "
-    "ORDER BY o.next_attempt_at_ms, o.id LIMIT ? FOR UPDATE SKIP LOCKED";
+// idx_room_status (room_id, status, id): one range per room from its head, LIMIT rows each
+// (the window's rows of the room plus one), not the room's whole backlog. A part is
+// "(kRoomPrefixPart) UNION ALL (...)"; unused parts of a fixed-size list get LIMIT 0.
+// Placeholders per part: room_id, limit.
+inline constexpr std::string_view kRoomPrefixPart =
+    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL "
+    "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
+    "ORDER BY id LIMIT ?";
 
-// idx_room_status: the pending rows of the listed rooms up to max_id. Placeholders: rooms...,
-// max_id (appended after the list).
-inline constexpr std::string_view kRoomPendingPrefix =
-    "SELECT room_id, id, next_attempt_at_ms FROM room_outbox WHERE status = 'pending' "
-    "AND room_id IN ";
-inline constexpr std::string_view kRoomPendingSuffix = " AND id <= ? ORDER BY room_id, id";
+// idx_room_status: the same range, after the last row of the room's run. Placeholders per part:
+// room_id, after_id, limit.
+inline constexpr std::string_view kRoomAfterPart =
+    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL "
+    "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
+    "AND id > ? ORDER BY id LIMIT ?";
 
-// idx_room_status. Placeholders: head time, now_ms, room_id, head time.
-inline constexpr std::string_view kPushBackRoom =
-    "UPDATE room_outbox SET next_attempt_at_ms = ?, updated_at_ms = ? "
-    "WHERE room_id = ? AND status = 'pending' AND "
-    "next_attempt_at_ms < ? AND claim_token IS NULL";
+// Primary key: locks the due rows an extension read (a lease that ran out is due), skipping any
+// another transaction holds. Placeholders: now_ms, ids...
+inline constexpr std::string_view kLockExtensionPrefix =
+    "SELECT " ROOM_OUTBOX_CLAIM_COLUMNS
+    "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? AND id IN ";
+inline constexpr std::string_view kLockExtensionSuffix = " ORDER BY id FOR UPDATE SKIP LOCKED";
 
-inline constexpr std::string_view kPaceSlotStart = "SET @room_outbox_slot = ?";
-
-// idx_room_status. Placeholders: unpaced types (JSON array), pace_ms, now_ms, room_id,
-// last kept id, now_ms.
-inline constexpr std::string_view kPaceRoom =
-    "UPDATE room_outbox SET next_attempt_at_ms = (@room_outbox_slot := @room_outbox_slot + "
-    "IF(JSON_CONTAINS(?, JSON_QUOTE(event_type)), 0, ?)), updated_at_ms = ? "
-    "WHERE room_id = ? AND status = 'pending' AND id > ? AND next_attempt_at_ms <= ? "
-    "AND claim_token IS NULL ORDER BY id";
-
-inline constexpr std::string_view kPaceSlotRead = "SELECT @room_outbox_slot";
-
-// Primary key. Placeholders: token, lease_until_ms, now_ms, ids...
+// Primary key; rows locked by this claim. Placeholders: token, lease_until_ms, now_ms, ids...
 inline constexpr std::string_view kLeasePrefix =
     "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ? "
     "WHERE status = 'pending' AND id IN ";
 
+// Primary key; rows locked by this claim (pace slots, rows pushed behind their room's head). The SET is
+// "CASE id WHEN ? THEN ? ... END" with one pair per row (a short list repeats its last pair).
+// Placeholders: pairs..., now_ms, ids...
+inline constexpr std::string_view kScheduleHead =
+    "UPDATE room_outbox SET next_attempt_at_ms = CASE id";
+inline constexpr std::string_view kScheduleWhen = " WHEN ? THEN ?";
+inline constexpr std::string_view kScheduleTail =
+    " END, updated_at_ms = ? WHERE status = 'pending' AND id IN ";
+
 // --- marks (relay and hook) ---
-
-// Primary key; only rows still held by the claim token. Placeholders: the SET values, token,
-// ids...
+//
+// Primary key; only rows still held by the claim token. Times are the server's, taken in the
+// statement. Placeholders: token, ids...
 inline constexpr std::string_view kMarkPublishedPrefix =
-    "UPDATE room_outbox SET status = 'published', last_error = NULL, published_at_ms = ?, "
-    "updated_at_ms = ?, claim_token = NULL "
-    "WHERE claim_token = ? AND status = 'pending' AND id IN ";
+    "UPDATE room_outbox SET status = 'published', last_error = NULL, "
+    "published_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL WHERE claim_token = ? AND status = 'pending' AND id IN ";
 
+// Primary key. Placeholders: token, ids...
 inline constexpr std::string_view kReleasePrefix =
-    "UPDATE room_outbox SET next_attempt_at_ms = ?, claim_token = NULL, updated_at_ms = ? "
-    "WHERE claim_token = ? AND status = 'pending' AND id IN ";
+    "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " WHERE claim_token = ? AND status = 'pending' AND id IN ";
 
-// Primary key. Placeholders: last_error, next_attempt_at_ms, now_ms, id, token.
+// Primary key. Placeholders: last_error, retry_after_ms, id, token.
 inline constexpr std::string_view kMarkFailed =
     "UPDATE room_outbox SET retry_count = retry_count + 1, last_error = ?, "
-    "next_attempt_at_ms = ?, updated_at_ms = ?, claim_token = NULL "
+    "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " + GREATEST(?, 0), "
+    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", claim_token = NULL "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
 
 // --- stats ---
 
-// idx_pending_due: the cost follows the pending rows, not the table.
+// idx_pending_due (status prefix): one pass over the pending rows, not the table; for each
+// pending row that has failed, one idx_room_status dive to see whether it is its room's head.
+// Columns: pending, oldest pending age (server now - MIN(created_at_ms), 0 when none, never
+// negative), rooms whose head has failed at least once.
 inline constexpr std::string_view kStats =
-    "SELECT COUNT(*), COALESCE(MIN(created_at_ms), 0) FROM room_outbox "
-    "WHERE status = 'pending'";
+    "SELECT COUNT(*), "
+    "CASE WHEN COUNT(*) = 0 THEN 0 ELSE GREATEST(0, " ROOM_OUTBOX_SERVER_NOW_MS
+    " - MIN(o.created_at_ms)) END, "
+    "COALESCE(SUM(o.retry_count > 0 AND NOT EXISTS (SELECT 1 FROM room_outbox e "
+    "FORCE INDEX (idx_room_status) WHERE e.room_id = o.room_id AND e.status = 'pending' "
+    "AND e.id < o.id)), 0) "
+    "FROM room_outbox o WHERE o.status = 'pending'";
 
+// --- diagnostics (tests, benchmarks) ---
+
+// No table: this session's handler read counters.
+inline constexpr std::string_view kSessionRowsRead = "SHOW SESSION STATUS LIKE 'Handler_read%'";
+
+#undef ROOM_OUTBOX_CLAIM_COLUMNS
 }  // namespace room_outbox::sql
+
+#undef ROOM_OUTBOX_SERVER_NOW_MS

@@ -1,7 +1,5 @@
 #include "tencent/im_request.h"
 
-#include <openssl/sha.h>
-
 #include <nlohmann/json.hpp>
 
 #include "envelope_codec.h"
@@ -30,15 +28,39 @@ std::string PercentEncode(std::string_view text) {
 
 }  // namespace
 
-uint32_t RandomForEvent(std::string_view event_id) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(event_id.data()), event_id.size(), digest);
-  return (static_cast<uint32_t>(digest[0]) << 24) | (static_cast<uint32_t>(digest[1]) << 16) |
-         (static_cast<uint32_t>(digest[2]) << 8) | static_cast<uint32_t>(digest[3]);
+const char* MsgPriorityName(MsgPriority priority) {
+  switch (priority) {
+    case MsgPriority::kHigh: return "High";
+    case MsgPriority::kNormal: return "Normal";
+    case MsgPriority::kLow: return "Low";
+  }
+  return "High";
+}
+
+std::optional<MsgPriority> ParseMsgPriority(std::string_view name) {
+  for (MsgPriority p : {MsgPriority::kHigh, MsgPriority::kNormal, MsgPriority::kLow}) {
+    if (name == MsgPriorityName(p)) {
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+uint32_t RandomForRow(int64_t row_id, uint32_t drop_generation) {
+  // Unsigned arithmetic wraps mod 2^64; the low 32 bits are the sum mod 2^32.
+  const uint64_t sum = static_cast<uint64_t>(row_id) +
+                       static_cast<uint64_t>(drop_generation) * static_cast<uint64_t>(kRandomStride);
+  return static_cast<uint32_t>(sum);
+}
+
+MsgPriority PriorityForType(const TencentImOptions& options, const std::string& event_type) {
+  auto it = options.priority_by_type.find(event_type);
+  return it != options.priority_by_type.end() ? it->second : options.msg_priority;
 }
 
 Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,
-                                          std::string_view group_id_prefix) {
+                                          std::string_view group_id_prefix, uint32_t random,
+                                          MsgPriority priority) {
   if (envelope.room_id.empty()) {
     return Fail(ErrorCode::kInvalidArgument,
                 "envelope " + envelope.event_id + ": empty room_id, no IM group to send to");
@@ -56,7 +78,8 @@ Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,
   element["MsgContent"] = std::move(content);
   nlohmann::ordered_json body;
   body["GroupId"] = std::string(group_id_prefix) + envelope.room_id;
-  body["Random"] = RandomForEvent(envelope.event_id);
+  body["Random"] = random;
+  body["MsgPriority"] = MsgPriorityName(priority);
   body["MsgBody"] = nlohmann::ordered_json::array({std::move(element)});
   try {
     return body.dump();

@@ -19,9 +19,10 @@
 
 #include "tencent/curl_error.h"
 #include "tencent/curl_handles.h"
+#include "tencent/im_breaker.h"
 #include "tencent/im_request.h"
 #include "tencent/im_response.h"
-#include "tencent/rate_budget.h"
+#include "tencent/process_rate_budget.h"
 #include "tencent/usersig.h"
 
 namespace room_outbox {
@@ -133,13 +134,14 @@ struct Slot {
   std::array<char, CURL_ERROR_SIZE> errbuf{};
 };
 
-// One envelope of a PublishMany call.
+// One message of a PublishMany call.
 struct Item {
   std::string body;
   PublishOutcome outcome;
   bool done = false;
   bool started = false;
   bool sig_renewed = false;
+  bool probe = false;  // the breaker let it through as its half-open probe
   SteadyClock::time_point start;
   SteadyClock::time_point deadline;
 };
@@ -167,35 +169,52 @@ bool DroppedAfterSend(CURLcode code) {
 
 long ClampMs(milliseconds ms) { return static_cast<long>(std::max<int64_t>(1, ms.count())); }
 
+// What an outcome says about the app as a whole (see ImBreaker::Verdict): only IM's own JSON
+// answers about the message prove the app works; no answer proves nothing.
+ImBreaker::Verdict BreakerVerdict(const PublishOutcome& outcome) {
+  if (outcome.scope == FailureScope::kApp) {
+    return ImBreaker::Verdict::kAppFailure;
+  }
+  if (outcome.http_status == 200 &&
+      (outcome.status == PublishStatus::kPublished || outcome.im_error_code != 0 ||
+       outcome.definite_drop)) {
+    return ImBreaker::Verdict::kHealthy;
+  }
+  return ImBreaker::Verdict::kInconclusive;
+}
+
 class TencentImPublisher final : public Publisher {
  public:
   TencentImPublisher(const TencentImOptions& options, ParsedEndpoint endpoint,
-                     std::function<int64_t()> now_seconds, CurlSlistPtr headers,
-                     CurlMultiPtr multi)
+                     TencentImClocks clocks, CurlSlistPtr headers, CurlMultiPtr multi)
       : options_(options),
         endpoint_(std::move(endpoint)),
         skip_(options.skip_event_types.begin(), options.skip_event_types.end()),
         sig_cache_(options.sdk_app_id, options.admin_identifier, options.secret_key,
-                   options.usersig_ttl, std::move(now_seconds)),
+                   options.usersig_ttl, std::move(clocks.unix_seconds)),
+        monotonic_(std::move(clocks.monotonic)),
+        breaker_(options.breaker_cooldown),
         headers_(std::move(headers)),
         multi_(std::move(multi)),
         url_random_(SeedFromDevice()) {
     if (options.requests_per_second > 0) {
-      budget_.emplace(options.requests_per_second, [] { return SteadyClock::now(); });
+      budget_ = ProcessRateBudget(endpoint_.base, options.sdk_app_id, options.requests_per_second);
     }
   }
 
-  PublishOutcome Publish(const Envelope& envelope, milliseconds timeout) override {
+  PublishOutcome Publish(const PublishMessage& message, milliseconds timeout) override {
     std::vector<PublishOutcome> outcomes =
-        PublishMany(std::span<const Envelope>(&envelope, 1), timeout, 1);
+        PublishMany(std::span<const PublishMessage>(&message, 1), timeout, 1);
     return std::move(outcomes.front());
   }
+
+  bool breaker_open() const override { return breaker_.is_open(); }
 
   bool Sends(std::string_view event_type) const override {
     return skip_.count(std::string(event_type)) == 0;
   }
 
-  std::vector<PublishOutcome> PublishMany(std::span<const Envelope> envelopes,
+  std::vector<PublishOutcome> PublishMany(std::span<const PublishMessage> messages,
                                           milliseconds timeout, size_t max_in_flight) override;
 
  private:
@@ -212,12 +231,16 @@ class TencentImPublisher final : public Publisher {
   PublishOutcome FinishTransfer(Slot& slot, CURLcode result, const Item& item);
   void Feedback(const PublishOutcome& outcome);
   void FailRemaining(std::vector<Item>& items, const std::string& why);
+  PublishOutcome NotAttempted() const;
+  void ReleaseProbe(Item& item);
 
   TencentImOptions options_;
   ParsedEndpoint endpoint_;
   std::unordered_set<std::string> skip_;
   UserSigCache sig_cache_;
-  std::optional<RateBudget> budget_;
+  std::function<SteadyClock::time_point()> monotonic_;  // the breaker's time
+  ImBreaker breaker_;
+  std::shared_ptr<SharedRateBudget> budget_;  // null when requests_per_second is 0
   std::timed_mutex mu_;
   // Declared before the pool: handles are cleaned up first, then the list they point to and the
   // multi handle (whose connection cache they used).
@@ -248,6 +271,9 @@ Result<void> TencentImPublisher::EnsureSlots(size_t count) {
         SetOption(h, CURLOPT_SSL_VERIFYHOST, 2L, "CURLOPT_SSL_VERIFYHOST"),
         SetOption(h, CURLOPT_TCP_KEEPALIVE, 1L, "CURLOPT_TCP_KEEPALIVE"),
         SetOption(h, CURLOPT_FOLLOWLOCATION, 0L, "CURLOPT_FOLLOWLOCATION"),
+        // Without it, removing a transfer whose threaded DNS lookup still runs blocks until
+        // getaddrinfo returns, whatever the timeouts say (TENCENT_IM.md §9.11). 7.87.0+.
+        SetOption(h, CURLOPT_QUICK_EXIT, 1L, "CURLOPT_QUICK_EXIT"),
     });
     if (!set) {
       return set;
@@ -341,32 +367,56 @@ void TencentImPublisher::Feedback(const PublishOutcome& outcome) {
   if (!budget_ || outcome.http_status == 0) {
     return;  // only IM's own answers say anything about our rate
   }
-  if (outcome.status == PublishStatus::kRateLimited) {
+  // Only the app's own rate limits slow the process; a group over its cap (room scope) says
+  // nothing about the rate of the other rooms.
+  if (outcome.scope == FailureScope::kGlobalRate) {
     budget_->OnRateLimited();
   } else {
     budget_->OnCleanAnswer();
   }
 }
 
-std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Envelope> envelopes,
+PublishOutcome TencentImPublisher::NotAttempted() const {
+  PublishOutcome out;
+  out.status = PublishStatus::kNotAttempted;
+  out.scope = FailureScope::kApp;
+  out.error = "not attempted: IM circuit breaker open";
+  return out;
+}
+
+std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const PublishMessage> messages,
                                                             milliseconds timeout,
                                                             size_t max_in_flight) {
   const SteadyClock::time_point call_start = SteadyClock::now();
   if (timeout <= milliseconds::zero()) {
     timeout = kDefaultTimeout;
   }
-  std::vector<Item> items(envelopes.size());
+  // While the breaker is open nothing is sent: answer at once, without the lock or a body.
+  const bool breaker_rejects = breaker_.RejectsAt(monotonic_());
+  std::vector<Item> items(messages.size());
   std::deque<size_t> queue;
-  for (size_t i = 0; i < envelopes.size(); ++i) {
+  for (size_t i = 0; i < messages.size(); ++i) {
     Item& item = items[i];
-    if (skip_.count(envelopes[i].event_type) != 0) {
+    const PublishMessage& message = messages[i];
+    if (skip_.count(message.envelope.event_type) != 0) {
       item.outcome.status = PublishStatus::kSkipped;
+      item.outcome.scope = FailureScope::kNone;
       item.done = true;
       continue;
     }
-    auto body = BuildSendGroupMsgBody(envelopes[i], options_.group_id_prefix);
+    if (breaker_rejects) {
+      item.outcome = NotAttempted();
+      item.done = true;
+      continue;
+    }
+    const MsgPriority priority =
+        message.priority.value_or(PriorityForType(options_, message.envelope.event_type));
+    auto body = BuildSendGroupMsgBody(message.envelope, options_.group_id_prefix,
+                                      RandomForRow(message.row_id, message.drop_generation),
+                                      priority);
     if (!body) {
       item.outcome.status = PublishStatus::kPermanent;
+      item.outcome.scope = FailureScope::kPermanentRow;
       item.outcome.error = "cannot build IM request: " + body.error().message;
       item.done = true;
       continue;
@@ -394,13 +444,33 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
 
   size_t active = 0;
   size_t started_count = 0;
+  bool probe_in_flight = false;  // one of this call's transfers is the breaker's probe
   while (!queue.empty() || active > 0) {
     SteadyClock::time_point now = SteadyClock::now();
     milliseconds poll_wait = kMaxPollWait;
     bool budget_blocked = false;
+    bool waiting_for_probe = false;
     while (!queue.empty() && active < parallel) {
       size_t index = queue.front();
       Item& item = items[index];
+      // Asked again each time the message reaches the front (a budget wait, a 70001 resend), so
+      // a breaker opened meanwhile by another message of the call holds it back too. The probe
+      // keeps its admission.
+      if (!item.probe) {
+        ImBreaker::Admission admission = breaker_.Admit(monotonic_());
+        if (admission == ImBreaker::Admission::kReject) {
+          if (probe_in_flight) {
+            // Our own probe decides for the rest of the call: wait for it.
+            waiting_for_probe = true;
+            break;
+          }
+          item.outcome = NotAttempted();
+          item.done = true;
+          queue.pop_front();
+          continue;
+        }
+        item.probe = admission == ImBreaker::Admission::kProbe;
+      }
       if (!item.started) {
         // The first wave's clock started with the call (Publish must return within
         // `timeout`); later envelopes get their own `timeout` from when a slot frees up.
@@ -414,9 +484,11 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
         if (wait > std::chrono::microseconds::zero()) {
           if (now + wait >= item.deadline) {
             item.outcome.status = PublishStatus::kRateLimited;
+            item.outcome.scope = FailureScope::kGlobalRate;
             item.outcome.error = "request budget: no slot within " +
                                  std::to_string(timeout.count()) + "ms";
             item.done = true;
+            ReleaseProbe(item);
             queue.pop_front();
             continue;
           }
@@ -435,9 +507,11 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
                                   : PublishStatus::kRetryable;
         item.outcome.error = r.error().message;
         item.done = true;
+        ReleaseProbe(item);
         continue;
       }
       slot.item = index;
+      probe_in_flight = probe_in_flight || item.probe;
       ++active;
     }
     if (active == 0) {
@@ -476,6 +550,12 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
       slot.busy = false;
       --active;
       Feedback(outcome);
+      outcome.breaker = breaker_.Record(BreakerVerdict(outcome), item.probe,
+                                        outcome.min_cooldown, monotonic_());
+      if (item.probe) {
+        item.probe = false;  // recorded; a 70001 resend below is not a second probe
+        probe_in_flight = false;
+      }
       SteadyClock::time_point done_at = SteadyClock::now();
       if (outcome.im_error_code == kImErrorUserSigExpired && !item.sig_renewed &&
           done_at < item.deadline) {
@@ -501,7 +581,8 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
     }
     // Loop straight back when finished transfers freed slots for queued work (e.g. a 70001
     // resend); otherwise wait for socket activity, a curl timer or the next budget token.
-    bool can_start_now = !queue.empty() && active < parallel && !budget_blocked;
+    bool can_start_now =
+        !queue.empty() && active < parallel && !budget_blocked && !waiting_for_probe;
     if (active > 0 && !can_start_now) {
       if (CURLMcode pc = curl_multi_poll(multi_.get(), nullptr, 0,
                                          static_cast<int>(poll_wait.count()), nullptr);
@@ -522,7 +603,7 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(std::span<const Enve
   std::vector<PublishOutcome> out;
   out.reserve(items.size());
   for (Item& item : items) {
-    if (item.outcome.status != PublishStatus::kSkipped) {
+    if (item.outcome.attempted()) {
       item.outcome.latency = std::chrono::duration_cast<milliseconds>(
           end - (item.started ? item.start : call_start));
     }
@@ -538,7 +619,17 @@ void TencentImPublisher::FailRemaining(std::vector<Item>& items, const std::stri
       item.outcome.status = PublishStatus::kRetryable;
       item.outcome.error = why;
       item.done = true;
+      ReleaseProbe(item);
     }
+  }
+}
+
+void TencentImPublisher::ReleaseProbe(Item& item) {
+  if (item.probe) {
+    // The probe never reached IM: it proved nothing, the next request probes instead.
+    (void)breaker_.Record(ImBreaker::Verdict::kInconclusive, true, milliseconds::zero(),
+                          monotonic_());
+    item.probe = false;
   }
 }
 
@@ -553,7 +644,7 @@ Result<std::string> NormalizeImEndpoint(const std::string& endpoint) {
 }
 
 Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions& options,
-                                                          std::function<int64_t()> now_seconds) {
+                                                          TencentImClocks clocks) {
   auto endpoint = ParseEndpoint(options.endpoint);
   if (!endpoint) {
     return Fail(ErrorCode::kInvalidArgument,
@@ -571,8 +662,12 @@ Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions
   if (!(options.requests_per_second >= 0)) {  // also rejects NaN
     return Fail(ErrorCode::kInvalidArgument, "tencent_im.requests_per_second must be >= 0");
   }
-  if (!now_seconds) {
+  if (!clocks.unix_seconds || !clocks.monotonic) {
     return Fail(ErrorCode::kInvalidArgument, "MakeTencentImPublisher: no clock");
+  }
+  if (options.priority_by_type.count("") != 0) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "tencent_im.priority_by_type: an event type must not be empty");
   }
   CurlSlistPtr headers{curl_slist_append(nullptr, "Content-Type: application/json")};
   // An empty "Expect:" stops libcurl from waiting for "100 Continue" on larger bodies.
@@ -590,17 +685,18 @@ Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions
     return Fail(FromCurlMultiCode(mc, "curl_multi_setopt(CURLMOPT_MAXCONNECTS)"));
   }
   return std::unique_ptr<Publisher>(std::make_unique<TencentImPublisher>(
-      options, std::move(*endpoint), std::move(now_seconds), std::move(headers),
-      std::move(multi)));
+      options, std::move(*endpoint), std::move(clocks), std::move(headers), std::move(multi)));
+}
+
+Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions& options,
+                                                          std::function<int64_t()> now_seconds) {
+  TencentImClocks clocks;
+  clocks.unix_seconds = std::move(now_seconds);
+  return MakeTencentImPublisher(options, std::move(clocks));
 }
 
 Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions& options) {
-  return MakeTencentImPublisher(options, [] {
-    return static_cast<int64_t>(
-        std::chrono::duration_cast<std::chrono::seconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count());
-  });
+  return MakeTencentImPublisher(options, TencentImClocks{});
 }
 
 }  // namespace room_outbox

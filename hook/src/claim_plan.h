@@ -1,0 +1,101 @@
+// The claim's scheduler, as a pure function: which of the rows a claim holds locked it leases,
+// which it reschedules, and which rooms it would like to read further. No database here; the
+// MariaDB store (mysql/mariadb_claim.cc) reads the inputs, calls PlanClaim and writes its result.
+//
+// A claim is read -> plan -> write, in one short transaction:
+//   read   the server's now; a window of due rows (SELECT ... FOR UPDATE SKIP LOCKED: the rows
+//          the claim holds locked); for each room of the window its first pending rows in id
+//          order (its head and at most the window's rows of that room, plus one);
+//   plan   PlanClaim below;
+//   write  leases and schedules, only for rows the claim holds locked, in ascending id order.
+//
+// Per-room order (the head rule): a row is leased only as part of the run that starts at its
+// room's oldest pending row (the head) and goes on through consecutive pending rows the claim
+// holds locked. A pending row the claim does not hold ends the run.
+//
+// Rows a room cannot send now are pushed behind the row that ends their run, unless that row is
+// in flight (leased, its lease not run out: it is published or given back soon): they take its
+// time, so in the window's (next_attempt_at_ms, id) order they sort behind it. Behind a failed
+// head that waits for its retry they stop being due, so a room blocked by a failing head costs
+// later claims nothing until the retry; each row is moved at most once per retry of its head,
+// and at most a window's rows per claim. When that row is due (a head beyond the window, a lease
+// that ran out) the claim also reads the room from it and locks what it read (PlannedExtension),
+// so the run can start there in the same claim. A row that waits is never taken early.
+//
+// Cut rooms (pacing): a run holds at most max_rows_per_room rows of types that are sent; the
+// room's other locked rows get pace slots one room_pace_ms apart after the run (rows of unpaced
+// types share the previous slot), so later claims pass over them and take other rooms' rows.
+// The run also ends when the batch (limit) is full; the room's other locked rows keep their
+// times (they are due: the next claim goes on with them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace room_outbox {
+
+// A pending row as the claim read it.
+struct PlanRow {
+  int64_t id = 0;
+  std::string room_id;
+  std::string event_type;
+  int64_t next_attempt_at_ms = 0;
+  // claim_token set: a claim or the hook's sync publish holds (or held) it. The row is in
+  // flight while its lease lasts (next_attempt_at_ms > server now); after that it is due.
+  bool leased = false;
+};
+
+struct PlanOptions {
+  int64_t server_now_ms = 0;
+  size_t limit = 100;  // rows per claim
+  bool per_room_order = true;
+  size_t max_rows_per_room = 0;  // 0: no cut (then room_pace_ms is ignored)
+  int64_t room_pace_ms = 0;
+  std::set<std::string, std::less<>> unpaced_event_types;
+};
+
+struct PlanInput {
+  // Rows this claim holds locked (the window, plus the rows an extension locked), any order.
+  std::vector<PlanRow> locked;
+  // Per room of `locked`: the room's first pending rows in ascending id order (as read, locked
+  // or not; a prefix of the room, not all of it).
+  std::map<std::string, std::vector<PlanRow>> pending;
+  size_t window_rows = 0;  // rows the window SELECT returned (more_due when it reached limit)
+};
+
+struct PlannedSchedule {
+  int64_t id = 0;
+  int64_t next_attempt_at_ms = 0;
+};
+
+struct PlannedPacedRoom {
+  std::string room_id;
+  uint64_t rows_scheduled = 0;
+  int64_t last_slot_ms = 0;  // server time; 0 when none was scheduled
+};
+
+// A room whose run ends at a due row the claim does not hold: reading (and locking) the room's
+// pending rows after `after_id`, at most `rows` of them, lets the run go on from there.
+struct PlannedExtension {
+  std::string room_id;
+  int64_t after_id = 0;
+  size_t rows = 0;
+};
+
+struct ClaimPlan {
+  std::vector<int64_t> lease;                // ascending ids
+  std::vector<PlannedSchedule> schedule;     // ascending ids, each row at most once
+  std::vector<PlannedPacedRoom> paced_rooms;  // rooms cut at max_rows_per_room
+  std::vector<PlannedExtension> extensions;  // empty when the runs cannot go on
+  bool more_due = false;
+};
+
+[[nodiscard]] ClaimPlan PlanClaim(const PlanOptions& options, const PlanInput& input);
+
+}  // namespace room_outbox

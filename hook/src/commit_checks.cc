@@ -1,0 +1,133 @@
+#include "commit_checks.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace room_outbox {
+namespace {
+
+// The number of UTF-8 characters of `text`, or nullopt when it is not valid UTF-8.
+std::optional<size_t> Utf8Chars(std::string_view text) {
+  size_t chars = 0;
+  for (size_t i = 0; i < text.size(); ++chars) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    size_t len = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
+                                   : (lead >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || lead == 0xC0 || lead == 0xC1 || lead > 0xF4 || i + len > text.size()) {
+      return std::nullopt;
+    }
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return std::nullopt;
+    }
+    i += len;
+  }
+  return chars;
+}
+
+// `text` with bytes outside printable ASCII written as \xNN, cut to 64 bytes: safe in an error.
+std::string Printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : text.substr(0, 64)) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b <= 0x7e) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xF];
+    }
+  }
+  return out;
+}
+
+Status Invalid(std::string what) { return Error{ErrorCode::kInvalidArgument, std::move(what)}; }
+
+// `owner` names the command or event in the error, e.g. "event ev-1".
+Status CheckText(std::string_view owner, std::string_view field, std::string_view value,
+                 size_t max_chars, bool required) {
+  if (required && value.empty()) {
+    return Invalid(std::string(owner) + ": " + std::string(field) + " is empty");
+  }
+  const std::optional<size_t> chars = Utf8Chars(value);
+  if (!chars) {
+    return Invalid(std::string(owner) + ": " + std::string(field) + " is not valid UTF-8");
+  }
+  if (*chars > max_chars) {
+    return Invalid(std::string(owner) + ": " + std::string(field) + " has " +
+                   std::to_string(*chars) + " characters, over the column's " +
+                   std::to_string(max_chars));
+  }
+  return {};
+}
+
+Status CheckCommandFields(const Command& command) {
+  // The id itself may be what is wrong: name the command by a cut of it.
+  const std::string owner = "command " + Printable(command.command_id);
+  for (const Status& s : {CheckText(owner, "command_id", command.command_id, kMaxIdChars, true),
+                          CheckText(owner, "room_id", command.room_id, kMaxIdChars, true),
+                          CheckText(owner, "command_type", command.command_type, kMaxTypeChars,
+                                    true),
+                          CheckText(owner, "request_id", command.request_id, kMaxIdChars,
+                                    false)}) {
+    if (!s.ok()) return s;
+  }
+  return {};
+}
+
+Status CheckEventFields(const Command& command, const Event& event, size_t index) {
+  if (event.event_id.empty()) {
+    return Invalid("command " + Printable(command.command_id) + ": event " + std::to_string(index) +
+                   " has an empty event_id");
+  }
+  const std::string owner = "event " + Printable(event.event_id);
+  if (Status s = CheckText(owner, "event_id", event.event_id, kMaxIdChars, true); !s.ok()) {
+    return s;
+  }
+  return CheckText(owner, "event_type", event.event_type, kMaxTypeChars, true);
+}
+
+}  // namespace
+
+std::string GroupIdProblem(std::string_view group_id) {
+  if (group_id.size() > kMaxGroupIdBytes) {
+    return "is " + std::to_string(group_id.size()) + " bytes, over IM's " +
+           std::to_string(kMaxGroupIdBytes);
+  }
+  if (group_id.substr(0, kImAssignedGroupPrefix.size()) == kImAssignedGroupPrefix) {
+    return "starts with " + std::string(kImAssignedGroupPrefix) + ", which IM reserves";
+  }
+  const bool printable = std::all_of(group_id.begin(), group_id.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) <= 0x7e;
+  });
+  if (!printable) {
+    return "has a byte outside printable ASCII (0x20-0x7e)";
+  }
+  return "";
+}
+
+Status CheckCommand(const Command& command, const std::vector<Event>& events,
+                    std::string_view group_id_prefix,
+                    const std::vector<std::string>& skip_event_types) {
+  if (Status s = CheckCommandFields(command); !s.ok()) {
+    return s;
+  }
+  bool sent = false;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (Status s = CheckEventFields(command, events[i], i); !s.ok()) {
+      return s;
+    }
+    sent = sent || std::find(skip_event_types.begin(), skip_event_types.end(),
+                             events[i].event_type) == skip_event_types.end();
+  }
+  if (sent) {
+    const std::string group_id = std::string(group_id_prefix) + command.room_id;
+    if (std::string problem = GroupIdProblem(group_id); !problem.empty()) {
+      return Invalid("command " + Printable(command.command_id) + ": GroupId \"" +
+                     Printable(group_id) + "\" (group_id_prefix + room_id) " + problem);
+    }
+  }
+  return {};
+}
+
+}  // namespace room_outbox

@@ -1,0 +1,194 @@
+// PlanClaim over plain vectors: runs from room heads, cuts and pace slots, rows of unpaced
+// types, push-backs behind waiting rows, extensions, and the batch limit. No database.
+#include "claim_plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace room_outbox {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr int64_t kNow = 1'000'000;
+
+PlanRow Row(int64_t id, const std::string& room, int64_t next_attempt_at_ms = kNow - 1,
+            const std::string& type = "RoomGiftSent", bool leased = false) {
+  return PlanRow{id, room, type, next_attempt_at_ms, leased};
+}
+
+PlanOptions Options(size_t limit = 100) {
+  PlanOptions options;
+  options.server_now_ms = kNow;
+  options.limit = limit;
+  return options;
+}
+
+// Input whose window locked `locked` and whose rooms' pending prefixes are `pending`.
+PlanInput Input(std::vector<PlanRow> locked, std::vector<PlanRow> pending) {
+  PlanInput input;
+  input.window_rows = locked.size();
+  input.locked = std::move(locked);
+  for (PlanRow& row : pending) input.pending[row.room_id].push_back(row);
+  return input;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Scheduled(const ClaimPlan& plan) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const PlannedSchedule& s : plan.schedule) out.emplace_back(s.id, s.next_attempt_at_ms);
+  return out;
+}
+
+TEST(ClaimPlanTest, RunsFromEachRoomsHeadAreLeased) {
+  auto input = Input({Row(3, "b"), Row(1, "a"), Row(2, "a"), Row(4, "b")},
+                     {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b")});
+  ClaimPlan plan = PlanClaim(Options(), input);
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3, 4));
+  EXPECT_THAT(plan.schedule, IsEmpty());
+  EXPECT_THAT(plan.extensions, IsEmpty());
+  EXPECT_FALSE(plan.more_due);
+}
+
+TEST(ClaimPlanTest, RowsBehindAHeadLeasedElsewhereAreLeftAlone) {
+  // Row 1 is in flight with another claim: it is published soon, so rows 2 and 3 keep their time.
+  auto input = Input({Row(2, "a"), Row(3, "a")},
+                     {Row(1, "a", kNow + 30'000, "RoomGiftSent", true), Row(2, "a"), Row(3, "a")});
+  ClaimPlan plan = PlanClaim(Options(), input);
+  EXPECT_THAT(plan.lease, IsEmpty());
+  EXPECT_THAT(plan.schedule, IsEmpty());
+}
+
+TEST(ClaimPlanTest, RowsBehindAHeadWhoseLeaseRanOutSortBehindIt) {
+  // Row 1's relay died: its lease ended (kNow - 10), so it is due; rows 2, 3 came due before it
+  // and would keep it out of every window. They take its time.
+  auto input = Input({Row(2, "a", 0), Row(3, "a", 0)},
+                     {Row(1, "a", kNow - 10, "RoomGiftSent", true), Row(2, "a", 0), Row(3, "a", 0)});
+  ClaimPlan plan = PlanClaim(Options(2), input);
+  EXPECT_THAT(plan.lease, IsEmpty());
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow - 10},
+                                           std::pair<int64_t, int64_t>{3, kNow - 10}));
+  ASSERT_EQ(plan.extensions.size(), 1u) << "the run may start at the head whose lease ran out";
+}
+
+TEST(ClaimPlanTest, AHeldRowBreaksTheRun) {
+  // Row 2 is leased to another claim: the run is row 1 only; row 3 must not overtake row 2.
+  auto input = Input({Row(1, "a"), Row(3, "a"), Row(4, "b")},
+                     {Row(1, "a"), Row(2, "a", kNow + 30'000, "RoomGiftSent", true), Row(3, "a"),
+                      Row(4, "b")});
+  ClaimPlan plan = PlanClaim(Options(), input);
+  EXPECT_THAT(plan.lease, ElementsAre(1, 4));
+  EXPECT_THAT(plan.schedule, IsEmpty());
+}
+
+TEST(ClaimPlanTest, RowsBehindAFailedHeadArePushedToItsRetryTime) {
+  const int64_t retry_at = kNow + 5'000;
+  auto input =
+      Input({Row(2, "a"), Row(3, "a"), Row(9, "b")}, {Row(1, "a", retry_at), Row(2, "a"),
+                                                      Row(3, "a"), Row(9, "b")});
+  ClaimPlan plan = PlanClaim(Options(), input);
+  EXPECT_THAT(plan.lease, ElementsAre(9));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at},
+                                           std::pair<int64_t, int64_t>{3, retry_at}));
+  EXPECT_THAT(plan.extensions, IsEmpty()) << "the head waits: it is not taken early";
+}
+
+TEST(ClaimPlanTest, RowsDueBeforeTheirDueHeadSortBehindIt) {
+  // The head (due at kNow - 500) is beyond the window; rows 2 and 3 came due earlier. They take
+  // its time, so the next window, ordered by (time, id), reaches the head first.
+  auto input = Input({Row(2, "a", kNow - 900), Row(3, "a", kNow - 800)},
+                     {Row(1, "a", kNow - 500), Row(2, "a", kNow - 900), Row(3, "a", kNow - 800)});
+  ClaimPlan plan = PlanClaim(Options(2), input);
+  EXPECT_THAT(plan.lease, IsEmpty());
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow - 500},
+                                           std::pair<int64_t, int64_t>{3, kNow - 500}));
+  EXPECT_TRUE(plan.more_due);
+  // And the claim reads the room from its head, to take the run in this claim.
+  ASSERT_EQ(plan.extensions.size(), 1u);
+  EXPECT_EQ(plan.extensions[0].after_id, 0);
+  EXPECT_EQ(plan.extensions[0].rows, 2u) << "the head and the window's rows of the room, within the batch";
+
+  // The extension locked the head: the run is 1, 2 (the batch of 2 is full).
+  input.locked.push_back(Row(1, "a", kNow - 500));
+  ClaimPlan second = PlanClaim(Options(2), input);
+  EXPECT_THAT(second.lease, ElementsAre(1, 2));
+  EXPECT_THAT(second.schedule, IsEmpty()) << "row 3 is due already";
+}
+
+TEST(ClaimPlanTest, RowsBehindARowThatOnlyLooksLaterAreNotParked) {
+  // Row 1 was given back by another relay a moment after this claim read the server's now.
+  auto input = Input({Row(2, "a"), Row(3, "a")}, {Row(1, "a", kNow + 3), Row(2, "a"), Row(3, "a")});
+  ClaimPlan plan = PlanClaim(Options(), input);
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 3},
+                                           std::pair<int64_t, int64_t>{3, kNow + 3}));
+  EXPECT_THAT(plan.extensions, IsEmpty()) << "not due yet, and not this claim's";
+}
+
+TEST(ClaimPlanTest, AFailedRowWaitingForItsRetryIsNeverTakenEarly) {
+  auto input = Input({Row(1, "a")}, {Row(1, "a"), Row(2, "a", kNow + 5'000)});
+  ClaimPlan plan = PlanClaim(Options(), input);
+  EXPECT_THAT(plan.lease, ElementsAre(1));
+  EXPECT_THAT(plan.extensions, IsEmpty());
+}
+
+TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndUnpacedTypesShareThePreviousSlot) {
+  PlanOptions options = Options();
+  options.max_rows_per_room = 2;
+  options.room_pace_ms = 50;
+  options.unpaced_event_types = {"RoomHeatChanged"};
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a", kNow - 1, "RoomHeatChanged"),
+                               Row(4, "a"), Row(5, "a", kNow - 1, "RoomHeatChanged"), Row(6, "a"),
+                               Row(7, "b")};
+  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  // Row 3 is not sent, so it does not count toward the cut of 2.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3, 7));
+  // The run's last send is at now + 50; then one slot per sent row.
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{4, kNow + 100},
+                                           std::pair<int64_t, int64_t>{5, kNow + 100},
+                                           std::pair<int64_t, int64_t>{6, kNow + 150}));
+  ASSERT_EQ(plan.paced_rooms.size(), 1u);
+  EXPECT_EQ(plan.paced_rooms[0].room_id, "a");
+  EXPECT_EQ(plan.paced_rooms[0].rows_scheduled, 3u);
+  EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 150);
+  EXPECT_TRUE(plan.more_due);
+}
+
+TEST(ClaimPlanTest, WithoutAPaceNothingIsCut) {
+  PlanOptions options = Options();
+  options.max_rows_per_room = 2;  // ignored: room_pace_ms is 0
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
+  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
+  EXPECT_THAT(plan.paced_rooms, IsEmpty());
+}
+
+TEST(ClaimPlanTest, RowsOfARoomBeyondTheBatchAreNotTouched) {
+  // The window reached its limit (2) inside room a: row 3 is pending and due but not held.
+  auto input = Input({Row(1, "a"), Row(2, "a")}, {Row(1, "a"), Row(2, "a"), Row(3, "a")});
+  ClaimPlan plan = PlanClaim(Options(2), input);
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2));
+  EXPECT_THAT(plan.schedule, IsEmpty());
+  EXPECT_THAT(plan.extensions, IsEmpty());
+  EXPECT_TRUE(plan.more_due);
+}
+
+TEST(ClaimPlanTest, WithoutPerRoomOrderEveryLockedRowIsLeased) {
+  PlanOptions options = Options();
+  options.per_room_order = false;
+  auto input = Input({Row(5, "a"), Row(2, "a")}, {});
+  ClaimPlan plan = PlanClaim(options, input);
+  EXPECT_THAT(plan.lease, ElementsAre(2, 5));
+}
+
+TEST(ClaimPlanTest, ADueRowIsNeverMovedEarlierAndAPushedRowOnlyLater) {
+  // Row 3 already waits past the head's retry: it keeps its time.
+  const int64_t retry_at = kNow + 5'000;
+  const int64_t far = retry_at + 700'000;
+  auto input = Input({Row(2, "a"), Row(3, "a", far)},
+                     {Row(1, "a", retry_at), Row(2, "a"), Row(3, "a", far)});
+  ClaimPlan plan = PlanClaim(Options(), input);
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at}));
+}
+
+}  // namespace
+}  // namespace room_outbox
