@@ -12,8 +12,9 @@ packages=(
   libcpp-httplib-dev libsystemd-dev systemd
   libgtest-dev libgmock-dev faketime
   curl procps
-  faketime
   prometheus
+  # make fuzz: clang and libFuzzer of the same (Debian 12: 14) version.
+  clang libclang-rt-14-dev libfuzzer-14-dev
 )
 
 missing=()

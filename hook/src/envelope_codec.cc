@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "input_limits.h"
+
 namespace room_outbox {
 namespace {
 
@@ -38,6 +40,12 @@ Result<int64_t> RequireInteger(const json& doc, const char* key) {
 }  // namespace
 
 Result<std::string> EncodeEnvelope(const Envelope& envelope) {
+  // One level less than an envelope: the payload sits inside the envelope object.
+  if (auto s = CheckJsonLimits("envelope payload", envelope.payload, kMaxEnvelopeBytes,
+                               kMaxJsonDepth - 1);
+      !s.ok()) {
+    return Fail(s.error());
+  }
   json payload = json::parse(envelope.payload, nullptr, /*allow_exceptions=*/false);
   if (payload.is_discarded() || !payload.is_object()) {
     return Fail(ErrorCode::kInvalidArgument,
@@ -55,7 +63,11 @@ Result<std::string> EncodeEnvelope(const Envelope& envelope) {
   doc["occurred_at_ms"] = envelope.occurred_at_ms;
   doc["payload"] = std::move(payload);
   try {
-    return doc.dump();
+    std::string text = doc.dump();
+    if (auto s = CheckJsonLimits("envelope", text, kMaxEnvelopeBytes); !s.ok()) {
+      return Fail(s.error());
+    }
+    return text;
   } catch (const json::exception& e) {  // invalid UTF-8 in a string field
     return Fail(ErrorCode::kInvalidArgument,
                 std::string("envelope: cannot encode: ") + e.what());
@@ -63,6 +75,9 @@ Result<std::string> EncodeEnvelope(const Envelope& envelope) {
 }
 
 Result<Envelope> DecodeEnvelope(std::string_view text) {
+  if (auto s = CheckJsonLimits("envelope", text, kMaxEnvelopeBytes); !s.ok()) {
+    return Fail(s.error());
+  }
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Fail(ErrorCode::kInvalidArgument, "envelope: not valid JSON");

@@ -3,6 +3,7 @@ target_sources(room_outbox_hook PRIVATE
   hook/src/error.cc
   hook/src/clock.cc
   hook/src/envelope_codec.cc
+  hook/src/input_limits.cc
   hook/src/claim_token.cc
   hook/src/commit_checks.cc
   hook/src/claim_plan.cc

@@ -16,6 +16,7 @@
 #include <toml++/toml.h>
 
 #include "duration.h"
+#include "input_limits.h"
 #include "tencent/tencent_im_publisher.h"
 
 namespace room_outbox::relay {
@@ -228,16 +229,9 @@ Result<std::string> ReadSecretFile(const std::string& key, const std::filesystem
     return Fail(ErrorCode::kInvalidArgument, key + ": cannot read \"" + path.string() + "\": " +
                                                  (err != 0 ? std::strerror(err) : "open failed"));
   }
-  std::ostringstream content;
-  content << in.rdbuf();
-  std::string secret = content.str();
-  if (!secret.empty() && secret.back() == '\n') {
-    secret.pop_back();
-    if (!secret.empty() && secret.back() == '\r') {
-      secret.pop_back();
-    }
-  }
-  return secret;
+  auto content = ReadBounded(in, kMaxSecretBytes, key + ": \"" + path.string() + "\"");
+  return content ? CheckSecretContent(key + ": \"" + path.string() + "\"", std::move(*content))
+                 : content;
 }
 
 // Environment wins over the file (see config.h).
@@ -531,12 +525,12 @@ Result<Config> LoadConfig(const std::string& path) {
     return Fail(ErrorCode::kNotFound, "cannot read config \"" + path + "\": " +
                                           (err != 0 ? std::strerror(err) : "open failed"));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto text = ReadBounded(in, kMaxConfigBytes, "config \"" + path + "\"");
+  if (!text) return Fail(text.error());
 
   toml::table root;
   try {
-    root = toml::parse(text.str(), path);
+    root = toml::parse(*text, path);
   } catch (const toml::parse_error& e) {
     return Fail(ErrorCode::kInvalidArgument,
                 path + ":" + std::to_string(e.source().begin.line) + ":" +

@@ -31,7 +31,15 @@ std::string QuoteText(std::string_view value) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      default: out += ch;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+          // Any other control byte (NUL, ESC of a terminal sequence, DEL) as \xNN.
+          static constexpr char kHex[] = "0123456789abcdef";
+          const auto c = static_cast<unsigned char>(ch);
+          out += {'\\', 'x', kHex[c >> 4], kHex[c & 0xf]};
+        } else {
+          out += ch;
+        }
     }
   }
   return out + "\"";

@@ -60,7 +60,10 @@ root="$moved$prefix"
 
 # 1. pkg-config.
 flags=$(PKG_CONFIG_PATH="$root/$libdir/pkgconfig" pkg-config --cflags --libs room_outbox_hook)
-g++ "$src/tests/install/consumer.cc" -o "$scratch/consumer" $flags
+# ROOM_OUTBOX_CONSUMER_CXXFLAGS: a sanitizer build's flags (cmake/sanitizers.cmake), which a
+# consumer of the sanitized hook needs as well.
+# shellcheck disable=SC2086
+g++ "$src/tests/install/consumer.cc" -o "$scratch/consumer" ${ROOM_OUTBOX_CONSUMER_CXXFLAGS:-} $flags
 
 # 2. CMake: find_package(room_outbox_hook) -> room_outbox::hook.
 mkdir -p "$scratch/cmake-consumer"
@@ -72,7 +75,8 @@ add_executable(consumer "$src/tests/install/consumer.cc")
 target_link_libraries(consumer PRIVATE room_outbox::hook)
 CMAKE
 cmake -S "$scratch/cmake-consumer" -B "$scratch/cmake-consumer/build" \
-  -DCMAKE_PREFIX_PATH="$root" >"$scratch/cmake-consumer.log" 2>&1 ||
+  -DCMAKE_PREFIX_PATH="$root" -DCMAKE_CXX_FLAGS="${ROOM_OUTBOX_CONSUMER_CXXFLAGS:-}" \
+  >"$scratch/cmake-consumer.log" 2>&1 ||
   { cat "$scratch/cmake-consumer.log" >&2; echo "check-install: find_package failed" >&2; exit 1; }
 cmake --build "$scratch/cmake-consumer/build" >>"$scratch/cmake-consumer.log" 2>&1 ||
   { cat "$scratch/cmake-consumer.log" >&2; echo "check-install: CMake consumer build failed" >&2; exit 1; }

@@ -262,6 +262,36 @@ TEST_F(OutboxWorkerTest, UndecodableEnvelopeIsKeptWithItsErrorAndTheRestContinue
   EXPECT_EQ(r.undecodable, 1u);
 }
 
+TEST_F(OutboxWorkerTest, HostileEnvelopesAreKeptWithAShortErrorAndTheRestContinue) {
+  // Poison rows as another process (or a hand edit) could leave them: nesting deep enough to
+  // overflow a recursive parser's stack, a huge row, invalid UTF-8, NUL bytes.
+  std::vector<OutboxRow> rows;
+  for (const std::string& envelope :
+       {std::string(30'000, '[') + std::string(30'000, ']'),
+        R"({"payload":{"x":")" + std::string(4 << 20, 'a') + R"("}})",
+        std::string("{\"event_id\":\"\xff\xfe\"}"), std::string("{\0\0\0}", 5)}) {
+    const auto n = static_cast<int64_t>(rows.size());
+    rows.push_back(Row(n + 1, "room-" + std::to_string(n)));
+    rows.back().envelope = envelope;
+  }
+  rows.push_back(Row(5, "room-e"));
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim(rows)));
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+
+  ASSERT_EQ(failed_.size(), 4u);
+  for (const auto& f : failed_) {
+    EXPECT_THAT(f.error, StartsWith("undecodable envelope: "));
+    EXPECT_LE(f.error.size(), 260u) << "last_error stays short";
+  }
+  EXPECT_THAT(failed_[0].error, HasSubstr("nested deeper than 64 levels"));
+  EXPECT_THAT(failed_[1].error, HasSubstr("more than the limit of 65536"));
+  EXPECT_THAT(published_, ElementsAre(5));
+  EXPECT_EQ(r.undecodable, 4u);
+}
+
 TEST_F(OutboxWorkerTest, UndecodableHeadRowHoldsBackItsRoom) {
   OutboxRow bad = Row(1, "room-a");
   bad.envelope = "[]";

@@ -1,7 +1,10 @@
 #include "tencent/im_response.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "input_limits.h"
 
 namespace room_outbox {
 namespace {
@@ -20,11 +23,19 @@ std::string ShortText(std::string_view text) {
   }
   std::string out(text);
   for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       c = ' ';
     }
   }
   return out;
+}
+
+bool FitsInt(const nlohmann::json& number) {
+  if (number.is_number_unsigned()) {
+    return number.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max());
+  }
+  const auto v = number.get<int64_t>();
+  return v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max();
 }
 
 // The ErrorCode table (see im_response.h). Ranges are inclusive; the first match wins.
@@ -129,6 +140,9 @@ PublishOutcome ClassifyImResponse(int http_status, std::string_view body) {
     out.error = "http " + std::to_string(http_status) + " from IM";
     return out;
   }
+  if (auto s = CheckJsonLimits("invalid IM response", body, kMaxImResponseBytes); !s.ok()) {
+    return {PublishStatus::kRetryable, s.error().message, http_status};
+  }
   nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     out.status = PublishStatus::kRetryable;
@@ -142,6 +156,11 @@ PublishOutcome ClassifyImResponse(int http_status, std::string_view body) {
   int code = 0;
   bool has_code = false;
   if (auto it = doc.find("ErrorCode"); it != doc.end() && it->is_number_integer()) {
+    // get<int> would truncate: 4294967296 read as 0 (success), 4294977298 as 10002.
+    if (!FitsInt(*it)) {
+      return {PublishStatus::kRetryable, "invalid IM response (ErrorCode out of range)",
+              http_status};
+    }
     code = it->get<int>();
     has_code = true;
   }

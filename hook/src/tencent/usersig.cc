@@ -251,7 +251,10 @@ bool VerifyUserSig(std::string_view usersig, uint64_t sdk_app_id, std::string_vi
   if (decoded->identifier != identifier) {
     return fail("usersig identifier mismatch");
   }
-  if (now_s > decoded->time + decoded->expire) {
+  // time + expire overflows for hostile fields: past INT64_MAX never expires, below MIN has.
+  int64_t end = 0;
+  if (__builtin_add_overflow(decoded->time, decoded->expire, &end) ? decoded->expire < 0
+                                                                    : now_s > end) {
     return fail("usersig expired");
   }
   std::optional<std::string> userbuf_b64;
