@@ -253,7 +253,7 @@ void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
     round.writer.Delivered(row);
     return;
   }
-  metrics_.AddPublishFailureByReason(FailureReasonOf(outcome));
+  if (outcome.attempted()) metrics_.AddPublishFailureByReason(FailureReasonOf(outcome));
   round.result.rate_limited =
       round.result.rate_limited || outcome.status == PublishStatus::kRateLimited;
   if (park_.Decide(row.retry_count, ParkPolicy::IsPermanent(outcome)) == ParkDecision::kPark) {

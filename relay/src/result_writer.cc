@@ -60,11 +60,18 @@ void ResultWriter::Parked(const OutboxRow& row, AttemptVerdict verdict, int64_t 
   metrics_.AddPublishFailure();
   verdict.delivered = false;
   if (first_error_.empty()) first_error_ = verdict.error;
+  parked_rooms_.insert(row.room_id);
   outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kParked, parked_after});
 }
 
 void ResultWriter::HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows,
                             int64_t now_ms) {
+  if (parked_rooms_.count(room_id) != 0) {
+    logger_.Debug(Line("rows given back behind a parked row: the next claim takes them")
+                      .Add("room_id", room_id)
+                      .Add("rows", rows));
+    return;
+  }
   const bool entered = held_rooms_ != nullptr && held_rooms_->Hold(room_id, now_ms);
   LogLine line = Line("room held back by a failing head row");
   line.Add("room_id", room_id);

@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "log_line.h"
@@ -84,7 +85,8 @@ class ResultWriter {
   void Parked(const OutboxRow& row, AttemptVerdict verdict, int64_t parked_after);
 
   // Per-room order keeps `rows` later rows of `room_id` back behind a failing row (`event_id`,
-  // empty when the room was blocked at load) in the round at `now_ms` (monotonic).
+  // empty when the room was blocked at load) in the round at `now_ms` (monotonic). Behind a row
+  // parked in this round the room is not held (the next claim takes its rows): a debug line.
   void HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows,
                 int64_t now_ms);
 
@@ -128,7 +130,8 @@ class ResultWriter {
   size_t published_ = 0;
   size_t failed_ = 0;
   size_t parked_ = 0;
-  std::string first_error_;  // of the round's first failed attempt
+  std::string first_error_;                       // of the round's first failed attempt
+  std::unordered_set<std::string> parked_rooms_;  // rooms with a row parked in this round
   std::optional<Error> store_error_;
 };
 

@@ -179,6 +179,15 @@ TEST_F(ParkingWorkerTest, APermanentFailureAtTheNthAttemptParksAndGivesTheRoomBa
   EXPECT_EQ(Lines(log, "info", "room held back"), 0u) << log;
 }
 
+TEST_F(ParkingWorkerTest, BreakerRejectionsAreNotCountedAsFailedAttemptsByReason) {
+  RunOnce({Row(1, "A")}, [](const std::string&) {
+    return FailedWith(PublishStatus::kNotAttempted, "circuit breaker open");
+  });
+  for (size_t r = 0; r < kFailureReasonCount; ++r) {
+    EXPECT_EQ(metrics_.publish_failure(static_cast<FailureReason>(r)), 0u) << r;
+  }
+}
+
 TEST_F(ParkingWorkerTest, TheDefaultZeroNeverParks) {
   options_.park_permanent_after = 0;
   EXPECT_CALL(store_, MarkParked(_, _)).Times(0);
@@ -200,6 +209,9 @@ TEST_F(ParkingWorkerTest, AnUndecodableRowParksAtTheNthAttemptAndIsCountedByReas
   EXPECT_TRUE(sent_.empty());
   EXPECT_EQ(round.undecodable, 2u);
   EXPECT_EQ(metrics_.publish_failure(FailureReason::kUndecodable), 2u);
+  // Room A's later row went back behind the parked head: not a held room. Room B is empty.
+  EXPECT_EQ(Lines(log_.str(), "info", "room held back"), 0u) << log_.str();
+  EXPECT_EQ(Lines(log_.str(), "info", "room released"), 0u) << log_.str();
 }
 
 TEST_F(ParkingWorkerTest, OneSummaryLinePerRoundWithFailuresAndNoneWithout) {
