@@ -24,6 +24,7 @@
 #include "support/relay_command.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -34,15 +35,6 @@ using ::testing::HasSubstr;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kServerNowMs = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
-
-bool Eventually(const std::function<bool()>& done, milliseconds limit) {
-  const auto deadline = SteadyClock::now() + limit;
-  while (SteadyClock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return done();
-}
 
 std::string Quote(const std::string& s) {
   std::string out = "'";
