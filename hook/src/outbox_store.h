@@ -189,6 +189,14 @@ class OutboxStore {
   virtual Result<size_t> MarkFailed(const std::string& token,
                                     std::span<const FailedAttempt> attempts) = 0;
 
+  // A failed attempt that sets its row aside (the park policy, [outbox_worker]
+  // park_permanent_after): status='parked', retry_count+1, last_error, parked_at_ms = server
+  // now, for the rows still held by `token` and still pending (retry_after_ms is not used).
+  // A parked row is never claimed again until an operator requeues it; its room's later rows
+  // are claimed without it. Returns how many rows were parked.
+  virtual Result<size_t> MarkParked(const std::string& token,
+                                    std::span<const FailedAttempt> attempts) = 0;
+
   // Gives rows back unattempted: due at once (server now), retry_count unchanged. Returns the
   // count.
   virtual Result<size_t> Release(const std::string& token, std::span<const int64_t> ids) = 0;

@@ -117,6 +117,11 @@ class Publisher {
   // True while the app-scope circuit breaker is open or half-open (the
   // room_outbox_im_breaker_open gauge).
   virtual bool breaker_open() const = 0;
+
+  // Takes a new IM secret key (SIGHUP re-read the key file) and drops the cached UserSig, so
+  // the next request carries a sig signed with the new key. May be called from another thread
+  // than the publishing one: it waits for a publish call in progress to end.
+  virtual void ReloadSecretKey(std::string secret_key) = 0;
 };
 
 }  // namespace room_outbox

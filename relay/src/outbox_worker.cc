@@ -47,7 +47,7 @@ struct OutboxWorker::RoundContext {
         lease_end(lease_end_steady),
         queues(worker.options_.per_room_order()),
         writer(worker.store_, worker.metrics_, worker.logger_,
-               worker.options_.node_id, claim.token) {}
+               worker.options_.node_id, claim.token, &worker.held_rooms_) {}
 
   const RoundMode mode;
   const Claim claim;
@@ -71,6 +71,7 @@ OutboxWorker::OutboxWorker(WorkerOptions options, OutboxStore& store, Publisher&
       logger_(logger),
       on_status_(std::move(on_status)),
       retry_(options_.poll_interval, options_.rate_limited_retry),
+      park_(options_.park_permanent_after),
       pace_(options_.per_room_order() ? options_.room_min_interval : milliseconds(0)) {}
 
 RoundResult OutboxWorker::RunRound() { return Round(RoundMode::kDaemon); }
@@ -158,16 +159,19 @@ void OutboxWorker::Prepare(RoundContext& round) {
     NoteAttempt(round, *bad.row);
     AttemptVerdict verdict = retry_.Undecodable(bad.why);
     ++result.undecodable;
+    metrics_.AddPublishFailureByReason(FailureReason::kUndecodable);
     if (!result.error) {
       result.error =
           Error{ErrorCode::kInvalidArgument, "event " + bad.row->event_id + ": " + verdict.error};
     }
-    round.writer.Failed(*bad.row, std::move(verdict));
+    if (park_.Decide(bad.row->retry_count, true) == ParkDecision::kPark) {
+      round.writer.Parked(*bad.row, std::move(verdict), park_.after());
+    } else {
+      round.writer.Failed(*bad.row, std::move(verdict));
+    }
   }
   for (const HeldRoom& held : round.queues.held_rooms()) {
-    logger_.Warn(Line("room held back by a failing head row")
-                     .Add("room_id", held.room_id)
-                     .Add("held_rows", held.rows));
+    round.writer.HeldBack(held.room_id, "", held.rows, clock_.SteadyMs());
   }
   pace_.Forget(clock_.SteadyMs());
 }
@@ -222,8 +226,10 @@ void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedR
     messages.push_back(PublishMessage{item->row->id, 0, item->envelope, {}});
   }
   ++round.result.waves;
+  metrics_.AddInFlight(static_cast<int64_t>(messages.size()));
   const std::vector<PublishOutcome> outcomes =
       publisher_.PublishMany(messages, options_.publish_timeout, options_.max_in_flight);
+  metrics_.AddInFlight(-static_cast<int64_t>(messages.size()));
   for (size_t w = 0; w < wave.size(); ++w) {
     PublishOutcome outcome;
     if (w < outcomes.size()) {
@@ -247,15 +253,19 @@ void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
     round.writer.Delivered(row);
     return;
   }
+  if (outcome.attempted()) metrics_.AddPublishFailureByReason(FailureReasonOf(outcome));
   round.result.rate_limited =
       round.result.rate_limited || outcome.status == PublishStatus::kRateLimited;
+  if (park_.Decide(row.retry_count, ParkPolicy::IsPermanent(outcome)) == ParkDecision::kPark) {
+    // Set aside: the room's later rows go back and the next claim takes them without it.
+    round.writer.Parked(row, std::move(verdict), park_.after());
+    (void)round.queues.HoldBack(item);  // released, not held: no held-back line
+    return;
+  }
   round.writer.Failed(row, std::move(verdict));
   const size_t held = round.queues.HoldBack(item);
   if (held > 0) {
-    logger_.Warn(Line("room held back by a failing head row")
-                     .Add("room_id", row.room_id)
-                     .Add("event_id", row.event_id)
-                     .Add("held_rows", static_cast<uint64_t>(held)));
+    round.writer.HeldBack(row.room_id, row.event_id, held, clock_.SteadyMs());
   }
 }
 
@@ -291,6 +301,7 @@ RoundResult OutboxWorker::Finish(RoundContext& round) {
     result.store_error = true;
   }
   CheckReleasedWhole(round);
+  round.writer.Summarize(round.queues.rooms_held(), result.released);
   metrics_.AddRound(result.error.has_value());
   RefreshStats();
   metrics_.SetRoomsHeldBack(HeldBackGauge(last_stats_, round.queues.rooms_held()));
@@ -386,6 +397,7 @@ void OutboxWorker::Run() {
   uint64_t consecutive_errors = 0;
   while (!stop_.stop_requested()) {
     RoundResult round = Round(RoundMode::kDaemon);
+    metrics_.SetDbUp(!round.store_error);
     if (round.store_error) {
       ++consecutive_errors;
       if (consecutive_errors == 1 && on_status_) {

@@ -6,6 +6,10 @@
 //              round
 //   undecodable envelope -> MarkFailed with "undecodable envelope: <why>" (the row is kept), the
 //              rest of the batch continues, and the round reports an error
+//   permanent failure (publisher scope kPermanentRow, or undecodable) at the
+//              park_permanent_after-th attempt, when that is > 0 -> MarkParked (ParkPolicy): the
+//              row is set aside with its last_error; the room's later rows go back and the next
+//              claim takes them. Never for transient failures; never with the default 0.
 //   claim or mark failure -> an error of the round; Run() waits and tries again
 //
 // A round (Round) is four steps over single-job units:
@@ -56,7 +60,9 @@
 #include "log_line.h"
 #include "metrics.h"
 #include "outbox_store.h"
+#include "park_policy.h"
 #include "publisher.h"
+#include "result_writer.h"
 #include "retry_policy.h"
 #include "room_pace.h"
 #include "room_queues.h"
@@ -183,6 +189,8 @@ class OutboxWorker {
   Logger& logger_;
   std::function<void(std::string_view)> on_status_;
   RetryPolicy retry_;
+  ParkPolicy park_;        // [outbox_worker] park_permanent_after
+  HeldRooms held_rooms_;   // rooms held behind a failing head, across rounds (for the log)
   RoomPace pace_;
   DrainState drain_;
   std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any

@@ -191,8 +191,7 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
 
   // --- operations (issue 9): journald priorities, SIGHUP reload ---
   std::unique_ptr<Logger> logger = MakeRelayStderrLogger(config.log);
-  // The publisher cannot take a new secret key yet (Publisher has no ReloadSecretKey): a changed
-  // key is logged as applied at the next restart.
+  // A changed IM secret key goes to the publisher once it exists (SetReloadSecretKey below).
   ConfigReloader reloader(config, cli.log_level, *logger);
   StopSignal stop;
   // Before any other thread exists (the metrics server and libraries may start some).
@@ -225,6 +224,9 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
                       .Add("error", publisher.error().message));
     return publisher.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitRuntimeFailure;
   }
+  // SIGHUP: a new secret key replaces the publisher's and drops its cached UserSig.
+  Publisher& im = **publisher;
+  reloader.SetReloadSecretKey([&im](const std::string& key) { im.ReloadSecretKey(key); });
   // Connects lazily: a database that is down at start is retried by the worker's back-off.
   std::unique_ptr<OutboxStore> store = factories.make_store(config.mysql);
 
@@ -264,6 +266,8 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   // The worker has marked every result it got; only now may the database go away.
   logger->Info(Lifecycle("worker stopped; closing the database connection", config));
   store.reset();
+  // No reload may reach the publisher once it is gone.
+  reloader.SetReloadSecretKey({});
   publisher->reset();
   parked_gauge.reset();
   metrics_server->reset();

@@ -35,3 +35,7 @@ target_sources(integration_tests PRIVATE
   tests/integration/systemd_units_test.cc)
 # The process and unit tests run the built daemon.
 add_dependencies(integration_tests outbox-relay)
+# Parking and log volume (issue 9, worker side).
+target_sources(room_outbox_relay PRIVATE relay/src/park_policy.cc)
+target_sources(unit_tests PRIVATE tests/unit/park_policy_test.cc tests/unit/parking_test.cc)
+target_sources(integration_tests PRIVATE tests/integration/parking_daemon_test.cc)

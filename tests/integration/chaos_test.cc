@@ -114,6 +114,9 @@ class ChaosTest : public ::testing::Test {
   RelayProcess& StartRelay() {
     RelayProcessOptions options;
     options.node_id = "chaos-relay-" + std::to_string(relays_.size() + 1);
+    // Debug: a row's later failures are logged at debug, and the unknown outcomes are counted
+    // from every failure line.
+    options.log_level = "debug";
     options.outbox_worker = {{"poll_interval", "\"100ms\""},
                              {"publish_timeout", "\"1s\""},
                              {"lease", "\"3s\""},

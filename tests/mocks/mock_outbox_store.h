@@ -19,6 +19,8 @@ class MockOutboxStore : public OutboxStore {
               (const std::string& token, std::span<const int64_t> ids), (override));
   MOCK_METHOD(Result<size_t>, MarkFailed,
               (const std::string& token, std::span<const FailedAttempt> attempts), (override));
+  MOCK_METHOD(Result<size_t>, MarkParked,
+              (const std::string& token, std::span<const FailedAttempt> attempts), (override));
   MOCK_METHOD(Result<size_t>, Release, (const std::string& token, std::span<const int64_t> ids),
               (override));
   MOCK_METHOD(Result<OutboxStats>, Stats, (), (override));

@@ -17,6 +17,7 @@ class MockPublisher : public Publisher {
                size_t max_in_flight),
               (override));
   MOCK_METHOD(bool, breaker_open, (), (const, override));
+  MOCK_METHOD(void, ReloadSecretKey, (std::string secret_key), (override));
 
   // Makes PublishMany call Publish once per message, in order, so tests can script outcomes per
   // event with EXPECT_CALL(Publish) alone.

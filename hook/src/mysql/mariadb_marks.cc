@@ -1,5 +1,5 @@
-// MariaDbOutboxStore: the writes of a claim's results (published, failed, released), used by
-// the relay and by the hook's sync publish.
+// MariaDbOutboxStore: the writes of a claim's results (published, failed, parked, released),
+// used by the relay and by the hook's sync publish.
 #include <array>
 #include <string>
 #include <vector>
@@ -82,6 +82,37 @@ Result<size_t> MariaDbOutboxStore::MarkFailed(const std::string& token,
       for (const FailedAttempt& attempt : attempts) {
         const std::array<SqlValue, 4> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
                                                 attempt.retry_after_ms, attempt.id, token};
+        if (auto done = (*stmt)->Execute(params); !done) {
+          return Fail(done.error());
+        }
+        total += static_cast<size_t>((*stmt)->AffectedRows());
+      }
+      return total;
+    };
+    if (attempts.size() == 1) {
+      return run();
+    }
+    return InTransaction(conn, run);
+  });
+}
+
+// One statement per row (primary key, token-checked like mark_failed); several rows in one
+// transaction.
+Result<size_t> MariaDbOutboxStore::MarkParked(const std::string& token,
+                                              std::span<const FailedAttempt> attempts) {
+  if (attempts.empty()) {
+    return 0;
+  }
+  return WithConnection([&](MariaDbConnection& conn) {
+    auto run = [&]() -> Result<size_t> {
+      auto stmt = conn.Prepared("mark_parked", sql::kMarkParked);
+      if (!stmt) {
+        return Fail(stmt.error());
+      }
+      size_t total = 0;
+      for (const FailedAttempt& attempt : attempts) {
+        const std::array<SqlValue, 3> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
+                                                attempt.id, token};
         if (auto done = (*stmt)->Execute(params); !done) {
           return Fail(done.error());
         }

@@ -74,6 +74,8 @@ class MariaDbOutboxStore final : public OutboxStore {
                                              std::span<const int64_t> ids) override;
   [[nodiscard]] Result<size_t> MarkFailed(const std::string& token,
                                           std::span<const FailedAttempt> attempts) override;
+  [[nodiscard]] Result<size_t> MarkParked(const std::string& token,
+                                          std::span<const FailedAttempt> attempts) override;
   [[nodiscard]] Result<size_t> Release(const std::string& token,
                                        std::span<const int64_t> ids) override;
   [[nodiscard]] Result<OutboxStats> Stats() override;

@@ -258,9 +258,9 @@ inline constexpr std::string_view kOpsCountPurgeableCommandLog =
     "SELECT COUNT(*) FROM room_command_log" ROOM_OUTBOX_PURGEABLE_COMMANDS;
 #undef ROOM_OUTBOX_PURGEABLE_COMMANDS
 
-// For the park policy ([outbox_worker] park_permanent_after; the worker's store call is still to
-// be written): a failed attempt that parks its row, for the holder of the claim only. Primary
-// key. Placeholders: last_error, id, token.
+// For the park policy ([outbox_worker] park_permanent_after; MariaDbOutboxStore::MarkParked): a
+// failed attempt that parks its row, for the holder of the claim only. Primary key.
+// Placeholders: last_error, id, token.
 inline constexpr std::string_view kMarkParked =
     "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + 1, last_error = ?, "
     "claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", "

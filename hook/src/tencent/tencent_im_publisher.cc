@@ -190,8 +190,9 @@ class TencentImPublisher final : public Publisher {
       : options_(options),
         endpoint_(std::move(endpoint)),
         skip_(options.skip_event_types.begin(), options.skip_event_types.end()),
+        unix_seconds_(std::move(clocks.unix_seconds)),
         sig_cache_(options.sdk_app_id, options.admin_identifier, options.secret_key,
-                   options.usersig_ttl, std::move(clocks.unix_seconds)),
+                   options.usersig_ttl, unix_seconds_),
         monotonic_(std::move(clocks.monotonic)),
         breaker_(options.breaker_cooldown),
         headers_(std::move(headers)),
@@ -209,6 +210,14 @@ class TencentImPublisher final : public Publisher {
   }
 
   bool breaker_open() const override { return breaker_.is_open(); }
+
+  void ReloadSecretKey(std::string secret_key) override {
+    // Waits for a call in progress (each is bounded by its timeout); the next one signs anew.
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    options_.secret_key = std::move(secret_key);
+    sig_cache_ = UserSigCache(options_.sdk_app_id, options_.admin_identifier,
+                              options_.secret_key, options_.usersig_ttl, unix_seconds_);
+  }
 
   bool Sends(std::string_view event_type) const override {
     return skip_.count(std::string(event_type)) == 0;
@@ -237,7 +246,8 @@ class TencentImPublisher final : public Publisher {
   TencentImOptions options_;
   ParsedEndpoint endpoint_;
   std::unordered_set<std::string> skip_;
-  UserSigCache sig_cache_;
+  std::function<int64_t()> unix_seconds_;  // the UserSig's clock
+  UserSigCache sig_cache_;                 // guarded by mu_ once calls run
   std::function<SteadyClock::time_point()> monotonic_;  // the breaker's time
   ImBreaker breaker_;
   std::shared_ptr<SharedRateBudget> budget_;  // null when requests_per_second is 0
