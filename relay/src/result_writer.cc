@@ -59,7 +59,8 @@ bool ResultWriter::MarkFailed(const std::vector<Outcome>& failures) {
   std::vector<FailedAttempt> attempts;
   attempts.reserve(failures.size());
   for (const Outcome& o : failures) {
-    attempts.push_back(FailedAttempt{o.row->id, o.verdict.error, o.verdict.retry_after.count()});
+    attempts.push_back(FailedAttempt{o.row->id, o.verdict.error, o.verdict.retry_after.count(),
+                                     o.verdict.dropped});
   }
   auto marked = store_.MarkFailed(token_, attempts);
   if (!marked) {
