@@ -84,10 +84,43 @@ Status CheckEventFields(const Command& command, const Event& event, size_t index
   if (Status s = CheckText(owner, "event_id", event.event_id, kMaxIdChars, true); !s.ok()) {
     return s;
   }
-  return CheckText(owner, "event_type", event.event_type, kMaxTypeChars, true);
+  if (Status s = CheckText(owner, "event_type", event.event_type, kMaxTypeChars, true); !s.ok()) {
+    return s;
+  }
+  if (JsonNestingDepth(event.payload, kMaxPayloadDepth) > kMaxPayloadDepth) {
+    return Invalid(owner + ": payload is nested deeper than " + std::to_string(kMaxPayloadDepth) +
+                   " levels");
+  }
+  return {};
 }
 
 }  // namespace
+
+size_t JsonNestingDepth(std::string_view text, size_t stop_above) {
+  size_t depth = 0;
+  size_t deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > stop_above) return stop_above + 1;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 std::string GroupIdProblem(std::string_view group_id) {
   if (group_id.size() > kMaxGroupIdBytes) {
