@@ -30,3 +30,9 @@ target_sources(integration_tests PRIVATE
   tests/integration/ops_units_test.cc)
 target_sources(unit_tests PRIVATE tests/unit/ops_unit_test.cc)
 target_sources(integration_tests PRIVATE tests/integration/ops_health_endpoints_test.cc)
+
+# Failure scopes (issue 8): the relay's scopes and breaker, the hook's sync breaker and checks.
+target_sources(unit_tests PRIVATE tests/unit/sync_breaker_test.cc tests/unit/hook_sync_breaker_test.cc)
+target_sources(integration_tests PRIVATE
+  tests/integration/relay_scopes_test.cc
+  tests/integration/hook_sync_test.cc)

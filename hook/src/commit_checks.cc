@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "input_limits.h"
+
 namespace room_outbox {
 namespace {
 
@@ -84,7 +86,14 @@ Status CheckEventFields(const Command& command, const Event& event, size_t index
   if (Status s = CheckText(owner, "event_id", event.event_id, kMaxIdChars, true); !s.ok()) {
     return s;
   }
-  return CheckText(owner, "event_type", event.event_type, kMaxTypeChars, true);
+  if (Status s = CheckText(owner, "event_type", event.event_type, kMaxTypeChars, true); !s.ok()) {
+    return s;
+  }
+  if (JsonNestingDepth(event.payload, kMaxPayloadDepth) > kMaxPayloadDepth) {
+    return Invalid(owner + ": payload is nested deeper than " + std::to_string(kMaxPayloadDepth) +
+                   " levels");
+  }
+  return {};
 }
 
 }  // namespace

@@ -7,7 +7,11 @@
 //   - a room whose events are sent to IM has a GroupId Tencent accepts (TENCENT_IM.md §9.6):
 //     group_id_prefix + room_id is printable ASCII (0x20-0x7e), at most 48 bytes, and does not
 //     start with "@TGS#" (the prefix of IM-assigned ids);
-//   - required fields are not empty.
+//   - required fields are not empty;
+//   - an event's payload is nested at most kMaxPayloadDepth levels deep (arrays and objects),
+//     counted by a scan that keeps no stack, before any recursive JSON parser sees it.
+// The IM body-size limit ([tencent_im] max_body_bytes) needs the encoded envelope; the hook
+// checks it when it builds the rows (hook_impl.cc), before BEGIN as well.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +28,9 @@ inline constexpr size_t kMaxIdChars = 128;        // command_id, room_id, reques
 inline constexpr size_t kMaxTypeChars = 64;       // command_type, event_type
 inline constexpr size_t kMaxGroupIdBytes = 48;    // Tencent's limit for a custom GroupId
 inline constexpr std::string_view kImAssignedGroupPrefix = "@TGS#";
+// The payload is the envelope's "payload" object: with the envelope itself, 64 levels
+// (kMaxJsonDepth of input_limits.h, whose JsonNestingDepth measures it).
+inline constexpr size_t kMaxPayloadDepth = 63;
 
 // The GroupId rule alone: empty when `group_id` is acceptable, else why not.
 std::string GroupIdProblem(std::string_view group_id);

@@ -23,8 +23,10 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
   if (auto connected = store->Connect(); !connected) {
     return fail(connected.error());
   }
-  return internal::MakeHook(options, std::move(store), std::move(*publisher),
-                            std::make_unique<SystemClock>());
+  // One sync breaker for every Hook of the process aimed at this IM app (sync_breaker.h).
+  return internal::MakeHook(
+      options, std::move(store), std::move(*publisher), std::make_unique<SystemClock>(),
+      internal::ProcessSyncBreaker(options.tencent_im.endpoint, options.tencent_im.sdk_app_id));
 }
 
 }  // namespace room_outbox

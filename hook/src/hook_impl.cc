@@ -12,12 +12,43 @@
 #include "claim_token.h"
 #include "commit_checks.h"
 #include "envelope_codec.h"
+#include "tencent/im_request.h"
 
 namespace room_outbox::internal {
 namespace {
 
 constexpr std::chrono::milliseconds kDefaultSyncTimeout{500};
 constexpr int64_t kSyncLeaseMarginMs = 2000;
+constexpr size_t kDefaultMaxBodyBytes = 12288;
+
+constexpr const char* kBreakerSkipped = "sync publish skipped: IM failing, breaker open";
+constexpr const char* kSyncOff = "sync publish off: left for the relay";
+
+// What one sync publish says about IM as a whole (SyncBreaker::Verdict). `cut` is true when the
+// command's deadline, not sync_publish_timeout, bounded the call.
+SyncBreaker::Verdict SyncVerdict(const PublishOutcome& outcome, bool cut) {
+  if (outcome.delivered()) {
+    return SyncBreaker::Verdict::kHealthy;
+  }
+  if (outcome.status == PublishStatus::kNotAttempted) {
+    return SyncBreaker::Verdict::kImFailing;  // the publisher's own app breaker is open
+  }
+  switch (outcome.scope) {
+    case FailureScope::kApp:
+    case FailureScope::kGlobalRate:
+      return SyncBreaker::Verdict::kImFailing;
+    case FailureScope::kRoom:
+    case FailureScope::kPermanentRow:
+      return SyncBreaker::Verdict::kHealthy;  // IM answered about this message
+    default:
+      break;
+  }
+  if (outcome.status == PublishStatus::kUnknown && cut) {
+    return SyncBreaker::Verdict::kInconclusive;
+  }
+  // An IM error code about the row (e.g. 10002) is IM's own trouble too.
+  return SyncBreaker::Verdict::kImFailing;
+}
 
 std::string HostName() {
   std::array<char, 256> name{};
@@ -34,10 +65,35 @@ bool RolledBackRetryable(const Error& error) {
   return error.code == ErrorCode::kUnavailable || error.code == ErrorCode::kAborted;
 }
 
+// How a commit's pending rows are handled after COMMIT.
+enum class SyncMode {
+  kPublish,         // the sync publish runs (breaker closed)
+  kProbe,           // it runs as the sync breaker's probe
+  kBreakerSkipped,  // the breaker is open: the rows are written due at once for the relay
+  kOff,             // HookOptions::sync_publish is false: the same
+};
+
 // What Commit writes and what it publishes afterwards, built before BEGIN.
 struct PreparedCommit {
   CommitRequest request;
   std::vector<Envelope> envelopes;  // one per event
+  SyncMode mode = SyncMode::kPublish;
+};
+
+// Gives a probe admission back unless its sync publish recorded a verdict.
+class ProbeGuard {
+ public:
+  ProbeGuard(SyncBreaker& breaker, bool armed) : breaker_(breaker), armed_(armed) {}
+  ~ProbeGuard() {
+    if (armed_) breaker_.CancelProbe();
+  }
+  ProbeGuard(const ProbeGuard&) = delete;
+  ProbeGuard& operator=(const ProbeGuard&) = delete;
+  void Disarm() { armed_ = false; }
+
+ private:
+  SyncBreaker& breaker_;
+  bool armed_;
 };
 
 // One pending row of the sync publish.
@@ -49,13 +105,18 @@ struct SyncItem {
 class HookImpl final : public Hook {
  public:
   HookImpl(const HookOptions& options, std::unique_ptr<OutboxStore> store,
-           std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock)
+           std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
+           std::shared_ptr<SyncBreaker> sync_breaker)
       : options_(options),
         store_(std::move(store)),
         publisher_(std::move(publisher)),
-        clock_(std::move(clock)) {
+        clock_(std::move(clock)),
+        sync_breaker_(sync_breaker ? std::move(sync_breaker) : std::make_shared<SyncBreaker>()) {
     if (options_.sync_publish_timeout.count() <= 0) {
       options_.sync_publish_timeout = kDefaultSyncTimeout;
+    }
+    if (options_.tencent_im.max_body_bytes == 0) {
+      options_.tencent_im.max_body_bytes = kDefaultMaxBodyBytes;
     }
     if (options_.node_id.empty()) {
       options_.node_id = HostName();
@@ -76,6 +137,8 @@ class HookImpl final : public Hook {
       result.error = prepared.error();
       return result;
     }
+    ChooseSyncMode(*prepared);
+    ProbeGuard probe(*sync_breaker_, prepared->mode == SyncMode::kProbe);
     auto write = Write(prepared->request, caller_statements);
     if (!write) {
       result.error = write.error();
@@ -93,7 +156,7 @@ class HookImpl final : public Hook {
       return result;
     }
     result.status = CommitStatus::kCommitted;
-    Deliver(*prepared, *write, result);
+    Deliver(*prepared, *write, probe, result);
     return result;
   }
 
@@ -117,15 +180,64 @@ class HookImpl final : public Hook {
         return Fail(json.error());
       }
       const bool published = !publisher_->Sends(event.event_type);
+      if (!published) {
+        if (Status fits = CheckBodySize(envelope); !fits.ok()) {
+          return Fail(fits.error());
+        }
+      }
       pending += published ? 0 : 1;
       request.rows.push_back(NewOutboxRow{event.event_id, event.event_type, command.room_id,
                                           command.command_id, command.request_id, std::move(*json),
                                           published});
       prepared.envelopes.push_back(std::move(envelope));
     }
-    request.sync_lease = std::chrono::milliseconds(
-        pending == 0 ? 0 : SyncLeaseMs(options_.sync_publish_timeout, pending));
+    request.sync_lease =
+        std::chrono::milliseconds(pending == 0 ? 0 : SyncLeaseMs(options_.sync_publish_timeout));
     return prepared;
+  }
+
+  // Tencent refuses a body over its limit (80002) forever: refuse it here, where the caller can
+  // still do something about it. The body is built as the publisher builds it, with the widest
+  // Random, so the row's real Random cannot make it longer.
+  Status CheckBodySize(const Envelope& envelope) const {
+    const TencentImOptions& im = options_.tencent_im;
+    auto body = BuildSendGroupMsgBody(envelope, im.group_id_prefix, kWidestRandom,
+                                      PriorityForType(im, envelope.event_type));
+    if (!body) {
+      return body.error();
+    }
+    if (body->size() > im.max_body_bytes) {
+      return Error{ErrorCode::kInvalidArgument,
+                   "event " + envelope.event_id + ": the IM request body would be " +
+                       std::to_string(body->size()) + " bytes, over [tencent_im] max_body_bytes " +
+                       std::to_string(im.max_body_bytes)};
+    }
+    return {};
+  }
+
+  // Whether this commit's pending rows get a sync publish. Skipped (off, or the sync breaker
+  // open), they are written with no lease: due for the relay at once, no Release needed.
+  void ChooseSyncMode(PreparedCommit& prepared) {
+    CommitRequest& request = prepared.request;
+    if (request.sync_lease.count() == 0) {
+      return;  // nothing pending
+    }
+    if (!options_.sync_publish) {
+      prepared.mode = SyncMode::kOff;
+    } else {
+      switch (sync_breaker_->Admit(clock_->SteadyMs())) {
+        case SyncBreaker::Admission::kAllow:
+          return;
+        case SyncBreaker::Admission::kProbe:
+          prepared.mode = SyncMode::kProbe;
+          return;
+        case SyncBreaker::Admission::kSkip:
+          prepared.mode = SyncMode::kBreakerSkipped;
+          break;
+      }
+    }
+    request.token.clear();
+    request.sync_lease = std::chrono::milliseconds(0);
   }
 
   // CommitCommand, run once more when the first try failed before COMMIT was sent with a
@@ -172,7 +284,8 @@ class HookImpl final : public Hook {
   }
 
   // One EventDelivery per event, then the sync publish of the pending ones.
-  void Deliver(const PreparedCommit& prepared, const CommitWrite& write, CommitResult& result) {
+  void Deliver(const PreparedCommit& prepared, const CommitWrite& write, ProbeGuard& probe,
+               CommitResult& result) {
     const auto& rows = prepared.request.rows;
     std::vector<SyncItem> items;
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -195,9 +308,16 @@ class HookImpl final : public Hook {
     if (items.empty()) {
       return;
     }
-    const auto deadline =
-        write.lease_start + options_.sync_publish_timeout * static_cast<int64_t>(items.size());
-    SyncPublish(prepared, items, write, deadline, result);
+    if (prepared.mode == SyncMode::kBreakerSkipped || prepared.mode == SyncMode::kOff) {
+      for (const SyncItem& item : items) {
+        result.events[item.index].error =
+            prepared.mode == SyncMode::kOff ? kSyncOff : kBreakerSkipped;
+      }
+      return;  // written unleased: the relay has them already
+    }
+    // One deadline for the whole command: what does not fit goes to the relay.
+    const auto deadline = write.lease_start + options_.sync_publish_timeout;
+    SyncPublish(prepared, items, write, deadline, probe, result);
   }
 
   // Publishes the pending events in order, each bounded by sync_publish_timeout and all by
@@ -205,7 +325,9 @@ class HookImpl final : public Hook {
   // events of the room must not overtake it, so they go to the relay with it.
   void SyncPublish(const PreparedCommit& prepared, const std::vector<SyncItem>& items,
                    const CommitWrite& write, std::chrono::steady_clock::time_point deadline,
-                   CommitResult& result) {
+                   ProbeGuard& probe, CommitResult& result) {
+    bool probing = prepared.mode == SyncMode::kProbe;
+    bool first = true;  // the command's first publish had (nearly) the whole window
     std::vector<int64_t> delivered;
     std::vector<int64_t> left;
     std::string held_reason;
@@ -225,9 +347,15 @@ class HookImpl final : public Hook {
         continue;
       }
       const Envelope& envelope = prepared.envelopes[item.index];
+      const std::chrono::milliseconds timeout = std::min(options_.sync_publish_timeout, remaining);
       PublishOutcome outcome =
-          publisher_->Publish(PublishMessage{item.row_id, 0, envelope, {}},
-                              std::min(options_.sync_publish_timeout, remaining));
+          publisher_->Publish(PublishMessage{item.row_id, 0, envelope, {}}, timeout);
+      NoteSyncOutcome(outcome, !first && timeout < options_.sync_publish_timeout, probing);
+      first = false;
+      if (probing) {
+        probe.Disarm();
+        probing = false;
+      }
       if (outcome.delivered()) {
         delivery.state = outcome.status == PublishStatus::kSkipped ? DeliveryState::kSkipped
                                                                    : DeliveryState::kPublished;
@@ -243,6 +371,23 @@ class HookImpl final : public Hook {
               " error=" + outcome.error);
     }
     HandBack(prepared.request.token, delivered, left);
+  }
+
+  void NoteSyncOutcome(const PublishOutcome& outcome, bool cut, bool probe) {
+    switch (sync_breaker_->Record(SyncVerdict(outcome, cut), probe, clock_->SteadyMs())) {
+      case SyncBreaker::Transition::kOpened:
+        Log(LogLevel::kWarn, "sync publish breaker open: IM failing " +
+                                 std::to_string(SyncBreaker::kFailuresToOpen) +
+                                 " times in a row; commits leave their events to the relay for " +
+                                 std::to_string(sync_breaker_->cooldown().count()) +
+                                 "ms, then one probe: error=" + outcome.error);
+        break;
+      case SyncBreaker::Transition::kClosed:
+        Log(LogLevel::kInfo, "sync publish breaker closed: the probe reached IM");
+        break;
+      default:
+        break;
+    }
   }
 
   // The sync publish's results: delivered rows marked published (best effort: a failed mark
@@ -282,18 +427,20 @@ class HookImpl final : public Hook {
   std::unique_ptr<OutboxStore> store_;
   std::unique_ptr<Publisher> publisher_;
   std::unique_ptr<Clock> clock_;
+  std::shared_ptr<SyncBreaker> sync_breaker_;
 };
 
 }  // namespace
 
-int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout, size_t events) {
-  return sync_timeout.count() * static_cast<int64_t>(events) + kSyncLeaseMarginMs;
+int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout) {
+  return sync_timeout.count() + kSyncLeaseMarginMs;
 }
 
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
-                               std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock) {
+                               std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
+                               std::shared_ptr<SyncBreaker> sync_breaker) {
   return std::make_unique<HookImpl>(options, std::move(store), std::move(publisher),
-                                    std::move(clock));
+                                    std::move(clock), std::move(sync_breaker));
 }
 
 }  // namespace room_outbox::internal

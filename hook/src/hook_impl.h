@@ -8,17 +8,25 @@
 #include "outbox_store.h"
 #include "publisher.h"
 #include "room_outbox/hook.h"
+#include "sync_breaker.h"
 
 namespace room_outbox::internal {
 
+// `sync_breaker` null: the hook gets a breaker of its own (CreateHook passes the process's,
+// ProcessSyncBreaker). The breaker's time is clock->SteadyMs().
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
                                std::unique_ptr<Publisher> publisher,
-                               std::unique_ptr<Clock> clock);
+                               std::unique_ptr<Clock> clock,
+                               std::shared_ptr<SyncBreaker> sync_breaker = nullptr);
 
 // The lease written on a command's pending rows (counted on the server's clock from their
-// insert): long enough for the sync publish of every pending event (each bounded by
-// sync_timeout, all by a deadline measured from just before the insert) plus a margin for the
-// marks, so the relay does not send a row the hook is still working on.
-int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout, size_t events);
+// insert): long enough for the command's sync publish (all its events within one sync_timeout,
+// measured from just before the insert) plus a margin for the marks, so the relay does not send
+// a row the hook is still working on.
+int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout);
+
+// The widest Random a body can carry: the commit-time body-size check builds the body with it,
+// so no row id or drop generation can make the real body longer.
+inline constexpr uint32_t kWidestRandom = 4294967295u;
 
 }  // namespace room_outbox::internal

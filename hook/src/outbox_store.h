@@ -40,6 +40,9 @@ struct OutboxRow {
   std::string envelope;  // JSON text as stored; may be undecodable
   int64_t retry_count = 0;
   int64_t created_at_ms = 0;
+  // Definite drops so far (schema/004: IM answered OK + MsgDropReason): the drop_generation of
+  // the row's next send, so its Random changes after a drop and only then.
+  uint32_t drop_count = 0;
 };
 
 struct ClaimOptions {
@@ -85,6 +88,8 @@ struct FailedAttempt {
   int64_t id = 0;
   std::string error;           // short; stored bounded in last_error
   int64_t retry_after_ms = 0;  // due again at server now + this (negative counts as 0)
+  // IM definitely did not deliver it (PublishOutcome::definite_drop): drop_count + 1.
+  bool dropped = false;
 };
 
 // Computed by the server in one statement whose cost follows the pending rows.
@@ -184,8 +189,9 @@ class OutboxStore {
   virtual Result<size_t> MarkPublished(const std::string& token,
                                        std::span<const int64_t> ids) = 0;
 
-  // retry_count+1, last_error, next_attempt_at_ms = server now + retry_after_ms for the rows
-  // still held by `token`; they stay pending. Returns how many rows were marked.
+  // retry_count+1, last_error, next_attempt_at_ms = server now + retry_after_ms (and
+  // drop_count+1 for a dropped attempt) for the rows still held by `token`; they stay pending.
+  // Returns how many rows were marked.
   virtual Result<size_t> MarkFailed(const std::string& token,
                                     std::span<const FailedAttempt> attempts) = 0;
 

@@ -7,5 +7,6 @@ target_sources(room_outbox_hook PRIVATE
   hook/src/claim_token.cc
   hook/src/commit_checks.cc
   hook/src/claim_plan.cc
+  hook/src/sync_breaker.cc
   hook/src/hook_impl.cc
   hook/src/create_hook.cc)

@@ -367,11 +367,15 @@ void ReadWorker(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
-// [tencent_im] keys of the failure scopes and priorities (issue 8): breaker_cooldown,
-// msg_priority and the [tencent_im.priority_by_type] table (event_type -> "High" | "Normal" |
+// [tencent_im] keys of the failure scopes, priorities and limits (issue 8): breaker_cooldown,
+// max_body_bytes, msg_priority and the [tencent_im.priority_by_type] table (event_type -> "High" | "Normal" |
 // "Low"; anything else is an error naming the key).
 void ReadTencentImDelivery(TableReader& r, TencentImOptions& t) {
   DefaultIfNotPositive(r.Duration("breaker_cooldown"), &t.breaker_cooldown);
+  // The hook's commit-time limit on an event's request body; <= 0: the default (12288).
+  if (auto v = r.Integer("max_body_bytes"); v && *v > 0) {
+    t.max_body_bytes = static_cast<size_t>(*v);
+  }
   const std::string accepted = " (accepted: \"High\", \"Normal\", \"Low\")";
   if (auto v = r.String("msg_priority")) {
     if (auto p = ParseMsgPriority(*v)) {
@@ -635,6 +639,7 @@ std::string RenderEffectiveConfig(const Config& c) {
     << "requests_per_second = " << t.requests_per_second << "\n"
     << "ca_file = " << Quote(t.ca_file) << "\n"
     << "breaker_cooldown = " << Quote(FormatDuration(t.breaker_cooldown)) << "\n"
+    << "max_body_bytes = " << t.max_body_bytes << "\n"
     << "msg_priority = " << Quote(MsgPriorityName(t.msg_priority)) << "\n\n";
   o << "[tencent_im.priority_by_type]\n";
   for (const auto& [type, priority] : t.priority_by_type) {

@@ -31,11 +31,13 @@ WorkerOptions Checked(WorkerOptions o) {
 }  // namespace
 
 WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id,
-                              std::vector<std::string> unpaced_event_types) {
+                              std::vector<std::string> unpaced_event_types,
+                              milliseconds breaker_cooldown) {
   WorkerOptions o;
   static_cast<WorkerConfig&>(o) = config;
   o.node_id = node_id;
   o.unpaced_event_types = std::move(unpaced_event_types);
+  o.breaker_cooldown = breaker_cooldown;
   return o;
 }
 
@@ -223,7 +225,7 @@ void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedR
   std::vector<PublishMessage> messages;
   messages.reserve(wave.size());
   for (const QueuedRow* item : wave) {
-    messages.push_back(PublishMessage{item->row->id, 0, item->envelope, {}});
+    messages.push_back(PublishMessage{item->row->id, item->row->drop_count, item->envelope, {}});
   }
   ++round.result.waves;
   metrics_.AddInFlight(static_cast<int64_t>(messages.size()));
@@ -246,6 +248,11 @@ void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedR
 void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
                                  const PublishOutcome& outcome) {
   const OutboxRow& row = *item.row;
+  NoteBreaker(outcome);
+  if (outcome.status == PublishStatus::kNotAttempted) {
+    round.queues.GiveBack(item);  // the breaker kept it back: not an attempt, not charged
+    return;
+  }
   NoteAttempt(round, row);
   metrics_.ObservePublishLatency(outcome.latency.count());
   AttemptVerdict verdict = retry_.Judge(outcome);
@@ -254,8 +261,9 @@ void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
     return;
   }
   if (outcome.attempted()) metrics_.AddPublishFailureByReason(FailureReasonOf(outcome));
+  // A room's refusal (MsgFreqCtrl, 10023) holds back that room only, as any head failure does.
   round.result.rate_limited =
-      round.result.rate_limited || outcome.status == PublishStatus::kRateLimited;
+      round.result.rate_limited || outcome.scope == FailureScope::kGlobalRate;
   if (park_.Decide(row.retry_count, ParkPolicy::IsPermanent(outcome)) == ParkDecision::kPark) {
     // Set aside: the room's later rows go back and the next claim takes them without it.
     round.writer.Parked(row, std::move(verdict), park_.after());
@@ -266,6 +274,19 @@ void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
   const size_t held = round.queues.HoldBack(item);
   if (held > 0) {
     round.writer.HeldBack(row.room_id, row.event_id, held, clock_.SteadyMs());
+  }
+}
+
+void OutboxWorker::NoteBreaker(const PublishOutcome& outcome) {
+  if (outcome.breaker == BreakerTransition::kOpened) {
+    const milliseconds cooldown = std::max(options_.breaker_cooldown, outcome.min_cooldown);
+    logger_.Warn(Line("IM circuit breaker open: app-wide IM error, no sends until a probe after "
+                      "the cooldown; rows kept back are not charged")
+                     .Add("im_error_code", static_cast<int64_t>(outcome.im_error_code))
+                     .Add("cooldown_ms", static_cast<int64_t>(cooldown.count()))
+                     .Add("error", outcome.error));
+  } else if (outcome.breaker == BreakerTransition::kClosed) {
+    logger_.Info(Line("IM circuit breaker closed: the probe succeeded, sending again"));
   }
 }
 
@@ -280,6 +301,11 @@ bool OutboxWorker::AfterWave(RoundContext& round) {
   if (round.result.rate_limited && round.queues.remaining() > 0) {
     logger_.Warn(Line("rate limited by IM: giving back the rest of the batch")
                      .Add("rows", static_cast<uint64_t>(round.queues.remaining())));
+    round.queues.ReleaseAll();
+  }
+  if (publisher_.breaker_open() && round.queues.remaining() > 0) {
+    logger_.Debug(Line("IM circuit breaker open: giving back the rest of the batch uncharged")
+                      .Add("rows", static_cast<uint64_t>(round.queues.remaining())));
     round.queues.ReleaseAll();
   }
   return true;
@@ -302,6 +328,8 @@ RoundResult OutboxWorker::Finish(RoundContext& round) {
   }
   CheckReleasedWhole(round);
   round.writer.Summarize(round.queues.rooms_held(), result.released);
+  result.breaker_open = publisher_.breaker_open();
+  metrics_.SetImBreakerOpen(result.breaker_open);
   metrics_.AddRound(result.error.has_value());
   RefreshStats();
   metrics_.SetRoomsHeldBack(HeldBackGauge(last_stats_, round.queues.rooms_held()));
@@ -417,11 +445,14 @@ void OutboxWorker::Run() {
       consecutive_errors = 0;
       backoff = options_.poll_interval;
     }
-    if (round.full && !round.rate_limited && !round.released_unsent) {
+    // While the breaker is open every round gives its claim back: wait poll_interval between
+    // them; the breaker's probe goes out with the first send after its cooldown.
+    const bool held = round.rate_limited || round.breaker_open;
+    if (round.full && !held && !round.released_unsent) {
       continue;  // a backlog drains batch after batch, not one batch per tick
     }
     milliseconds idle = options_.poll_interval;
-    if (!round.rate_limited && round.published > 0) {
+    if (!held && round.published > 0) {
       // A paced room's rows come due one per room_min_interval: claim them as they do, as long
       // as rounds deliver (while IM fails, the head rows wait for their retry anyway).
       idle = pace_.IdleAfterDelivery(idle, clock_.SteadyMs());

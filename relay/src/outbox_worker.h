@@ -27,8 +27,17 @@
 //      publish_timeout + lease_margin, releases the rows left. After each wave the results are
 //      marked (ResultWriter: one MarkPublished, one MarkFailed), so a relay killed mid-claim
 //      leaves at most its last wave (max_in_flight rows) delivered but unmarked. A failing mark
-//      ends the round; a rate-limited answer (RetryPolicy: due again after
-//      max(poll_interval, 1s)) gives the rest back and Run() waits poll_interval.
+//      ends the round. What else a failure holds back follows its scope (TENCENT_IM.md §9):
+//        row, permanent_row: the row is due again after poll_interval, its room's later rows of
+//          the claim are released;
+//        room (MsgFreqCtrl, 10023): the same, due after max(poll_interval, 1s); the other rooms
+//          of the batch go on;
+//        global_rate: as room, and the rest of the batch is given back; Run() waits
+//          poll_interval;
+//        app: the attempt is charged and the publisher's circuit breaker opens; rows it then
+//          keeps back (kNotAttempted) are released uncharged, the round sends nothing more, and
+//          Run() waits poll_interval between rounds until the breaker's probe closes it. The
+//          opening and the closing are logged once each.
 //   4. finish: the last marks, one Release for every row not attempted, metrics, the round line.
 //      A claim released whole without a single attempt (lease too short for one wave) is a
 //      failed round (round error metric and a warning), and Run() does not claim again at once.
@@ -88,23 +97,28 @@ struct WorkerOptions : WorkerConfig {
   // Pending/oldest gauges are refreshed from OutboxStore::Stats at most once per round and at
   // most this often (monotonic).
   std::chrono::milliseconds stats_interval{1000};
+  // The publisher's [tencent_im] breaker_cooldown, for the line logged when the breaker opens.
+  std::chrono::milliseconds breaker_cooldown{60000};
 
   bool per_room_order() const { return ordering == Ordering::kPerRoom; }
 };
 
 // Builds WorkerOptions from the [outbox_worker] section and the publisher's skipped types.
 WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id,
-                              std::vector<std::string> unpaced_event_types = {});
+                              std::vector<std::string> unpaced_event_types = {},
+                              std::chrono::milliseconds breaker_cooldown =
+                                  std::chrono::milliseconds(60000));
 
 struct RoundResult {
   size_t claimed = 0;
   size_t published = 0;  // delivered: published or skipped
   size_t failed = 0;     // failed attempts marked (incl. undecodable and rate-limited)
   size_t undecodable = 0;
-  size_t released = 0;  // given back unattempted (held back, lease, stop, rate limit)
+  size_t released = 0;  // given back unattempted (held back, lease, stop, rate limit, breaker)
   size_t waves = 0;     // PublishMany calls
   bool full = false;    // the claim returned batch_size rows: more may be due
-  bool rate_limited = false;
+  bool rate_limited = false;  // a global rate limit (not a room's refusal) was met
+  bool breaker_open = false;  // the publisher's circuit breaker was open when the round ended
   // Rows were claimed but every one was given back without an attempt (the lease could not
   // hold one wave): a failed round.
   bool released_unsent = false;
@@ -169,6 +183,7 @@ class OutboxWorker {
   std::vector<const QueuedRow*> TakeWave(RoundContext& round);
   void SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave);
   void RecordOutcome(RoundContext& round, const QueuedRow& item, const PublishOutcome& outcome);
+  void NoteBreaker(const PublishOutcome& outcome);
   bool AfterWave(RoundContext& round);
   RoundResult Finish(RoundContext& round);
   void CheckReleasedWhole(RoundContext& round);

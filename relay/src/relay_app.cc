@@ -165,7 +165,8 @@ int RunWorker(const CliOptions& cli, const Config& config, OutboxStore& store,
     if (status == "running") metrics.SetDbUp(true);
     Notify("STATUS=" + std::string(status));
   };
-  OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types),
+  OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types,
+                                      config.tencent_im.breaker_cooldown),
                       store, publisher, clock, stop, metrics, logger, on_status);
   if (cli.once) {
     return RunOnce(worker, logger, config);

@@ -127,7 +127,8 @@ bool ResultWriter::MarkFailures(const std::vector<Outcome>& failures, Kind kind)
   std::vector<FailedAttempt> attempts;
   attempts.reserve(failures.size());
   for (const Outcome& o : failures) {
-    attempts.push_back(FailedAttempt{o.row->id, o.verdict.error, o.verdict.retry_after.count()});
+    attempts.push_back(FailedAttempt{o.row->id, o.verdict.error, o.verdict.retry_after.count(),
+                                     o.verdict.dropped});
   }
   const bool park = kind == Kind::kParked;
   auto marked = park ? store_.MarkParked(token_, attempts) : store_.MarkFailed(token_, attempts);

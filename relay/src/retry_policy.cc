@@ -28,8 +28,9 @@ RetryPolicy::RetryPolicy(std::chrono::milliseconds poll_interval,
                          std::chrono::milliseconds rate_limited_min)
     : poll_interval_(poll_interval), rate_limited_min_(rate_limited_min) {}
 
-std::chrono::milliseconds RetryPolicy::RetryAfter(PublishStatus status) const {
-  if (status == PublishStatus::kRateLimited) {
+std::chrono::milliseconds RetryPolicy::RetryAfter(const PublishOutcome& outcome) const {
+  if (outcome.status == PublishStatus::kRateLimited || outcome.scope == FailureScope::kRoom ||
+      outcome.scope == FailureScope::kGlobalRate) {
     return std::max(poll_interval_, rate_limited_min_);
   }
   return poll_interval_;
@@ -46,7 +47,8 @@ AttemptVerdict RetryPolicy::Judge(const PublishOutcome& outcome) const {
     text += ": " + outcome.error;
   }
   verdict.error = ShortError(std::move(text));
-  verdict.retry_after = RetryAfter(outcome.status);
+  verdict.retry_after = RetryAfter(outcome);
+  verdict.dropped = outcome.definite_drop;
   verdict.level =
       outcome.status == PublishStatus::kPermanent ? spdlog::level::err : spdlog::level::warn;
   return verdict;

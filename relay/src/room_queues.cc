@@ -102,6 +102,14 @@ size_t RoomQueues::HoldBack(const QueuedRow& failed) {
   return held;
 }
 
+void RoomQueues::GiveBack(const QueuedRow& unsent) {
+  released_.push_back(unsent.row->id);
+  auto& queue = queues_[unsent.queue];
+  for (size_t i : queue) released_.push_back(items_[i].row->id);
+  remaining_ -= queue.size();
+  queue.clear();
+}
+
 void RoomQueues::ReleaseAll() {
   for (const std::string& key : keys_) {
     auto& queue = queues_[key];

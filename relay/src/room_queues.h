@@ -9,7 +9,8 @@
 // A wave takes the front row of each ready queue, at most `max_rows` of them, so it holds at
 // most one row per room. Rows of types that are never sent are popped separately, in order,
 // from the front of the queues (they need no send slot). When a sent row fails, HoldBack
-// releases the later rows of its queue.
+// releases the later rows of its queue; when a popped row was not attempted after all (the IM
+// circuit breaker kept it back), GiveBack releases it with the rest of its queue.
 //
 // The queues point into the claim's rows: keep the claim alive and unchanged while they live.
 #pragma once
@@ -75,6 +76,9 @@ class RoomQueues {
   // `failed` was attempted and failed: the later rows of its queue are released. Returns how
   // many (always 0 with ordering = none).
   size_t HoldBack(const QueuedRow& failed);
+  // `unsent` was popped but not attempted: it and the later rows of its queue are released
+  // (retry_count unchanged); the room does not count as held back.
+  void GiveBack(const QueuedRow& unsent);
   // Releases every row left.
   void ReleaseAll();
 

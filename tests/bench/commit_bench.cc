@@ -10,6 +10,7 @@
 #include "bench/worker_harness.h"
 #include "mysql/connection.h"
 #include "room_outbox/hook.h"
+#include "support/fake_im_server.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -65,11 +66,13 @@ CommandWithEvents MakeCommand(const std::string& prefix, size_t n, const std::st
   return out;
 }
 
-std::unique_ptr<Hook> MakeBenchHook(const MysqlOptions& mysql, const TencentImOptions& im) {
+std::unique_ptr<Hook> MakeBenchHook(const MysqlOptions& mysql, const TencentImOptions& im,
+                                    bool sync_publish = true) {
   HookOptions options;
   options.mysql = mysql;
   options.tencent_im = im;
   options.node_id = "bench-node";
+  options.sync_publish = sync_publish;
   Error error;
   std::unique_ptr<Hook> hook = CreateHook(options, &error);
   if (!hook) {
@@ -85,11 +88,12 @@ struct CommitRun {
 };
 
 // `samples` Commits, each of a new room (so the per-room order check never skips the sync
-// publish), timed one by one after kWarmup untimed ones.
+// publish), timed one by one after kWarmup untimed ones (which also open the sync breaker when
+// IM is failing: it opens after 3 failed sync publishes).
 CommitRun TimeCommits(const BenchContext& ctx, const std::string& name,
-                      const testing::FakeImServer& stub) {
+                      const testing::FakeImServer& stub, bool sync_publish = true) {
   BenchDatabase db(ctx.socket, name);
-  auto hook = MakeBenchHook(db.Options(), stub.ClientOptions());
+  auto hook = MakeBenchHook(db.Options(), stub.ClientOptions(), sync_publish);
   CommitRun run;
   std::vector<double> samples;
   samples.reserve(ctx.commit_samples);
@@ -156,9 +160,16 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
   auto down = StartStub(milliseconds(0));
   down->SetMode("down");  // every request answered with IM ErrorCode 10002 at once
 
+  // IM down as an outage looks: every answer later than the sync timeout.
+  auto silent = StartStub(milliseconds(0));
+  silent->SetDefaultFault(testing::FakeImFault::Ok().After(milliseconds(2000)));
+
   const Latency insert = TimeSingleInserts(ctx);
   const CommitRun ok = TimeCommits(ctx, "bench_commit_up", *up);
   const CommitRun failing = TimeCommits(ctx, "bench_commit_down", *down);
+  const CommitRun breaker_open = TimeCommits(ctx, "bench_commit_breaker", *silent);
+  const CommitRun sync_off = TimeCommits(ctx, "bench_commit_sync_off", *up, false);
+  silent->ClearFaults();
 
   const std::string hook_settings =
       "CreateHook defaults (sync_publish_timeout=500ms, per_room_order), requests_per_second=0; "
@@ -170,7 +181,8 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
                   FormatCount(static_cast<double>(ok.pending_events)),
               LatencyRatio(ok.latency, insert, "3c")});
   report.Add({"3b",
-              "Hook Commit, 1 command + 3 events, IM answering ErrorCode 10002 (rows stay pending)",
+              "Hook Commit, 1 command + 3 events, IM answering ErrorCode 10002 (rows stay pending; "
+              "the sync breaker opens after 3 commits)",
               hook_settings,
               LatencyText(failing.latency) + "; events published " +
                   FormatCount(static_cast<double>(failing.published_events)) + ", pending " +
@@ -179,6 +191,18 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
   report.Add({"3c", "One-row autocommit INSERT into room_outbox (hook's columns)",
               "server-side prepared statement over the store's connection wrapper",
               LatencyText(insert), "x1"});
+  auto events_text = [](const CommitRun& run) {
+    return "; events published " + FormatCount(static_cast<double>(run.published_events)) +
+           ", pending " + FormatCount(static_cast<double>(run.pending_events));
+  };
+  report.Add({"3d",
+              "Hook Commit, 1 command + 3 events, IM down (every answer after 2 s), sync breaker "
+              "open (opened by the warm-up's first 3 commits)",
+              hook_settings, LatencyText(breaker_open.latency) + events_text(breaker_open),
+              LatencyRatio(breaker_open.latency, sync_off.latency, "3e")});
+  report.Add({"3e", "Hook Commit, 1 command + 3 events, sync publish off (HookOptions::sync_publish)",
+              hook_settings, LatencyText(sync_off.latency) + events_text(sync_off),
+              LatencyRatio(sync_off.latency, insert, "3c")});
 }
 
 void RunCommitToPublished(const BenchContext& ctx, Report& report) {

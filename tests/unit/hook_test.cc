@@ -89,8 +89,9 @@ class HookTest : public ::testing::Test {
 
 TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) {
   ExpectCommit({11, 12});
-  EXPECT_CALL(*publisher_,
-              Publish(EventIdIs("evt-1"), std::chrono::milliseconds(250)))
+  // The command's one sync window (250ms from the insert) bounds the publish.
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), AllOf(Gt(std::chrono::milliseconds(200)),
+                                                             Le(std::chrono::milliseconds(250)))))
       .WillOnce(Return(FailedWith(PublishStatus::kRetryable, "HTTP 502")));
   // The second event must not overtake the failed first one: it is not attempted.
   // The rows go back to the relay unattempted: Release, never MarkFailed (a StrictMock fails on

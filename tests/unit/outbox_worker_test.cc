@@ -76,6 +76,9 @@ class OutboxWorkerTest : public ::testing::Test {
     EXPECT_CALL(publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly([this](std::string_view t) {
       return not_sent_.count(std::string(t)) == 0;
     });
+    EXPECT_CALL(publisher_, breaker_open()).Times(AnyNumber()).WillRepeatedly([this] {
+      return breaker_open_;
+    });
   }
 
   OutboxWorker MakeWorker() {
@@ -158,6 +161,7 @@ class OutboxWorkerTest : public ::testing::Test {
   std::vector<std::vector<std::string>> calls_;
   std::function<void()> during_publish_;
   std::set<std::string> not_sent_;  // types for which the publisher's Sends() is false
+  bool breaker_open_ = false;       // what the publisher's breaker_open() answers
   std::vector<int64_t> published_;
   std::vector<int64_t> released_;
   std::vector<FailedAttempt> failed_;
@@ -934,6 +938,107 @@ TEST_F(OutboxWorkerTest, ToWorkerOptionsTakesTheConfigsValues) {
   EXPECT_EQ(o.lease, WorkerConfig{}.lease);
   EXPECT_EQ(o.node_id, "node-x");
   EXPECT_THAT(o.unpaced_event_types, ElementsAre("RoomCreated"));
+}
+
+// --- failure scopes (issue 8) ---
+
+PublishOutcome RoomRefused() {
+  PublishOutcome out = FailedWith(PublishStatus::kRateLimited, "MsgDropReason: MsgFreqCtrl");
+  out.scope = FailureScope::kRoom;
+  out.http_status = 200;
+  out.definite_drop = true;
+  return out;
+}
+
+TEST_F(OutboxWorkerTest, ARoomRefusalHoldsBackThatRoomOnlyAndTheBatchGoesOn) {
+  OutboxRow hot = Row(1, "room-hot");
+  hot.drop_count = 2;
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({hot, Row(2, "room-hot"), Row(3, "room-a"), Row(4, "room-b"),
+                                  Row(5, "room-a"), Row(6, "room-c"), Row(7, "room-d")})));
+  outcomes_["evt-1"] = {RoomRefused()};
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+
+  // The hot room's head is charged, due after max(poll_interval, 1s), its drop noted; its next
+  // row waits; every other room is sent in the same round.
+  ASSERT_EQ(failed_.size(), 1u);
+  EXPECT_EQ(failed_[0].id, 1);
+  EXPECT_EQ(failed_[0].retry_after_ms, 1000);
+  EXPECT_TRUE(failed_[0].dropped);
+  EXPECT_THAT(released_, ElementsAre(2));
+  EXPECT_THAT(published_, UnorderedElementsAre(3, 4, 5, 6, 7));
+  EXPECT_FALSE(r.rate_limited);
+}
+
+TEST_F(OutboxWorkerTest, TheDropCountIsTheDropGenerationOfTheSend) {
+  OutboxRow row = Row(1, "room-a");
+  row.drop_count = 3;
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({row})));
+  EXPECT_CALL(publisher_, PublishMany(_, _, _))
+      .WillOnce(Invoke([](std::span<const PublishMessage> messages, milliseconds, size_t) {
+        EXPECT_EQ(messages[0].row_id, 1);
+        EXPECT_EQ(messages[0].drop_generation, 3u);
+        return std::vector<PublishOutcome>{Published()};
+      }));
+  RecordMarks();
+  auto worker = MakeWorker();
+  worker.RunRound();
+  EXPECT_THAT(published_, ElementsAre(1));
+}
+
+TEST_F(OutboxWorkerTest, RowsTheOpenBreakerKeepsBackAreReleasedUnchargedAndTheRoundStops) {
+  options_.max_in_flight = 2;
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"),
+                                  Row(4, "room-d"), Row(5, "room-a")})));
+  PublishOutcome tripped = FailedWith(PublishStatus::kPermanent, "im error 70003: bad sig");
+  tripped.scope = FailureScope::kApp;
+  tripped.im_error_code = 70003;
+  tripped.breaker = BreakerTransition::kOpened;
+  outcomes_["evt-1"] = {tripped};
+  outcomes_["evt-2"] = {FailedWith(PublishStatus::kNotAttempted, "not attempted: breaker open")};
+  during_publish_ = [this] { breaker_open_ = true; };
+  ScriptPublisher();
+  RecordMarks();
+  auto worker = MakeWorker();
+  RoundResult r = worker.RunRound();
+
+  // Only the tripping attempt is charged; the row kept back and everything after it go back
+  // with retry_count unchanged, and nothing more is sent this round.
+  EXPECT_THAT(FailedIds(), ElementsAre(1));
+  EXPECT_THAT(released_, UnorderedElementsAre(2, 3, 4, 5));
+  EXPECT_EQ(calls_.size(), 1u);
+  EXPECT_TRUE(r.breaker_open);
+  EXPECT_EQ(metrics_.im_breaker_open(), true);
+  EXPECT_THAT(log_.str(), HasSubstr("IM circuit breaker open"));
+  EXPECT_THAT(log_.str(), HasSubstr("im_error_code=70003"));
+}
+
+TEST_F(OutboxWorkerTest, WhileTheBreakerIsOpenTheDaemonWaitsPollIntervalBetweenRounds) {
+  breaker_open_ = true;
+  std::vector<OutboxRow> rows;
+  for (int64_t id = 1; id <= 100; ++id) rows.push_back(Row(id, "room-" + std::to_string(id)));
+  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Return(MakeClaim(rows)));
+  EXPECT_CALL(publisher_, PublishMany(_, _, _))
+      .WillRepeatedly(Invoke([](std::span<const PublishMessage> messages, milliseconds, size_t) {
+        return std::vector<PublishOutcome>(
+            messages.size(), FailedWith(PublishStatus::kNotAttempted, "not attempted"));
+      }));
+  RecordMarks();
+  int rounds = 0;
+  clock_.on_sleep = [&] {
+    if (++rounds == 3) stop_.RequestStop();
+  };
+  auto worker = MakeWorker();
+  worker.Run();
+  // A full batch would normally be claimed again at once; with the breaker open every round
+  // sleeps poll_interval, and no row was charged.
+  EXPECT_TRUE(failed_.empty());
+  ASSERT_GE(clock_.sleeps().size(), 3u);
+  for (milliseconds sleep : clock_.sleeps()) EXPECT_EQ(sleep, options_.poll_interval);
 }
 
 }  // namespace

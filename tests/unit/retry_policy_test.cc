@@ -48,8 +48,19 @@ TEST(RetryPolicyTest, RateLimitedRowsWaitAtLeastTheFrequencyWindow) {
                 .retry_after,
             milliseconds(1000));
   EXPECT_EQ(RetryPolicy(milliseconds(5000), milliseconds(1000))
-                .RetryAfter(PublishStatus::kRateLimited),
+                .RetryAfter(FailedWith(PublishStatus::kRateLimited, "im error 10023")),
             milliseconds(5000));
+}
+
+TEST(RetryPolicyTest, RoomScopedRefusalsWaitTheFrequencyWindowAndDropsAreNoted) {
+  PublishOutcome dropped = FailedWith(PublishStatus::kRateLimited, "MsgDropReason: MsgFreqCtrl");
+  dropped.scope = FailureScope::kRoom;
+  dropped.definite_drop = true;
+  AttemptVerdict v = RetryPolicy(milliseconds(200), milliseconds(1000)).Judge(dropped);
+  EXPECT_EQ(v.retry_after, milliseconds(1000));
+  EXPECT_TRUE(v.dropped);
+  PublishOutcome unknown = FailedWith(PublishStatus::kUnknown, "timeout after 3000ms");
+  EXPECT_FALSE(RetryPolicy(milliseconds(200), milliseconds(1000)).Judge(unknown).dropped);
 }
 
 TEST(RetryPolicyTest, UndecodableEnvelopesAreFailedAttemptsWithTheirReason) {

@@ -9,10 +9,20 @@
 //                                         below is under way; rows of skip_event_types are
 //                                         written published, never pending)
 //     COMMIT
-//     sync publish of each pending event to Tencent IM, bounded by sync_publish_timeout and by
-//     the lease
+//     sync publish of the pending events to Tencent IM, in order, all of them within one
+//     sync_publish_timeout (what does not fit goes to the relay) and within the lease
 //       ok   -> best-effort mark published
 //       fail -> the row stays pending with retry_count unchanged; outbox-relay delivers it
+//
+// Sync breaker: after 3 consecutive sync publishes that found IM failing (no answer, HTTP 5xx,
+// an app-wide error, ...) the hooks of the process aimed at that IM app skip the sync publish
+// for 30 s and write the pending rows due at once for the relay (kPending, "sync publish
+// skipped: IM failing, breaker open"); then one commit probes. So an IM outage does not add
+// sync_publish_timeout to every command.
+//
+// Checks at commit (kFailed + kInvalidArgument, nothing written): ids fit their columns, a
+// valid GroupId, payloads nested at most 63 levels deep, and an IM request body of at most
+// tencent_im.max_body_bytes (12288 by default) for every event sent to IM.
 //
 // A committed command is reported committed whatever IM did.
 //
@@ -58,8 +68,11 @@ using LogCallback = std::function<void(LogLevel, std::string_view)>;
 struct HookOptions {
   MysqlOptions mysql;
   TencentImOptions tencent_im;
-  // Bound on each sync publish after commit. <= 0 means the default, 500ms.
+  // Bound on the whole sync publish of one command (its events in order). <= 0 means the
+  // default, 500ms.
   std::chrono::milliseconds sync_publish_timeout{500};
+  // false: no sync publish at all; pending rows are written due at once for outbox-relay.
+  bool sync_publish = true;
   // Written into every envelope. Empty means the host name.
   std::string node_id;
   // Keep each room's events in commit order: when the room already has an earlier pending row,

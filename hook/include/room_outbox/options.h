@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -55,6 +56,9 @@ struct TencentImOptions {
   // MsgPriority of every message, unless its event type is in priority_by_type.
   MsgPriority msg_priority = MsgPriority::kHigh;
   std::map<std::string, MsgPriority> priority_by_type;
+  // The largest send_group_msg request body the hook's Commit accepts for an event (Tencent's
+  // limit is 12 KB, TENCENT_IM.md §9.6); 0: 12288.
+  size_t max_body_bytes = 12288;
 };
 
 }  // namespace room_outbox

@@ -82,6 +82,16 @@ Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(const Mysq
   if (auto r = conn->Run("session_time_zone", "SET SESSION time_zone = '+00:00'"); !r) {
     return Fail(r.error());
   }
+  // Strict: a value that does not fit its column is an error, never silently truncated or
+  // replaced (commit_checks.h refuses such input first; this is the database's own guard).
+  // Appended to the server's modes, which stay as configured.
+  if (auto r = conn->Run("session_sql_mode",
+                         "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), "
+                         "'STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+                         "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION')");
+      !r) {
+    return Fail(r.error());
+  }
   if (auto r = conn->Run("session_lock_wait", "SET SESSION innodb_lock_wait_timeout = " +
                                                   std::to_string(kLockWaitTimeoutSeconds));
       !r) {

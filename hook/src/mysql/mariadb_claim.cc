@@ -50,7 +50,8 @@ Result<std::vector<LockedRow>> ReadLocked(PreparedStatement& stmt) {
   std::vector<LockedRow> out;
   out.reserve(rows->size());
   for (ResultRow& r : *rows) {
-    std::array<Result<int64_t>, 5> ints = {r.Int(0), r.Int(5), r.Int(6), r.Int(7), r.Int(8)};
+    std::array<Result<int64_t>, 6> ints = {r.Int(0), r.Int(5), r.Int(6),
+                                           r.Int(7), r.Int(8), r.Int(9)};
     for (const auto& value : ints) {
       if (!value) return Fail(value.error());
     }
@@ -62,6 +63,7 @@ Result<std::vector<LockedRow>> ReadLocked(PreparedStatement& stmt) {
     locked.row.envelope = r.TakeStr(4);
     locked.row.retry_count = *ints[1];
     locked.row.created_at_ms = *ints[2];
+    locked.row.drop_count = static_cast<uint32_t>(*ints[5]);
     locked.plan = PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type, *ints[3],
                           *ints[4] != 0};
     out.push_back(std::move(locked));

@@ -80,8 +80,10 @@ Result<size_t> MariaDbOutboxStore::MarkFailed(const std::string& token,
       }
       size_t total = 0;
       for (const FailedAttempt& attempt : attempts) {
-        const std::array<SqlValue, 4> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
-                                                attempt.retry_after_ms, attempt.id, token};
+        const std::array<SqlValue, 5> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
+                                                attempt.retry_after_ms,
+                                                int64_t{attempt.dropped ? 1 : 0}, attempt.id,
+                                                token};
         if (auto done = (*stmt)->Execute(params); !done) {
           return Fail(done.error());
         }

@@ -77,7 +77,7 @@ inline constexpr std::string_view kServerNow = "SELECT " ROOM_OUTBOX_SERVER_NOW_
 // The columns of a claimed row, in the order mariadb_claim.cc reads them.
 #define ROOM_OUTBOX_CLAIM_COLUMNS                                                            \
   "id, event_id, event_type, room_id, envelope, retry_count, created_at_ms, "                \
-  "next_attempt_at_ms, claim_token IS NOT NULL "
+  "next_attempt_at_ms, claim_token IS NOT NULL, drop_count "
 
 // idx_pending_due (status, next_attempt_at_ms, id): walks the due rows in order, no filesort,
 // and stops at the limit; rows another claim holds are skipped, never waited for. The room head
@@ -143,10 +143,12 @@ inline constexpr std::string_view kReleasePrefix =
     ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     " WHERE claim_token = ? AND status = 'pending' AND id IN ";
 
-// Primary key. Placeholders: last_error, retry_after_ms, id, token.
+// Primary key. drop_count (schema 004) grows by the third placeholder, 1 for a definite drop.
+// Placeholders: last_error, retry_after_ms, dropped (0 | 1), id, token.
 inline constexpr std::string_view kMarkFailed =
     "UPDATE room_outbox SET retry_count = retry_count + 1, last_error = ?, "
     "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " + GREATEST(?, 0), "
+    "drop_count = drop_count + ?, "
     "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", claim_token = NULL "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
 
