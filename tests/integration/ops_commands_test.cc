@@ -19,6 +19,7 @@
 #include "support/relay_command.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/test_rows.h"
 #include "support/wait.h"
 
 namespace room_outbox::testing {
@@ -29,30 +30,10 @@ using std::chrono::seconds;
 using ::testing::HasSubstr;
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr const char* kServerNowMs = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\\' || c == '\'') out += '\\';
-    out += c;
-  }
-  return out + "'";
-}
-
 std::string EnvelopeOf(const std::string& event_id, const std::string& room_id, int64_t seq) {
-  Envelope e;
-  e.event_id = event_id;
-  e.event_type = "RoomGiftSent";
-  e.room_id = room_id;
-  e.room_seq = seq;
-  e.command_id = "cmd-" + event_id;
-  e.request_id = "req-" + event_id;
-  e.node_id = "ops-test";
-  e.occurred_at_ms = 1;
-  e.payload = R"({"gift":"rose"})";
-  return EncodeEnvelope(e).value();
+  return TestEnvelope(event_id, room_id, seq, "ops-test");
 }
 
 class OpsCommandsTest : public ::testing::Test {
@@ -93,13 +74,13 @@ class OpsCommandsTest : public ::testing::Test {
           "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
           "envelope, status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) "
           "VALUES (" +
-          Quote(id) + ", 'RoomGiftSent', " + Quote(room) + ", " + Quote("cmd-" + id) + ", " +
-          Quote("req-" + id) + ", " + Quote(EnvelopeOf(id, room, i)) + ", " + Quote(status) +
-          ", 0, 0, " + kServerNowMs + ", " + kServerNowMs + ")");
+          SqlQuote(id) + ", 'RoomGiftSent', " + SqlQuote(room) + ", " + SqlQuote("cmd-" + id) +
+          ", " + SqlQuote("req-" + id) + ", " + SqlQuote(EnvelopeOf(id, room, i)) + ", " +
+          SqlQuote(status) + ", 0, 0, " + kServerNowSql + ", " + kServerNowSql + ")");
     }
   }
   std::string StatusOf(const std::string& event_id) {
-    auto rows = db_.Query("SELECT status FROM room_outbox WHERE event_id = " + Quote(event_id));
+    auto rows = db_.Query("SELECT status FROM room_outbox WHERE event_id = " + SqlQuote(event_id));
     return rows.empty() || !rows[0][0] ? "" : *rows[0][0];
   }
   int64_t Count(const std::string& where) {
@@ -233,7 +214,7 @@ TEST_F(OpsCommandsTest, ParkRefusesARowARelayHoldsRightNow) {
   // A claim holding the row with a lease far in the future (server clock).
   db_.Exec(
       std::string("UPDATE room_outbox SET claim_token = 'other-relay', next_attempt_at_ms = ") +
-      kServerNowMs + " + 600000 WHERE event_id = 'held-1'");
+      kServerNowSql + " + 600000 WHERE event_id = 'held-1'");
   CommandResult park = Ops({"park", "held-1", "--reason", "x"});
   EXPECT_EQ(park.exit_code, 1) << park.Describe();
   EXPECT_THAT(park.err, HasSubstr("being sent by a relay"));
@@ -244,7 +225,7 @@ TEST_F(OpsCommandsTest, ParkRefusesARowARelayHoldsRightNow) {
   EXPECT_EQ(show.Json()["leased"], true) << show.Describe();
 
   // Once the lease is over the row is parked (and the stale token cleared).
-  db_.Exec(std::string("UPDATE room_outbox SET next_attempt_at_ms = ") + kServerNowMs +
+  db_.Exec(std::string("UPDATE room_outbox SET next_attempt_at_ms = ") + kServerNowSql +
            " - 1 WHERE event_id = 'held-1'");
   CommandResult later = Ops({"park", "held-1", "--reason", "x"});
   EXPECT_EQ(later.exit_code, 0) << later.Describe();
@@ -253,7 +234,7 @@ TEST_F(OpsCommandsTest, ParkRefusesARowARelayHoldsRightNow) {
 }
 
 TEST_F(OpsCommandsTest, PurgeDeletesExactlyThePublishedRowsPastTheCutOffInBatches) {
-  const std::string now = kServerNowMs;
+  const std::string now = kServerNowSql;
   auto insert = [&](const std::string& prefix, int n, const std::string& status,
                     const std::string& published_at, const std::string& created_at) {
     db_.Exec(

@@ -24,6 +24,7 @@
 #include "support/relay_command.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/test_rows.h"
 #include "support/wait.h"
 
 namespace room_outbox::testing {
@@ -34,29 +35,8 @@ using std::chrono::seconds;
 using ::testing::HasSubstr;
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr const char* kServerNowMs = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\\' || c == '\'') out += '\\';
-    out += c;
-  }
-  return out + "'";
-}
-
 std::string EnvelopeOf(const std::string& event_id, const std::string& room_id, int64_t seq) {
-  Envelope e;
-  e.event_id = event_id;
-  e.event_type = "RoomGiftSent";
-  e.room_id = room_id;
-  e.room_seq = seq;
-  e.command_id = "cmd-" + event_id;
-  e.request_id = "req-" + event_id;
-  e.node_id = "parking-test";
-  e.occurred_at_ms = 1;
-  e.payload = R"({"gift":"rose"})";
-  return EncodeEnvelope(e).value();
+  return TestEnvelope(event_id, room_id, seq, "parking-test");
 }
 
 // Lines of `log` whose level (the word after the timestamp) is `level` and that contain `text`.
@@ -101,14 +81,14 @@ class ParkingDaemonTest : public ::testing::Test {
           "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
           "envelope, status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) "
           "VALUES (" +
-          Quote(id) + ", 'RoomGiftSent', " + Quote(room) + ", " + Quote("cmd-" + id) + ", " +
-          Quote("req-" + id) + ", " + Quote(EnvelopeOf(id, room, i)) + ", 'pending', 0, 0, " +
-          kServerNowMs + ", " + kServerNowMs + ")");
+          SqlQuote(id) + ", 'RoomGiftSent', " + SqlQuote(room) + ", " + SqlQuote("cmd-" + id) +
+          ", " + SqlQuote("req-" + id) + ", " + SqlQuote(EnvelopeOf(id, room, i)) +
+          ", 'pending', 0, 0, " + kServerNowSql + ", " + kServerNowSql + ")");
     }
   }
   std::string Column(const std::string& event_id, const std::string& column) {
     auto rows =
-        db_.Query("SELECT " + column + " FROM room_outbox WHERE event_id = " + Quote(event_id));
+        db_.Query("SELECT " + column + " FROM room_outbox WHERE event_id = " + SqlQuote(event_id));
     return rows.empty() || !rows[0][0] ? "" : *rows[0][0];
   }
   int64_t Count(const std::string& where) {

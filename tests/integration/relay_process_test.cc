@@ -29,6 +29,7 @@
 #include "support/private_mariadb.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/test_rows.h"
 #include "support/wait.h"
 
 namespace room_outbox::testing {
@@ -44,15 +45,6 @@ fs::path MakeTempDir(const char* prefix) {
   char* made = mkdtemp(tmpl.data());
   EXPECT_NE(made, nullptr);
   return made != nullptr ? fs::path(made) : fs::path();
-}
-
-std::string SqlQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\\' || c == '\'') out += '\\';
-    out += c;
-  }
-  return out + "'";
 }
 
 int64_t NowMs() {
