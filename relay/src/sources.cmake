@@ -18,7 +18,11 @@ target_sources(room_outbox_relay PRIVATE
   relay/src/reload.cc
   relay/src/ops/ops_commands.cc
   relay/src/ops/ops_store.cc
-  relay/src/ops/parked_gauge.cc)
+  relay/src/ops/parked_gauge.cc
+  relay/src/park_policy.cc)
+if(NOT ROOM_OUTBOX_BUILD_TESTS)
+  return()
+endif()
 target_sources(unit_tests PRIVATE
   tests/unit/config_test.cc
   tests/unit/duration_test.cc
@@ -36,6 +40,5 @@ target_sources(integration_tests PRIVATE
 # The process and unit tests run the built daemon.
 add_dependencies(integration_tests outbox-relay)
 # Parking and log volume (issue 9, worker side).
-target_sources(room_outbox_relay PRIVATE relay/src/park_policy.cc)
 target_sources(unit_tests PRIVATE tests/unit/park_policy_test.cc tests/unit/parking_test.cc)
 target_sources(integration_tests PRIVATE tests/integration/parking_daemon_test.cc)
