@@ -67,23 +67,22 @@ Result<size_t> MariaDbOutboxStore::Release(const std::string& token,
   });
 }
 
-Result<size_t> MariaDbOutboxStore::MarkFailed(const std::string& token,
-                                              std::span<const FailedAttempt> attempts) {
+template <class ParamsOf>
+Result<size_t> MariaDbOutboxStore::UpdateEachAttempt(std::string_view name, std::string_view sql,
+                                                     std::span<const FailedAttempt> attempts,
+                                                     ParamsOf&& params_of) {
   if (attempts.empty()) {
     return 0;
   }
   return WithConnection([&](MariaDbConnection& conn) {
     auto run = [&]() -> Result<size_t> {
-      auto stmt = conn.Prepared("mark_failed", sql::kMarkFailed);
+      auto stmt = conn.Prepared(std::string(name), sql);
       if (!stmt) {
         return Fail(stmt.error());
       }
       size_t total = 0;
       for (const FailedAttempt& attempt : attempts) {
-        const std::array<SqlValue, 5> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
-                                                attempt.retry_after_ms,
-                                                int64_t{attempt.dropped ? 1 : 0}, attempt.id,
-                                                token};
+        const auto params = params_of(attempt);
         if (auto done = (*stmt)->Execute(params); !done) {
           return Fail(done.error());
         }
@@ -98,35 +97,27 @@ Result<size_t> MariaDbOutboxStore::MarkFailed(const std::string& token,
   });
 }
 
+Result<size_t> MariaDbOutboxStore::MarkFailed(const std::string& token,
+                                              std::span<const FailedAttempt> attempts) {
+  return UpdateEachAttempt("mark_failed", sql::kMarkFailed, attempts,
+                           [&](const FailedAttempt& attempt) {
+                             return std::array<SqlValue, 5>{
+                                 TruncateUtf8(attempt.error, kMaxLastErrorChars),
+                                 attempt.retry_after_ms, int64_t{attempt.dropped ? 1 : 0},
+                                 attempt.id, token};
+                           });
+}
+
 // One statement per row (primary key, token-checked like mark_failed); several rows in one
 // transaction.
 Result<size_t> MariaDbOutboxStore::MarkParked(const std::string& token,
                                               std::span<const FailedAttempt> attempts) {
-  if (attempts.empty()) {
-    return 0;
-  }
-  return WithConnection([&](MariaDbConnection& conn) {
-    auto run = [&]() -> Result<size_t> {
-      auto stmt = conn.Prepared("mark_parked", sql::kMarkParked);
-      if (!stmt) {
-        return Fail(stmt.error());
-      }
-      size_t total = 0;
-      for (const FailedAttempt& attempt : attempts) {
-        const std::array<SqlValue, 3> params = {TruncateUtf8(attempt.error, kMaxLastErrorChars),
-                                                attempt.id, token};
-        if (auto done = (*stmt)->Execute(params); !done) {
-          return Fail(done.error());
-        }
-        total += static_cast<size_t>((*stmt)->AffectedRows());
-      }
-      return total;
-    };
-    if (attempts.size() == 1) {
-      return run();
-    }
-    return InTransaction(conn, run);
-  });
+  return UpdateEachAttempt("mark_parked", sql::kMarkParked, attempts,
+                           [&](const FailedAttempt& attempt) {
+                             return std::array<SqlValue, 3>{
+                                 TruncateUtf8(attempt.error, kMaxLastErrorChars), attempt.id,
+                                 token};
+                           });
 }
 
 }  // namespace room_outbox

@@ -97,6 +97,12 @@ class MariaDbOutboxStore final : public OutboxStore {
                                           std::string_view set_clause,
                                           std::vector<SqlValue> set_params,
                                           const std::string& token, std::span<const int64_t> ids);
+  // Runs the prepared statement `name` (`sql`) once per attempt with params_of(attempt), all in
+  // one transaction when there is more than one; returns the rows changed.
+  template <class ParamsOf>
+  [[nodiscard]] Result<size_t> UpdateEachAttempt(std::string_view name, std::string_view sql,
+                                                 std::span<const FailedAttempt> attempts,
+                                                 ParamsOf&& params_of);
 
   MysqlOptions options_;
   std::unique_ptr<MariaDbConnection> conn_;
