@@ -8,5 +8,6 @@ target_sources(room_outbox_hook PRIVATE
   hook/src/commit_checks.cc
   hook/src/claim_plan.cc
   hook/src/sync_breaker.cc
+  hook/src/wake_sender.cc
   hook/src/hook_impl.cc
   hook/src/create_hook.cc)
