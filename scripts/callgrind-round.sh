@@ -50,7 +50,10 @@ per_row() { group "$(( ($1 + rows / 2) / rows ))"; }
 # a part's figure is the largest inclusive count among the functions matching its pattern.
 parts() {
   local out=$1 annotated
-  annotated=$(callgrind_annotate --inclusive=yes --threshold=100 "$out" 2>/dev/null) || return 0
+  if ! annotated=$(callgrind_annotate --inclusive=yes --threshold=100 "$out" 2>/dev/null); then
+    echo "not available (callgrind_annotate failed on $out)"
+    return 0
+  fi
   local line=""
   while IFS='|' read -r label pattern; do
     local ir

@@ -2,7 +2,9 @@
 // the same backlog against a stub answering after 20 ms, without a request budget and with one
 // per relay. The stub counts what it delivered, so every run also shows whether each row went
 // out exactly once.
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,7 +77,14 @@ ScaleRun RunRelays(const BenchContext& ctx, size_t relays, std::optional<double>
         db, *stub, options));
   }
   for (auto& relay : processes) relay->WaitStarted();
-  while (db.PendingCount() > 0 && watch.Millis() < static_cast<double>(kDrainLimit.count())) {
+  auto all_running = [&] {
+    for (auto& relay : processes) {
+      if (!relay->Running()) return false;
+    }
+    return true;
+  };
+  while (db.PendingCount() > 0 && all_running() &&
+         watch.Millis() < static_cast<double>(kDrainLimit.count())) {
     std::this_thread::sleep_for(kPendingPoll);
   }
   run.seconds = watch.Seconds();
