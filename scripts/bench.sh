@@ -3,7 +3,8 @@
 # BUILD_DIR/bench-mariadb (unix socket, no TCP), runs BUILD_DIR/outbox-bench against it (fake IM
 # servers on 127.0.0.1 inside the benchmark process), and prints a Markdown report: the command
 # line, the date, the core count and one table of figures with their ratios. The report is also
-# written to BUILD_DIR/bench-results.md. Progress goes to stderr.
+# written to BUILD_DIR/bench-results.md. Progress goes to stderr. When benchmark 10 runs and
+# valgrind is installed, scripts/callgrind-round.sh adds its instruction counts (rows 10d, 10e).
 #
 #   scripts/bench.sh BUILD_DIR [outbox-bench options, e.g. --only 1,4 or --quick]
 #
@@ -39,6 +40,30 @@ started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 SECONDS=0
 rc=0
 "${bench_cmd[@]}" >"$report" || rc=$?
+
+# Benchmark 10 is selected when there is no --only, or --only names it.
+selects_10() {
+  local only="" arg
+  while [ $# -gt 0 ]; do
+    arg=$1
+    shift
+    case "$arg" in
+      --only) only="$only,${1:-}"; shift || true ;;
+      --only=*) only="$only,${arg#--only=}" ;;
+    esac
+  done
+  [ -z "$only" ] || [[ ",$only," == *,10,* ]]
+}
+callgrind_report=$(mktemp "$build/bench-callgrind.XXXXXX")
+trap 'rm -f "$report" "$callgrind_report"; cleanup' EXIT
+if [ "$rc" = 0 ] && selects_10 "$@"; then
+  if command -v valgrind >/dev/null 2>&1; then
+    "$here/callgrind-round.sh" "$build" "$sock" >"$callgrind_report" || rc=$?
+  else
+    echo "- 10d, 10e (instructions per row) skipped: valgrind is not installed (make deps)." \
+      >"$callgrind_report"
+  fi
+fi
 {
   echo "### Benchmarks"
   echo
@@ -52,6 +77,10 @@ rc=0
     "are measured side by side, so compare ratios."
   echo
   cat "$report"
+  if [ -s "$callgrind_report" ]; then
+    echo
+    cat "$callgrind_report"
+  fi
 } | tee "$results"
 echo "bench.sh: report written to $results" >&2
 if [ "$rc" != 0 ]; then

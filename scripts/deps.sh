@@ -13,6 +13,8 @@ packages=(
   libgtest-dev libgmock-dev faketime
   curl procps
   prometheus
+  # make bench: callgrind counts the instructions of a relay round (scripts/callgrind-round.sh).
+  valgrind
   # make fuzz: clang and libFuzzer of the same (Debian 12: 14) version.
   clang libclang-rt-14-dev libfuzzer-14-dev
 )

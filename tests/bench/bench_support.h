@@ -51,6 +51,9 @@ struct BenchContext {
   size_t latency_commands = 300;
   double latency_commands_per_second = 20;
   size_t busy_room_rows = 1000;  // benchmark 7: rows of the busy room, and of the other rooms
+  size_t cost_rows = 10000;      // benchmark 10: rows of each relay drain
+  size_t scale_rows = 6000;      // benchmark 11: the backlog, over scale_rooms rooms
+  size_t scale_rooms = 300;
 };
 
 // Wall time since construction (steady clock).

@@ -40,6 +40,18 @@ void RunBusyRoom(const BenchContext& ctx, Report& report);
 //    the same claim without that room, and the claims it takes to park the room's due rows.
 void RunBlockedRoomClaim(const BenchContext& ctx, Report& report);
 
+// 10. What a published row costs the outbox-relay process: CPU per 10k rows, wall time and
+//     statements per row over a drain against an instant stub.
+void RunCostPerRow(const BenchContext& ctx, Report& report);
+
+// 10, under valgrind (scripts/callgrind-round.sh): two worker rounds of `rows_per_round` rows
+// each in-process, printed as key=value lines; 0 when both published every row.
+int RunCallgrindRounds(const BenchContext& ctx, size_t rows_per_round);
+
+// 11. One, two and three outbox-relay processes on one database against a 20 ms stub: the
+//     aggregate rate without and with a budget per relay, and exactly-once at the stub.
+void RunScaleOut(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

@@ -3,6 +3,8 @@
 //
 //   outbox-bench --socket /path/mysqld.sock --relay-binary build/outbox-relay --work-dir DIR
 //                [--only 1,3] [--quick]
+//   outbox-bench --socket ... --callgrind-round N   (two worker rounds of N rows, for valgrind:
+//                                                    scripts/callgrind-round.sh)
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <functional>
@@ -37,6 +39,8 @@ const std::vector<Benchmark>& Benchmarks() {
       {"6", "commit -> published latency", room_outbox::bench::RunCommitToPublished},
       {"7", "a busy room beside quiet ones", room_outbox::bench::RunBusyRoom},
       {"8", "claim poll beside a blocked room", room_outbox::bench::RunBlockedRoomClaim},
+      {"10", "cost per row", room_outbox::bench::RunCostPerRow},
+      {"11", "scale-out: relays on one database", room_outbox::bench::RunScaleOut},
   };
   return all;
 }
@@ -52,6 +56,8 @@ void MakeQuick(BenchContext& ctx) {
   ctx.idle_window = std::chrono::seconds(3);
   ctx.latency_commands = 40;
   ctx.busy_room_rows = 200;
+  ctx.cost_rows = 2000;
+  ctx.scale_rows = 1200;
 }
 
 }  // namespace
@@ -63,15 +69,19 @@ int main(int argc, char** argv) {
   ctx.work_dir = std::string(ROOM_OUTBOX_BINARY_DIR) + "/bench-work";
   std::vector<std::string> only;
   bool quick = false;
+  size_t callgrind_round = 0;
   app.add_option("--socket", ctx.socket, "unix socket of the benchmark's MariaDB")->required();
   app.add_option("--relay-binary", ctx.relay_binary, "the outbox-relay binary (benchmark 5)")
       ->capture_default_str();
   app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
-  app.add_option("--only", only, "run only these benchmarks (1..8)")->delimiter(',');
+  app.add_option("--only", only, "run only these benchmarks (1..11)")->delimiter(',');
   app.add_flag("--quick", quick, "small sizes, for trying the program out");
   app.add_option("--drain-rows", ctx.drain_rows, "rows of the backlog drain (benchmark 1)")
       ->capture_default_str();
   app.add_option("--rooms", ctx.rooms, "rooms of the backlog drain")->capture_default_str();
+  app.add_option("--callgrind-round", callgrind_round,
+                 "instead of the report: two worker rounds of N rows (benchmark 10, under "
+                 "valgrind)");
   CLI11_PARSE(app, argc, argv);
   if (quick) {
     MakeQuick(ctx);
@@ -86,6 +96,15 @@ int main(int argc, char** argv) {
   if (!mysql_library.status().ok() || !curl_global.status().ok()) {
     std::cerr << "outbox-bench: library init failed\n";
     return 1;
+  }
+
+  if (callgrind_round > 0) {
+    try {
+      return room_outbox::bench::RunCallgrindRounds(ctx, callgrind_round);
+    } catch (const std::exception& e) {
+      std::cerr << "outbox-bench: FAILED: " << e.what() << std::endl;
+      return 1;
+    }
   }
 
   Report report;

@@ -2,17 +2,20 @@
 # test: it prints figures and never asserts on speed.
 add_executable(outbox-bench
   tests/bench/bench_database.cc
+  tests/bench/bench_relay.cc
   tests/bench/bench_support.cc
   tests/bench/busy_room_bench.cc
   tests/bench/child_process.cc
   tests/bench/claim_bench.cc
   tests/bench/commit_bench.cc
+  tests/bench/cost_bench.cc
   tests/bench/drain_bench.cc
   tests/bench/idle_bench.cc
   tests/bench/outbox_bench.cc
   tests/bench/report.cc
+  tests/bench/scale_bench.cc
   tests/bench/worker_harness.cc)
 target_link_libraries(outbox-bench PRIVATE room_outbox_relay room_outbox_test_support
   CLI11::CLI11 room_outbox_build_settings)
-# outbox-bench runs outbox-relay (benchmark 5).
+# outbox-bench runs outbox-relay (benchmarks 5, 10 and 11).
 add_dependencies(outbox-bench outbox-relay)
