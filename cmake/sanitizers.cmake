@@ -13,6 +13,12 @@ if(ROOM_OUTBOX_SANITIZE)
     list(APPEND _room_outbox_san_flags -fno-sanitize-recover=undefined)
   endif()
   add_compile_options(${_room_outbox_san_flags})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC's flow analysis under -fsanitize=address reports -Wmaybe-uninitialized inside
+    # libstdc++'s own std::regex and std::function (a known false positive of instrumented
+    # builds); it stays a warning there, and an error in the normal build.
+    add_compile_options(-Wno-error=maybe-uninitialized)
+  endif()
   if(ROOM_OUTBOX_FUZZ)
     # Coverage instrumentation for libFuzzer in every library the fuzz targets link.
     add_compile_options(-fsanitize=fuzzer-no-link)
