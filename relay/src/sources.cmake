@@ -51,3 +51,4 @@ target_sources(unit_tests PRIVATE
   tests/unit/outbox_worker_wake_test.cc
   tests/unit/wake_signal_test.cc
   tests/unit/wake_socket_test.cc)
+target_sources(integration_tests PRIVATE tests/integration/relay_wake_test.cc)
