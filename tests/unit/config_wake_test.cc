@@ -5,8 +5,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "config.h"
 
@@ -82,6 +84,37 @@ TEST_F(ConfigWakeTest, TheEffectiveConfigShowsTheSocketAndLoadsAgain) {
   auto off = Load("");
   ASSERT_TRUE(off);
   EXPECT_THAT(RenderEffectiveConfig(*off), HasSubstr("[wake]\nsocket = \"\"\n"));
+}
+
+// Each shipped config documents the key with a commented example that loads once uncommented,
+// and the systemd unit creates the directory the production example names.
+TEST_F(ConfigWakeTest, TheShippedExamplesLoadUncommentedAndTheUnitMakesTheirDirectory) {
+  Write("mysql-password", "pw");
+  Write("tim-secret-key", "key");
+  setenv("CREDENTIALS_DIRECTORY", dir_.c_str(), 1);
+  const std::filesystem::path source(ROOM_OUTBOX_SOURCE_DIR);
+  for (const char* name : {"relay.toml", "relay.docker.toml", "relay.tencent.example.toml"}) {
+    std::ifstream in(source / "conf" / name);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string config = text.str();
+    const size_t example = config.find("\n# socket = \"");
+    ASSERT_NE(example, std::string::npos) << name << " has no commented [wake] socket example";
+    EXPECT_LT(config.find("\n[wake]\n"), example) << name;
+    config.erase(example + 1, 2);
+    auto c = LoadConfig(Write(name, config));
+    ASSERT_TRUE(c) << name << ": " << c.error().message;
+    EXPECT_FALSE(c->wake_socket.empty()) << name;
+    if (std::string(name) == "relay.tencent.example.toml") {
+      EXPECT_EQ(c->wake_socket, "/run/outbox-relay/wake.sock");
+    }
+  }
+  unsetenv("CREDENTIALS_DIRECTORY");
+  std::ifstream unit(source / "systemd" / "outbox-relay.service");
+  std::ostringstream unit_text;
+  unit_text << unit.rdbuf();
+  EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectory=outbox-relay\n"));
+  EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectoryMode=0755\n"));
 }
 
 }  // namespace
