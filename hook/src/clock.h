@@ -9,16 +9,35 @@
 
 namespace room_outbox {
 
-// A one-way stop flag that can wake a waiting thread. Thread-safe.
+// A one-way stop flag that can wake a waiting thread, plus a wake-up flag (the relay's
+// `[wake] socket`: rows were left for it) that ends only the waits that ask for it.
+//
+// A wake-up is a level, not a count: any number of Wake() calls before the next TakeWake() are
+// one pending wake-up (bursts coalesce). It stays pending through WaitFor (the relay's pace
+// waits inside a round never end early, so they cannot spin) until TakeWake() clears it (the
+// relay does just before it claims) or WaitForWake returns at once because of it.
+//
+// Thread-safety: every method may be called from any thread.
 class StopSignal {
  public:
   void RequestStop();
   bool stop_requested() const { return stopped_.load(std::memory_order_acquire); }
   // Waits up to `duration` real time; returns true at once when a stop was (or is) requested.
+  // A pending wake-up neither ends this wait nor is consumed by it.
   bool WaitFor(std::chrono::milliseconds duration);
+
+  // Marks a wake-up pending and ends a WaitForWake under way.
+  void Wake();
+  bool wake_pending() const { return woken_.load(std::memory_order_acquire); }
+  // Clears the pending wake-up; returns whether there was one.
+  bool TakeWake() { return woken_.exchange(false, std::memory_order_acq_rel); }
+  // Waits up to `duration` real time, or until a stop is requested or a wake-up is pending (at
+  // once when one already is; it stays pending). Returns true when a stop was requested.
+  bool WaitForWake(std::chrono::milliseconds duration);
 
  private:
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> woken_{false};
   std::mutex mu_;
   std::condition_variable cv_;
 };
@@ -31,8 +50,15 @@ class Clock {
   // Milliseconds on a monotonic clock with an arbitrary origin, for durations inside one
   // process (pacing, the lease left of a claim, sleeps). Never steps back.
   virtual int64_t SteadyMs() = 0;
-  // Sleeps `duration` or until `stop` is requested. Returns true when stopped.
+  // Sleeps `duration` or until `stop` is requested. Returns true when stopped. A pending wake-up
+  // does not shorten it.
   virtual bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) = 0;
+  // The idle sleep between two rounds: as SleepFor, and it also ends (returning false) as soon
+  // as a wake-up is pending on `stop`, without clearing it. A clock that cannot wait for a
+  // wake-up sleeps the whole duration (this default): the poll stays the safety net.
+  virtual bool IdleFor(std::chrono::milliseconds duration, StopSignal& stop) {
+    return SleepFor(duration, stop);
+  }
 };
 
 // The wall clock, std::chrono::steady_clock and real sleeping.
@@ -41,6 +67,7 @@ class SystemClock final : public Clock {
   int64_t NowMs() override;
   int64_t SteadyMs() override;
   bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override;
+  bool IdleFor(std::chrono::milliseconds duration, StopSignal& stop) override;
 };
 
 }  // namespace room_outbox

@@ -103,6 +103,10 @@ struct Config {
   WorkerConfig outbox_worker;
   LogConfig log;
   MetricsConfig metrics;
+  // [wake] socket: absolute path of the unix datagram socket the relay binds so that a hook
+  // configured with the same path wakes it when a commit leaves rows for it (WakeSender).
+  // "" = off (the relay only polls).
+  std::string wake_socket;
 };
 
 // Reads, parses and validates the file. Errors are kInvalidArgument ("path:line:col: ...") for bad

@@ -77,4 +77,17 @@ bool HeartbeatClock::SleepFor(std::chrono::milliseconds duration, StopSignal& st
   return stop.stop_requested();
 }
 
+bool HeartbeatClock::IdleFor(std::chrono::milliseconds duration, StopSignal& stop) {
+  heartbeat_.Beat();
+  while (duration.count() > 0 && !stop.wake_pending()) {
+    const std::chrono::milliseconds step = std::min(duration, slice_);
+    if (inner_.IdleFor(step, stop)) {
+      return true;
+    }
+    duration -= step;
+    heartbeat_.Beat();
+  }
+  return stop.stop_requested();
+}
+
 }  // namespace room_outbox::relay

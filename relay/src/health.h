@@ -91,6 +91,8 @@ class HeartbeatClock final : public Clock {
   int64_t SteadyMs() override;
   // Sleeps in slices of at most `slice`, beating before each one and after the last.
   bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override;
+  // The same slices over the inner IdleFor; ends at the first slice that finds a wake-up pending.
+  bool IdleFor(std::chrono::milliseconds duration, StopSignal& stop) override;
 
  private:
   Clock& inner_;

@@ -165,6 +165,8 @@ std::string Metrics::RenderPrometheus() const {
   simple("room_outbox_stats_age_seconds", "gauge",
          "Seconds since the pending gauges were last read from the database (NaN: never).",
          stats_age < 0 ? nan : static_cast<double>(stats_age) / 1000.0);
+  simple("room_outbox_wakeups_total", "counter", "Wake-up datagrams received on the [wake] socket.",
+         wakeups());
   if (heartbeat_ != nullptr) {
     simple("room_outbox_worker_heartbeat_age_seconds", "gauge",
            "Seconds since the worker loop last completed a round or a sleep slice.",

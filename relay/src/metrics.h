@@ -3,8 +3,8 @@
 //   room_outbox_pending_total             gauge    pending rows in the outbox (from Stats)
 //   room_outbox_oldest_pending_age_ms     gauge    age of the oldest pending row (from Stats)
 //   room_outbox_publish_success_total     counter  rows delivered (published or skipped)
-//   room_outbox_publish_failure_total     counter  failed attempts (incl. rate-limited, undecodable)
-//   room_outbox_publish_latency_ms        histogram latency of each publish attempt
+//   room_outbox_publish_failure_total     counter  failed attempts (incl. rate-limited,
+//   undecodable) room_outbox_publish_latency_ms        histogram latency of each publish attempt
 //   room_outbox_rooms_held_back           gauge    rooms whose later rows wait behind a failed row
 //   room_outbox_rounds_total / room_outbox_round_errors_total  counters of claim rounds
 // Operations (issue 9):
@@ -23,6 +23,9 @@
 //   room_outbox_worker_heartbeat_age_seconds  gauge  since the worker loop last beat (when a
 //        Heartbeat is attached)
 //   room_outbox_build_info{version,revision}  gauge  always 1
+// A relay that wakes (issue 10):
+//   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
+//        read at once is one wake-up of the worker but counts every datagram)
 //
 // Thread-safety: every method may be called from any thread (the /metrics server reads while the
 // worker writes).
@@ -80,6 +83,9 @@ class Metrics {
   void SetParkedRows(int64_t rows) { parked_rows_.store(rows, std::memory_order_relaxed); }
   void SetInFlight(int64_t rows) { in_flight_.store(rows, std::memory_order_relaxed); }
   void AddInFlight(int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
+  // --- a relay that wakes (issue 10) ---
+  void AddWakeups(uint64_t datagrams) { wakeups_.fetch_add(datagrams, std::memory_order_relaxed); }
+  uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
   // The heartbeat whose age /metrics shows (optional; must outlive the Metrics).
   void AttachHeartbeat(const Heartbeat* heartbeat) { heartbeat_ = heartbeat; }
   // Pending gauges older than this read NaN. Default 30 s (the worker refreshes every second).
@@ -128,6 +134,7 @@ class Metrics {
   std::atomic<int64_t> parked_rows_{-1};  // -1: not known yet
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> stats_read_steady_ms_{-1};  // -1: never read
+  std::atomic<uint64_t> wakeups_{0};
   int64_t stats_stale_after_ms_ = 30000;
   const Heartbeat* heartbeat_ = nullptr;
   std::string version_;

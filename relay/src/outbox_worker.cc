@@ -85,6 +85,8 @@ RoundResult OutboxWorker::Round(RoundMode mode) {
   const ClaimOptions claim_options = MakeClaimOptions(mode);
   // The lease runs from just before the call: a slow claim leaves less of it.
   const int64_t claimed_at = clock_.SteadyMs();
+  // This claim sees every row committed before a wake-up taken here; a later one stays pending.
+  (void)stop_.TakeWake();
   auto claim = store_.ClaimDue(claim_options);
   if (!claim && claim.error().code == ErrorCode::kAborted) {
     // A deadlock or lock wait timeout that the store's own reruns did not get past: not a
@@ -403,6 +405,11 @@ bool OutboxWorker::Sleep(milliseconds duration) {
   return clock_.SleepFor(std::clamp(duration, milliseconds(0), longest), stop_);
 }
 
+bool OutboxWorker::Idle(milliseconds duration) {
+  const milliseconds longest = pace_.MaxSleep(options_.poll_interval);
+  return clock_.IdleFor(std::clamp(duration, milliseconds(0), longest), stop_);
+}
+
 LogLine OutboxWorker::Line(std::string_view message) const {
   LogLine line(message);
   line.Add("worker", "room_outbox").Add("node_id", options_.node_id);
@@ -457,7 +464,8 @@ void OutboxWorker::Run() {
       // as rounds deliver (while IM fails, the head rows wait for their retry anyway).
       idle = pace_.IdleAfterDelivery(idle, clock_.SteadyMs());
     }
-    if (Sleep(idle)) break;
+    // A wake-up ends the idle wait, except while IM or the lease holds the loop back.
+    if ((held || round.released_unsent) ? Sleep(idle) : Idle(idle)) break;
   }
   logger_.Info(Line("outbox worker stopped"));
 }

@@ -157,6 +157,10 @@ class OutboxWorker {
   // coming due, so such a room keeps its pace); after a database error a back-off from
   // poll_interval doubling to max_error_backoff. Returns when a stop was requested (after the
   // current round is marked).
+  // Wake-ups (StopSignal::Wake, the [wake] socket) end only that idle wait, never a pace wait
+  // inside a round, the error back-off, or the wait while a rate limit, the open breaker or a
+  // claim given back unsent holds the loop. Each claim takes the pending wake-up just before
+  // it starts; one arriving later (during the round) ends the next idle wait at once.
   void Run();
 
   // The rooms_held_back gauge. Until OutboxStats carries the database's count
@@ -192,6 +196,8 @@ class OutboxWorker {
   void RefreshStats();
   // Sleeps a computed duration, clamped to [0, max(poll_interval, room_min_interval)].
   bool Sleep(std::chrono::milliseconds duration);
+  // The idle sleep between rounds: Sleep that a wake-up on the StopSignal ends (Clock::IdleFor).
+  bool Idle(std::chrono::milliseconds duration);
   void LogStarted();
   LogLine Line(std::string_view message) const;
 

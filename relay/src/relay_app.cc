@@ -21,6 +21,8 @@
 #include "outbox_worker.h"
 #include "reload.h"
 #include "signals.h"
+#include "wake_listener.h"
+#include "wake_socket.h"
 
 // The source revision (CMake sets it from git at configure time).
 #ifndef ROOM_OUTBOX_REVISION
@@ -93,6 +95,36 @@ Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, Metric
   logger.Info(Lifecycle("metrics endpoint listening", config)
                   .Add("url", "http://" + config.metrics.listen + "/metrics"));
   return started;
+}
+
+// [wake] socket: bound and read by a thread that wakes the worker (null when off, or for --once,
+// which never idles and must not take the socket of a daemon running beside it). A failure to
+// bind is logged (path and system error) and ends the start (exit 1).
+Result<std::unique_ptr<WakeListener>> ListenForWakeUps(const CliOptions& cli, const Config& config,
+                                                       StopSignal& stop, Metrics& metrics,
+                                                       Logger& logger) {
+  if (cli.once || config.wake_socket.empty()) {
+    return std::unique_ptr<WakeListener>();
+  }
+  auto listener = WakeSocket::Bind(config.wake_socket).and_then([&](auto socket) {
+    return WakeListener::Start(
+        std::move(socket),
+        [&stop, &metrics](uint64_t datagrams) {
+          metrics.AddWakeups(datagrams);
+          stop.Wake();
+        },
+        logger);
+  });
+  if (!listener) {
+    logger.Error(Lifecycle("cannot bind the wake socket", config)
+                     .Add("wake_socket", config.wake_socket)
+                     .Add("error", listener.error().message));
+    return listener;
+  }
+  logger.Info(Lifecycle("wake socket bound: a datagram starts a round at once", config)
+                  .Add("wake_socket", config.wake_socket)
+                  .Add("mode", "0666"));
+  return listener;
 }
 
 // --check-config: the effective config on stdout; 0 when the daemon could run with it, else 2.
@@ -261,10 +293,16 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   }
   SystemClock system_clock;
   HeartbeatClock clock(system_clock, heartbeat, slice);
+  auto wake = ListenForWakeUps(cli, config, stop, metrics, *logger);
+  if (!wake) {
+    return kExitRuntimeFailure;
+  }
 
   const int exit_code =
       RunWorker(cli, config, *store, **publisher, clock, stop, metrics, *logger);
   // The worker has marked every result it got; only now may the database go away.
+  // No more wake-ups: the socket file goes with the listener.
+  wake->reset();
   logger->Info(Lifecycle("worker stopped; closing the database connection", config));
   store.reset();
   // No reload may reach the publisher once it is gone.

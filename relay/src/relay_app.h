@@ -6,7 +6,8 @@
 //   0  success: the daemon stopped on SIGTERM/SIGINT, --once drained everything, --check-config
 //      found the config valid and runnable, or [outbox_worker] enabled = false
 //   1  runtime failure: --once could not reach the database or left rows that failed; the
-//      metrics endpoint could not be bound; a library could not be initialised
+//      metrics endpoint or the [wake] socket could not be bound; a library could not be
+//      initialised
 //   2  bad usage or invalid config (parse error, unknown key, bad value, missing IM app id or
 //      secret key)
 //

@@ -20,6 +20,8 @@ target_sources(room_outbox_relay PRIVATE
   relay/src/ops/ops_store.cc
   relay/src/ops/parked_gauge.cc
   relay/src/park_policy.cc)
+# A relay that wakes (issue 10): the [wake] socket and its listener thread.
+target_sources(room_outbox_relay PRIVATE relay/src/wake_socket.cc relay/src/wake_listener.cc)
 if(NOT ROOM_OUTBOX_BUILD_TESTS)
   return()
 endif()
@@ -42,3 +44,11 @@ add_dependencies(integration_tests outbox-relay)
 # Parking and log volume (issue 9, worker side).
 target_sources(unit_tests PRIVATE tests/unit/park_policy_test.cc tests/unit/parking_test.cc)
 target_sources(integration_tests PRIVATE tests/integration/parking_daemon_test.cc)
+# A relay that wakes (issue 10): the wake signal, the socket and its listener, the config key,
+# and a real relay woken by a datagram.
+target_sources(unit_tests PRIVATE
+  tests/unit/config_wake_test.cc
+  tests/unit/outbox_worker_wake_test.cc
+  tests/unit/wake_signal_test.cc
+  tests/unit/wake_socket_test.cc)
+target_sources(integration_tests PRIVATE tests/integration/relay_wake_test.cc)

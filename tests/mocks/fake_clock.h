@@ -1,7 +1,8 @@
 // A Clock whose time moves only when told to, or by the sleeps it is asked for. It records
 // every requested sleep so tests can assert on the pacing of a loop. Wall time (NowMs) and
 // monotonic time (SteadyMs) move together, except that StepWall moves the wall clock alone, as
-// an NTP step or an operator's `date -s` does.
+// an NTP step or an operator's `date -s` does. An idle sleep (IdleFor) entered with a wake-up
+// pending ends at once: it is recorded as 0 ms and time does not move.
 #pragma once
 
 #include <chrono>
@@ -41,6 +42,12 @@ class FakeClock : public Clock {
       on_sleep();
     }
     return stop.stop_requested();
+  }
+
+  // As SleepFor, but with a wake-up pending on `stop` it returns at once (a 0 ms sleep) and
+  // leaves the wake-up pending, as SystemClock does.
+  bool IdleFor(std::chrono::milliseconds duration, StopSignal& stop) override {
+    return SleepFor(stop.wake_pending() ? std::chrono::milliseconds(0) : duration, stop);
   }
 
   void Advance(std::chrono::milliseconds duration) {

@@ -1,0 +1,121 @@
+// [wake] socket: off by default, an absolute path that fits a unix socket address, errors with
+// file:line:col naming the key, and shown by --check-config's effective config.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config.h"
+
+namespace room_outbox::relay {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+class ConfigWakeTest : public ::testing::Test {
+ protected:
+  ConfigWakeTest() {
+    char tmpl[] = "/tmp/relay-config-wake-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  ~ConfigWakeTest() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& content) {
+    const std::filesystem::path p = dir_ / name;
+    std::ofstream(p) << content;
+    return p.string();
+  }
+  Result<Config> Load(const std::string& content) {
+    return LoadConfig(Write("relay.toml", content));
+  }
+  std::string ErrorOf(const std::string& content) {
+    auto c = Load(content);
+    EXPECT_FALSE(c) << "accepted:\n" << content;
+    return c ? std::string() : c.error().message;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ConfigWakeTest, OffByDefault) {
+  auto c = Load("");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->wake_socket, "");
+  auto empty = Load("[wake]\nsocket = \"\"\n");
+  ASSERT_TRUE(empty) << empty.error().message;
+  EXPECT_EQ(empty->wake_socket, "");
+}
+
+TEST_F(ConfigWakeTest, AnAbsolutePathIsTaken) {
+  auto c = Load("[wake]\nsocket = \"/run/outbox-relay/wake.sock\"\n");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->wake_socket, "/run/outbox-relay/wake.sock");
+}
+
+TEST_F(ConfigWakeTest, PathsNoUnixSocketCanHaveAreErrorsNamingTheKeyAndPosition) {
+  const std::string relative = ErrorOf("[wake]\nsocket = \"run/wake.sock\"\n");
+  EXPECT_THAT(relative, MatchesRegex(".*relay\\.toml:2:10: wake\\.socket: .*must be absolute.*"))
+      << relative;
+  const std::string too_long = "/run/" + std::string(sizeof(sockaddr_un{}.sun_path), 'w');
+  const std::string long_error = ErrorOf("[wake]\nsocket = \"" + too_long + "\"\n");
+  EXPECT_THAT(long_error, HasSubstr("relay.toml:2:10: wake.socket: "));
+  EXPECT_THAT(long_error, HasSubstr("at most 107"));
+  EXPECT_THAT(ErrorOf("[wake]\nsocket = 7\n"), HasSubstr("wake.socket: expected a string"));
+  EXPECT_THAT(ErrorOf("[wake]\nsockets = \"/run/x.sock\"\n"),
+              HasSubstr("unknown key 'wake.sockets'"));
+  EXPECT_THAT(ErrorOf("wake = \"/run/x.sock\"\n"), HasSubstr("wake: expected a table"));
+}
+
+TEST_F(ConfigWakeTest, TheEffectiveConfigShowsTheSocketAndLoadsAgain) {
+  auto c = Load("[wake]\nsocket = \"/run/outbox-relay/wake.sock\"\n");
+  ASSERT_TRUE(c) << c.error().message;
+  const std::string text = RenderEffectiveConfig(*c);
+  EXPECT_THAT(text, HasSubstr("[wake]\nsocket = \"/run/outbox-relay/wake.sock\"\n"));
+  auto back = LoadConfig(Write("rendered.toml", text));
+  ASSERT_TRUE(back) << back.error().message << "\n" << text;
+  EXPECT_EQ(back->wake_socket, "/run/outbox-relay/wake.sock");
+
+  auto off = Load("");
+  ASSERT_TRUE(off);
+  EXPECT_THAT(RenderEffectiveConfig(*off), HasSubstr("[wake]\nsocket = \"\"\n"));
+}
+
+// Each shipped config documents the key with a commented example that loads once uncommented,
+// and the systemd unit creates the directory the production example names.
+TEST_F(ConfigWakeTest, TheShippedExamplesLoadUncommentedAndTheUnitMakesTheirDirectory) {
+  Write("mysql-password", "pw");
+  Write("tim-secret-key", "key");
+  setenv("CREDENTIALS_DIRECTORY", dir_.c_str(), 1);
+  const std::filesystem::path source(ROOM_OUTBOX_SOURCE_DIR);
+  for (const char* name : {"relay.toml", "relay.docker.toml", "relay.tencent.example.toml"}) {
+    std::ifstream in(source / "conf" / name);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string config = text.str();
+    const size_t example = config.find("\n# socket = \"");
+    ASSERT_NE(example, std::string::npos) << name << " has no commented [wake] socket example";
+    EXPECT_LT(config.find("\n[wake]\n"), example) << name;
+    config.erase(example + 1, 2);
+    auto c = LoadConfig(Write(name, config));
+    ASSERT_TRUE(c) << name << ": " << c.error().message;
+    EXPECT_FALSE(c->wake_socket.empty()) << name;
+    if (std::string(name) == "relay.tencent.example.toml") {
+      EXPECT_EQ(c->wake_socket, "/run/outbox-relay/wake.sock");
+    }
+  }
+  unsetenv("CREDENTIALS_DIRECTORY");
+  std::ifstream unit(source / "systemd" / "outbox-relay.service");
+  std::ostringstream unit_text;
+  unit_text << unit.rdbuf();
+  EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectory=outbox-relay\n"));
+  EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectoryMode=0755\n"));
+}
+
+}  // namespace
+}  // namespace room_outbox::relay
