@@ -1,12 +1,15 @@
 # Benchmarks (make bench; scripts/bench.sh runs outbox-bench against a private MariaDB). Not a
 # test: it prints figures and never asserts on speed.
 add_executable(outbox-bench
+  tests/bench/alloc_counter.cc
   tests/bench/bench_database.cc
   tests/bench/bench_support.cc
   tests/bench/busy_room_bench.cc
   tests/bench/child_process.cc
   tests/bench/claim_bench.cc
   tests/bench/commit_bench.cc
+  tests/bench/commit_floor.cc
+  tests/bench/commit_support.cc
   tests/bench/drain_bench.cc
   tests/bench/idle_bench.cc
   tests/bench/outbox_bench.cc
