@@ -135,17 +135,17 @@ Result<void> MariaDbConnection::Begin() { return Run("begin", "START TRANSACTION
 Result<void> MariaDbConnection::Commit() { return Run("commit", "COMMIT"); }
 Result<void> MariaDbConnection::Rollback() { return Run("rollback", "ROLLBACK"); }
 
-Result<PreparedStatement*> MariaDbConnection::Prepared(const std::string& name,
+Result<PreparedStatement*> MariaDbConnection::Prepared(std::string_view name,
                                                        std::string_view sql) {
   if (auto it = statements_.find(name); it != statements_.end()) {
     return it->second.get();
   }
-  auto stmt = PreparedStatement::Prepare(mysql_.get(), name, sql);
+  auto stmt = PreparedStatement::Prepare(mysql_.get(), std::string(name), sql);
   if (!stmt) {
     return Fail(stmt.error());
   }
   PreparedStatement* raw = stmt->get();
-  statements_.emplace(name, std::move(*stmt));
+  statements_.emplace(std::string(name), std::move(*stmt));
   return raw;
 }
 
