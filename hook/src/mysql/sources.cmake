@@ -6,6 +6,7 @@ target_sources(room_outbox_hook PRIVATE
   hook/src/mysql/id_lists.cc
   hook/src/mysql/mariadb_outbox_store.cc
   hook/src/mysql/mariadb_commit.cc
+  hook/src/mysql/outbox_insert.cc
   hook/src/mysql/mariadb_claim.cc
   hook/src/mysql/mariadb_marks.cc)
 if(ROOM_OUTBOX_BUILD_TESTS)
