@@ -125,7 +125,11 @@ struct CommitRequest {
   std::string token;
   std::chrono::milliseconds sync_lease{0};
   // Per-room order: look, inside the transaction (with the command log insert, before the
-  // caller's statements), for an earlier pending row of the room.
+  // caller's statements), for an earlier pending row of the room. Only when the rows are written
+  // leased (a token): the answer tells the lease holder (the sync publish) whether it may send
+  // ahead of the relay. Unleased rows go to the relay, which keeps each room's order itself, so
+  // the answer would go unused (earlier_pending is then false). The check costs the commit a
+  // secondary-index read.
   bool check_earlier_pending = true;
 };
 
@@ -143,7 +147,7 @@ struct CommitWrite {
   CommitOutcome outcome = CommitOutcome::kCommitted;
   std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in request order
   // The room had a pending row before this command's (read in the transaction; false when
-  // not asked for).
+  // not asked for or the rows were written unleased).
   bool earlier_pending = false;
   // The database server's clock (epoch ms), read in the transaction before lease_start, so
   // server_now_ms + (time since lease_start) never runs ahead of the server.

@@ -65,7 +65,8 @@ struct LoggedCommand {
 // INSERT room_command_log, which also reads the server's clock and, when asked, the per-room
 // order check (outbox_sql.h: kInsertCommandLogChecked).
 Result<LoggedCommand> InsertCommandLog(MariaDbConnection& conn, const CommitRequest& request) {
-  const bool check = request.check_earlier_pending;
+  // Only the holder of a lease publishes out of the relay's order (outbox_store.h).
+  const bool check = request.check_earlier_pending && !request.token.empty();
   auto log = check ? conn.Prepared("insert_command_log_checked", sql::kInsertCommandLogChecked)
                    : conn.Prepared("insert_command_log", sql::kInsertCommandLog);
   if (!log) {

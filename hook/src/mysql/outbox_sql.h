@@ -28,21 +28,25 @@ inline constexpr std::string_view kServerNowMs = ROOM_OUTBOX_SERVER_NOW_MS;
 // multi-row outbox INSERTs, COMMIT: the statements it needs anyway, nothing read separately.
 
 // uk_command_id: a repeated command_id fails with a duplicate-key error and nothing is written.
-// RETURNING hands back the server's clock (created_at_ms, CommitWrite::server_now_ms) and, in
-// the Checked form, the per-room order check: whether the room already has a pending outbox row
-// (idx_room_status: one dive). INSERT ... SELECT rather than VALUES: under READ COMMITTED InnoDB
-// reads the RETURNING subquery as a consistent, non-locking read only for INSERT ... SELECT (with
-// VALUES it takes shared locks and waits for a claim that holds the room's rows). One row, so
-// innodb_autoinc_lock_mode 1 holds the table's AUTO-INC lock for this short statement only.
-// Placeholders: command_id, room_id, command_type, request_id, room_seq, payload[, room_id].
-#define ROOM_OUTBOX_INSERT_COMMAND_LOG                                                      \
-  "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, " \
-  "payload, created_at_ms) SELECT ?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS             \
-  " RETURNING created_at_ms"
-inline constexpr std::string_view kInsertCommandLog = ROOM_OUTBOX_INSERT_COMMAND_LOG;
-inline constexpr std::string_view kInsertCommandLogChecked = ROOM_OUTBOX_INSERT_COMMAND_LOG
-    ", EXISTS (SELECT 1 FROM room_outbox WHERE room_id = ? AND status = 'pending' LIMIT 1)";
-#undef ROOM_OUTBOX_INSERT_COMMAND_LOG
+// RETURNING hands back the server's clock (created_at_ms, CommitWrite::server_now_ms).
+// Placeholders: command_id, room_id, command_type, request_id, room_seq, payload.
+inline constexpr std::string_view kInsertCommandLog =
+    "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
+    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
+    ") RETURNING created_at_ms";
+
+// The same insert with the per-room order check in its RETURNING: whether the room already has
+// a pending outbox row (idx_room_status: one dive). INSERT ... SELECT rather than VALUES: under
+// READ COMMITTED InnoDB reads the subquery as a consistent, non-locking read only for
+// INSERT ... SELECT (with VALUES it takes shared locks and waits for a claim that holds the
+// room's rows). One row, so innodb_autoinc_lock_mode 1 holds the table's AUTO-INC lock for this
+// short statement only. Placeholders: command_id, room_id, command_type, request_id, room_seq,
+// payload, room_id.
+inline constexpr std::string_view kInsertCommandLogChecked =
+    "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
+    "payload, created_at_ms) SELECT ?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
+    " RETURNING created_at_ms, EXISTS (SELECT 1 FROM room_outbox FORCE INDEX (idx_room_status) "
+    "WHERE room_id = ? AND status = 'pending' LIMIT 1)";
 
 // uk_event_id. The command's outbox rows: kInsertOutboxHead, then kInsertOutboxRow once per row
 // (comma-separated), then kInsertOutboxReturning, which hands back each row's id with its
