@@ -9,6 +9,7 @@
 #include "bench/bench_database.h"
 #include "envelope_codec.h"
 #include "mysql/connection.h"
+#include "mysql/mariadb_outbox_store.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -124,56 +125,105 @@ void CommitOne(Hook& hook, const CommandWithEvents& c, FloorRun* tally) {
   }
 }
 
+// The three paths of one run, each on its own database, and what one command takes on each.
+class SideBySide {
+ public:
+  enum Path { kFloor = 0, kStore = 1, kHook = 2 };
+
+  SideBySide(const BenchContext& ctx, const testing::FakeImServer& stub)
+      : floor_db_(ctx.socket, "bench_commit_floor"),
+        store_db_(ctx.socket, "bench_commit_store"),
+        hook_db_(ctx.socket, "bench_commit_sync_off"),
+        floor_(floor_db_.Options(), kBenchEventTypes.size()),
+        store_(MakeMariaDbOutboxStore(store_db_.Options())),
+        hook_(MakeBenchHook(hook_db_.Options(), stub.ClientOptions(), false)) {}
+
+  // Command n's inputs for every path, built before anything is timed.
+  void Stage(size_t n) {
+    const std::string room = "room-" + std::to_string(n);
+    values_ = FloorTransaction::ValuesOf(MakeCommand("floor", n, room, 1), NowMs());
+    request_ = StoreRequest(MakeCommand("store", n, room, 1));
+    hook_command_ = MakeCommand("sync-off", n, room, 1);
+  }
+
+  void Run(Path path, FloorRun* tally) {
+    switch (path) {
+      case kFloor:
+        floor_.Run(values_);
+        break;
+      case kStore:
+        if (auto w = store_->CommitCommand(request_, {}); !w) {
+          throw BenchFailure("store: commit failed: " + w.error().message);
+        }
+        break;
+      case kHook:
+        CommitOne(*hook_, hook_command_, tally);
+        break;
+    }
+  }
+
+ private:
+  // What the hook hands the store with the sync publish off: no token, no lease, the envelopes
+  // encoded, per-room order asked for.
+  static CommitRequest StoreRequest(const CommandWithEvents& c) {
+    CommitRequest request;
+    request.command = c.command;
+    request.check_earlier_pending = true;
+    const FloorTransaction::Values v = FloorTransaction::ValuesOf(c, NowMs());
+    for (size_t k = 0; k < c.events.size(); ++k) {
+      const Event& e = c.events[k];
+      request.rows.push_back(NewOutboxRow{e.event_id, e.event_type, c.command.room_id,
+                                          c.command.command_id, c.command.request_id,
+                                          std::get<std::string>(v.rows[k * 6 + 5]), false});
+    }
+    return request;
+  }
+
+  BenchDatabase floor_db_;
+  BenchDatabase store_db_;
+  BenchDatabase hook_db_;
+  FloorTransaction floor_;
+  std::unique_ptr<MariaDbOutboxStore> store_;
+  std::unique_ptr<Hook> hook_;
+  FloorTransaction::Values values_;
+  CommitRequest request_;
+  CommandWithEvents hook_command_;
+};
+
 }  // namespace
 
 FloorRun RunFloorSideBySide(const BenchContext& ctx, const testing::FakeImServer& stub) {
-  BenchDatabase floor_db(ctx.socket, "bench_commit_floor");
-  BenchDatabase hook_db(ctx.socket, "bench_commit_sync_off");
-  FloorTransaction floor(floor_db.Options(), kBenchEventTypes.size());
-  auto hook = MakeBenchHook(hook_db.Options(), stub.ClientOptions(), false);
+  SideBySide paths(ctx, stub);
   FloorRun run;
-  std::vector<double> floor_ms;
-  std::vector<double> hook_ms;
+  std::array<std::vector<double>, 3> ms;
   const size_t timed_end = kWarmup + ctx.commit_samples;
   for (size_t n = 0; n < timed_end; ++n) {
-    const std::string room = "room-" + std::to_string(n);
-    const CommandWithEvents f = MakeCommand("floor", n, room, 1);
-    const FloorTransaction::Values values = FloorTransaction::ValuesOf(f, NowMs());
-    const CommandWithEvents h = MakeCommand("sync-off", n, room, 1);
+    paths.Stage(n);
     const bool timed = n >= kWarmup;
-    // Alternate which goes first, so neither always follows the other.
-    for (int turn = 0; turn < 2; ++turn) {
+    // Rotate which goes first, so no path always follows the same one.
+    for (size_t turn = 0; turn < 3; ++turn) {
+      const auto path = static_cast<SideBySide::Path>((n + turn) % 3);
       Stopwatch watch;
-      if ((turn == 0) == (n % 2 == 0)) {
-        floor.Run(values);
-        if (timed) floor_ms.push_back(watch.Millis());
-      } else {
-        CommitOne(*hook, h, timed ? &run : nullptr);
-        if (timed) hook_ms.push_back(watch.Millis());
-      }
+      paths.Run(path, timed ? &run : nullptr);
+      if (timed) ms[path].push_back(watch.Millis());
     }
   }
-  run.floor = Summarize(floor_ms);
-  run.sync_off = Summarize(hook_ms);
+  run.floor = Summarize(ms[SideBySide::kFloor]);
+  run.store = Summarize(ms[SideBySide::kStore]);
+  run.sync_off = Summarize(ms[SideBySide::kHook]);
 
-  std::vector<AllocCounts> floor_counts;
-  std::vector<AllocCounts> hook_counts;
+  std::array<std::vector<AllocCounts>, 3> counts;
   for (size_t n = timed_end; n < timed_end + kAllocCommands; ++n) {
-    const std::string room = "room-" + std::to_string(n);
-    const CommandWithEvents f = MakeCommand("floor", n, room, 1);
-    const FloorTransaction::Values values = FloorTransaction::ValuesOf(f, NowMs());
-    const CommandWithEvents h = MakeCommand("sync-off", n, room, 1);
-    {
+    paths.Stage(n);
+    for (const auto path : {SideBySide::kFloor, SideBySide::kStore, SideBySide::kHook}) {
       AllocWindow window;
-      floor.Run(values);
-      floor_counts.push_back(window.counts());
+      paths.Run(path, nullptr);
+      counts[path].push_back(window.counts());
     }
-    AllocWindow window;
-    CommitOne(*hook, h, nullptr);
-    hook_counts.push_back(window.counts());
   }
-  run.floor_allocs = SummarizeAllocs(floor_counts);
-  run.commit_allocs = SummarizeAllocs(hook_counts);
+  run.floor_allocs = SummarizeAllocs(counts[SideBySide::kFloor]);
+  run.store_allocs = SummarizeAllocs(counts[SideBySide::kStore]);
+  run.commit_allocs = SummarizeAllocs(counts[SideBySide::kHook]);
   return run;
 }
 

@@ -26,17 +26,20 @@ struct AllocFigures {
 
 struct FloorRun {
   Latency floor;     // the hand-written transaction
+  Latency store;     // MariaDbOutboxStore::CommitCommand alone, with what the hook hands it
   Latency sync_off;  // Hook::Commit, sync publish off
   size_t published_events = 0;
   size_t pending_events = 0;
   AllocFigures floor_allocs;
+  AllocFigures store_allocs;
   AllocFigures commit_allocs;
 };
 
-// ctx.commit_samples commands through each path, interleaved one by one (after kWarmup untimed
-// pairs) so that load from elsewhere on the machine falls on both alike; each path on its own
-// database of the same server, each command in a new room. Then 200 more commands through
-// each path with their allocations counted (untimed). `stub` is never called (sync off).
+// ctx.commit_samples commands through each path (the floor, the store alone, the hook),
+// interleaved one by one (after kWarmup untimed rounds) so that load from elsewhere on the
+// machine falls on all alike; each path on its own database of the same server, each command in
+// a new room. Then 200 more commands through each path with their allocations counted
+// (untimed). `stub` is never called (sync off).
 FloorRun RunFloorSideBySide(const BenchContext& ctx, const testing::FakeImServer& stub);
 
 }  // namespace room_outbox::bench

@@ -14,8 +14,21 @@ std::string LatencyText(const Latency& l) {
          FormatCount(static_cast<double>(l.samples)) + " samples)";
 }
 
+namespace {
+
+// "x1.28": two decimals below x10, where the commit goals (x1.3, x1.5) are read; FormatRatio
+// above.
+std::string PreciseRatio(double value, double base) {
+  if (base <= 0 || value / base >= 10) {
+    return FormatRatio(value, base);
+  }
+  return "x" + FormatFixed(value / base, 2);
+}
+
+}  // namespace
+
 std::string LatencyRatio(const Latency& l, const Latency& base, const std::string& base_id) {
-  return FormatRatio(l.p50, base.p50) + " p50, " + FormatRatio(l.p99, base.p99) + " p99 vs " +
+  return PreciseRatio(l.p50, base.p50) + " p50, " + PreciseRatio(l.p99, base.p99) + " p99 vs " +
          base_id;
 }
 
