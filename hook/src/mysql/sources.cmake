@@ -14,5 +14,6 @@ if(ROOM_OUTBOX_BUILD_TESTS)
   target_sources(integration_tests PRIVATE
     tests/integration/mariadb_outbox_store_test.cc
     tests/integration/commit_command_test.cc
+    tests/integration/commit_multirow_test.cc
     tests/integration/claim_cost_test.cc)
 endif()
