@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "mysql/connection.h"
 #include "mysql/mariadb_outbox_store.h"
 #include "mysql/outbox_insert.h"
 #include "support/test_database.h"
@@ -252,6 +253,42 @@ TEST(CommitMultiRowTest, TheRoomCheckDoesNotWaitForAClaimHoldingTheRoomsRows) {
   db.Exec("ROLLBACK");
   ASSERT_TRUE(write) << write.error().message;
   EXPECT_TRUE(write->earlier_pending);
+}
+
+TEST(CommitMultiRowTest, CallerStatementsArePreparedOnceAndReusedAcrossCommits) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto conn = MariaDbConnection::Connect(db.Options());
+  ASSERT_TRUE(conn) << conn.error().message;
+  auto first = (*conn)->PreparedCallerStatement("SELECT ?");
+  auto again = (*conn)->PreparedCallerStatement("SELECT ?");
+  auto other = (*conn)->PreparedCallerStatement("SELECT ? + 1");
+  ASSERT_TRUE(first && again && other);
+  EXPECT_EQ(*first, *again);
+  EXPECT_NE(*first, *other);
+  // Past the bound the cache starts over; every text still works.
+  for (size_t i = 0; i < MariaDbConnection::kMaxCallerStatements + 5; ++i) {
+    auto stmt = (*conn)->PreparedCallerStatement("SELECT " + std::to_string(i) + " + ?");
+    ASSERT_TRUE(stmt) << stmt.error().message;
+    const std::vector<SqlValue> params = {int64_t{1}};
+    ASSERT_TRUE((*stmt)->Execute(params));
+    auto rows = (*stmt)->FetchAll();
+    ASSERT_TRUE(rows);
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0].Int(0).value_or(-1), static_cast<int64_t>(i) + 1);
+  }
+
+  // The store runs the same caller text in every commit: each commit writes its own row.
+  db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) NOT NULL, seq BIGINT NOT NULL)");
+  auto store = MakeMariaDbOutboxStore(db.Options());
+  for (int64_t seq = 1; seq <= 3; ++seq) {
+    auto write = store->CommitCommand(
+        Request("c" + std::to_string(seq), "room-1", 1), [seq](Transaction& tx) {
+          return tx.Execute("INSERT INTO snapshot VALUES (?, ?)", {std::string("room-1"), seq});
+        });
+    ASSERT_TRUE(write) << write.error().message;
+  }
+  EXPECT_EQ(db.Scalar("SELECT SUM(seq) FROM snapshot"), 6);
 }
 
 TEST(CommitMultiRowTest, ChunksHoldAtMostSixteenRowsAndALargeRowGoesAlone) {

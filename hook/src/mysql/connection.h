@@ -52,7 +52,13 @@ class MariaDbConnection {
   // pointer stays valid as long as this connection.
   // The lookup makes no allocation once the statement is there.
   [[nodiscard]] Result<PreparedStatement*> Prepared(std::string_view name, std::string_view sql);
-  // A statement prepared for one use (e.g. the caller's own SQL); not cached.
+  // A caller's own statement (CommitCommand's caller_statements), keyed by its SQL text:
+  // prepared on first use and reused by later commits, so a host that runs the same statements
+  // every command pays no prepare round trip. At most kMaxCallerStatements texts are kept; a new
+  // text beyond that empties the cache first. The pointer is valid until the next call.
+  [[nodiscard]] Result<PreparedStatement*> PreparedCallerStatement(std::string_view sql);
+  static constexpr size_t kMaxCallerStatements = 64;
+  // A statement prepared for one use; not cached.
   [[nodiscard]] Result<std::unique_ptr<PreparedStatement>> Prepare(std::string name,
                                                                    std::string_view sql);
 
@@ -74,6 +80,8 @@ class MariaDbConnection {
   MysqlPtr mysql_;
   std::unordered_map<std::string, std::unique_ptr<PreparedStatement>, NameHash, std::equal_to<>>
       statements_;
+  std::unordered_map<std::string, std::unique_ptr<PreparedStatement>, NameHash, std::equal_to<>>
+      caller_statements_;
 };
 
 }  // namespace room_outbox

@@ -29,7 +29,7 @@ class CallerTransaction final : public Transaction {
     if (failure_) {
       return *failure_;
     }
-    auto stmt = conn_.Prepare("caller_statement", sql);
+    auto stmt = conn_.PreparedCallerStatement(sql);
     if (!stmt) {
       return Record(stmt.error());
     }
