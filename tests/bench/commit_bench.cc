@@ -156,7 +156,8 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
       {"3e", "Hook Commit, 1 command + 3 events, sync publish off (HookOptions::sync_publish)",
        hook_settings + "; interleaved one by one with 3f and 3g",
        LatencyText(floor.sync_off) + events_text(floor.published_events, floor.pending_events),
-       LatencyRatio(floor.sync_off, floor.floor, "3f") + " (goal: x1.3 p50, x1.5 p99)"});
+       LatencyRatio(floor.sync_off, floor.floor, "3f") + " (goal: x1.3 p50, x1.5 p99); " +
+           "median of paired ratios x" + FormatFixed(floor.sync_off_paired_ratio, 2)});
   report.Add({"3f",
               "Floor: the minimal hand-written transaction writing the same rows as 3e (BEGIN; "
               "INSERT the command log row; ONE 3-row INSERT of the outbox rows; COMMIT)",
@@ -167,7 +168,8 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
               "The store alone: MariaDbOutboxStore::CommitCommand with what the hook hands it in "
               "3e (no token, envelopes encoded): the hook's own work is 3e - 3g",
               "interleaved one by one with 3e and 3f", LatencyText(floor.store),
-              LatencyRatio(floor.store, floor.floor, "3f")});
+              LatencyRatio(floor.store, floor.floor, "3f") + "; median of paired ratios x" +
+                  FormatFixed(floor.store_paired_ratio, 2)});
   report.Add(
       {"3h", "Heap allocations per command: Hook Commit (3e), the store alone (3g), floor (3f)",
        "counted on the committing thread only, inside the call (tests/bench/"

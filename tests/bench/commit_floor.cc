@@ -125,6 +125,17 @@ void CommitOne(Hook& hook, const CommandWithEvents& c, FloorRun* tally) {
   }
 }
 
+// The median of ms[i] / base[i].
+double PairedRatio(const std::vector<double>& ms, const std::vector<double>& base) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < ms.size() && i < base.size(); ++i) {
+    if (base[i] > 0) {
+      ratios.push_back(ms[i] / base[i]);
+    }
+  }
+  return Percentile(ratios, 50);
+}
+
 // The three paths of one run, each on its own database, and what one command takes on each.
 class SideBySide {
  public:
@@ -208,6 +219,8 @@ FloorRun RunFloorSideBySide(const BenchContext& ctx, const testing::FakeImServer
       if (timed) ms[path].push_back(watch.Millis());
     }
   }
+  run.store_paired_ratio = PairedRatio(ms[SideBySide::kStore], ms[SideBySide::kFloor]);
+  run.sync_off_paired_ratio = PairedRatio(ms[SideBySide::kHook], ms[SideBySide::kFloor]);
   run.floor = Summarize(ms[SideBySide::kFloor]);
   run.store = Summarize(ms[SideBySide::kStore]);
   run.sync_off = Summarize(ms[SideBySide::kHook]);

@@ -28,6 +28,10 @@ struct FloorRun {
   Latency floor;     // the hand-written transaction
   Latency store;     // MariaDbOutboxStore::CommitCommand alone, with what the hook hands it
   Latency sync_off;  // Hook::Commit, sync publish off
+  // The median over the commands of (this command's time / the floor's time for the command
+  // staged with it): steadier than a ratio of two p50s when load from elsewhere comes in bursts.
+  double store_paired_ratio = 0;
+  double sync_off_paired_ratio = 0;
   size_t published_events = 0;
   size_t pending_events = 0;
   AllocFigures floor_allocs;
