@@ -124,7 +124,12 @@ struct CommitRequest {
   // leaves them due at once. Every absolute time of the commit is the server's.
   std::string token;
   std::chrono::milliseconds sync_lease{0};
-  // Per-room order: look, inside the transaction, for an earlier pending row of the room.
+  // Per-room order: look, inside the transaction (with the command log insert, before the
+  // caller's statements), for an earlier pending row of the room. Only when the rows are written
+  // leased (a token): the answer tells the lease holder (the sync publish) whether it may send
+  // ahead of the relay. Unleased rows go to the relay, which keeps each room's order itself, so
+  // the answer would go unused (earlier_pending is then false). The check costs the commit a
+  // secondary-index read.
   bool check_earlier_pending = true;
 };
 
@@ -142,7 +147,7 @@ struct CommitWrite {
   CommitOutcome outcome = CommitOutcome::kCommitted;
   std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in request order
   // The room had a pending row before this command's (read in the transaction; false when
-  // not asked for).
+  // not asked for or the rows were written unleased).
   bool earlier_pending = false;
   // The database server's clock (epoch ms), read in the transaction before lease_start, so
   // server_now_ms + (time since lease_start) never runs ahead of the server.
@@ -164,8 +169,9 @@ class OutboxStore {
 
   // --- hook side ---
 
-  // In one transaction: the command log row, caller_statements, the earlier-pending check,
-  // then the outbox rows (the last statement before COMMIT). A failure before COMMIT was sent
+  // In one transaction: the command log row (its insert also reads the server's clock and the
+  // earlier-pending check), caller_statements, then the outbox rows (the last statements before
+  // COMMIT). A failure before COMMIT was sent
   // rolls back and is returned (nothing was written: with kUnavailable the connection is gone
   // and the server rolled the transaction back). A duplicate command_id is not an error
   // (kDuplicate); neither is a COMMIT whose answer was lost (kCommitLost).
@@ -186,8 +192,7 @@ class OutboxStore {
 
   // status='published', last_error=NULL, published_at_ms=server now for the rows still held by
   // `token`. Returns how many rows were marked (a row taken over by another claim is not).
-  virtual Result<size_t> MarkPublished(const std::string& token,
-                                       std::span<const int64_t> ids) = 0;
+  virtual Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids) = 0;
 
   // retry_count+1, last_error, next_attempt_at_ms = server now + retry_after_ms (and
   // drop_count+1 for a dropped attempt) for the rows still held by `token`; they stay pending.

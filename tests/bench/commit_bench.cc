@@ -7,6 +7,8 @@
 
 #include "bench/bench_database.h"
 #include "bench/benchmarks.h"
+#include "bench/commit_floor.h"
+#include "bench/commit_support.h"
 #include "bench/worker_harness.h"
 #include "mysql/connection.h"
 #include "room_outbox/hook.h"
@@ -16,70 +18,6 @@ namespace room_outbox::bench {
 namespace {
 
 using std::chrono::milliseconds;
-
-// Samples taken before measuring (connections, prepared statements, keep-alive, buffer pool).
-constexpr size_t kWarmup = 100;
-
-struct Latency {
-  double p50 = 0;
-  double p99 = 0;
-  size_t samples = 0;
-};
-
-Latency Summarize(const std::vector<double>& samples_ms) {
-  return Latency{Percentile(samples_ms, 50), Percentile(samples_ms, 99), samples_ms.size()};
-}
-
-std::string LatencyText(const Latency& l) {
-  return "p50 " + FormatFixed(l.p50, 3) + " ms, p99 " + FormatFixed(l.p99, 3) + " ms (" +
-         FormatCount(static_cast<double>(l.samples)) + " samples)";
-}
-
-std::string LatencyRatio(const Latency& l, const Latency& base, const std::string& base_id) {
-  return FormatRatio(l.p50, base.p50) + " p50, " + FormatRatio(l.p99, base.p99) + " p99 vs " +
-         base_id;
-}
-
-// One command with three pushed events, in room `room`.
-struct CommandWithEvents {
-  Command command;
-  std::vector<Event> events;
-};
-
-CommandWithEvents MakeCommand(const std::string& prefix, size_t n, const std::string& room,
-                              int64_t room_seq) {
-  CommandWithEvents out;
-  out.command.command_id = prefix + "-c" + std::to_string(n);
-  out.command.room_id = room;
-  out.command.command_type = "SendGift";
-  out.command.request_id = "req-" + std::to_string(n);
-  out.command.room_seq = room_seq;
-  out.command.payload = R"({"user_id":"u-)" + std::to_string(n) + R"(","gift":"rose"})";
-  for (size_t k = 0; k < kBenchEventTypes.size(); ++k) {
-    Event event;
-    event.event_id = out.command.command_id + "-e" + std::to_string(k);
-    event.event_type = kBenchEventTypes[k];
-    event.room_seq = room_seq;
-    event.payload = R"({"user_id":"u-)" + std::to_string(n) + R"("})";
-    out.events.push_back(std::move(event));
-  }
-  return out;
-}
-
-std::unique_ptr<Hook> MakeBenchHook(const MysqlOptions& mysql, const TencentImOptions& im,
-                                    bool sync_publish = true) {
-  HookOptions options;
-  options.mysql = mysql;
-  options.tencent_im = im;
-  options.node_id = "bench-node";
-  options.sync_publish = sync_publish;
-  Error error;
-  std::unique_ptr<Hook> hook = CreateHook(options, &error);
-  if (!hook) {
-    throw BenchFailure("CreateHook: " + error.message);
-  }
-  return hook;
-}
 
 struct CommitRun {
   Latency latency;
@@ -153,6 +91,21 @@ Latency TimeSingleInserts(const BenchContext& ctx) {
   return Summarize(samples);
 }
 
+// "42.1 (min 40, max 45) operator new calls, 97.3 (min 95, max 101) malloc/calloc/realloc calls
+// (operator new's included) per command, over 200 commands"
+std::string AllocText(const AllocFigures& a) {
+  auto one = [](double mean, uint64_t lo, uint64_t hi) {
+    return FormatFixed(mean, 1) + " (min " + std::to_string(lo) + ", max " + std::to_string(hi) +
+           ")";
+  };
+  std::string text =
+      one(a.operator_new_mean, a.operator_new_min, a.operator_new_max) + " operator new calls";
+  text += a.malloc_counted ? ", " + one(a.malloc_mean, a.malloc_min, a.malloc_max) +
+                                 " malloc/calloc/realloc calls (operator new's included)"
+                           : "; malloc not counted in a sanitizer build";
+  return text + " per command, over " + std::to_string(a.commands) + " commands";
+}
+
 }  // namespace
 
 void RunCommitLatency(const BenchContext& ctx, Report& report) {
@@ -168,41 +121,65 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
   const CommitRun ok = TimeCommits(ctx, "bench_commit_up", *up);
   const CommitRun failing = TimeCommits(ctx, "bench_commit_down", *down);
   const CommitRun breaker_open = TimeCommits(ctx, "bench_commit_breaker", *silent);
-  const CommitRun sync_off = TimeCommits(ctx, "bench_commit_sync_off", *up, false);
+  const FloorRun floor = RunFloorSideBySide(ctx, *up);
   silent->ClearFaults();
 
   const std::string hook_settings =
       "CreateHook defaults (sync_publish_timeout=500ms, per_room_order), requests_per_second=0; "
       "a new room per command";
+  auto events_text = [](size_t published, size_t pending) {
+    return "; events published " + FormatCount(static_cast<double>(published)) + ", pending " +
+           FormatCount(static_cast<double>(pending));
+  };
   report.Add({"3a", "Hook Commit, 1 command + 3 events, IM up (instant stub, sync publish OK)",
               hook_settings,
-              LatencyText(ok.latency) + "; events published " +
-                  FormatCount(static_cast<double>(ok.published_events)) + ", pending " +
-                  FormatCount(static_cast<double>(ok.pending_events)),
+              LatencyText(ok.latency) + events_text(ok.published_events, ok.pending_events),
               LatencyRatio(ok.latency, insert, "3c")});
-  report.Add({"3b",
-              "Hook Commit, 1 command + 3 events, IM answering ErrorCode 10002 (rows stay pending; "
-              "the sync breaker opens after 3 commits)",
-              hook_settings,
-              LatencyText(failing.latency) + "; events published " +
-                  FormatCount(static_cast<double>(failing.published_events)) + ", pending " +
-                  FormatCount(static_cast<double>(failing.pending_events)),
-              LatencyRatio(failing.latency, insert, "3c")});
+  report.Add(
+      {"3b",
+       "Hook Commit, 1 command + 3 events, IM answering ErrorCode 10002 (rows stay pending; "
+       "the sync breaker opens after 3 commits)",
+       hook_settings,
+       LatencyText(failing.latency) + events_text(failing.published_events, failing.pending_events),
+       LatencyRatio(failing.latency, insert, "3c")});
   report.Add({"3c", "One-row autocommit INSERT into room_outbox (hook's columns)",
               "server-side prepared statement over the store's connection wrapper",
               LatencyText(insert), "x1"});
-  auto events_text = [](const CommitRun& run) {
-    return "; events published " + FormatCount(static_cast<double>(run.published_events)) +
-           ", pending " + FormatCount(static_cast<double>(run.pending_events));
-  };
   report.Add({"3d",
               "Hook Commit, 1 command + 3 events, IM down (every answer after 2 s), sync breaker "
               "open (opened by the warm-up's first 3 commits)",
-              hook_settings, LatencyText(breaker_open.latency) + events_text(breaker_open),
-              LatencyRatio(breaker_open.latency, sync_off.latency, "3e")});
-  report.Add({"3e", "Hook Commit, 1 command + 3 events, sync publish off (HookOptions::sync_publish)",
-              hook_settings, LatencyText(sync_off.latency) + events_text(sync_off),
-              LatencyRatio(sync_off.latency, insert, "3c")});
+              hook_settings,
+              LatencyText(breaker_open.latency) +
+                  events_text(breaker_open.published_events, breaker_open.pending_events),
+              LatencyRatio(breaker_open.latency, floor.sync_off, "3e")});
+  report.Add(
+      {"3e", "Hook Commit, 1 command + 3 events, sync publish off (HookOptions::sync_publish)",
+       hook_settings + "; interleaved one by one with 3f and 3g",
+       LatencyText(floor.sync_off) + events_text(floor.published_events, floor.pending_events),
+       LatencyRatio(floor.sync_off, floor.floor, "3f") + " (goal: x1.3 p50, x1.5 p99); " +
+           "median of paired ratios x" + FormatFixed(floor.sync_off_paired_ratio, 2)});
+  report.Add({"3f",
+              "Floor: the minimal hand-written transaction writing the same rows as 3e (BEGIN; "
+              "INSERT the command log row; ONE 3-row INSERT of the outbox rows; COMMIT)",
+              "server-side prepared statements over the store's connection wrapper; values bound "
+              "before timing; interleaved one by one with 3e and 3g",
+              LatencyText(floor.floor), LatencyRatio(floor.floor, insert, "3c")});
+  report.Add({"3g",
+              "The store alone: MariaDbOutboxStore::CommitCommand with what the hook hands it in "
+              "3e (no token, envelopes encoded): the hook's own work is 3e - 3g",
+              "interleaved one by one with 3e and 3f", LatencyText(floor.store),
+              LatencyRatio(floor.store, floor.floor, "3f") + "; median of paired ratios x" +
+                  FormatFixed(floor.store_paired_ratio, 2)});
+  report.Add(
+      {"3h", "Heap allocations per command: Hook Commit (3e), the store alone (3g), floor (3f)",
+       "counted on the committing thread only, inside the call (tests/bench/"
+       "alloc_counter.h); untimed commands after 3e-3g",
+       "Commit: " + AllocText(floor.commit_allocs) + "; store: " + AllocText(floor.store_allocs) +
+           "; floor: " + AllocText(floor.floor_allocs),
+       FormatRatio(floor.commit_allocs.malloc_mean, floor.floor_allocs.malloc_mean) +
+           " (Commit), " +
+           FormatRatio(floor.store_allocs.malloc_mean, floor.floor_allocs.malloc_mean) +
+           " (store) malloc calls vs 3f"});
 }
 
 void RunCommitToPublished(const BenchContext& ctx, Report& report) {
@@ -250,21 +227,20 @@ void RunCommitToPublished(const BenchContext& ctx, Report& report) {
   const double retries = static_cast<double>(db.Scalar("SELECT SUM(retry_count) FROM room_outbox"));
   const Latency l = Summarize(latencies);
   const double poll_ms = static_cast<double>(options.poll_interval.count());
-  report.Add(
-      {"6",
-       "Commit -> published (published_at_ms - created_at_ms), hook's sync publish failing, "
-       "relay delivering; " +
-           FormatCount(static_cast<double>(ctx.latency_commands)) + " commands x 3 events at " +
-           FormatFixed(ctx.latency_commands_per_second, 0) + " commands/s over " +
-           std::to_string(kRooms) + " rooms",
-       "hook -> stub answering 10002; relay -> OK stub, " + DescribeSettings(options, 200) +
-           " (worker defaults)",
-       "p50 " + FormatCount(l.p50) + " ms, p99 " + FormatCount(l.p99) + " ms, max " +
-           FormatCount(Percentile(latencies, 100)) + " ms (" + FormatCount(l.samples) + " of " +
-           FormatCount(static_cast<double>(rows)) + " rows published" +
-           (all ? "" : ", INCOMPLETE") + "; relay retries " + FormatCount(retries) + ")",
-       FormatRatio(l.p50, poll_ms) + " p50, " + FormatRatio(l.p99, poll_ms) +
-           " p99 vs poll_interval"});
+  report.Add({"6",
+              "Commit -> published (published_at_ms - created_at_ms), hook's sync publish failing, "
+              "relay delivering; " +
+                  FormatCount(static_cast<double>(ctx.latency_commands)) +
+                  " commands x 3 events at " + FormatFixed(ctx.latency_commands_per_second, 0) +
+                  " commands/s over " + std::to_string(kRooms) + " rooms",
+              "hook -> stub answering 10002; relay -> OK stub, " + DescribeSettings(options, 200) +
+                  " (worker defaults)",
+              "p50 " + FormatCount(l.p50) + " ms, p99 " + FormatCount(l.p99) + " ms, max " +
+                  FormatCount(Percentile(latencies, 100)) + " ms (" + FormatCount(l.samples) +
+                  " of " + FormatCount(static_cast<double>(rows)) + " rows published" +
+                  (all ? "" : ", INCOMPLETE") + "; relay retries " + FormatCount(retries) + ")",
+              FormatRatio(l.p50, poll_ms) + " p50, " + FormatRatio(l.p99, poll_ms) +
+                  " p99 vs poll_interval"});
 }
 
 }  // namespace room_outbox::bench

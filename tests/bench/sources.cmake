@@ -1,6 +1,7 @@
 # Benchmarks (make bench; scripts/bench.sh runs outbox-bench against a private MariaDB). Not a
 # test: it prints figures and never asserts on speed.
 add_executable(outbox-bench
+  tests/bench/alloc_counter.cc
   tests/bench/bench_database.cc
   tests/bench/bench_relay.cc
   tests/bench/bench_support.cc
@@ -8,6 +9,8 @@ add_executable(outbox-bench
   tests/bench/child_process.cc
   tests/bench/claim_bench.cc
   tests/bench/commit_bench.cc
+  tests/bench/commit_floor.cc
+  tests/bench/commit_support.cc
   tests/bench/cost_bench.cc
   tests/bench/drain_bench.cc
   tests/bench/idle_bench.cc

@@ -103,6 +103,7 @@ Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(const Mysq
 MariaDbConnection::~MariaDbConnection() {
   // Statements first: they belong to the handle closed after them.
   statements_.clear();
+  caller_statements_.clear();
 }
 
 Result<void> MariaDbConnection::Run(std::string_view where, std::string_view sql) {
@@ -135,17 +136,33 @@ Result<void> MariaDbConnection::Begin() { return Run("begin", "START TRANSACTION
 Result<void> MariaDbConnection::Commit() { return Run("commit", "COMMIT"); }
 Result<void> MariaDbConnection::Rollback() { return Run("rollback", "ROLLBACK"); }
 
-Result<PreparedStatement*> MariaDbConnection::Prepared(const std::string& name,
+Result<PreparedStatement*> MariaDbConnection::Prepared(std::string_view name,
                                                        std::string_view sql) {
   if (auto it = statements_.find(name); it != statements_.end()) {
     return it->second.get();
   }
-  auto stmt = PreparedStatement::Prepare(mysql_.get(), name, sql);
+  auto stmt = PreparedStatement::Prepare(mysql_.get(), std::string(name), sql);
   if (!stmt) {
     return Fail(stmt.error());
   }
   PreparedStatement* raw = stmt->get();
-  statements_.emplace(name, std::move(*stmt));
+  statements_.emplace(std::string(name), std::move(*stmt));
+  return raw;
+}
+
+Result<PreparedStatement*> MariaDbConnection::PreparedCallerStatement(std::string_view sql) {
+  if (auto it = caller_statements_.find(sql); it != caller_statements_.end()) {
+    return it->second.get();
+  }
+  auto stmt = PreparedStatement::Prepare(mysql_.get(), "caller_statement", sql);
+  if (!stmt) {
+    return Fail(stmt.error());
+  }
+  if (caller_statements_.size() >= kMaxCallerStatements) {
+    caller_statements_.clear();  // a host with many texts pays the prepares it paid before
+  }
+  PreparedStatement* raw = stmt->get();
+  caller_statements_.emplace(std::string(sql), std::move(*stmt));
   return raw;
 }
 

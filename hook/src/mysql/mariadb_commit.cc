@@ -1,5 +1,11 @@
 // MariaDbOutboxStore, hook side: the commit transaction and the lookup that resolves a commit
 // whose answer was lost.
+//
+// The commit runs BEGIN; the command log INSERT, which also reads the server's clock and the
+// per-room order check; the caller's statements; the outbox rows in one multi-row INSERT per
+// 16 rows (outbox_insert.h), which hands back their ids; COMMIT. For a command of up to 16 events
+// and no caller statement that is four round trips, the minimum for a transaction of two
+// inserts.
 #include <array>
 #include <exception>
 #include <optional>
@@ -7,6 +13,7 @@
 #include <vector>
 
 #include "mysql/mariadb_outbox_store.h"
+#include "mysql/outbox_insert.h"
 #include "mysql/outbox_sql.h"
 
 namespace room_outbox {
@@ -22,7 +29,7 @@ class CallerTransaction final : public Transaction {
     if (failure_) {
       return *failure_;
     }
-    auto stmt = conn_.Prepare("caller_statement", sql);
+    auto stmt = conn_.PreparedCallerStatement(sql);
     if (!stmt) {
       return Record(stmt.error());
     }
@@ -48,24 +55,51 @@ class CallerTransaction final : public Transaction {
   std::optional<Error> failure_;
 };
 
-// INSERT room_command_log. True when command_id was there already (nothing written).
-Result<bool> InsertCommandLog(MariaDbConnection& conn, const Command& command) {
-  auto log = conn.Prepared("insert_command_log", sql::kInsertCommandLog);
+// What the command log insert found.
+struct LoggedCommand {
+  bool duplicate = false;  // command_id was there already: nothing was written
+  int64_t server_now_ms = 0;
+  bool earlier_pending = false;
+};
+
+// INSERT room_command_log, which also reads the server's clock and, when asked, the per-room
+// order check (outbox_sql.h: kInsertCommandLogChecked).
+Result<LoggedCommand> InsertCommandLog(MariaDbConnection& conn, const CommitRequest& request) {
+  // Only the holder of a lease publishes out of the relay's order (outbox_store.h).
+  const bool check = request.check_earlier_pending && !request.token.empty();
+  auto log = check ? conn.Prepared("insert_command_log_checked", sql::kInsertCommandLogChecked)
+                   : conn.Prepared("insert_command_log", sql::kInsertCommandLog);
   if (!log) {
     return Fail(log.error());
   }
-  const std::array<SqlValue, 6> params = {command.command_id,   command.room_id,
-                                          command.command_type, command.request_id,
-                                          command.room_seq,     command.payload};
-  if (auto inserted = (*log)->Execute(params); !inserted) {
+  const Command& command = request.command;
+  const std::array<SqlRef, 7> params = {command.command_id, command.room_id,  command.command_type,
+                                        command.request_id, command.room_seq, command.payload,
+                                        command.room_id};
+  const std::span<const SqlRef> bound = std::span(params).first(check ? 7 : 6);
+  if (auto inserted = (*log)->ExecuteRefs(bound); !inserted) {
     // uk_command_id is the only unique key a command log insert can hit: the command was
     // committed before.
     if (inserted.error().code == ErrorCode::kAlreadyExists) {
-      return true;
+      return LoggedCommand{.duplicate = true};
     }
     return Fail(inserted.error());
   }
-  return false;
+  auto row = (*log)->Next();
+  if (!row || !*row) {
+    return Fail(!row ? row.error()
+                     : Error{ErrorCode::kInternal, "insert_command_log: RETURNING gave no row"});
+  }
+  auto now = (*log)->IntAt(0);
+  auto earlier = check ? (*log)->IntAt(1) : Result<int64_t>(0);
+  if (!now || !earlier) {
+    return Fail(!now ? now.error() : earlier.error());
+  }
+  if (auto end = (*log)->Next(); !end || *end) {
+    return Fail(!end ? end.error()
+                     : Error{ErrorCode::kInternal, "insert_command_log: RETURNING gave two rows"});
+  }
+  return LoggedCommand{.server_now_ms = *now, .earlier_pending = *earlier != 0};
 }
 
 Result<void> RunCallerStatements(MariaDbConnection& conn, const CallerStatements& statements) {
@@ -91,60 +125,6 @@ Result<void> RunCallerStatements(MariaDbConnection& conn, const CallerStatements
   return {};
 }
 
-// The server's clock and, for per-room order, whether the room already has a pending row.
-Result<void> CheckRoom(MariaDbConnection& conn, const CommitRequest& request, CommitWrite& write) {
-  auto stmt = conn.Prepared("commit_check", sql::kCommitCheck);
-  if (!stmt) {
-    return Fail(stmt.error());
-  }
-  const std::array<SqlValue, 1> params = {request.command.room_id};
-  if (auto done = (*stmt)->Execute(params); !done) {
-    return done;
-  }
-  auto rows = (*stmt)->FetchAll();
-  if (!rows) {
-    return Fail(rows.error());
-  }
-  if (rows->size() != 1) {
-    return Fail(ErrorCode::kInternal, "commit_check: expected one row");
-  }
-  auto now = (*rows)[0].Int(0);
-  auto earlier = (*rows)[0].Int(1);
-  if (!now || !earlier) {
-    return Fail(!now ? now.error() : earlier.error());
-  }
-  write.server_now_ms = *now;
-  write.earlier_pending = request.check_earlier_pending && *earlier != 0;
-  return {};
-}
-
-// The outbox rows, in request order: pending rows leased to the sync publish, rows of types
-// never sent already published.
-Result<void> InsertRows(MariaDbConnection& conn, const CommitRequest& request, CommitWrite& write) {
-  const SqlValue token = request.token.empty() ? SqlValue{} : SqlValue{request.token};
-  const int64_t lease_ms = request.token.empty() ? 0 : request.sync_lease.count();
-  write.row_ids.reserve(request.rows.size());
-  for (const NewOutboxRow& row : request.rows) {
-    auto stmt = row.published
-                    ? conn.Prepared("insert_outbox_published", sql::kInsertOutboxPublished)
-                    : conn.Prepared("insert_outbox_pending", sql::kInsertOutboxPending);
-    if (!stmt) {
-      return Fail(stmt.error());
-    }
-    std::vector<SqlValue> params = {row.event_id,   row.event_type, row.room_id,
-                                    row.command_id, row.request_id, row.envelope};
-    if (!row.published) {
-      params.emplace_back(lease_ms);
-      params.push_back(token);
-    }
-    if (auto inserted = (*stmt)->Execute(params); !inserted) {
-      return inserted;
-    }
-    write.row_ids.push_back(static_cast<int64_t>((*stmt)->InsertId()));
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<CommitWrite> MariaDbOutboxStore::CommitCommand(const CommitRequest& request,
@@ -157,28 +137,30 @@ Result<CommitWrite> MariaDbOutboxStore::CommitCommand(const CommitRequest& reque
       Abort(conn);
       return Fail(std::move(error));
     };
-    auto duplicate = InsertCommandLog(conn, request.command);
-    if (!duplicate) {
-      return fail(duplicate.error());
+    auto logged = InsertCommandLog(conn, request);
+    if (!logged) {
+      return fail(logged.error());
     }
-    if (*duplicate) {
+    if (logged->duplicate) {
       Abort(conn);
       CommitWrite write;
       write.outcome = CommitOutcome::kDuplicate;
       return write;
     }
+    CommitWrite write;
+    write.server_now_ms = logged->server_now_ms;
+    write.earlier_pending = logged->earlier_pending;
     if (auto ran = RunCallerStatements(conn, caller_statements); !ran) {
       return fail(ran.error());
     }
     // The outbox rows go last, right before COMMIT, so their sync lease starts as late as it
-    // can; the hook measures its publish deadline from lease_start.
-    CommitWrite write;
-    if (auto checked = CheckRoom(conn, request, write); !checked) {
-      return fail(checked.error());
-    }
-    // After the check read the server's clock, before the insert starts the lease.
+    // can; the hook measures its publish deadline from lease_start, taken after the server's
+    // clock was read and before the insert starts the lease.
     write.lease_start = std::chrono::steady_clock::now();
-    if (auto inserted = InsertRows(conn, request, write); !inserted) {
+    const int64_t lease_ms = request.token.empty() ? 0 : request.sync_lease.count();
+    if (auto inserted =
+            InsertOutboxRows(conn, request.rows, request.token, lease_ms, write.row_ids);
+        !inserted) {
       return fail(inserted.error());
     }
     if (auto committed = conn.Commit(); !committed) {

@@ -24,35 +24,46 @@ namespace room_outbox::sql {
 // expression for code that builds no literal.
 inline constexpr std::string_view kServerNowMs = ROOM_OUTBOX_SERVER_NOW_MS;
 
+// The commit is BEGIN, kInsertCommandLog(Checked), the caller's statements, one or a few
+// multi-row outbox INSERTs, COMMIT: the statements it needs anyway, nothing read separately.
+
 // uk_command_id: a repeated command_id fails with a duplicate-key error and nothing is written.
+// RETURNING hands back the server's clock (created_at_ms, CommitWrite::server_now_ms).
 // Placeholders: command_id, room_id, command_type, request_id, room_seq, payload.
 inline constexpr std::string_view kInsertCommandLog =
     "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
-    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS ")";
+    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
+    ") RETURNING created_at_ms";
 
-// idx_room_status: one dive to the room's first pending row, plus the server's clock. Runs in
-// the commit transaction just before the outbox insert. Placeholder: room_id.
-inline constexpr std::string_view kCommitCheck =
-    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS ", EXISTS (SELECT 1 FROM room_outbox "
+// The same insert with the per-room order check in its RETURNING: whether the room already has
+// a pending outbox row (idx_room_status: one dive). INSERT ... SELECT rather than VALUES: under
+// READ COMMITTED InnoDB reads the subquery as a consistent, non-locking read only for
+// INSERT ... SELECT (with VALUES it takes shared locks and waits for a claim that holds the
+// room's rows). One row, so innodb_autoinc_lock_mode 1 holds the table's AUTO-INC lock for this
+// short statement only. Placeholders: command_id, room_id, command_type, request_id, room_seq,
+// payload, room_id.
+inline constexpr std::string_view kInsertCommandLogChecked =
+    "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
+    "payload, created_at_ms) SELECT ?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
+    " RETURNING created_at_ms, EXISTS (SELECT 1 FROM room_outbox FORCE INDEX (idx_room_status) "
     "WHERE room_id = ? AND status = 'pending' LIMIT 1)";
 
-// uk_event_id. A pending row leased to the hook's sync publish until the server's now + lease.
-// Placeholders: event_id, event_type, room_id, command_id, request_id, envelope, lease_ms,
-// claim_token.
-inline constexpr std::string_view kInsertOutboxPending =
-    "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
-    "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms) "
-    "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, " ROOM_OUTBOX_SERVER_NOW_MS " + ?, ?, "
-    ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS ")";
-
-// uk_event_id. A row of a type never sent (skip_event_types): published at once, never claimed.
-// Placeholders: event_id, event_type, room_id, command_id, request_id, envelope.
-inline constexpr std::string_view kInsertOutboxPublished =
+// uk_event_id. The command's outbox rows: kInsertOutboxHead, then kInsertOutboxRow once per row
+// (comma-separated), then kInsertOutboxReturning, which hands back each row's id with its
+// event_id in insert order (so no reliance on consecutive AUTO_INCREMENT ids). A pending row is
+// leased to the sync publish until the server's now + lease_ms (0 and a NULL token: due at
+// once); a row of a type never sent (skip_event_types) is written 'published' with
+// published_at_ms, lease_ms 0 and a NULL token, so it is never claimed.
+// Placeholders per row: event_id, event_type, room_id, command_id, request_id, envelope,
+// status ('pending' | 'published'), lease_ms, claim_token, published (0 | 1).
+inline constexpr std::string_view kInsertOutboxHead =
     "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
     "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms, "
-    "published_at_ms) VALUES (?, ?, ?, ?, ?, ?, 'published', 0, " ROOM_OUTBOX_SERVER_NOW_MS
-    ", NULL, " ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS ", "
-    ROOM_OUTBOX_SERVER_NOW_MS ")";
+    "published_at_ms) VALUES ";
+inline constexpr std::string_view kInsertOutboxRow =
+    "(?, ?, ?, ?, ?, ?, ?, 0, " ROOM_OUTBOX_SERVER_NOW_MS " + ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
+    ", " ROOM_OUTBOX_SERVER_NOW_MS ", IF(?, " ROOM_OUTBOX_SERVER_NOW_MS ", NULL))";
+inline constexpr std::string_view kInsertOutboxReturning = " RETURNING id, event_id";
 
 // uk_command_id, a locking read: when the command's transaction is still open on the server
 // (its COMMIT in flight), this waits for its end instead of reading the old state.

@@ -6,6 +6,7 @@ target_sources(room_outbox_hook PRIVATE
   hook/src/mysql/id_lists.cc
   hook/src/mysql/mariadb_outbox_store.cc
   hook/src/mysql/mariadb_commit.cc
+  hook/src/mysql/outbox_insert.cc
   hook/src/mysql/mariadb_claim.cc
   hook/src/mysql/mariadb_marks.cc)
 if(ROOM_OUTBOX_BUILD_TESTS)
@@ -13,5 +14,6 @@ if(ROOM_OUTBOX_BUILD_TESTS)
   target_sources(integration_tests PRIVATE
     tests/integration/mariadb_outbox_store_test.cc
     tests/integration/commit_command_test.cc
+    tests/integration/commit_multirow_test.cc
     tests/integration/claim_cost_test.cc)
 endif()

@@ -104,18 +104,44 @@ Error PreparedStatement::StmtError(std::string_view call) const {
 
 Result<void> PreparedStatement::FreeResult() {
   has_result_ = false;
+  on_row_ = false;
   if (mysql_stmt_free_result(stmt_.get()) != 0) {
     return Fail(StmtError("mysql_stmt_free_result"));
   }
   return {};
 }
 
-Result<void> PreparedStatement::Execute(std::span<const SqlValue> params) {
+namespace {
+
+// Points `b` at `v`, which the caller keeps alive until the statement ran; the library only
+// reads it.
+template <class T>
+void BindValue(MYSQL_BIND& b, const T& v) {
+  if constexpr (std::is_same_v<T, std::monostate>) {
+    b.buffer_type = MYSQL_TYPE_NULL;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    b.buffer_type = MYSQL_TYPE_LONGLONG;
+    b.buffer = const_cast<int64_t*>(&v);
+  } else if constexpr (std::is_same_v<T, double>) {
+    b.buffer_type = MYSQL_TYPE_DOUBLE;
+    b.buffer = const_cast<double*>(&v);
+  } else {  // std::string or std::string_view
+    b.buffer_type = MYSQL_TYPE_STRING;
+    b.buffer = const_cast<char*>(v.data());
+    b.buffer_length = v.size();
+  }
+}
+
+}  // namespace
+
+template <class Value>
+Result<void> PreparedStatement::BindAndExecute(std::span<const Value> params) {
   if (has_result_) {
     if (auto freed = FreeResult(); !freed) {
       return freed;
     }
   }
+  on_row_ = false;
   const unsigned long expected = param_count();
   if (expected != params.size()) {
     return Fail(ErrorCode::kInvalidArgument, "prepared statement " + name_ + " takes " +
@@ -126,25 +152,7 @@ Result<void> PreparedStatement::Execute(std::span<const SqlValue> params) {
     param_binds_.assign(params.size(), MYSQL_BIND{});
     for (size_t i = 0; i < params.size(); ++i) {
       MYSQL_BIND& b = param_binds_[i];
-      // The binds point into `params`, which outlives this call; the library only reads them.
-      std::visit(
-          [&b](const auto& v) {
-            using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::monostate>) {
-              b.buffer_type = MYSQL_TYPE_NULL;
-            } else if constexpr (std::is_same_v<T, int64_t>) {
-              b.buffer_type = MYSQL_TYPE_LONGLONG;
-              b.buffer = const_cast<int64_t*>(&v);
-            } else if constexpr (std::is_same_v<T, double>) {
-              b.buffer_type = MYSQL_TYPE_DOUBLE;
-              b.buffer = const_cast<double*>(&v);
-            } else {
-              b.buffer_type = MYSQL_TYPE_STRING;
-              b.buffer = const_cast<char*>(v.data());
-              b.buffer_length = v.size();
-            }
-          },
-          params[i]);
+      std::visit([&b](const auto& v) { BindValue(b, v); }, params[i]);
     }
     if (mysql_stmt_bind_param(stmt_.get(), param_binds_.data()) != 0) {
       return Fail(StmtError("mysql_stmt_bind_param"));
@@ -157,6 +165,14 @@ Result<void> PreparedStatement::Execute(std::span<const SqlValue> params) {
     return {};
   }
   return BindResult();
+}
+
+Result<void> PreparedStatement::Execute(std::span<const SqlValue> params) {
+  return BindAndExecute(params);
+}
+
+Result<void> PreparedStatement::ExecuteRefs(std::span<const SqlRef> params) {
+  return BindAndExecute(params);
 }
 
 Result<void> PreparedStatement::BindResult() {
@@ -203,19 +219,76 @@ Result<void> PreparedStatement::BindResult() {
   return {};
 }
 
-Result<std::optional<ResultRow>> PreparedStatement::Fetch() {
+Result<bool> PreparedStatement::Next() {
+  on_row_ = false;
   if (!has_result_) {
-    return std::nullopt;
+    return false;
   }
   const int rc = mysql_stmt_fetch(stmt_.get());
   if (rc == MYSQL_NO_DATA) {
     if (auto freed = FreeResult(); !freed) {
       return Fail(freed.error());
     }
-    return std::nullopt;
+    return false;
   }
   if (rc != 0 && rc != MYSQL_DATA_TRUNCATED) {
     return Fail(StmtError("mysql_stmt_fetch"));
+  }
+  on_row_ = true;
+  return true;
+}
+
+Result<const PreparedStatement::Column*> PreparedStatement::CurrentColumn(size_t i,
+                                                                          Column::Kind kind) const {
+  if (!on_row_ || i >= columns_.size()) {
+    return Fail(ErrorCode::kInternal, name_ + ": no column " + std::to_string(i) +
+                                          (on_row_ ? " in the row" : ": no current row"));
+  }
+  const Column& c = columns_[i];
+  if (c.kind != kind) {
+    return Fail(ErrorCode::kInternal,
+                name_ + ": column " + std::to_string(i) + " is not of the type asked for");
+  }
+  return &c;
+}
+
+Result<int64_t> PreparedStatement::IntAt(size_t i) const {
+  auto c = CurrentColumn(i, Column::Kind::kInt);
+  if (!c) {
+    return Fail(c.error());
+  }
+  if ((*c)->is_null) {
+    return 0;
+  }
+  if ((*c)->error) {
+    return Fail(ErrorCode::kInternal, name_ + ": column " + std::to_string(i) + " overflows int64");
+  }
+  return (*c)->int_value;
+}
+
+Result<std::string_view> PreparedStatement::TextAt(size_t i) const {
+  auto c = CurrentColumn(i, Column::Kind::kString);
+  if (!c) {
+    return Fail(c.error());
+  }
+  if ((*c)->is_null) {
+    return std::string_view();
+  }
+  if ((*c)->length > (*c)->text.size()) {
+    return Fail(ErrorCode::kInternal, name_ + ": column " + std::to_string(i) + " holds " +
+                                          std::to_string((*c)->length) +
+                                          " bytes, more than its buffer");
+  }
+  return std::string_view((*c)->text.data(), (*c)->length);
+}
+
+Result<std::optional<ResultRow>> PreparedStatement::Fetch() {
+  auto more = Next();
+  if (!more) {
+    return Fail(more.error());
+  }
+  if (!*more) {
+    return std::nullopt;
   }
   std::vector<SqlValue> cells;
   cells.reserve(columns_.size());

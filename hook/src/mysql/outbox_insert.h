@@ -1,0 +1,36 @@
+// The outbox rows of one commit, written with multi-row INSERT ... RETURNING id, event_id
+// (outbox_sql.h): one statement for up to kMaxRowsPerOutboxInsert rows holding at most about
+// kMaxBytesPerOutboxInsert bytes of values (a single larger row goes alone), so a command of a
+// few events is one round trip and no statement grows past the server's max_allowed_packet.
+// Each row count has its own statement, prepared once per connection and reused. Values are
+// bound in place, never copied.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "mysql/connection.h"
+#include "outbox_store.h"
+#include "result.h"
+
+namespace room_outbox {
+
+inline constexpr size_t kMaxRowsPerOutboxInsert = 16;
+inline constexpr size_t kMaxBytesPerOutboxInsert = 256 * 1024;
+
+// Inserts `rows` in their order, inside the caller's open transaction: pending rows leased to
+// `token` for `lease_ms` on the server's clock (an empty token: NULL, and the caller passes 0),
+// NewOutboxRow::published rows as published. Appends the rows' ids to `ids` in the same order.
+// A failure leaves the transaction for the caller to roll back.
+[[nodiscard]] Result<void> InsertOutboxRows(MariaDbConnection& conn,
+                                            std::span<const NewOutboxRow> rows,
+                                            std::string_view token, int64_t lease_ms,
+                                            std::vector<int64_t>& ids);
+
+// How many of `rows` (at least one when there is any) the next statement takes.
+[[nodiscard]] size_t OutboxInsertChunk(std::span<const NewOutboxRow> rows);
+
+}  // namespace room_outbox
