@@ -18,6 +18,7 @@
 #include "duration.h"
 #include "input_limits.h"
 #include "tencent/tencent_im_publisher.h"
+#include "wake_sender.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -489,6 +490,16 @@ void ReadMetrics(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
+void ReadWake(TableReader& r, Config& c) {
+  if (auto v = r.String("socket")) {
+    if (std::string bad = WakeSender::Check(*v); !bad.empty()) {
+      r.SetError(r.NodeOf("socket"), "socket", bad);
+    }
+    c.wake_socket = *v;
+  }
+  r.CheckUnknown();
+}
+
 // TOML basic string with the escapes TOML requires.
 std::string Quote(std::string_view s) {
   std::string out = "\"";
@@ -553,7 +564,8 @@ Result<Config> LoadConfig(const std::string& path) {
   };
   for (const Section& s : {Section{"mysql", ReadMysql}, Section{"outbox_worker", ReadWorker},
                            Section{"tencent_im", ReadTencentIm}, Section{"hook", ReadHook},
-                           Section{"log", ReadLog}, Section{"metrics", ReadMetrics}}) {
+                           Section{"log", ReadLog}, Section{"metrics", ReadMetrics},
+                           Section{"wake", ReadWake}}) {
     const toml::table* table = top.Table(s.name);
     TableReader r(table, s.name, path, &error);
     s.read(r, c);
@@ -652,7 +664,9 @@ std::string RenderEffectiveConfig(const Config& c) {
     << "level = " << Quote(c.log.level) << "\n"
     << "format = " << Quote(c.log.format == LogFormat::kJson ? "json" : "text") << "\n\n";
   o << "[metrics]\n"
-    << "listen = " << Quote(c.metrics.listen) << "\n";
+    << "listen = " << Quote(c.metrics.listen) << "\n\n";
+  o << "[wake]\n"
+    << "socket = " << Quote(c.wake_socket) << "\n";
   return o.str();
 }
 

@@ -103,6 +103,8 @@ struct Config {
   WorkerConfig outbox_worker;
   LogConfig log;
   MetricsConfig metrics;
+  // [wake] socket: the relay's unix datagram socket that hooks wake it through; empty: none.
+  std::string wake_socket;
 };
 
 // Reads, parses and validates the file. Errors are kInvalidArgument ("path:line:col: ...") for bad
