@@ -40,6 +40,10 @@ void RunBusyRoom(const BenchContext& ctx, Report& report);
 //    the same claim without that room, and the claims it takes to park the room's due rows.
 void RunBlockedRoomClaim(const BenchContext& ctx, Report& report);
 
+// 9. HookOptions::sync_publish inline / background / off against a 20 ms IM round trip: Commit
+//    latency and commit -> IM latency side by side.
+void RunSyncModes(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

@@ -37,6 +37,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"6", "commit -> published latency", room_outbox::bench::RunCommitToPublished},
       {"7", "a busy room beside quiet ones", room_outbox::bench::RunBusyRoom},
       {"8", "claim poll beside a blocked room", room_outbox::bench::RunBlockedRoomClaim},
+      {"9", "sync publish inline / background / off", room_outbox::bench::RunSyncModes},
   };
   return all;
 }
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
   app.add_option("--relay-binary", ctx.relay_binary, "the outbox-relay binary (benchmark 5)")
       ->capture_default_str();
   app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
-  app.add_option("--only", only, "run only these benchmarks (1..8)")->delimiter(',');
+  app.add_option("--only", only, "run only these benchmarks (1..9)")->delimiter(',');
   app.add_flag("--quick", quick, "small sizes, for trying the program out");
   app.add_option("--drain-rows", ctx.drain_rows, "rows of the backlog drain (benchmark 1)")
       ->capture_default_str();
