@@ -65,16 +65,21 @@ RoomView BackgroundPublisher::View(const std::string& room_id) const {
 }
 
 bool BackgroundPublisher::Offer(BackgroundJob job, const RoomView& before, bool earlier_pending) {
-  std::lock_guard<std::mutex> lock(mu_);
-  // The earlier pending row is the queue's own only when the room was in the queue before the
-  // transaction looked and nothing was released since.
-  const bool ours = before.queued && before.releases == releases_ && held_.count(job.room_id) == 0;
-  if (stopping_ || (earlier_pending && !ours)) {
-    if (slots_ > 0) --slots_;
-    return false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The earlier pending row is the queue's own only when the room was in the queue before the
+    // transaction looked and nothing was released since.
+    const bool ours =
+        before.queued && before.releases == releases_ && held_.count(job.room_id) == 0;
+    if (stopping_ || (earlier_pending && !ours)) {
+      if (slots_ > 0) --slots_;
+      return false;
+    }
+    ++outstanding_[job.room_id];
+    queue_.push_back(std::move(job));
   }
-  ++outstanding_[job.room_id];
-  queue_.push_back(std::move(job));
+  // After unlocking: a woken thread that found the mutex still held would block at once and
+  // hand the CPU back, two switches on the Commit's path.
   cv_.notify_one();
   return true;
 }
