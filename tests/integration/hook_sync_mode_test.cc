@@ -179,12 +179,20 @@ TEST_F(HookSyncModeTest, BackgroundPublishesEveryEventOnceInRoomOrderAndDoesNotW
 TEST_F(HookSyncModeTest, OffLeavesEveryEventToTheRelayWhichDeliversEachOnceInRoomOrder) {
   auto hook = NewHook(Options(SyncPublishMode::kOff));
   ASSERT_TRUE(hook);
-  const auto order = CommitMany(*hook, "off", 3, 5, DeliveryState::kPending);
+  auto order = CommitMany(*hook, "off", 3, 5, DeliveryState::kPending);
   EXPECT_EQ(im_.Stats().requests, 0u);
   EXPECT_EQ(Count("status = 'pending' AND claim_token IS NULL AND retry_count = 0"), 3 * 5 * 2);
-  EXPECT_EQ(wake_.Drain(), 15u) << "one wake-up per command that left rows";
+  // The socket's queue holds only a few datagrams (the kernel's max_dgram_qlen): the rest were
+  // refused, which never touched a commit.
+  EXPECT_GE(wake_.Drain(), 1u);
+  Made one = Make("off", "off-room-single", 0, 1);
+  CommitResult single = hook->Commit(one.command, one.events);
+  ASSERT_EQ(single.status, CommitStatus::kCommitted);
+  EXPECT_EQ(single.events[0].error, "sync publish off: left for the relay");
+  EXPECT_EQ(wake_.Drain(), 1u) << "one wake-up per command that left rows";
+  order["off-room-single"].push_back(one.events[0].event_id);
   DrainWithRelay();
-  EXPECT_EQ(Count("status = 'published'"), 3 * 5 * 2);
+  EXPECT_EQ(Count("status = 'published'"), 3 * 5 * 2 + 1);
   ExpectExactlyOnceInOrder(order);
 }
 
@@ -217,7 +225,9 @@ TEST_F(HookSyncModeTest, BackgroundWithImFailingReleasesTheRowsUnchargedAndWakes
   EXPECT_EQ(Count("status = 'published'"), 12);
   // The relay kept the room's order: each event's first delivery after the previous one's.
   std::vector<std::string> firsts;
-  for (const FakeImRequest& r : DeliveredByRoom(im_)["fail-room"]) {
+  const auto delivered = DeliveredByRoom(im_);
+  ASSERT_EQ(delivered.count("fail-room"), 1u);
+  for (const FakeImRequest& r : delivered.at("fail-room")) {
     if (std::find(firsts.begin(), firsts.end(), r.event_id) == firsts.end()) {
       firsts.push_back(r.event_id);
     }
@@ -296,7 +306,7 @@ TEST_F(HookSyncModeTest, AFullBackgroundQueueWritesTheRowsUnleasedForTheRelay) {
   EXPECT_EQ(Count("status = 'pending' AND claim_token IS NULL AND retry_count = 0"),
             static_cast<int64_t>(full))
       << "rows of a full queue are written due at once";
-  EXPECT_GE(wake_.Drain(), full);
+  EXPECT_GE(wake_.Drain(), 1u);
   ASSERT_TRUE(
       Eventually([&] { return Count("status = 'published'") == static_cast<int64_t>(queued); },
                  milliseconds(10000)));
