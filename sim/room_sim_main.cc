@@ -52,7 +52,7 @@ const char* LevelName(room_outbox::LogLevel level) {
 // The JSON summary's counters.
 struct Tally {
   int64_t committed = 0, duplicates = 0, failed = 0, unknown = 0, events = 0, im_events = 0,
-          sync_published = 0, left_pending = 0;
+          sync_published = 0, left_pending = 0, queued = 0;
 
   nlohmann::ordered_json Json() const {
     nlohmann::ordered_json summary;
@@ -64,6 +64,7 @@ struct Tally {
     summary["im_events"] = im_events;
     summary["sync_published"] = sync_published;
     summary["left_pending"] = left_pending;
+    summary["queued"] = queued;  // handed to the background publisher (sync_publish=background)
     return summary;
   }
 };
@@ -84,6 +85,8 @@ void CountCommitted(const room_outbox::sim::Applied& applied,
       ++tally.sync_published;
     } else if (result.events[k].state == DeliveryState::kPending) {
       ++tally.left_pending;
+    } else if (result.events[k].state == DeliveryState::kQueued) {
+      ++tally.queued;
     }
   }
 }
@@ -185,6 +188,8 @@ int main(int argc, char** argv) {
   options.mysql = config->mysql;
   options.tencent_im = config->tencent_im;
   options.sync_publish_timeout = config->hook_sync_publish_timeout;
+  options.sync_publish = config->hook_sync_publish;
+  options.wake_socket = config->wake_socket;
   options.node_id = config->node_id;
   options.per_room_order = config->outbox_worker.ordering == room_outbox::relay::Ordering::kPerRoom;
   options.log = [](room_outbox::LogLevel level, std::string_view line) {

@@ -36,3 +36,7 @@ target_sources(unit_tests PRIVATE tests/unit/sync_breaker_test.cc tests/unit/hoo
 target_sources(integration_tests PRIVATE
   tests/integration/relay_scopes_test.cc
   tests/integration/hook_sync_test.cc)
+
+# sync_publish = inline | background | off and the hook's wake-up of the relay (issue 10).
+target_sources(unit_tests PRIVATE tests/unit/config_hook_test.cc tests/unit/background_publisher_test.cc)
+target_sources(integration_tests PRIVATE tests/integration/hook_sync_mode_test.cc)

@@ -1,11 +1,37 @@
 // CreateHook: the hook over the MariaDB store and the Tencent IM publisher.
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "hook_impl.h"
 #include "mysql/mariadb_outbox_store.h"
 #include "tencent/tencent_im_publisher.h"
+#include "wake_sender.h"
 
 namespace room_outbox {
+
+namespace {
+
+// The background publisher's own connection and HTTP client (kBackground only).
+Result<internal::BackgroundParts> MakeBackgroundParts(const HookOptions& options) {
+  internal::BackgroundParts parts;
+  if (options.sync_publish != SyncPublishMode::kBackground) {
+    return parts;
+  }
+  auto publisher = MakeTencentImPublisher(options.tencent_im);
+  if (!publisher) {
+    return Fail(publisher.error());
+  }
+  auto store = MakeMariaDbOutboxStore(options.mysql);
+  if (auto connected = store->Connect(); !connected) {
+    return Fail(connected.error());
+  }
+  parts.store = std::move(store);
+  parts.publisher = std::move(*publisher);
+  return parts;
+}
+
+}  // namespace
 
 std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
   auto fail = [error](Error e) -> std::unique_ptr<Hook> {
@@ -14,6 +40,9 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
     }
     return nullptr;
   };
+  if (std::string bad = WakeSender::Check(options.wake_socket); !bad.empty()) {
+    return fail(Error{ErrorCode::kInvalidArgument, "HookOptions::wake_socket: " + bad});
+  }
   auto publisher = MakeTencentImPublisher(options.tencent_im);
   if (!publisher) {
     return fail(publisher.error());
@@ -23,10 +52,15 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
   if (auto connected = store->Connect(); !connected) {
     return fail(connected.error());
   }
+  auto background = MakeBackgroundParts(options);
+  if (!background) {
+    return fail(background.error());
+  }
   // One sync breaker for every Hook of the process aimed at this IM app (sync_breaker.h).
   return internal::MakeHook(
       options, std::move(store), std::move(*publisher), std::make_unique<SystemClock>(),
-      internal::ProcessSyncBreaker(options.tencent_im.endpoint, options.tencent_im.sdk_app_id));
+      internal::ProcessSyncBreaker(options.tencent_im.endpoint, options.tencent_im.sdk_app_id),
+      std::move(*background));
 }
 
 }  // namespace room_outbox

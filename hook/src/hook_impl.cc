@@ -23,32 +23,10 @@ constexpr size_t kDefaultMaxBodyBytes = 12288;
 
 constexpr const char* kBreakerSkipped = "sync publish skipped: IM failing, breaker open";
 constexpr const char* kSyncOff = "sync publish off: left for the relay";
-
-// What one sync publish says about IM as a whole (SyncBreaker::Verdict). `cut` is true when the
-// command's deadline, not sync_publish_timeout, bounded the call.
-SyncBreaker::Verdict SyncVerdict(const PublishOutcome& outcome, bool cut) {
-  if (outcome.delivered()) {
-    return SyncBreaker::Verdict::kHealthy;
-  }
-  if (outcome.status == PublishStatus::kNotAttempted) {
-    return SyncBreaker::Verdict::kImFailing;  // the publisher's own app breaker is open
-  }
-  switch (outcome.scope) {
-    case FailureScope::kApp:
-    case FailureScope::kGlobalRate:
-      return SyncBreaker::Verdict::kImFailing;
-    case FailureScope::kRoom:
-    case FailureScope::kPermanentRow:
-      return SyncBreaker::Verdict::kHealthy;  // IM answered about this message
-    default:
-      break;
-  }
-  if (outcome.status == PublishStatus::kUnknown && cut) {
-    return SyncBreaker::Verdict::kInconclusive;
-  }
-  // An IM error code about the row (e.g. 10002) is IM's own trouble too.
-  return SyncBreaker::Verdict::kImFailing;
-}
+constexpr const char* kQueueFull = "background publish queue full: left for the relay";
+constexpr const char* kEarlierPending =
+    "sync publish skipped: an earlier event of the room is still pending";
+constexpr size_t kDefaultBackgroundQueue = 256;
 
 std::string HostName() {
   std::array<char, 256> name{};
@@ -70,7 +48,8 @@ enum class SyncMode {
   kPublish,         // the sync publish runs (breaker closed)
   kProbe,           // it runs as the sync breaker's probe
   kBreakerSkipped,  // the breaker is open: the rows are written due at once for the relay
-  kOff,             // HookOptions::sync_publish is false: the same
+  kOff,             // HookOptions::sync_publish is kOff: the same
+  kQueueFull,       // kBackground and its queue is full: the same
 };
 
 // What Commit writes and what it publishes afterwards, built before BEGIN.
@@ -78,6 +57,10 @@ struct PreparedCommit {
   CommitRequest request;
   std::vector<Envelope> envelopes;  // one per event
   SyncMode mode = SyncMode::kPublish;
+  // kPublish / kProbe by the background publisher: a queue slot is reserved (QueueSlot) and
+  // `room` is what the queue held of the room before the transaction.
+  bool background = false;
+  RoomView room;
 };
 
 // Gives a probe admission back unless its sync publish recorded a verdict.
@@ -96,6 +79,22 @@ class ProbeGuard {
   bool armed_;
 };
 
+// Gives a reserved background queue slot back unless the command was offered.
+class QueueSlot {
+ public:
+  QueueSlot(BackgroundPublisher* background, bool reserved)
+      : background_(reserved ? background : nullptr) {}
+  ~QueueSlot() {
+    if (background_ != nullptr) background_->Unreserve();
+  }
+  QueueSlot(const QueueSlot&) = delete;
+  QueueSlot& operator=(const QueueSlot&) = delete;
+  void Taken() { background_ = nullptr; }
+
+ private:
+  BackgroundPublisher* background_;
+};
+
 // One pending row of the sync publish.
 struct SyncItem {
   size_t index = 0;  // into the command's events
@@ -106,22 +105,25 @@ class HookImpl final : public Hook {
  public:
   HookImpl(const HookOptions& options, std::unique_ptr<OutboxStore> store,
            std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
-           std::shared_ptr<SyncBreaker> sync_breaker)
-      : options_(options),
+           std::shared_ptr<SyncBreaker> sync_breaker, BackgroundParts background)
+      : options_(Normalized(options)),
         store_(std::move(store)),
         publisher_(std::move(publisher)),
         clock_(std::move(clock)),
-        sync_breaker_(sync_breaker ? std::move(sync_breaker) : std::make_shared<SyncBreaker>()) {
-    if (options_.sync_publish_timeout.count() <= 0) {
-      options_.sync_publish_timeout = kDefaultSyncTimeout;
-    }
-    if (options_.tencent_im.max_body_bytes == 0) {
-      options_.tencent_im.max_body_bytes = kDefaultMaxBodyBytes;
-    }
-    if (options_.node_id.empty()) {
-      options_.node_id = HostName();
+        sync_breaker_(sync_breaker ? std::move(sync_breaker) : std::make_shared<SyncBreaker>()),
+        wake_(options_.wake_socket) {
+    if (options_.sync_publish == SyncPublishMode::kBackground && background.store &&
+        background.publisher) {
+      background_ = std::make_unique<BackgroundPublisher>(
+          BackgroundPublisher::Options{options_.background_queue, options_.sync_publish_timeout,
+                                       options_.log},
+          std::move(background.store), std::move(background.publisher), sync_breaker_, *clock_,
+          wake_);
     }
   }
+
+  // The background publisher first: it finishes or hands back its rows, then joins.
+  ~HookImpl() override { background_.reset(); }
 
   CommitResult Commit(const Command& command, const std::vector<Event>& events,
                       const CallerStatements& caller_statements) override {
@@ -139,6 +141,7 @@ class HookImpl final : public Hook {
     }
     ChooseSyncMode(*prepared);
     ProbeGuard probe(*sync_breaker_, prepared->mode == SyncMode::kProbe);
+    QueueSlot slot(background_.get(), prepared->background);
     auto write = Write(prepared->request, caller_statements);
     if (!write) {
       result.error = write.error();
@@ -156,11 +159,27 @@ class HookImpl final : public Hook {
       return result;
     }
     result.status = CommitStatus::kCommitted;
-    Deliver(*prepared, *write, probe, result);
+    Deliver(*prepared, *write, probe, slot, result);
     return result;
   }
 
  private:
+  static HookOptions Normalized(HookOptions options) {
+    if (options.sync_publish_timeout.count() <= 0) {
+      options.sync_publish_timeout = kDefaultSyncTimeout;
+    }
+    if (options.tencent_im.max_body_bytes == 0) {
+      options.tencent_im.max_body_bytes = kDefaultMaxBodyBytes;
+    }
+    if (options.node_id.empty()) {
+      options.node_id = HostName();
+    }
+    if (options.background_queue == 0) {
+      options.background_queue = kDefaultBackgroundQueue;
+    }
+    return options;
+  }
+
   Result<PreparedCommit> Prepare(const Command& command, const std::vector<Event>& events) {
     const int64_t now = clock_->NowMs();  // only for occurred_at_ms: information, not compared
     PreparedCommit prepared;
@@ -215,29 +234,46 @@ class HookImpl final : public Hook {
     return {};
   }
 
-  // Whether this commit's pending rows get a sync publish. Skipped (off, or the sync breaker
-  // open), they are written with no lease: due for the relay at once, no Release needed.
+  // Whether this commit's pending rows get a sync publish, inline or in the background.
+  // Skipped (off, the sync breaker open, the background queue full), they are written with no
+  // lease: due for the relay at once, no Release needed.
   void ChooseSyncMode(PreparedCommit& prepared) {
     CommitRequest& request = prepared.request;
     if (request.sync_lease.count() == 0) {
       return;  // nothing pending
     }
-    if (!options_.sync_publish) {
-      prepared.mode = SyncMode::kOff;
-    } else {
-      switch (sync_breaker_->Admit(clock_->SteadyMs())) {
-        case SyncBreaker::Admission::kAllow:
-          return;
-        case SyncBreaker::Admission::kProbe:
-          prepared.mode = SyncMode::kProbe;
-          return;
-        case SyncBreaker::Admission::kSkip:
-          prepared.mode = SyncMode::kBreakerSkipped;
-          break;
+    prepared.mode = AdmitSyncPublish();
+    if (prepared.mode == SyncMode::kPublish || prepared.mode == SyncMode::kProbe) {
+      if (options_.sync_publish != SyncPublishMode::kBackground) {
+        return;
       }
+      if (background_ && background_->Reserve()) {
+        prepared.background = true;
+        prepared.room = background_->View(request.command.room_id);
+        return;
+      }
+      if (prepared.mode == SyncMode::kProbe) {
+        sync_breaker_->CancelProbe();
+      }
+      prepared.mode = SyncMode::kQueueFull;
     }
     request.token.clear();
     request.sync_lease = std::chrono::milliseconds(0);
+  }
+
+  SyncMode AdmitSyncPublish() {
+    if (options_.sync_publish == SyncPublishMode::kOff) {
+      return SyncMode::kOff;
+    }
+    switch (sync_breaker_->Admit(clock_->SteadyMs())) {
+      case SyncBreaker::Admission::kAllow:
+        return SyncMode::kPublish;
+      case SyncBreaker::Admission::kProbe:
+        return SyncMode::kProbe;
+      case SyncBreaker::Admission::kSkip:
+        break;
+    }
+    return SyncMode::kBreakerSkipped;
   }
 
   // CommitCommand, run once more when the first try failed before COMMIT was sent with a
@@ -283,9 +319,10 @@ class HookImpl final : public Hook {
     return true;
   }
 
-  // One EventDelivery per event, then the sync publish of the pending ones.
+  // One EventDelivery per event, then the sync publish of the pending ones (inline, or handed
+  // to the background publisher).
   void Deliver(const PreparedCommit& prepared, const CommitWrite& write, ProbeGuard& probe,
-               CommitResult& result) {
+               QueueSlot& slot, CommitResult& result) {
     const auto& rows = prepared.request.rows;
     std::vector<SyncItem> items;
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -308,16 +345,63 @@ class HookImpl final : public Hook {
     if (items.empty()) {
       return;
     }
-    if (prepared.mode == SyncMode::kBreakerSkipped || prepared.mode == SyncMode::kOff) {
+    if (const char* reason = SkippedReason(prepared.mode)) {
       for (const SyncItem& item : items) {
-        result.events[item.index].error =
-            prepared.mode == SyncMode::kOff ? kSyncOff : kBreakerSkipped;
+        result.events[item.index].error = reason;
       }
+      wake_.Notify();
       return;  // written unleased: the relay has them already
     }
     // One deadline for the whole command: what does not fit goes to the relay.
     const auto deadline = write.lease_start + options_.sync_publish_timeout;
+    if (prepared.background) {
+      Enqueue(prepared, items, write, deadline, probe, slot, result);
+      return;
+    }
     SyncPublish(prepared, items, write, deadline, probe, result);
+  }
+
+  static const char* SkippedReason(SyncMode mode) {
+    switch (mode) {
+      case SyncMode::kOff:
+        return kSyncOff;
+      case SyncMode::kBreakerSkipped:
+        return kBreakerSkipped;
+      case SyncMode::kQueueFull:
+        return kQueueFull;
+      default:
+        return nullptr;
+    }
+  }
+
+  // Hands the command's rows to the background publisher (kQueued), or, when per-room order
+  // refuses them there, releases them to the relay as the inline sync publish would.
+  void Enqueue(const PreparedCommit& prepared, const std::vector<SyncItem>& items,
+               const CommitWrite& write, std::chrono::steady_clock::time_point deadline,
+               ProbeGuard& probe, QueueSlot& slot, CommitResult& result) {
+    BackgroundJob job{prepared.request.token,
+                      prepared.request.command.room_id,
+                      deadline,
+                      {},
+                      prepared.mode == SyncMode::kProbe};
+    std::vector<int64_t> ids;
+    for (const SyncItem& item : items) {
+      job.rows.push_back(BackgroundRow{item.row_id, prepared.envelopes[item.index]});
+      ids.push_back(item.row_id);
+    }
+    slot.Taken();  // Offer takes the slot or gives it back
+    if (background_->Offer(std::move(job), prepared.room, write.earlier_pending)) {
+      probe.Disarm();  // the background publisher records or cancels the probe
+      for (const SyncItem& item : items) {
+        result.events[item.index].state = DeliveryState::kQueued;
+      }
+      return;
+    }
+    for (const SyncItem& item : items) {
+      result.events[item.index].error = kEarlierPending;
+    }
+    HandBack(prepared.request.token, {}, ids);
+    wake_.Notify();
   }
 
   // Publishes the pending events in order, each bounded by sync_publish_timeout and all by
@@ -332,7 +416,7 @@ class HookImpl final : public Hook {
     std::vector<int64_t> left;
     std::string held_reason;
     if (write.earlier_pending) {
-      held_reason = "sync publish skipped: an earlier event of the room is still pending";
+      held_reason = kEarlierPending;
     }
     for (const SyncItem& item : items) {
       EventDelivery& delivery = result.events[item.index];
@@ -350,7 +434,8 @@ class HookImpl final : public Hook {
       const std::chrono::milliseconds timeout = std::min(options_.sync_publish_timeout, remaining);
       PublishOutcome outcome =
           publisher_->Publish(PublishMessage{item.row_id, 0, envelope, {}}, timeout);
-      NoteSyncOutcome(outcome, !first && timeout < options_.sync_publish_timeout, probing);
+      NoteSyncOutcome(*sync_breaker_, outcome, !first && timeout < options_.sync_publish_timeout,
+                      probing, clock_->SteadyMs(), options_.log);
       first = false;
       if (probing) {
         probe.Disarm();
@@ -371,22 +456,8 @@ class HookImpl final : public Hook {
               " error=" + outcome.error);
     }
     HandBack(prepared.request.token, delivered, left);
-  }
-
-  void NoteSyncOutcome(const PublishOutcome& outcome, bool cut, bool probe) {
-    switch (sync_breaker_->Record(SyncVerdict(outcome, cut), probe, clock_->SteadyMs())) {
-      case SyncBreaker::Transition::kOpened:
-        Log(LogLevel::kWarn, "sync publish breaker open: IM failing " +
-                                 std::to_string(SyncBreaker::kFailuresToOpen) +
-                                 " times in a row; commits leave their events to the relay for " +
-                                 std::to_string(sync_breaker_->cooldown().count()) +
-                                 "ms, then one probe: error=" + outcome.error);
-        break;
-      case SyncBreaker::Transition::kClosed:
-        Log(LogLevel::kInfo, "sync publish breaker closed: the probe reached IM");
-        break;
-      default:
-        break;
+    if (!left.empty()) {
+      wake_.Notify();
     }
   }
 
@@ -428,6 +499,8 @@ class HookImpl final : public Hook {
   std::unique_ptr<Publisher> publisher_;
   std::unique_ptr<Clock> clock_;
   std::shared_ptr<SyncBreaker> sync_breaker_;
+  WakeSender wake_;
+  std::unique_ptr<BackgroundPublisher> background_;  // kBackground only
 };
 
 }  // namespace
@@ -438,9 +511,11 @@ int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout) {
 
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
                                std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
-                               std::shared_ptr<SyncBreaker> sync_breaker) {
+                               std::shared_ptr<SyncBreaker> sync_breaker,
+                               BackgroundParts background) {
   return std::make_unique<HookImpl>(options, std::move(store), std::move(publisher),
-                                    std::move(clock), std::move(sync_breaker));
+                                    std::move(clock), std::move(sync_breaker),
+                                    std::move(background));
 }
 
 }  // namespace room_outbox::internal

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "background_publisher.h"
 #include "clock.h"
 #include "outbox_store.h"
 #include "publisher.h"
@@ -12,12 +13,20 @@
 
 namespace room_outbox::internal {
 
+// The background publisher's own database connection and HTTP client (sync_publish =
+// kBackground; background_publisher.h). Both null otherwise.
+struct BackgroundParts {
+  std::unique_ptr<OutboxStore> store;
+  std::unique_ptr<Publisher> publisher;
+};
+
 // `sync_breaker` null: the hook gets a breaker of its own (CreateHook passes the process's,
-// ProcessSyncBreaker). The breaker's time is clock->SteadyMs().
+// ProcessSyncBreaker). The breaker's time is clock->SteadyMs(). With sync_publish = kBackground
+// and no `background` parts, every commit finds the background queue full (rows to the relay).
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
-                               std::unique_ptr<Publisher> publisher,
-                               std::unique_ptr<Clock> clock,
-                               std::shared_ptr<SyncBreaker> sync_breaker = nullptr);
+                               std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
+                               std::shared_ptr<SyncBreaker> sync_breaker = nullptr,
+                               BackgroundParts background = {});
 
 // The lease written on a command's pending rows (counted on the server's clock from their
 // insert): long enough for the command's sync publish (all its events within one sync_timeout,

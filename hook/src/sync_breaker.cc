@@ -62,6 +62,48 @@ bool SyncBreaker::is_open() const {
   return open_;
 }
 
+SyncBreaker::Verdict SyncVerdict(const PublishOutcome& outcome, bool cut) {
+  if (outcome.delivered()) {
+    return SyncBreaker::Verdict::kHealthy;
+  }
+  if (outcome.status == PublishStatus::kNotAttempted) {
+    return SyncBreaker::Verdict::kImFailing;  // the publisher's own app breaker is open
+  }
+  switch (outcome.scope) {
+    case FailureScope::kApp:
+    case FailureScope::kGlobalRate:
+      return SyncBreaker::Verdict::kImFailing;
+    case FailureScope::kRoom:
+    case FailureScope::kPermanentRow:
+      return SyncBreaker::Verdict::kHealthy;  // IM answered about this message
+    default:
+      break;
+  }
+  if (outcome.status == PublishStatus::kUnknown && cut) {
+    return SyncBreaker::Verdict::kInconclusive;
+  }
+  // An IM error code about the row (e.g. 10002) is IM's own trouble too.
+  return SyncBreaker::Verdict::kImFailing;
+}
+
+void NoteSyncOutcome(SyncBreaker& breaker, const PublishOutcome& outcome, bool cut, bool probe,
+                     int64_t steady_ms, const LogCallback& log) {
+  const SyncBreaker::Transition transition =
+      breaker.Record(SyncVerdict(outcome, cut), probe, steady_ms);
+  if (!log) {
+    return;
+  }
+  if (transition == SyncBreaker::Transition::kOpened) {
+    log(LogLevel::kWarn, "sync publish breaker open: IM failing " +
+                             std::to_string(SyncBreaker::kFailuresToOpen) +
+                             " times in a row; commits leave their events to the relay for " +
+                             std::to_string(breaker.cooldown().count()) +
+                             "ms, then one probe: error=" + outcome.error);
+  } else if (transition == SyncBreaker::Transition::kClosed) {
+    log(LogLevel::kInfo, "sync publish breaker closed: the probe reached IM");
+  }
+}
+
 std::shared_ptr<SyncBreaker> ProcessSyncBreaker(const std::string& endpoint, uint64_t sdk_app_id) {
   struct Registry {
     std::mutex mu;

@@ -29,6 +29,9 @@
 #include <mutex>
 #include <string>
 
+#include "publisher.h"
+#include "room_outbox/hook.h"
+
 namespace room_outbox::internal {
 
 class SyncBreaker {
@@ -72,6 +75,15 @@ class SyncBreaker {
   bool probe_out_ = false;
   int64_t reopens_at_ms_ = 0;
 };
+
+// What one sync publish says about IM as a whole. `cut` is true when the command's deadline, not
+// sync_publish_timeout, bounded the call.
+SyncBreaker::Verdict SyncVerdict(const PublishOutcome& outcome, bool cut);
+
+// Records one sync publish's outcome (inline or background) and logs the breaker opening or
+// closing once each through `log` (may be empty).
+void NoteSyncOutcome(SyncBreaker& breaker, const PublishOutcome& outcome, bool cut, bool probe,
+                     int64_t steady_ms, const LogCallback& log);
 
 // The process's breaker for hooks aimed at `endpoint` and `sdk_app_id`: the same object while
 // anyone holds it. Thread-safe.

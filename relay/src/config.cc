@@ -452,6 +452,14 @@ void ReadTencentIm(TableReader& r, Config& c) {
 
 void ReadHook(TableReader& r, Config& c) {
   DefaultIfNotPositive(r.Duration("sync_publish_timeout"), &c.hook_sync_publish_timeout);
+  if (auto v = r.String("sync_publish")) {
+    if (auto mode = ParseSyncPublishMode(*v)) {
+      c.hook_sync_publish = *mode;
+    } else {
+      r.SetError(r.NodeOf("sync_publish"), "sync_publish",
+                 "unknown value \"" + *v + "\" (accepted: \"inline\", \"background\", \"off\")");
+    }
+  }
   r.CheckUnknown();
 }
 
@@ -490,7 +498,7 @@ void ReadMetrics(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
-// [wake] socket (issue 10): checked as the hook checks it (WakeSender::Check).
+// [wake] socket: checked as the hook checks it (WakeSender::Check).
 void ReadWake(TableReader& r, Config& c) {
   if (auto v = r.String("socket")) {
     if (std::string why = WakeSender::Check(*v); !why.empty()) {
@@ -660,7 +668,8 @@ std::string RenderEffectiveConfig(const Config& c) {
   }
   o << "\n";
   o << "[hook]\n"
-    << "sync_publish_timeout = " << Quote(FormatDuration(c.hook_sync_publish_timeout)) << "\n\n";
+    << "sync_publish_timeout = " << Quote(FormatDuration(c.hook_sync_publish_timeout)) << "\n"
+    << "sync_publish = " << Quote(SyncPublishModeName(c.hook_sync_publish)) << "\n\n";
   o << "[log]\n"
     << "level = " << Quote(c.log.level) << "\n"
     << "format = " << Quote(c.log.format == LogFormat::kJson ? "json" : "text") << "\n\n";

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "result.h"
+#include "room_outbox/hook.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::relay {
@@ -100,6 +101,8 @@ struct Config {
   TencentImOptions tencent_im;
   std::string tim_secret_key_file;
   std::chrono::milliseconds hook_sync_publish_timeout{500};  // [hook] sync_publish_timeout
+  // [hook] sync_publish: "inline" (default), "background" or "off" (HookOptions::sync_publish).
+  SyncPublishMode hook_sync_publish = SyncPublishMode::kInline;
   WorkerConfig outbox_worker;
   LogConfig log;
   MetricsConfig metrics;

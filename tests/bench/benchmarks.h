@@ -40,6 +40,10 @@ void RunBusyRoom(const BenchContext& ctx, Report& report);
 //    the same claim without that room, and the claims it takes to park the room's due rows.
 void RunBlockedRoomClaim(const BenchContext& ctx, Report& report);
 
+// 9. HookOptions::sync_publish inline / background / off against a 20 ms IM round trip: Commit
+//    latency and commit -> IM latency side by side.
+void RunSyncModes(const BenchContext& ctx, Report& report);
+
 // 10. What a published row costs the outbox-relay process: CPU per 10k rows, wall time and
 //     statements per row over a drain against an instant stub.
 void RunCostPerRow(const BenchContext& ctx, Report& report);

@@ -29,7 +29,8 @@ struct CommitRun {
 // publish), timed one by one after kWarmup untimed ones (which also open the sync breaker when
 // IM is failing: it opens after 3 failed sync publishes).
 CommitRun TimeCommits(const BenchContext& ctx, const std::string& name,
-                      const testing::FakeImServer& stub, bool sync_publish = true) {
+                      const testing::FakeImServer& stub,
+                      SyncPublishMode sync_publish = SyncPublishMode::kInline) {
   BenchDatabase db(ctx.socket, name);
   auto hook = MakeBenchHook(db.Options(), stub.ClientOptions(), sync_publish);
   CommitRun run;
@@ -153,7 +154,7 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
                   events_text(breaker_open.published_events, breaker_open.pending_events),
               LatencyRatio(breaker_open.latency, floor.sync_off, "3e")});
   report.Add(
-      {"3e", "Hook Commit, 1 command + 3 events, sync publish off (HookOptions::sync_publish)",
+      {"3e", "Hook Commit, 1 command + 3 events, sync_publish = off",
        hook_settings + "; interleaved one by one with 3f and 3g",
        LatencyText(floor.sync_off) + events_text(floor.published_events, floor.pending_events),
        LatencyRatio(floor.sync_off, floor.floor, "3f") + " (goal: x1.3 p50, x1.5 p99); " +

@@ -147,7 +147,7 @@ class SideBySide {
         hook_db_(ctx.socket, "bench_commit_sync_off"),
         floor_(floor_db_.Options(), kBenchEventTypes.size()),
         store_(MakeMariaDbOutboxStore(store_db_.Options())),
-        hook_(MakeBenchHook(hook_db_.Options(), stub.ClientOptions(), false)) {}
+        hook_(MakeBenchHook(hook_db_.Options(), stub.ClientOptions(), SyncPublishMode::kOff)) {}
 
   // Command n's inputs for every path, built before anything is timed.
   void Stage(size_t n) {

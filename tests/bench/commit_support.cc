@@ -53,7 +53,7 @@ CommandWithEvents MakeCommand(const std::string& prefix, size_t n, const std::st
 }
 
 std::unique_ptr<Hook> MakeBenchHook(const MysqlOptions& mysql, const TencentImOptions& im,
-                                    bool sync_publish) {
+                                    SyncPublishMode sync_publish) {
   HookOptions options;
   options.mysql = mysql;
   options.tencent_im = im;

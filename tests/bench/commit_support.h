@@ -38,6 +38,6 @@ CommandWithEvents MakeCommand(const std::string& prefix, size_t n, const std::st
 
 // CreateHook over `mysql` and `im` with node_id "bench-node"; throws BenchFailure when it fails.
 std::unique_ptr<Hook> MakeBenchHook(const MysqlOptions& mysql, const TencentImOptions& im,
-                                    bool sync_publish = true);
+                                    SyncPublishMode sync_publish = SyncPublishMode::kInline);
 
 }  // namespace room_outbox::bench

@@ -39,6 +39,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"6", "commit -> published latency", room_outbox::bench::RunCommitToPublished},
       {"7", "a busy room beside quiet ones", room_outbox::bench::RunBusyRoom},
       {"8", "claim poll beside a blocked room", room_outbox::bench::RunBlockedRoomClaim},
+      {"9", "sync publish inline / background / off", room_outbox::bench::RunSyncModes},
       {"10", "cost per row", room_outbox::bench::RunCostPerRow},
       {"11", "scale-out: relays on one database", room_outbox::bench::RunScaleOut},
   };

@@ -43,7 +43,7 @@ void CommitRows(const TestDatabase& db, const FakeImServer& im, const std::strin
   options.mysql = db.Options();
   options.tencent_im = im.ClientOptions();
   options.node_id = "node-test";
-  options.sync_publish = false;
+  options.sync_publish = SyncPublishMode::kOff;
   Error error;
   auto hook = CreateHook(options, &error);
   ASSERT_TRUE(hook) << error.message;

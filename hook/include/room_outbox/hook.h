@@ -14,6 +14,22 @@
 //       ok   -> best-effort mark published
 //       fail -> the row stays pending with retry_count unchanged; outbox-relay delivers it
 //
+// HookOptions::sync_publish chooses who makes that publish ([hook] sync_publish):
+//   kInline (default)  Commit itself, as above, before it returns.
+//   kBackground        Commit returns right after COMMIT with the events kQueued; a thread the
+//                      Hook owns (own MariaDB connection, own HTTP client, the same process-wide
+//                      rate budget and sync breaker) publishes them in commit order with the same
+//                      lease, marks and deadline (sync_publish_timeout from the commit); what
+//                      fails or runs out of time is released to the relay at once, together
+//                      with the room's later queued rows. A full queue (background_queue) or a
+//                      room whose earlier pending row is not the queue's own leaves the rows to
+//                      the relay. Destroying the Hook publishes or releases what is queued
+//                      within sync_publish_timeout; a row it could not release stays leased and
+//                      the relay takes it when the lease ends.
+//   kOff               no sync publish: the rows are due at once and outbox-relay delivers them.
+// Whenever rows are left for the relay the hook sends one datagram to HookOptions::wake_socket
+// (outbox-relay's [wake] socket), non-blocking and best effort; never when all were published.
+//
 // Sync breaker: after 3 consecutive sync publishes that found IM failing (no answer, HTTP 5xx,
 // an app-wide error, ...) the hooks of the process aimed at that IM app skip the sync publish
 // for 30 s and write the pending rows due at once for the relay (kPending, "sync publish
@@ -42,14 +58,16 @@
 // Process-wide setup is the host's: call mysql_library_init() and curl_global_init() once in
 // main() before creating a Hook, and their cleanups at exit. The hook never calls them.
 //
-// Thread-safety: a Hook owns one MariaDB connection and one HTTP connection; use one Hook per
-// thread (or guard it). Nothing throws across this API.
+// Thread-safety: a Hook owns one MariaDB connection and one HTTP connection (two of each with
+// kBackground); use one Hook per thread (or guard it). With kBackground the log callback is also
+// called from the hook's own thread. Nothing throws across this API.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -65,14 +83,39 @@ namespace room_outbox {
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 using LogCallback = std::function<void(LogLevel, std::string_view)>;
 
+// What Commit does with a committed command's pending rows (`[hook] sync_publish`).
+enum class SyncPublishMode {
+  // Commit publishes them itself before it returns, in order, all within sync_publish_timeout
+  // (the seed's behaviour): kPublished, or kPending for what failed or did not fit.
+  kInline,
+  // Commit returns right after COMMIT (kQueued); a thread the Hook owns publishes them in commit
+  // order per room with the same lease and the same sync_publish_timeout from the commit, and
+  // hands what fails or runs out of time to the relay at once.
+  kBackground,
+  // No sync publish: the rows are written due at once and outbox-relay alone delivers them.
+  kOff,
+};
+
+// "inline", "background", "off": the config's spelling.
+const char* SyncPublishModeName(SyncPublishMode mode);
+// The inverse of SyncPublishModeName (exact, case-sensitive); nullopt for anything else.
+std::optional<SyncPublishMode> ParseSyncPublishMode(std::string_view name);
+
 struct HookOptions {
   MysqlOptions mysql;
   TencentImOptions tencent_im;
   // Bound on the whole sync publish of one command (its events in order). <= 0 means the
   // default, 500ms.
   std::chrono::milliseconds sync_publish_timeout{500};
-  // false: no sync publish at all; pending rows are written due at once for outbox-relay.
-  bool sync_publish = true;
+  // What Commit does with a committed command's pending rows (see SyncPublishMode).
+  SyncPublishMode sync_publish = SyncPublishMode::kInline;
+  // outbox-relay's wake socket ([wake] socket): an absolute unix datagram socket path, or empty
+  // for none. Whenever the hook leaves rows for the relay it sends one datagram there
+  // (non-blocking, best effort: nothing bound there never fails or slows a Commit).
+  std::string wake_socket;
+  // kBackground: the most commands waiting for the background publisher; a command that finds
+  // the queue full has its rows written due at once for the relay. 0: 256.
+  size_t background_queue = 256;
   // Written into every envelope. Empty means the host name.
   std::string node_id;
   // Keep each room's events in commit order: when the room already has an earlier pending row,
@@ -83,20 +126,20 @@ struct HookOptions {
 
 // A command the room service applied.
 struct Command {
-  std::string command_id;    // idempotency key; unique in room_command_log
+  std::string command_id;  // idempotency key; unique in room_command_log
   std::string room_id;
-  std::string command_type;  // e.g. "JoinRoom"
-  std::string request_id;    // tracing only
-  int64_t room_seq = 0;      // the room's version after the command
+  std::string command_type;    // e.g. "JoinRoom"
+  std::string request_id;      // tracing only
+  int64_t room_seq = 0;        // the room's version after the command
   std::string payload = "{}";  // JSON object text, stored in the command log
 };
 
 // One event the command produced. room_id, command_id, request_id and node_id come from the
 // command and the hook.
 struct Event {
-  std::string event_id;       // unique; clients dedupe by it
-  std::string event_type;     // e.g. "RoomGiftSent"
-  int64_t room_seq = 0;       // the room's version that this event reflects
+  std::string event_id;        // unique; clients dedupe by it
+  std::string event_type;      // e.g. "RoomGiftSent"
+  int64_t room_seq = 0;        // the room's version that this event reflects
   int64_t occurred_at_ms = 0;  // 0: the commit time
   std::string payload = "{}";  // JSON object text
 };
@@ -131,6 +174,10 @@ enum class DeliveryState {
   kPublished,  // the sync publish succeeded (the mark is best-effort)
   kSkipped,    // a type not sent to IM (skip_event_types); written published by the commit
   kPending,    // left for outbox-relay; `error` says why
+  // kBackground only: handed to the hook's background publisher, which publishes it shortly
+  // or, when IM fails or its time runs out, leaves it to outbox-relay. Either way it is
+  // delivered; the Commit result cannot say by whom.
+  kQueued,
 };
 
 struct EventDelivery {
@@ -141,8 +188,8 @@ struct EventDelivery {
 
 struct CommitResult {
   CommitStatus status = CommitStatus::kFailed;
-  Error error;                         // set when status is kFailed or kUnknown
-  std::vector<EventDelivery> events;   // one per event, in order, when kCommitted
+  Error error;                        // set when status is kFailed or kUnknown
+  std::vector<EventDelivery> events;  // one per event, in order, when kCommitted
 };
 
 class Hook {

@@ -1,0 +1,234 @@
+#include "background_publisher.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace room_outbox::internal {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr const char* kRoomHeld = "an earlier event of the room was left to the relay";
+constexpr const char* kBreakerOpen = "IM failing, breaker open";
+constexpr const char* kOutOfTime = "the sync lease ran out";
+
+std::vector<int64_t> RowIds(const BackgroundJob& job) {
+  std::vector<int64_t> ids;
+  ids.reserve(job.rows.size());
+  for (const BackgroundRow& row : job.rows) {
+    ids.push_back(row.row_id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+BackgroundPublisher::BackgroundPublisher(Options options, std::unique_ptr<OutboxStore> store,
+                                         std::unique_ptr<Publisher> publisher,
+                                         std::shared_ptr<SyncBreaker> breaker, Clock& clock,
+                                         WakeSender& wake)
+    : options_(std::move(options)),
+      store_(std::move(store)),
+      publisher_(std::move(publisher)),
+      breaker_(std::move(breaker)),
+      clock_(clock),
+      wake_(wake) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+BackgroundPublisher::~BackgroundPublisher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+bool BackgroundPublisher::Reserve() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_ || slots_ >= options_.capacity) {
+    return false;
+  }
+  ++slots_;
+  return true;
+}
+
+void BackgroundPublisher::Unreserve() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (slots_ > 0) --slots_;
+}
+
+RoomView BackgroundPublisher::View(const std::string& room_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return RoomView{outstanding_.count(room_id) > 0 && held_.count(room_id) == 0, releases_};
+}
+
+bool BackgroundPublisher::Offer(BackgroundJob job, const RoomView& before, bool earlier_pending) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The earlier pending row is the queue's own only when the room was in the queue before the
+    // transaction looked and nothing was released since.
+    const bool ours =
+        before.queued && before.releases == releases_ && held_.count(job.room_id) == 0;
+    if (stopping_ || (earlier_pending && !ours)) {
+      if (slots_ > 0) --slots_;
+      return false;
+    }
+    ++outstanding_[job.room_id];
+    queue_.push_back(std::move(job));
+  }
+  // After unlocking: a woken thread that found the mutex still held would block at once and
+  // hand the CPU back, two switches on the Commit's path.
+  cv_.notify_one();
+  return true;
+}
+
+void BackgroundPublisher::Run() {
+  BackgroundJob job;
+  while (Pop(job)) {
+    std::vector<int64_t> delivered;
+    std::vector<int64_t> left = Publish(job, delivered);
+    std::vector<BackgroundJob> later;
+    if (!left.empty()) {
+      later = HoldRoom(job.room_id);
+    }
+    HandBack(job.token, delivered, left);
+    for (const BackgroundJob& held : later) {
+      HandBack(held.token, {}, RowIds(held));
+    }
+    if (!left.empty()) {
+      wake_.Notify();
+    }
+    for (size_t i = 0; i <= later.size(); ++i) {
+      Finish(job.room_id);
+    }
+  }
+}
+
+bool BackgroundPublisher::Pop(BackgroundJob& job) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+  if (queue_.empty()) {
+    return false;  // stopping, and everything was handed back
+  }
+  job = std::move(queue_.front());
+  queue_.pop_front();
+  if (slots_ > 0) --slots_;
+  return true;
+}
+
+std::string BackgroundPublisher::HeldReason(const BackgroundJob& job) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (held_.count(job.room_id) > 0) {
+      return kRoomHeld;
+    }
+  }
+  // Another command's failures may have opened the breaker since this one was admitted.
+  if (!job.probe && breaker_->is_open()) {
+    return kBreakerOpen;
+  }
+  return "";
+}
+
+std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
+                                                  std::vector<int64_t>& delivered) {
+  std::vector<int64_t> left;
+  std::string reason = HeldReason(job);
+  bool probing = job.probe;
+  for (const BackgroundRow& row : job.rows) {
+    const auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(job.deadline - SteadyClock::now());
+    if (reason.empty() && remaining.count() <= 0) {
+      reason = kOutOfTime;
+    }
+    if (!reason.empty()) {
+      left.push_back(row.row_id);
+      continue;
+    }
+    const std::chrono::milliseconds timeout = std::min(options_.sync_publish_timeout, remaining);
+    PublishOutcome outcome =
+        publisher_->Publish(PublishMessage{row.row_id, 0, row.envelope, {}}, timeout);
+    // A call the command's deadline cut well short proves nothing about IM when it times out.
+    const bool cut = timeout < options_.sync_publish_timeout * 9 / 10;
+    NoteSyncOutcome(*breaker_, outcome, cut, probing, clock_.SteadyMs(), options_.log);
+    probing = false;
+    if (outcome.delivered()) {
+      delivered.push_back(row.row_id);
+      continue;
+    }
+    reason = "an earlier event of this command failed";
+    left.push_back(row.row_id);
+    Log(LogLevel::kWarn,
+        "background publish failed, left pending for the relay: event_id=" + row.envelope.event_id +
+            " room_id=" + row.envelope.room_id + " status=" + PublishStatusName(outcome.status) +
+            " error=" + outcome.error);
+  }
+  if (probing) {
+    breaker_->CancelProbe();  // the probe made no request
+  }
+  if (!left.empty() && left.size() == job.rows.size() && reason != kRoomHeld) {
+    Log(LogLevel::kInfo, "background publish skipped, left for the relay: room_id=" + job.room_id +
+                             " reason=" + reason);
+  }
+  return left;
+}
+
+std::vector<BackgroundJob> BackgroundPublisher::HoldRoom(const std::string& room_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_.insert(room_id);
+  ++releases_;
+  std::vector<BackgroundJob> taken;
+  auto keep = std::stable_partition(queue_.begin(), queue_.end(),
+                                    [&](const BackgroundJob& j) { return j.room_id != room_id; });
+  for (auto it = keep; it != queue_.end(); ++it) {
+    taken.push_back(std::move(*it));
+  }
+  queue_.erase(keep, queue_.end());
+  slots_ -= std::min(slots_, taken.size());
+  return taken;
+}
+
+// Delivered rows marked published (best effort: a failed mark only means the relay may send
+// them again after the lease), the others released to the relay at once instead of when the
+// lease ends.
+void BackgroundPublisher::HandBack(const std::string& token, const std::vector<int64_t>& delivered,
+                                   const std::vector<int64_t>& left) {
+  if (!delivered.empty()) {
+    if (auto marked = store_->MarkPublished(token, delivered); !marked) {
+      Log(LogLevel::kWarn,
+          "mark published after background publish failed (may be sent "
+          "again): " +
+              marked.error().message);
+    }
+  }
+  if (!left.empty()) {
+    if (auto released = store_->Release(token, left); !released) {
+      Log(LogLevel::kWarn,
+          "release after background publish failed (due when the lease "
+          "ends): " +
+              released.error().message);
+    }
+  }
+}
+
+void BackgroundPublisher::Finish(const std::string& room_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = outstanding_.find(room_id);
+  if (it == outstanding_.end()) {
+    return;
+  }
+  if (--it->second == 0) {
+    outstanding_.erase(it);
+    held_.erase(room_id);
+  }
+}
+
+void BackgroundPublisher::Log(LogLevel level, const std::string& line) const {
+  if (options_.log) {
+    options_.log(level, line);
+  }
+}
+
+}  // namespace room_outbox::internal

@@ -1,0 +1,138 @@
+// BackgroundPublisher: the thread of `[hook] sync_publish = "background"`.
+//
+// Commit writes a command's pending rows leased to the command's claim token for the sync lease
+// (as the inline sync publish does), then offers them here and returns. This thread publishes
+// the offered commands one after the other, in commit order, each row bounded by
+// sync_publish_timeout and all rows of a command by its deadline (lease_start +
+// sync_publish_timeout, on the monotonic clock, so a row is never sent after its lease would
+// have ended). Delivered rows are marked published with the command's token; a row that fails
+// or runs out of time is released with that token (due for the relay at once, retry_count
+// unchanged), and so is every later row of its room that is still in the queue, so a room's
+// later rows never overtake an earlier failed one. Whenever rows are released the relay is woken.
+//
+// Per-room order at the door (Offer): when the commit's transaction saw an earlier pending row
+// of the room, the rows are taken only if that earlier row is one of the queue's own, i.e. the
+// room had rows in the queue before the transaction (View), none of the queue's rows was
+// released since, and the room is not being released for a failure. Otherwise they are refused
+// and the caller leaves them to the relay, as the inline sync publish does. This assumes the
+// room's single writer (one Hook) is the only one committing its events.
+//
+// The queue is bounded: Reserve, before the commit's transaction, takes a slot or says the queue
+// is full (the caller then writes the rows unleased for the relay; nobody waits).
+//
+// Shutdown (destructor): no new offers; the queued commands are still published while their
+// deadlines last (each at most sync_publish_timeout after its commit), what is left is
+// released, then the thread is joined. Rows a Release could not reach stay leased; the relay
+// takes them when the lease ends, so nothing is lost.
+//
+// The thread has its own OutboxStore (a database connection) and Publisher (an HTTP client),
+// drawing on the process-wide IM rate budget like every publisher, and the hook's process-wide
+// SyncBreaker. Reserve, View, Offer and the destructor are called by the Hook's caller thread;
+// the log callback and the WakeSender are also used from the background thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "clock.h"
+#include "outbox_store.h"
+#include "publisher.h"
+#include "room_outbox/envelope.h"
+#include "room_outbox/hook.h"
+#include "sync_breaker.h"
+#include "wake_sender.h"
+
+namespace room_outbox::internal {
+
+// One pending row of a queued command.
+struct BackgroundRow {
+  int64_t row_id = 0;
+  Envelope envelope;
+};
+
+// A committed command's pending rows, written leased to `token`.
+struct BackgroundJob {
+  std::string token;
+  std::string room_id;
+  std::chrono::steady_clock::time_point deadline;  // lease_start + sync_publish_timeout
+  std::vector<BackgroundRow> rows;                 // in commit order
+  bool probe = false;  // the sync breaker admitted this command as its probe
+};
+
+// What the queue held of a room before a commit's transaction (see Offer).
+struct RoomView {
+  bool queued = false;    // rows of the room in the queue, none of them being released
+  uint64_t releases = 0;  // how many times the queue had released rows by then
+};
+
+class BackgroundPublisher {
+ public:
+  struct Options {
+    size_t capacity = 256;  // commands reserved or waiting, not counting the one being published
+    std::chrono::milliseconds sync_publish_timeout{500};
+    LogCallback log;
+  };
+
+  // `clock` (the breaker's time) and `wake` must outlive this object. Starts the thread.
+  BackgroundPublisher(Options options, std::unique_ptr<OutboxStore> store,
+                      std::unique_ptr<Publisher> publisher, std::shared_ptr<SyncBreaker> breaker,
+                      Clock& clock, WakeSender& wake);
+  // Publishes or releases what is queued (bounded by the commands' deadlines), then joins.
+  ~BackgroundPublisher();
+  BackgroundPublisher(const BackgroundPublisher&) = delete;
+  BackgroundPublisher& operator=(const BackgroundPublisher&) = delete;
+
+  // A slot for a command about to be committed; false when the queue is full.
+  bool Reserve();
+  // Gives a reserved slot back (the command was not committed, or goes to the relay).
+  void Unreserve();
+  // The room as the queue holds it now; take it before the commit's transaction.
+  RoomView View(const std::string& room_id) const;
+  // Queues a committed command in its reserved slot. `earlier_pending`: the transaction saw an
+  // earlier pending row of the room. False: refused for per-room order (the slot is given back);
+  // the caller leaves the rows to the relay.
+  bool Offer(BackgroundJob job, const RoomView& before, bool earlier_pending);
+
+ private:
+  void Run();
+  bool Pop(BackgroundJob& job);
+  // Publishes the job's rows in order; returns the ids left for the relay (failed, out of
+  // time, held behind an earlier release of the room or the breaker open).
+  std::vector<int64_t> Publish(const BackgroundJob& job, std::vector<int64_t>& delivered);
+  std::string HeldReason(const BackgroundJob& job) const;
+  // The room's rows are the relay's from now on: no later queued row of it may be published.
+  // Returns the room's queued jobs, taken out of the queue, to be released.
+  std::vector<BackgroundJob> HoldRoom(const std::string& room_id);
+  void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
+                const std::vector<int64_t>& left);
+  void Finish(const std::string& room_id);
+  void Log(LogLevel level, const std::string& line) const;
+
+  const Options options_;
+  std::unique_ptr<OutboxStore> store_;
+  std::unique_ptr<Publisher> publisher_;
+  std::shared_ptr<SyncBreaker> breaker_;
+  Clock& clock_;
+  WakeSender& wake_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<BackgroundJob> queue_;
+  size_t slots_ = 0;  // reserved + queued
+  bool stopping_ = false;
+  std::map<std::string, size_t> outstanding_;  // per room: commands queued or being published
+  std::set<std::string> held_;                 // rooms whose queued rows are being released
+  uint64_t releases_ = 0;
+  std::thread thread_;  // last: started when every member above is ready
+};
+
+}  // namespace room_outbox::internal

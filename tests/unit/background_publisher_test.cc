@@ -1,0 +1,154 @@
+// BackgroundPublisher at its seams: the per-room order rule at Offer, a failure releasing the
+// room's later queued rows untried, the queue bound, and shutdown handing rows back.
+#include "background_publisher.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+
+#include "fake_clock.h"
+#include "mock_outbox_store.h"
+#include "mock_publisher.h"
+#include "support/wait.h"
+
+namespace room_outbox::testing {
+namespace {
+
+using internal::BackgroundJob;
+using internal::BackgroundPublisher;
+using internal::BackgroundRow;
+using internal::RoomView;
+using std::chrono::milliseconds;
+using ::testing::_;
+using ::testing::Eq;
+using ::testing::Return;
+using ::testing::StrictMock;
+
+MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
+
+PublishOutcome Delivered() {
+  PublishOutcome o;
+  o.status = PublishStatus::kPublished;
+  o.scope = FailureScope::kNone;
+  return o;
+}
+
+PublishOutcome Failed() {
+  PublishOutcome o;
+  o.status = PublishStatus::kRetryable;
+  o.scope = FailureScope::kRow;
+  o.error = "im error 10002: internal error";
+  return o;
+}
+
+class BackgroundPublisherTest : public ::testing::Test {
+ protected:
+  void Start(size_t capacity = 8) {
+    auto store = std::make_unique<StrictMock<MockOutboxStore>>();
+    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
+    store_ = store.get();
+    publisher_ = publisher.get();
+    background_ = std::make_unique<BackgroundPublisher>(
+        BackgroundPublisher::Options{capacity, milliseconds(2000), {}}, std::move(store),
+        std::move(publisher), std::make_shared<internal::SyncBreaker>(), clock_, wake_);
+  }
+
+  static BackgroundJob Job(const std::string& token, const std::string& room,
+                           std::vector<int64_t> ids) {
+    BackgroundJob job{
+        token, room, std::chrono::steady_clock::now() + milliseconds(2000), {}, false};
+    for (int64_t id : ids) {
+      job.rows.push_back(BackgroundRow{id, Envelope{"evt-" + std::to_string(id), "RoomGiftSent",
+                                                    room, 1, "cmd", "req", "node", 1, "{}"}});
+    }
+    return job;
+  }
+
+  bool Offer(BackgroundJob job, bool earlier_pending) {
+    EXPECT_TRUE(background_->Reserve());
+    const RoomView view = background_->View(job.room_id);
+    return background_->Offer(std::move(job), view, earlier_pending);
+  }
+
+  FakeClock clock_;
+  WakeSender wake_{""};
+  StrictMock<MockOutboxStore>* store_ = nullptr;
+  StrictMock<MockPublisher>* publisher_ = nullptr;
+  std::unique_ptr<BackgroundPublisher> background_;
+};
+
+TEST_F(BackgroundPublisherTest, RowsBehindAnEarlierPendingRowThatIsNotTheQueuesAreRefused) {
+  Start();
+  EXPECT_FALSE(Offer(Job("tok-a", "room-1", {1}), /*earlier_pending=*/true));
+  background_.reset();  // nothing was published or handed back
+}
+
+TEST_F(BackgroundPublisherTest, AFailureReleasesTheRoomsLaterQueuedRowsUntriedAndOthersGoOn) {
+  Start();
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  std::atomic<bool> first_sent{false};
+  std::atomic<bool> other_marked{false};
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 1), _))
+      .WillOnce([&](const PublishMessage&, milliseconds) {
+        first_sent = true;
+        open.wait();
+        return Failed();
+      });
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 4), _))
+      .WillOnce(Return(Delivered()));
+  EXPECT_CALL(*store_, Release(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
+      .WillOnce(Return(Result<size_t>(1)));
+  EXPECT_CALL(*store_, Release(Eq("tok-b"), IdsAre(std::vector<int64_t>{2, 3})))
+      .WillOnce(Return(Result<size_t>(2)));
+  EXPECT_CALL(*store_, MarkPublished(Eq("tok-c"), IdsAre(std::vector<int64_t>{4})))
+      .WillOnce([&](const std::string&, std::span<const int64_t>) {
+        other_marked = true;
+        return Result<size_t>(1);
+      });
+
+  ASSERT_TRUE(Offer(Job("tok-a", "room-1", {1}), false));
+  ASSERT_TRUE(Eventually([&] { return first_sent.load(); }, milliseconds(5000)));
+  // room-1's earlier pending row is the queue's own: its next command follows it.
+  const RoomView before = background_->View("room-1");
+  EXPECT_TRUE(before.queued);
+  ASSERT_TRUE(Offer(Job("tok-b", "room-1", {2, 3}), true));
+  ASSERT_TRUE(Offer(Job("tok-c", "room-2", {4}), false));
+  gate.set_value();
+  ASSERT_TRUE(Eventually([&] { return other_marked.load(); }, milliseconds(5000)));
+  // A view taken before the release no longer lets room-1's rows in behind the released ones.
+  ASSERT_TRUE(background_->Reserve());
+  EXPECT_FALSE(background_->Offer(Job("tok-d", "room-1", {5}), before, true));
+  background_.reset();
+}
+
+TEST_F(BackgroundPublisherTest, TheQueueHoldsAtMostItsCapacityAndShutdownReleasesWhatIsLeft) {
+  Start(/*capacity=*/1);
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  std::atomic<bool> first_sent{false};
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 1), _))
+      .WillOnce([&](const PublishMessage&, milliseconds) {
+        first_sent = true;
+        open.wait();
+        return Delivered();
+      });
+  EXPECT_CALL(*store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
+      .WillOnce(Return(Result<size_t>(1)));
+  ASSERT_TRUE(Offer(Job("tok-a", "room-1", {1}), false));
+  ASSERT_TRUE(Eventually([&] { return first_sent.load(); }, milliseconds(5000)));
+  ASSERT_TRUE(Offer(Job("tok-b", "room-2", {2}), false));
+  EXPECT_FALSE(background_->Reserve()) << "one command waiting fills a queue of 1";
+  // tok-b's deadline is still 2 s away: on shutdown it is published as usual, not dropped.
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 2), _))
+      .WillOnce(Return(Failed()));
+  EXPECT_CALL(*store_, Release(Eq("tok-b"), IdsAre(std::vector<int64_t>{2})))
+      .WillOnce(Return(Result<size_t>(1)));
+  gate.set_value();
+  background_.reset();
+}
+
+}  // namespace
+}  // namespace room_outbox::testing
