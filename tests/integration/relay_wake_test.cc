@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 
+#include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
@@ -151,6 +152,49 @@ TEST_F(RelayWakeTest, ADatagramHasTheRelayPublishARowWellBeforeItsNextPoll) {
   EXPECT_TRUE(Eventually([&] { return Published("after-burst"); }, kWokenWithin))
       << relay->StderrTail();
   EXPECT_TRUE(relay->Alive());
+}
+
+// End to end: a hook whose sync publish fails releases its rows and wakes the relay through
+// HookOptions::wake_socket; the relay, idle for 10 s, publishes them well before its next poll.
+TEST_F(RelayWakeTest, RowsAHookLeavesAreDeliveredByTheRelayItWakes) {
+  FakeImServer hook_im;  // what the hook reaches: failing
+  ASSERT_TRUE(hook_im.running()) << hook_im.start_error();
+  hook_im.SetDefaultFault(FakeImFault::ImError(10002, "internal error"));
+  int port = 0;
+  auto relay = MakeRelay(&port);
+  ASSERT_TRUE(relay->Start());
+  InsertPending("hook-probe");  // the relay has run a round and now idles for 10 s
+  ASSERT_TRUE(Eventually([&] { return Published("hook-probe"); }, seconds(30)))
+      << relay->StderrTail();
+
+  HookOptions options;
+  options.mysql = db_.Options();
+  options.tencent_im = hook_im.ClientOptions();
+  options.sync_publish = SyncPublishMode::kInline;
+  options.node_id = "hook-wake-test";
+  options.wake_socket = socket_path_;
+  Error error;
+  auto hook = CreateHook(options, &error);
+  ASSERT_TRUE(hook) << error.message;
+  Command command{"hook-wake-c1", "wake-room", "SendGift", "req-hook-wake", 2, "{}"};
+  std::vector<Event> events = {{"hook-wake-e1", "RoomGiftSent", 2, 0, "{}"},
+                               {"hook-wake-e2", "RoomGiftSent", 2, 0, "{}"}};
+  const CommitResult result = hook->Commit(command, events);
+  ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
+  ASSERT_EQ(result.events.size(), 2u);
+  EXPECT_EQ(result.events[0].state, DeliveryState::kPending);
+  EXPECT_FALSE(hook_im.RequestsFor("hook-wake-e1").empty())
+      << "the hook's sync publish was not tried";
+
+  EXPECT_TRUE(Eventually([&] { return Published("hook-wake-e1") && Published("hook-wake-e2"); },
+                         kWokenWithin))
+      << "the hook's rows were not published within " << kWokenWithin.count()
+      << " ms of the commit (the relay polls every 10 s)\n"
+      << relay->StderrTail();
+  EXPECT_EQ(db_.Scalar("SELECT MAX(retry_count) FROM room_outbox WHERE command_id = "
+                       "'hook-wake-c1'"),
+            0)
+      << "the hook's failed sync publish is not a charged attempt";
 }
 
 TEST_F(RelayWakeTest, AStoppedRelayRemovesItsSocketAndANotifyThenChangesNothing) {
