@@ -22,6 +22,13 @@
 // that ran out) the claim also reads the room from it and locks what it read (PlannedExtension),
 // so the run can start there in the same claim. A row that waits is never taken early.
 //
+// Spread: the batch (limit) is shared out over the rooms one row per room per pass, in the
+// order of each room's first locked row: every room's first run row before any room's second,
+// each room keeping the prefix of its run in id order. So with many due rooms a batch holds as
+// few rows of one room as the window allows (and a paced room's second row seldom waits for its
+// pace in the same round). What is left of the batch after every room's share goes to the
+// extensions, shared out the same way.
+//
 // Cut rooms (pacing): a run holds at most max_rows_per_room rows of types that are sent; the
 // room's other locked rows get pace slots one room_pace_ms apart after the run (rows of unpaced
 // types share the previous slot), so later claims pass over them and take other rooms' rows.
@@ -89,10 +96,10 @@ struct PlannedExtension {
 };
 
 struct ClaimPlan {
-  std::vector<int64_t> lease;                // ascending ids
-  std::vector<PlannedSchedule> schedule;     // ascending ids, each row at most once
+  std::vector<int64_t> lease;                 // ascending ids
+  std::vector<PlannedSchedule> schedule;      // ascending ids, each row at most once
   std::vector<PlannedPacedRoom> paced_rooms;  // rooms cut at max_rows_per_room
-  std::vector<PlannedExtension> extensions;  // empty when the runs cannot go on
+  std::vector<PlannedExtension> extensions;   // empty when the runs cannot go on
   bool more_due = false;
 };
 
