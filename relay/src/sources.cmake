@@ -6,6 +6,7 @@ target_sources(room_outbox_relay PRIVATE
   relay/src/global_init.cc
   relay/src/log_line.cc
   relay/src/metrics.cc
+  relay/src/claim_ahead.cc
   relay/src/outbox_worker.cc
   relay/src/result_writer.cc
   relay/src/retry_policy.cc
@@ -29,6 +30,7 @@ target_sources(unit_tests PRIVATE
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc
   tests/unit/outbox_worker_test.cc
+  tests/unit/outbox_worker_ahead_test.cc
   tests/unit/result_writer_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_pace_test.cc
