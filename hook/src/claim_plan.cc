@@ -52,7 +52,19 @@ struct Run {
   const PlanRow* blocker = nullptr;  // the first pending row not held, when read
 };
 
+// How long a room must rest before it may be sent to again (0: it may now).
+int64_t RestMs(const PlanOptions& options, const Room& room) {
+  if (options.room_pace_ms <= 0) return 0;
+  auto resting = options.resting_ms.find(*room.room_id);
+  return resting == options.resting_ms.end() ? 0 : resting->second;
+}
+
 Run WalkRun(const PlanOptions& options, const Room& room) {
+  if (RestMs(options, room) > 0) {
+    Run resting;
+    resting.cut = true;  // nothing leased; its locked rows get slots after its rest
+    return resting;
+  }
   std::unordered_set<int64_t> held;
   for (const PlanRow* row : room.locked) held.insert(row->id);
   const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
@@ -96,6 +108,23 @@ std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_lef
   return shares;
 }
 
+// The rooms' shares of the batch. With a pace, one row per room when that fills at least half
+// the batch (see claim_plan.h); else every pass the batch has room for.
+std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<size_t>& wants,
+                               size_t& batch_left) {
+  if (options.room_pace_ms > 0) {
+    std::vector<size_t> firsts;
+    for (size_t want : wants) firsts.push_back(std::min<size_t>(want, 1));
+    size_t left = batch_left;
+    std::vector<size_t> shares = ShareOut(firsts, left);
+    if (2 * (batch_left - left) >= options.limit) {
+      batch_left = left;
+      return shares;
+    }
+  }
+  return ShareOut(wants, batch_left);
+}
+
 size_t PacedAmong(const PlanOptions& options, const Room& room, size_t rows) {
   size_t paced = 0;
   for (size_t k = 0; k < rows; ++k) {
@@ -106,11 +135,14 @@ size_t PacedAmong(const PlanOptions& options, const Room& room, size_t rows) {
 
 // The locked rows of a cut (or batch-full) room after its run get the slots after the run, one
 // room_pace_ms apart; rows of unpaced types share the previous slot. A row only ever moves later.
+// A resting room's first slot is at the end of its rest.
 void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_paced, bool cut,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   const int64_t pace = options.room_pace_ms > 0 ? options.room_pace_ms : 0;
-  int64_t slot =
-      options.server_now_ms + static_cast<int64_t>(std::max<size_t>(run_paced, 1) - 1) * pace;
+  const int64_t rest_ms = RestMs(options, room);
+  int64_t slot = rest_ms > 0 ? options.server_now_ms + rest_ms - pace
+                             : options.server_now_ms +
+                                   static_cast<int64_t>(std::max<size_t>(run_paced, 1) - 1) * pace;
   PlannedPacedRoom paced{*room.room_id, 0, 0};
   for (const PlanRow* row : rest) {
     if (IsPaced(options, row->event_type)) slot += pace;
@@ -191,7 +223,7 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
     wants.push_back(runs.back().avail);
   }
   size_t batch_left = options.limit;
-  const std::vector<size_t> shares = ShareOut(wants, batch_left);
+  const std::vector<size_t> shares = ShareBatch(options, wants, batch_left);
   std::vector<RoomPlan> planned;
   std::vector<size_t> blocked;  // rooms whose run ends at a row not held and not in flight
   for (size_t i = 0; i < rooms.size(); ++i) {

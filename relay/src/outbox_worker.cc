@@ -85,6 +85,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead) {
   if (stop_.stop_requested()) {
     return RoundResult{};
   }
+  const bool from_ahead = ahead_ && ahead_->pending();
   ClaimAhead::Taken taken = TakeClaim(MakeClaimOptions(mode));
   Result<Claim>& claim = taken.claim;
   const int64_t claimed_at = taken.claimed_at;
@@ -100,6 +101,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead) {
   }
   NotePacedRooms(*claim, claimed_at);
   RoundContext round(mode, std::move(*claim), claimed_at + options_.lease.count(), *this);
+  round.result.claimed_ahead = from_ahead;
   Prepare(round);
   if (claim_ahead) StartAhead(round);
   while (round.queues.remaining() > 0 && WaveFits(round)) {
@@ -128,6 +130,8 @@ ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
     if (o.max_rows_per_room > 0) {
       o.unpaced_event_types = options_.unpaced_event_types;
     }
+    // Rooms sent to less than a pace ago: their rows wait in the database, not in a round.
+    pace_.AddResting(o, clock_.SteadyMs());
   }
   return o;
 }
@@ -423,7 +427,8 @@ void OutboxWorker::LogRound(const RoundResult& result) {
                     .Add("published", static_cast<uint64_t>(result.published))
                     .Add("failed", static_cast<uint64_t>(result.failed))
                     .Add("released", static_cast<uint64_t>(result.released))
-                    .Add("waves", static_cast<uint64_t>(result.waves)));
+                    .Add("waves", static_cast<uint64_t>(result.waves))
+                    .Add("claimed_ahead", result.claimed_ahead));
 }
 
 void OutboxWorker::RefreshStats() {

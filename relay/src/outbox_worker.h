@@ -134,6 +134,7 @@ struct RoundResult {
   // Rows were claimed but every one was given back without an attempt (the lease could not
   // hold one wave): a failed round.
   bool released_unsent = false;
+  bool claimed_ahead = false;  // the claim was made ahead, while the round before was sent
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.
   std::optional<Error> error;

@@ -38,6 +38,7 @@ target_sources(unit_tests PRIVATE
 target_sources(integration_tests PRIVATE
   tests/integration/metrics_server_test.cc
   tests/integration/relay_process_test.cc
+  tests/integration/relay_overlap_test.cc
   tests/integration/systemd_units_test.cc)
 # The process and unit tests run the built daemon.
 add_dependencies(integration_tests outbox-relay)

@@ -260,5 +260,42 @@ TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
   EXPECT_THAT(plan.schedule, IsEmpty());
 }
 
+TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
+  // Three rooms fill at least half a batch of 4 with their first rows: the second rows get the
+  // next pace slot instead of waiting for the pace inside the relay's round.
+  PlanOptions options = Options(4);
+  options.max_rows_per_room = 20;
+  options.room_pace_ms = 50;
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b"), Row(5, "c")};
+  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  EXPECT_THAT(plan.lease, ElementsAre(1, 3, 5));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 50},
+                                           std::pair<int64_t, int64_t>{4, kNow + 50}));
+  EXPECT_TRUE(plan.more_due);
+
+  // One room alone (a busy room) still gets its run, up to the cut.
+  std::vector<PlanRow> busy = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
+  EXPECT_THAT(PlanClaim(options, Input(busy, busy)).lease, ElementsAre(1, 2, 3));
+}
+
+TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
+  PlanOptions options = Options();
+  options.max_rows_per_room = 20;
+  options.room_pace_ms = 50;
+  options.resting_ms = {{"a", 30}};
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};
+  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  EXPECT_THAT(plan.lease, ElementsAre(3));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{1, kNow + 30},
+                                           std::pair<int64_t, int64_t>{2, kNow + 80}));
+  ASSERT_EQ(plan.paced_rooms.size(), 1u) << "the relay polls at the pace while they come due";
+  EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 80);
+
+  // Without a pace nothing rests.
+  PlanOptions unpaced = Options();
+  unpaced.resting_ms = {{"a", 30}};
+  EXPECT_THAT(PlanClaim(unpaced, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
+}
+
 }  // namespace
 }  // namespace room_outbox
