@@ -102,6 +102,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead) {
   NotePacedRooms(*claim, claimed_at);
   RoundContext round(mode, std::move(*claim), claimed_at + options_.lease.count(), *this);
   round.result.claimed_ahead = from_ahead;
+  round.result.scheduled = !round.claim.paced_rooms.empty();
   Prepare(round);
   if (claim_ahead) StartAhead(round);
   while (round.queues.remaining() > 0 && WaveFits(round)) {
@@ -504,9 +505,10 @@ void OutboxWorker::Run() {
     }
     DiscardAhead();  // the loop waits: rows claimed ahead go back, due at once
     milliseconds idle = options_.poll_interval;
-    if (!held && round.published > 0) {
+    if (!held && (round.published > 0 || round.scheduled)) {
       // A paced room's rows come due one per room_min_interval: claim them as they do, as long
-      // as rounds deliver (while IM fails, the head rows wait for their retry anyway).
+      // as rounds deliver (while IM fails, the head rows wait for their retry anyway), also
+      // after a claim that only scheduled rows (every room of its window was resting).
       idle = pace_.IdleAfterDelivery(idle, clock_.SteadyMs());
     }
     if (Sleep(idle)) break;

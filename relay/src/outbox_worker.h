@@ -135,6 +135,8 @@ struct RoundResult {
   // hold one wave): a failed round.
   bool released_unsent = false;
   bool claimed_ahead = false;  // the claim was made ahead, while the round before was sent
+  // The claim scheduled rows of paced rooms (a cut, a second row, a resting room) for later.
+  bool scheduled = false;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.
   std::optional<Error> error;
