@@ -59,12 +59,8 @@ int64_t RestMs(const PlanOptions& options, const Room& room) {
   return resting == options.resting_ms.end() ? 0 : resting->second;
 }
 
-Run WalkRun(const PlanOptions& options, const Room& room) {
-  if (RestMs(options, room) > 0) {
-    Run resting;
-    resting.cut = true;  // nothing leased; its locked rows get slots after its rest
-    return resting;
-  }
+// The run from the room's head through the rows the claim holds, within the cut.
+Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   std::unordered_set<int64_t> held;
   for (const PlanRow* row : room.locked) held.insert(row->id);
   const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
@@ -82,6 +78,17 @@ Run WalkRun(const PlanOptions& options, const Room& room) {
     }
     ++run.avail;
     if (paced) ++paced_rows;
+  }
+  return run;
+}
+
+Run WalkRun(const PlanOptions& options, const Room& room) {
+  Run run = WalkHeldRun(options, room);
+  if (run.avail > 0 && RestMs(options, room) > 0) {
+    // Nothing leased; its locked rows get slots after its rest. (A run that cannot start, e.g.
+    // behind a row in flight, is left as it is.)
+    run = Run{};
+    run.cut = true;
   }
   return run;
 }

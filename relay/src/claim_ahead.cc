@@ -14,7 +14,7 @@ void ClaimAhead::Start(const ClaimOptions& options) {
   // only ever read by one thread): a slow claim, or a slow thread start, leaves less of it.
   const int64_t claimed_at = clock_.SteadyMs();
   future_ = std::async(std::launch::async, [this, options, claimed_at]() {
-    return Taken{store_.ClaimDue(options), claimed_at};
+    return Taken{store_.ClaimDue(options), claimed_at, true};
   });
 }
 

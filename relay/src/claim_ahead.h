@@ -40,7 +40,8 @@ class ClaimAhead {
 
   struct Taken {
     Result<Claim> claim;
-    int64_t claimed_at = 0;  // monotonic ms, read by Start before the ClaimDue call
+    int64_t claimed_at = 0;   // monotonic ms, read by Start before the ClaimDue call
+    bool made_ahead = false;  // by Start (not a claim the caller made itself)
   };
 
   // Starts ClaimDue(options) on its own thread. Does nothing while a claim is under way or

@@ -85,7 +85,6 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead) {
   if (stop_.stop_requested()) {
     return RoundResult{};
   }
-  const bool from_ahead = ahead_ && ahead_->pending();
   ClaimAhead::Taken taken = TakeClaim(MakeClaimOptions(mode));
   Result<Claim>& claim = taken.claim;
   const int64_t claimed_at = taken.claimed_at;
@@ -101,7 +100,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead) {
   }
   NotePacedRooms(*claim, claimed_at);
   RoundContext round(mode, std::move(*claim), claimed_at + options_.lease.count(), *this);
-  round.result.claimed_ahead = from_ahead;
+  round.result.claimed_ahead = taken.made_ahead;
   round.result.scheduled = !round.claim.paced_rooms.empty();
   Prepare(round);
   if (claim_ahead) StartAhead(round);
@@ -139,17 +138,27 @@ ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
 
 ClaimAhead::Taken OutboxWorker::TakeClaim(const ClaimOptions& options) {
   if (ahead_ && ahead_->pending()) {
-    return std::move(*ahead_->Take());  // made while the last round was sent
+    ClaimAhead::Taken taken = std::move(*ahead_->Take());  // made while the last round was sent
+    // An empty one says only that the last round's rooms were in flight: claim again now.
+    if (!taken.claim || !taken.claim->rows.empty()) return taken;
   }
   // The lease runs from just before the call: a slow claim leaves less of it.
   const int64_t claimed_at = clock_.SteadyMs();
-  return ClaimAhead::Taken{store_.ClaimDue(options), claimed_at};
+  return ClaimAhead::Taken{store_.ClaimDue(options), claimed_at, false};
 }
 
 void OutboxWorker::StartAhead(const RoundContext& round) {
   // Only a full claim says more rows are due; a stop claims nothing new.
   if (!ahead_ || !round.result.full || stop_.stop_requested()) return;
-  ahead_->Start(MakeClaimOptions(RoundMode::kDaemon));
+  ClaimOptions options = MakeClaimOptions(RoundMode::kDaemon);
+  if (options.room_pace_ms > 0) {
+    // This round's rooms are sent meanwhile: a row of theirs the claim made ahead leased would
+    // only wait for the pace in the next round. They rest a pace from now.
+    for (const OutboxRow& row : round.claim.rows) {
+      options.resting_rooms.push_back(RestingRoom{row.room_id, options.room_pace_ms});
+    }
+  }
+  ahead_->Start(options);
 }
 
 void OutboxWorker::DiscardAhead() {

@@ -13,7 +13,8 @@
 //   claim or mark failure -> an error of the round; Run() waits and tries again
 //
 // A round (Round) is four steps over single-job units:
-//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut); nothing is
+//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut and the rooms
+//      sent to less than room_min_interval ago, RoomPace::AddResting); nothing is
 //      claimed once a stop was requested. The lease is measured on the monotonic clock from just
 //      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
 //   2. prepare (RoomQueues): decode each row, block rooms whose row is not attempted, queue the

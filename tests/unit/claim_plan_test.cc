@@ -291,6 +291,13 @@ TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
   ASSERT_EQ(plan.paced_rooms.size(), 1u) << "the relay polls at the pace while they come due";
   EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 80);
 
+  // A resting room whose head is in flight elsewhere is left as it is (nothing moves).
+  auto behind =
+      Input({Row(2, "a")}, {Row(1, "a", kNow + 30'000, "RoomGiftSent", true), Row(2, "a")});
+  ClaimPlan left = PlanClaim(options, behind);
+  EXPECT_THAT(left.lease, IsEmpty());
+  EXPECT_THAT(left.schedule, IsEmpty());
+
   // Without a pace nothing rests.
   PlanOptions unpaced = Options();
   unpaced.resting_ms = {{"a", 30}};

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -204,6 +205,40 @@ TEST_F(OutboxWorkerAheadTest, AShortClaimStartsNoClaimAheadAndRunRoundNeverDoes)
   EXPECT_TRUE(full.full);
   worker.Run();  // one short claim, then poll_interval (the stop)
   EXPECT_EQ(metrics_.publish_success(), 3u);
+}
+
+TEST_F(OutboxWorkerAheadTest, AnEmptyClaimMadeAheadIsFollowedByAClaimAtOnce) {
+  // Made while the first claim's rooms were in flight, it found nothing: the next round claims
+  // again on the first store instead of ending on it and waiting poll_interval.
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(3, "room-a")})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {})));
+  RecordMarks(kFirst);
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_EQ(metrics_.publish_success(), 3u);
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000)))
+      << "one wait, after the short claim";
+}
+
+TEST_F(OutboxWorkerAheadTest, WithAPaceTheClaimMadeAheadLetsThisRoundsRoomsRest) {
+  options_.room_min_interval = milliseconds(50);
+  ClaimOptions ahead_options;
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions& o) {
+    ahead_options = o;
+    return Result<Claim>(MakeClaim(kAhead, {Row(3, "room-c")}));
+  }));
+  RecordMarks(kFirst);
+  RecordMarks(kAhead);
+  auto worker = MakeWorker();
+  worker.Run();
+  std::map<std::string, int64_t> resting;
+  for (const RestingRoom& room : ahead_options.resting_rooms) resting[room.room_id] = room.wait_ms;
+  EXPECT_EQ(resting["room-a"], 50);
+  EXPECT_EQ(resting["room-b"], 50);
 }
 
 TEST_F(OutboxWorkerAheadTest, TheLeaseOfAClaimMadeAheadCountsFromItsOwnStart) {
