@@ -82,15 +82,23 @@ Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   return run;
 }
 
-Run WalkRun(const PlanOptions& options, const Room& room) {
-  Run run = WalkHeldRun(options, room);
-  if (run.avail > 0 && RestMs(options, room) > 0) {
-    // Nothing leased; its locked rows get slots after its rest. (A run that cannot start, e.g.
-    // behind a row in flight, is left as it is.)
-    run = Run{};
-    run.cut = true;
+// Resting rooms lease nothing, but only when the rooms that may be sent to now fill at least
+// half the batch with their first rows: with few rooms due (a busy room alone) the round would
+// have nothing else to send, and it waits out the pace itself.
+void Rest(const PlanOptions& options, const std::vector<Room>& rooms, std::vector<Run>& runs) {
+  size_t ready = 0;
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    if (runs[i].avail > 0 && RestMs(options, rooms[i]) == 0) ++ready;
   }
-  return run;
+  if (2 * ready < options.limit) return;
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    if (runs[i].avail > 0 && RestMs(options, rooms[i]) > 0) {
+      // Nothing leased; its locked rows get slots after its rest. (A run that cannot start,
+      // e.g. behind a row in flight, is left as it is.)
+      runs[i] = Run{};
+      runs[i].cut = true;
+    }
+  }
 }
 
 // Shares `batch_left` out over rooms that may take up to wants[i] rows each, one row per room
@@ -225,10 +233,9 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
   const std::vector<Room> rooms = GroupByRoom(input);
   std::vector<Run> runs;
   std::vector<size_t> wants;
-  for (const Room& room : rooms) {
-    runs.push_back(WalkRun(options, room));
-    wants.push_back(runs.back().avail);
-  }
+  for (const Room& room : rooms) runs.push_back(WalkHeldRun(options, room));
+  Rest(options, rooms, runs);
+  for (const Run& run : runs) wants.push_back(run.avail);
   size_t batch_left = options.limit;
   const std::vector<size_t> shares = ShareBatch(options, wants, batch_left);
   std::vector<RoomPlan> planned;

@@ -31,7 +31,8 @@
 // half the batch (many rooms are due), the batch holds one row per room: a room's second row
 // would only wait for the pace in the relay's round, so it gets the room's next pace slot and
 // a later claim takes it. Rooms the relay sent to less than a pace ago (resting_ms) lease
-// nothing; their locked rows get slots from the end of their wait on.
+// nothing, when the other rooms fill at least half the batch; their locked rows get slots from
+// the end of their wait on.
 //
 // Cut rooms (pacing): a run holds at most max_rows_per_room rows of types that are sent; the
 // room's other locked rows get pace slots one room_pace_ms apart after the run (rows of unpaced

@@ -279,7 +279,7 @@ TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
 }
 
 TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
-  PlanOptions options = Options();
+  PlanOptions options = Options(2);  // room b alone fills half the batch
   options.max_rows_per_room = 20;
   options.room_pace_ms = 50;
   options.resting_ms = {{"a", 30}};
@@ -297,6 +297,12 @@ TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
   ClaimPlan left = PlanClaim(options, behind);
   EXPECT_THAT(left.lease, IsEmpty());
   EXPECT_THAT(left.schedule, IsEmpty());
+
+  // Too few other rooms to fill half the batch: the round would have nothing else to send, so
+  // the resting room's run is leased (the round waits out the pace itself).
+  PlanOptions few = options;
+  few.limit = 100;
+  EXPECT_THAT(PlanClaim(few, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
 
   // Without a pace nothing rests.
   PlanOptions unpaced = Options();
