@@ -43,7 +43,8 @@
 //      A claim released whole without a single attempt (lease too short for one wave) is a
 //      failed round (round error metric and a warning), and Run() does not claim again at once.
 //
-// Claim ahead (Run only, when the worker was given a second store): once a round's claim is
+// Claim ahead (Run only, when the worker was given a second store, and only without a pace:
+// with one, rows claimed ahead would wait for the pace in the next round): once a round's claim is
 // full (more rows are due), the next claim starts on the second store (ClaimAhead, its own
 // connection and thread) while this round's waves are sent and marked on the first; the next
 // round takes it instead of claiming. Its lease counts from its own start; WaveFits checks it
