@@ -167,7 +167,9 @@ void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_p
       paced.last_slot_ms = slot;
     }
   }
-  if (cut) plan.paced_rooms.push_back(std::move(paced));
+  // A room whose rows got pace slots is paced, whether the cut or the batch ended its run: the
+  // relay polls at the pace while they come due.
+  if (cut || paced.rows_scheduled > 0) plan.paced_rooms.push_back(std::move(paced));
 }
 
 // Rows behind a row the claim does not hold (and that is not in flight: a failed head before

@@ -106,7 +106,7 @@ struct PlannedExtension {
 struct ClaimPlan {
   std::vector<int64_t> lease;                 // ascending ids
   std::vector<PlannedSchedule> schedule;      // ascending ids, each row at most once
-  std::vector<PlannedPacedRoom> paced_rooms;  // rooms cut at max_rows_per_room
+  std::vector<PlannedPacedRoom> paced_rooms;  // rooms whose rows got pace slots (cut or not)
   std::vector<PlannedExtension> extensions;   // empty when the runs cannot go on
   bool more_due = false;
 };

@@ -223,7 +223,9 @@ TEST(ClaimPlanTest, WithAPaceTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
   EXPECT_THAT(plan.lease, ElementsAre(1, 4, 5));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 50},
                                            std::pair<int64_t, int64_t>{3, kNow + 100}));
-  EXPECT_THAT(plan.paced_rooms, IsEmpty()) << "cut by the batch, not by max_rows_per_room";
+  ASSERT_EQ(plan.paced_rooms.size(), 1u) << "cut by the batch, its rows take pace slots";
+  EXPECT_EQ(plan.paced_rooms[0].room_id, "a");
+  EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 100);
   EXPECT_TRUE(plan.more_due);
 }
 
