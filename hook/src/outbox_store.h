@@ -45,6 +45,13 @@ struct OutboxRow {
   uint32_t drop_count = 0;
 };
 
+// A room that may not be sent to for `wait_ms` more (a duration; the store adds it to the
+// server's now).
+struct RestingRoom {
+  std::string room_id;
+  int64_t wait_ms = 0;
+};
+
 struct ClaimOptions {
   size_t limit = 100;        // at most this many rows
   int64_t lease_ms = 30000;  // claimed rows are not due again before server now + lease
@@ -61,6 +68,11 @@ struct ClaimOptions {
   // Types delivered without a send (skip_event_types): they neither count toward
   // max_rows_per_room nor take a pace slot.
   std::vector<std::string> unpaced_event_types;
+  // Per-room order with room_pace_ms > 0: rooms the relay sent to less than room_pace_ms ago.
+  // Their rows are not leased; the rows of such a room the claim holds locked get pace slots
+  // from server now + wait_ms on (one room_pace_ms apart), so later claims take them when the
+  // room may be sent to again, instead of a round waiting for the pace.
+  std::vector<RestingRoom> resting_rooms;
 };
 
 // A room whose run was cut at max_rows_per_room.

@@ -13,7 +13,8 @@
 //   claim or mark failure -> an error of the round; Run() waits and tries again
 //
 // A round (Round) is four steps over single-job units:
-//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut); nothing is
+//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut and the rooms
+//      sent to less than room_min_interval ago, RoomPace::AddResting); nothing is
 //      claimed once a stop was requested. The lease is measured on the monotonic clock from just
 //      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
 //   2. prepare (RoomQueues): decode each row, block rooms whose row is not attempted, queue the
@@ -42,6 +43,17 @@
 //      A claim released whole without a single attempt (lease too short for one wave) is a
 //      failed round (round error metric and a warning), and Run() does not claim again at once.
 //
+// Claim ahead (Run only, when the worker was given a second store, and only without a pace:
+// with one, rows claimed ahead would wait for the pace in the next round): once a round's claim is
+// full (more rows are due), the next claim starts on the second store (ClaimAhead, its own
+// connection and thread) while this round's waves are sent and marked on the first; the next
+// round takes it instead of claiming. Its lease counts from its own start; WaveFits checks it
+// as any other. When the loop is not going on at once (a short claim, a database error, a rate
+// limit, the breaker, a stop) the claim made ahead is released unattempted on the first store
+// before the loop sleeps or Run returns. An error of the claim made ahead is the next round's
+// claim error. Marks stay on the first connection after every wave, so a kill -9 still leaves
+// at most one wave delivered but unmarked. RunRound and Drain never claim ahead.
+//
 // Modes: RoundMode::kDaemon (Run, RunRound) and RoundMode::kDrain (--once, Drain): a drain tries
 // every row at most once and keeps whole runs of a room (no cut, nothing scheduled for later).
 //
@@ -58,11 +70,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "claim_ahead.h"
 #include "clock.h"
 #include "config.h"
 #include "drain_state.h"
@@ -104,10 +118,10 @@ struct WorkerOptions : WorkerConfig {
 };
 
 // Builds WorkerOptions from the [outbox_worker] section and the publisher's skipped types.
-WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id,
-                              std::vector<std::string> unpaced_event_types = {},
-                              std::chrono::milliseconds breaker_cooldown =
-                                  std::chrono::milliseconds(60000));
+WorkerOptions ToWorkerOptions(
+    const WorkerConfig& config, const std::string& node_id,
+    std::vector<std::string> unpaced_event_types = {},
+    std::chrono::milliseconds breaker_cooldown = std::chrono::milliseconds(60000));
 
 struct RoundResult {
   size_t claimed = 0;
@@ -122,6 +136,9 @@ struct RoundResult {
   // Rows were claimed but every one was given back without an attempt (the lease could not
   // hold one wave): a failed round.
   bool released_unsent = false;
+  bool claimed_ahead = false;  // the claim was made ahead, while the round before was sent
+  // The claim scheduled rows of paced rooms (a cut, a second row, a resting room) for later.
+  bool scheduled = false;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.
   std::optional<Error> error;
@@ -144,10 +161,13 @@ struct DrainResult {
 class OutboxWorker {
  public:
   // The collaborators must outlive the worker. `on_status`, when set, receives short operator
-  // status texts (e.g. for sd_notify STATUS=) when the database state changes.
+  // status texts (e.g. for sd_notify STATUS=) when the database state changes. `ahead_store`,
+  // when set, is a second store (its own connection, used by the worker alone) on which Run
+  // makes its next claim while a round is sent (see "Claim ahead" above).
   OutboxWorker(WorkerOptions options, OutboxStore& store, Publisher& publisher, Clock& clock,
                StopSignal& stop, Metrics& metrics, Logger& logger,
-               std::function<void(std::string_view)> on_status = {});
+               std::function<void(std::string_view)> on_status = {},
+               OutboxStore* ahead_store = nullptr);
 
   // One claim + publish + mark. Claims nothing when a stop was requested.
   RoundResult RunRound();
@@ -167,7 +187,7 @@ class OutboxWorker {
   // (rooms_held_back), it is the rooms the latest round held back; then this becomes
   // `return stats.rooms_held_back;` and the second argument goes.
   static int64_t HeldBackGauge(const std::optional<OutboxStats>& stats,
-                              size_t rooms_held_last_round);
+                               size_t rooms_held_last_round);
 
   // For --once: rounds until a claim brings no row not yet attempted in this run, so every due
   // row is tried once. Rows that come due again during the run (a failure's next attempt) are
@@ -178,8 +198,11 @@ class OutboxWorker {
   enum class RoundMode { kDaemon, kDrain };
   struct RoundContext;
 
-  RoundResult Round(RoundMode mode);
+  RoundResult Round(RoundMode mode, bool claim_ahead = false);
   ClaimOptions MakeClaimOptions(RoundMode mode);
+  ClaimAhead::Taken TakeClaim(const ClaimOptions& options);
+  void StartAhead(const RoundContext& round);
+  void DiscardAhead();
   RoundResult ClaimFailed(const Error& error);
   void NotePacedRooms(const Claim& claim, int64_t claimed_at);
   void Prepare(RoundContext& round);
@@ -210,10 +233,11 @@ class OutboxWorker {
   Logger& logger_;
   std::function<void(std::string_view)> on_status_;
   RetryPolicy retry_;
-  ParkPolicy park_;        // [outbox_worker] park_permanent_after
-  HeldRooms held_rooms_;   // rooms held behind a failing head, across rounds (for the log)
+  ParkPolicy park_;       // [outbox_worker] park_permanent_after
+  HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
   RoomPace pace_;
   DrainState drain_;
+  std::unique_ptr<ClaimAhead> ahead_;      // set when a second store was given
   std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any
   int64_t last_stats_steady_ms_ = 0;
   bool stats_refreshed_ = false;

@@ -187,8 +187,8 @@ int RunOnce(OutboxWorker& worker, Logger& logger, const Config& config) {
 
 // The worker in the mode `cli` asks for; returns when it is done and every result is marked.
 int RunWorker(const CliOptions& cli, const Config& config, OutboxStore& store,
-              Publisher& publisher, Clock& clock, StopSignal& stop, Metrics& metrics,
-              Logger& logger) {
+              OutboxStore* ahead_store, Publisher& publisher, Clock& clock, StopSignal& stop,
+              Metrics& metrics, Logger& logger) {
   const WorkerConfig& w = config.outbox_worker;
   auto on_status = [&metrics](std::string_view status) {
     // The worker reports "database error, ..." on the first failed round and "running" once a
@@ -199,7 +199,7 @@ int RunWorker(const CliOptions& cli, const Config& config, OutboxStore& store,
   };
   OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types,
                                       config.tencent_im.breaker_cooldown),
-                      store, publisher, clock, stop, metrics, logger, on_status);
+                      store, publisher, clock, stop, metrics, logger, on_status, ahead_store);
   if (cli.once) {
     return RunOnce(worker, logger, config);
   }
@@ -262,6 +262,8 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   reloader.SetReloadSecretKey([&im](const std::string& key) { im.ReloadSecretKey(key); });
   // Connects lazily: a database that is down at start is retried by the worker's back-off.
   std::unique_ptr<OutboxStore> store = factories.make_store(config.mysql);
+  // The daemon's claim ahead (outbox_worker.h) runs on a connection of its own.
+  std::unique_ptr<OutboxStore> ahead_store = cli.once ? nullptr : factories.make_store(config.mysql);
 
   // --- operations (issue 9): heartbeat, watchdog, health endpoints ---
   std::unique_ptr<Watchdog> watchdog = Watchdog::FromEnvironment();
@@ -299,11 +301,12 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   }
 
   const int exit_code =
-      RunWorker(cli, config, *store, **publisher, clock, stop, metrics, *logger);
+      RunWorker(cli, config, *store, ahead_store.get(), **publisher, clock, stop, metrics, *logger);
   // The worker has marked every result it got; only now may the database go away.
   // No more wake-ups: the socket file goes with the listener.
   wake->reset();
   logger->Info(Lifecycle("worker stopped; closing the database connection", config));
+  ahead_store.reset();
   store.reset();
   // No reload may reach the publisher once it is gone.
   reloader.SetReloadSecretKey({});

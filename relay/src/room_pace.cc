@@ -12,9 +12,19 @@ void RoomPace::CutRuns(ClaimOptions& options, std::chrono::milliseconds poll_int
   if (!enabled()) {
     return;
   }
-  options.max_rows_per_room = static_cast<size_t>(
-      std::max<int64_t>(1, poll_interval.count() / min_interval_.count()));
+  options.max_rows_per_room =
+      static_cast<size_t>(std::max<int64_t>(1, poll_interval.count() / min_interval_.count()));
   options.room_pace_ms = min_interval_.count();
+}
+
+void RoomPace::AddResting(ClaimOptions& options, int64_t now) const {
+  if (!enabled()) {
+    return;
+  }
+  for (const auto& [room, last] : last_send_) {
+    const int64_t wait = last + min_interval_.count() - now;
+    if (wait > 0) options.resting_rooms.push_back(RestingRoom{room, wait});
+  }
 }
 
 int64_t RoomPace::WaitMs(const std::string& room, int64_t now) const {

@@ -6,6 +6,7 @@ target_sources(room_outbox_relay PRIVATE
   relay/src/global_init.cc
   relay/src/log_line.cc
   relay/src/metrics.cc
+  relay/src/claim_ahead.cc
   relay/src/outbox_worker.cc
   relay/src/result_writer.cc
   relay/src/retry_policy.cc
@@ -31,6 +32,7 @@ target_sources(unit_tests PRIVATE
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc
   tests/unit/outbox_worker_test.cc
+  tests/unit/outbox_worker_ahead_test.cc
   tests/unit/result_writer_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_pace_test.cc
@@ -38,6 +40,7 @@ target_sources(unit_tests PRIVATE
 target_sources(integration_tests PRIVATE
   tests/integration/metrics_server_test.cc
   tests/integration/relay_process_test.cc
+  tests/integration/relay_overlap_test.cc
   tests/integration/systemd_units_test.cc)
 # The process and unit tests run the built daemon.
 add_dependencies(integration_tests outbox-relay)

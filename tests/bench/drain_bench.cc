@@ -65,9 +65,9 @@ std::unique_ptr<BenchDatabase> FilledDatabase(const BenchContext& ctx, const std
 // database (bounded by kDrainLimit).
 DrainRun RunWorkerLoop(const BenchContext& ctx, const std::string& name, size_t rows,
                        const relay::WorkerOptions& options, TencentImOptions im,
-                       std::optional<seconds> window) {
+                       std::optional<seconds> window, bool claim_ahead = true) {
   auto db = FilledDatabase(ctx, name, rows);
-  WorkerHarness harness(db->Options(), im, options);
+  WorkerHarness harness(db->Options(), im, options, claim_ahead);
   DrainRun run;
   Stopwatch watch;
   harness.Start();
@@ -207,6 +207,17 @@ void RunBacklogDrain(const BenchContext& ctx, Report& report) {
       RunWorkerLoop(ctx, "bench_drain_unpaced", ctx.drain_rows, unpaced, im, std::nullopt);
   const DrainRun relay_unordered =
       RunWorkerLoop(ctx, "bench_drain_unordered", ctx.drain_rows, unordered, im, std::nullopt);
+  const DrainRun relay_sequential = RunWorkerLoop(ctx, "bench_drain_sequential", ctx.drain_rows,
+                                                  defaults, im, std::nullopt, false);
+  const DrainRun unpaced_sequential = RunWorkerLoop(
+      ctx, "bench_drain_unpaced_sequential", ctx.drain_rows, unpaced, im, std::nullopt, false);
+  // Rooms many enough that the pace does not bind: 10 rows per room.
+  BenchContext many = ctx;
+  many.rooms = std::max<size_t>(ctx.rooms * 10, 1);
+  const DrainRun many_default =
+      RunWorkerLoop(many, "bench_drain_many", ctx.drain_rows, defaults, im, std::nullopt);
+  const DrainRun many_unpaced =
+      RunWorkerLoop(many, "bench_drain_many_unpaced", ctx.drain_rows, unpaced, im, std::nullopt);
   const DrainRun seed_v1 = RunV1Sample(ctx, v1, im);
   const DrainRun ceiling_claim = RunClaimMarkCeiling(ctx, true);
   const DrainRun ceiling_claim_none = RunClaimMarkCeiling(ctx, false);
@@ -225,15 +236,32 @@ void RunBacklogDrain(const BenchContext& ctx, Report& report) {
               RateText(relay_unpaced), vs(relay_unpaced)});
   report.Add({"1a''", "same, ordering off", DescribeSettings(unordered, 0),
               RateText(relay_unordered), vs(relay_unordered)});
+  report.Add({"1a-seq",
+              "as 1a, no second store (a paced relay never claims ahead: the same code path)",
+              DescribeSettings(defaults, 0) + "; no second connection", RateText(relay_sequential),
+              vs(relay_sequential) + "; 1a " +
+                  FormatRatio(relay_default.Rate(), relay_sequential.Rate()) + " vs this"});
+  report.Add({"1a'-seq", "as 1a', without claiming ahead",
+              DescribeSettings(unpaced, 0) + "; no second connection", RateText(unpaced_sequential),
+              vs(unpaced_sequential) + "; 1a' " +
+                  FormatRatio(relay_unpaced.Rate(), unpaced_sequential.Rate()) + " vs this"});
+  const std::string many_rows = FormatCount(static_cast<double>(ctx.drain_rows)) + " rows over " +
+                                std::to_string(many.rooms) + " rooms";
+  report.Add({"1a-many", "as 1a, " + many_rows, DescribeSettings(defaults, 0),
+              RateText(many_default),
+              vs(many_default) + "; " + FormatRatio(many_default.Rate(), many_unpaced.Rate()) +
+                  " vs 1a'-many"});
+  report.Add({"1a'-many", "as 1a', " + many_rows, DescribeSettings(unpaced, 0),
+              RateText(many_unpaced), vs(many_unpaced)});
   const double v1_total = v1_rate > 0 ? static_cast<double>(ctx.drain_rows) / v1_rate : 0;
   report.Add({"1b",
               "Seed V1 loop: RunRound then sleep poll_interval, sampled over " +
                   std::to_string(ctx.v1_ticks) + " ticks on the same backlog",
               DescribeSettings(v1, 0),
               FormatCount(v1_rate) + " rows/s (" + FormatCount(seed_v1.published) + " rows in " +
-                  FormatFixed(seed_v1.seconds, 1) + " s; extrapolated: " +
-                  FormatCount(ctx.drain_rows) + " rows in ~" + FormatFixed(v1_total / 60, 0) +
-                  " min)",
+                  FormatFixed(seed_v1.seconds, 1) +
+                  " s; extrapolated: " + FormatCount(ctx.drain_rows) + " rows in ~" +
+                  FormatFixed(v1_total / 60, 0) + " min)",
               "x1"});
   report.Add({"1c", "Ceiling: ClaimDue(per_room_order, limit 100) + MarkPublished, no publishing",
               "store calls in a loop, one connection", RateText(ceiling_claim), "x1 (ceiling)"});
@@ -262,7 +290,8 @@ void RunBudgetedDrain(const BenchContext& ctx, Report& report) {
   };
   auto backlog = [&](const relay::WorkerOptions& o) {
     // More than the window can drain, so the rate is never cut short by an empty outbox.
-    return static_cast<size_t>(std::ceil(expected(o) * static_cast<double>(ctx.budget_window.count()) * 1.5)) +
+    return static_cast<size_t>(
+               std::ceil(expected(o) * static_cast<double>(ctx.budget_window.count()) * 1.5)) +
            o.batch_size;
   };
   const DrainRun relay_run = RunWorkerLoop(ctx, "bench_budget_relay", backlog(relay_options),
@@ -280,8 +309,8 @@ void RunBudgetedDrain(const BenchContext& ctx, Report& report) {
                   FormatRatio(relay_run.Rate(), sequential_run.Rate()) + " vs 2b"});
   report.Add({"2b", what + ", sequential", DescribeSettings(sequential, kBudget),
               FormatCount(sequential_run.Rate()) + " rows/s (" +
-                  FormatCount(sequential_run.published) + " rows); target min(200, 1/20ms) = " +
-                  FormatCount(sequential_target) + "/s",
+                  FormatCount(sequential_run.published) +
+                  " rows); target min(200, 1/20ms) = " + FormatCount(sequential_target) + "/s",
               FormatRatio(sequential_run.Rate(), sequential_target) + " of target"});
 }
 

@@ -9,15 +9,17 @@
 namespace room_outbox::bench {
 
 WorkerHarness::WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& im,
-                             relay::WorkerOptions options)
+                             relay::WorkerOptions options, bool claim_ahead)
     : options_(std::move(options)),
       store_(MakeMariaDbOutboxStore(mysql)),
+      ahead_store_(claim_ahead ? MakeMariaDbOutboxStore(mysql) : nullptr),
       publisher_(Unwrap(MakeTencentImPublisher(im), "MakeTencentImPublisher")),
       logger_(relay::MakeStreamLogger(discard_, relay::LogFormat::kText, spdlog::level::info)) {
   options_.unpaced_event_types = im.skip_event_types;
   Unwrap(store_->Connect(), "connecting the relay's store");
+  if (ahead_store_) Unwrap(ahead_store_->Connect(), "connecting the relay's claim-ahead store");
   worker_ = std::make_unique<relay::OutboxWorker>(options_, *store_, *publisher_, clock_, stop_,
-                                                  metrics_, *logger_);
+                                                  metrics_, *logger_, nullptr, ahead_store_.get());
 }
 
 WorkerHarness::~WorkerHarness() { Stop(); }

@@ -24,8 +24,9 @@ namespace room_outbox::bench {
 
 class WorkerHarness {
  public:
-  WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& im,
-                relay::WorkerOptions options);
+  // `claim_ahead`: the worker gets a second store for its claim ahead, as outbox-relay does.
+  WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& im, relay::WorkerOptions options,
+                bool claim_ahead = true);
   ~WorkerHarness();  // Stop()
   WorkerHarness(const WorkerHarness&) = delete;
   WorkerHarness& operator=(const WorkerHarness&) = delete;
@@ -45,6 +46,7 @@ class WorkerHarness {
  private:
   relay::WorkerOptions options_;
   std::unique_ptr<MariaDbOutboxStore> store_;
+  std::unique_ptr<MariaDbOutboxStore> ahead_store_;  // null without claim ahead
   std::unique_ptr<Publisher> publisher_;
   SystemClock clock_;
   StopSignal stop_;

@@ -62,8 +62,9 @@ TEST(ClaimPlanTest, RowsBehindAHeadLeasedElsewhereAreLeftAlone) {
 TEST(ClaimPlanTest, RowsBehindAHeadWhoseLeaseRanOutSortBehindIt) {
   // Row 1's relay died: its lease ended (kNow - 10), so it is due; rows 2, 3 came due before it
   // and would keep it out of every window. They take its time.
-  auto input = Input({Row(2, "a", 0), Row(3, "a", 0)},
-                     {Row(1, "a", kNow - 10, "RoomGiftSent", true), Row(2, "a", 0), Row(3, "a", 0)});
+  auto input =
+      Input({Row(2, "a", 0), Row(3, "a", 0)},
+            {Row(1, "a", kNow - 10, "RoomGiftSent", true), Row(2, "a", 0), Row(3, "a", 0)});
   ClaimPlan plan = PlanClaim(Options(2), input);
   EXPECT_THAT(plan.lease, IsEmpty());
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow - 10},
@@ -73,9 +74,9 @@ TEST(ClaimPlanTest, RowsBehindAHeadWhoseLeaseRanOutSortBehindIt) {
 
 TEST(ClaimPlanTest, AHeldRowBreaksTheRun) {
   // Row 2 is leased to another claim: the run is row 1 only; row 3 must not overtake row 2.
-  auto input = Input({Row(1, "a"), Row(3, "a"), Row(4, "b")},
-                     {Row(1, "a"), Row(2, "a", kNow + 30'000, "RoomGiftSent", true), Row(3, "a"),
-                      Row(4, "b")});
+  auto input = Input(
+      {Row(1, "a"), Row(3, "a"), Row(4, "b")},
+      {Row(1, "a"), Row(2, "a", kNow + 30'000, "RoomGiftSent", true), Row(3, "a"), Row(4, "b")});
   ClaimPlan plan = PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, ElementsAre(1, 4));
   EXPECT_THAT(plan.schedule, IsEmpty());
@@ -83,9 +84,8 @@ TEST(ClaimPlanTest, AHeldRowBreaksTheRun) {
 
 TEST(ClaimPlanTest, RowsBehindAFailedHeadArePushedToItsRetryTime) {
   const int64_t retry_at = kNow + 5'000;
-  auto input =
-      Input({Row(2, "a"), Row(3, "a"), Row(9, "b")}, {Row(1, "a", retry_at), Row(2, "a"),
-                                                      Row(3, "a"), Row(9, "b")});
+  auto input = Input({Row(2, "a"), Row(3, "a"), Row(9, "b")},
+                     {Row(1, "a", retry_at), Row(2, "a"), Row(3, "a"), Row(9, "b")});
   ClaimPlan plan = PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, ElementsAre(9));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at},
@@ -106,7 +106,8 @@ TEST(ClaimPlanTest, RowsDueBeforeTheirDueHeadSortBehindIt) {
   // And the claim reads the room from its head, to take the run in this claim.
   ASSERT_EQ(plan.extensions.size(), 1u);
   EXPECT_EQ(plan.extensions[0].after_id, 0);
-  EXPECT_EQ(plan.extensions[0].rows, 2u) << "the head and the window's rows of the room, within the batch";
+  EXPECT_EQ(plan.extensions[0].rows, 2u)
+      << "the head and the window's rows of the room, within the batch";
 
   // The extension locked the head: the run is 1, 2 (the batch of 2 is full).
   input.locked.push_back(Row(1, "a", kNow - 500));
@@ -136,8 +137,12 @@ TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndUnpacedTypesShareThePreviousSlot) {
   options.max_rows_per_room = 2;
   options.room_pace_ms = 50;
   options.unpaced_event_types = {"RoomHeatChanged"};
-  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a", kNow - 1, "RoomHeatChanged"),
-                               Row(4, "a"), Row(5, "a", kNow - 1, "RoomHeatChanged"), Row(6, "a"),
+  std::vector<PlanRow> rows = {Row(1, "a"),
+                               Row(2, "a"),
+                               Row(3, "a", kNow - 1, "RoomHeatChanged"),
+                               Row(4, "a"),
+                               Row(5, "a", kNow - 1, "RoomHeatChanged"),
+                               Row(6, "a"),
                                Row(7, "b")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   // Row 3 is not sent, so it does not count toward the cut of 2.
@@ -188,6 +193,123 @@ TEST(ClaimPlanTest, ADueRowIsNeverMovedEarlierAndAPushedRowOnlyLater) {
                      {Row(1, "a", retry_at), Row(2, "a"), Row(3, "a", far)});
   ClaimPlan plan = PlanClaim(Options(), input);
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at}));
+}
+
+TEST(ClaimPlanTest, TheBatchTakesEveryRoomsFirstRowBeforeAnyonesSecond) {
+  // Room a comes first and has 4 rows; a batch of 5 goes a1, b1, c1, then a2, b2.
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "a"),
+                               Row(5, "b"), Row(6, "b"), Row(7, "c")};
+  ClaimPlan plan = PlanClaim(Options(5), Input(rows, rows));
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 5, 6, 7));
+  EXPECT_TRUE(plan.more_due);
+  EXPECT_THAT(plan.schedule, IsEmpty()) << "without a pace the rows beyond the batch stay due";
+}
+
+TEST(ClaimPlanTest, TheSpreadKeepsEachRoomsPrefixInIdOrder) {
+  // Ids interleave the rooms; each room leases a prefix of its own run, never a later row alone.
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "b"), Row(3, "a"),
+                               Row(4, "b"), Row(5, "a"), Row(6, "b")};
+  ClaimPlan plan = PlanClaim(Options(3), Input(rows, rows));
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
+}
+
+TEST(ClaimPlanTest, WithAPaceTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
+  PlanOptions options = Options(3);
+  options.max_rows_per_room = 20;
+  options.room_pace_ms = 50;
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"), Row(5, "c")};
+  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  // One row per room: the batch of 3 holds no second row of any room.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 4, 5));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 50},
+                                           std::pair<int64_t, int64_t>{3, kNow + 100}));
+  ASSERT_EQ(plan.paced_rooms.size(), 1u) << "cut by the batch, its rows take pace slots";
+  EXPECT_EQ(plan.paced_rooms[0].room_id, "a");
+  EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 100);
+  EXPECT_TRUE(plan.more_due);
+}
+
+TEST(ClaimPlanTest, ExtensionsGetOnlyWhatTheRoomsInTheWindowLeave) {
+  // Room a's head (1) is beyond the window; rooms b and c fill it. The batch of 3 goes to b and
+  // c first; the extension of a gets the one row left.
+  auto input = Input({Row(2, "a"), Row(3, "b"), Row(4, "c")},
+                     {Row(1, "a", kNow - 500), Row(2, "a"), Row(3, "b"), Row(4, "c")});
+  ClaimPlan plan = PlanClaim(Options(3), input);
+  EXPECT_THAT(plan.lease, ElementsAre(3, 4));
+  ASSERT_EQ(plan.extensions.size(), 1u);
+  EXPECT_EQ(plan.extensions[0].room_id, "a");
+  EXPECT_EQ(plan.extensions[0].rows, 1u);
+
+  // Two blocked rooms and one row left: the first room in order gets it.
+  auto two = Input(
+      {Row(2, "a"), Row(6, "b"), Row(9, "c")},
+      {Row(1, "a", kNow - 500), Row(2, "a"), Row(5, "b", kNow - 500), Row(6, "b"), Row(9, "c")});
+  ClaimPlan shared = PlanClaim(Options(2), two);
+  EXPECT_THAT(shared.lease, ElementsAre(9));
+  ASSERT_EQ(shared.extensions.size(), 1u);
+  EXPECT_EQ(shared.extensions[0].room_id, "a");
+  EXPECT_EQ(shared.extensions[0].rows, 1u);
+}
+
+TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
+  std::vector<PlanRow> rows;
+  for (int64_t id = 1; id <= 100; ++id) rows.push_back(Row(id, "room-" + std::to_string(id)));
+  PlanOptions options = Options(100);
+  options.max_rows_per_room = 20;
+  options.room_pace_ms = 50;
+  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  EXPECT_EQ(plan.lease.size(), 100u);
+  EXPECT_THAT(plan.schedule, IsEmpty());
+}
+
+TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
+  // Three rooms fill at least half a batch of 4 with their first rows: the second rows get the
+  // next pace slot instead of waiting for the pace inside the relay's round.
+  PlanOptions options = Options(4);
+  options.max_rows_per_room = 20;
+  options.room_pace_ms = 50;
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b"), Row(5, "c")};
+  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  EXPECT_THAT(plan.lease, ElementsAre(1, 3, 5));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 50},
+                                           std::pair<int64_t, int64_t>{4, kNow + 50}));
+  EXPECT_TRUE(plan.more_due);
+
+  // One room alone (a busy room) still gets its run, up to the cut.
+  std::vector<PlanRow> busy = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
+  EXPECT_THAT(PlanClaim(options, Input(busy, busy)).lease, ElementsAre(1, 2, 3));
+}
+
+TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
+  PlanOptions options = Options(2);  // room b alone fills half the batch
+  options.max_rows_per_room = 20;
+  options.room_pace_ms = 50;
+  options.resting_ms = {{"a", 30}};
+  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};
+  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  EXPECT_THAT(plan.lease, ElementsAre(3));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{1, kNow + 30},
+                                           std::pair<int64_t, int64_t>{2, kNow + 80}));
+  ASSERT_EQ(plan.paced_rooms.size(), 1u) << "the relay polls at the pace while they come due";
+  EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 80);
+
+  // A resting room whose head is in flight elsewhere is left as it is (nothing moves).
+  auto behind =
+      Input({Row(2, "a")}, {Row(1, "a", kNow + 30'000, "RoomGiftSent", true), Row(2, "a")});
+  ClaimPlan left = PlanClaim(options, behind);
+  EXPECT_THAT(left.lease, IsEmpty());
+  EXPECT_THAT(left.schedule, IsEmpty());
+
+  // Too few other rooms to fill half the batch: the round would have nothing else to send, so
+  // the resting room's run is leased (the round waits out the pace itself).
+  PlanOptions few = options;
+  few.limit = 100;
+  EXPECT_THAT(PlanClaim(few, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
+
+  // Without a pace nothing rests.
+  PlanOptions unpaced = Options();
+  unpaced.resting_ms = {{"a", 30}};
+  EXPECT_THAT(PlanClaim(unpaced, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,28 @@ TEST(RoomPaceTest, TheShortestWaitAmongRooms) {
   const std::vector<std::string> rooms{"a", "b"};
   EXPECT_EQ(pace.WaitMs(rooms, 1040), 10);
   EXPECT_EQ(pace.WaitMs(std::vector<std::string>{}, 1040), 0);
+}
+
+TEST(RoomPaceTest, AClaimLearnsTheRoomsSentToLessThanAGapAgoAndTheirWait) {
+  RoomPace pace(milliseconds(50));
+  pace.Sent("a", 1000);
+  pace.Sent("b", 1030);
+  ClaimOptions options;
+  pace.AddResting(options, 1040);
+  ASSERT_EQ(options.resting_rooms.size(), 2u);
+  std::map<std::string, int64_t> waits;
+  for (const RestingRoom& room : options.resting_rooms) waits[room.room_id] = room.wait_ms;
+  EXPECT_EQ(waits["a"], 10);
+  EXPECT_EQ(waits["b"], 40);
+  ClaimOptions later;
+  pace.AddResting(later, 1050);
+  ASSERT_EQ(later.resting_rooms.size(), 1u) << "room a may be sent to again";
+  EXPECT_EQ(later.resting_rooms[0].room_id, "b");
+  RoomPace off(milliseconds(0));
+  off.Sent("a", 1000);
+  ClaimOptions none;
+  off.AddResting(none, 1000);
+  EXPECT_TRUE(none.resting_rooms.empty());
 }
 
 TEST(RoomPaceTest, DisabledPaceMakesEveryRoomReadyAndCutsNothing) {

@@ -183,6 +183,9 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   plan.room_pace_ms = options.room_pace_ms;
   plan.unpaced_event_types.insert(options.unpaced_event_types.begin(),
                                   options.unpaced_event_types.end());
+  for (const RestingRoom& room : options.resting_rooms) {
+    if (room.wait_ms > 0) plan.resting_ms[room.room_id] = room.wait_ms;
+  }
   return plan;
 }
 

@@ -1,0 +1,294 @@
+// OutboxWorker's claim ahead: the next claim runs on a second store while a round's waves are
+// sent and marked on the first; a stop, a round that waits or a database error gives a claim
+// made ahead back unattempted; its lease counts from its own start. Mock stores and publisher.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "envelope_codec.h"
+#include "fake_clock.h"
+#include "mock_outbox_store.h"
+#include "mock_publisher.h"
+#include "outbox_worker.h"
+#include "support/wait.h"
+
+namespace room_outbox::relay {
+namespace {
+
+using ::room_outbox::testing::Eventually;
+using ::room_outbox::testing::FakeClock;
+using ::room_outbox::testing::MockOutboxStore;
+using ::room_outbox::testing::MockPublisher;
+using ::room_outbox::testing::Published;
+using std::chrono::milliseconds;
+using ::testing::_;
+using ::testing::AnyNumber;
+using ::testing::ElementsAre;
+using ::testing::Invoke;
+using ::testing::Return;
+using ::testing::StrictMock;
+
+constexpr char kFirst[] = "claim-first";
+constexpr char kAhead[] = "claim-ahead";
+
+OutboxRow Row(int64_t id, const std::string& room) {
+  Envelope e;
+  e.event_id = "evt-" + std::to_string(id);
+  e.event_type = "RoomGiftSent";
+  e.room_id = room;
+  e.room_seq = id;
+  e.command_id = "cmd-" + std::to_string(id);
+  e.request_id = "req-" + std::to_string(id);
+  e.node_id = "node-a";
+  e.occurred_at_ms = 1'700'000'000'000;
+  OutboxRow row;
+  row.id = id;
+  row.event_id = e.event_id;
+  row.event_type = e.event_type;
+  row.room_id = room;
+  row.envelope = EncodeEnvelope(e).value();
+  row.created_at_ms = e.occurred_at_ms;
+  return row;
+}
+
+Claim MakeClaim(const std::string& token, std::vector<OutboxRow> rows) {
+  Claim c;
+  c.token = token;
+  c.rows = std::move(rows);
+  return c;
+}
+
+class OutboxWorkerAheadTest : public ::testing::Test {
+ protected:
+  OutboxWorkerAheadTest() {
+    options_.node_id = "node-1";
+    options_.poll_interval = milliseconds(1000);
+    options_.batch_size = 2;
+    options_.publish_timeout = milliseconds(3000);
+    options_.max_in_flight = 1;  // one row per wave: a claim of 2 is 2 waves
+    options_.ordering = Ordering::kPerRoom;
+    options_.lease = milliseconds(30000);
+    options_.room_min_interval = milliseconds(0);
+    EXPECT_CALL(store_, Stats()).Times(AnyNumber()).WillRepeatedly(Return(OutboxStats{}));
+    EXPECT_CALL(publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly(Return(true));
+    EXPECT_CALL(publisher_, breaker_open()).Times(AnyNumber()).WillRepeatedly(Return(false));
+    EXPECT_CALL(publisher_, PublishMany(_, _, _))
+        .WillRepeatedly(
+            Invoke([this](std::span<const PublishMessage> messages, milliseconds, size_t) {
+              std::vector<PublishOutcome> out;
+              for (const PublishMessage& m : messages) {
+                Note("send " + m.envelope.event_id);
+                out.push_back(Published());
+              }
+              if (during_publish_) during_publish_();
+              return out;
+            }));
+    clock_.on_sleep = [this] { stop_.RequestStop(); };
+  }
+
+  OutboxWorker MakeWorker() {
+    return OutboxWorker(options_, store_, publisher_, clock_, stop_, metrics_, *logger_, {},
+                        &ahead_store_);
+  }
+
+  void Note(const std::string& event) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(event);
+  }
+  std::vector<std::string> Events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  bool Seen(const std::string& event) {
+    const std::vector<std::string> events = Events();
+    return std::find(events.begin(), events.end(), event) != events.end();
+  }
+  size_t IndexOf(const std::string& event) {
+    const std::vector<std::string> events = Events();
+    return static_cast<size_t>(std::find(events.begin(), events.end(), event) - events.begin());
+  }
+
+  // Marks that succeed and are noted as "mark TOKEN ID..."; releases noted as "release ...".
+  void RecordMarks(const std::string& token) {
+    EXPECT_CALL(store_, MarkPublished(token, _))
+        .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
+          Note("mark " + t + Ids(ids));
+          return Result<size_t>(ids.size());
+        }));
+    EXPECT_CALL(store_, Release(token, _))
+        .Times(AnyNumber())
+        .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
+          if (!ids.empty()) Note("release " + t + Ids(ids));
+          return Result<size_t>(ids.size());
+        }));
+  }
+  static std::string Ids(std::span<const int64_t> ids) {
+    std::string text;
+    for (int64_t id : ids) text += " " + std::to_string(id);
+    return text;
+  }
+
+  WorkerOptions options_;
+  StrictMock<MockOutboxStore> store_;
+  StrictMock<MockOutboxStore> ahead_store_;
+  StrictMock<MockPublisher> publisher_;
+  FakeClock clock_;
+  StopSignal stop_;
+  Metrics metrics_;
+  std::ostringstream log_;
+  std::unique_ptr<Logger> logger_ = MakeStreamLogger(log_, LogFormat::kText, spdlog::level::trace);
+  std::function<void()> during_publish_;
+  std::mutex mu_;
+  std::vector<std::string> events_;
+};
+
+TEST_F(OutboxWorkerAheadTest, TheNextClaimRunsBeforeTheLastWavesMarks) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
+    Note("claim ahead");
+    return Result<Claim>(MakeClaim(kAhead, {Row(3, "room-c")}));
+  }));
+  RecordMarks(kFirst);
+  RecordMarks(kAhead);
+  // The first claim's last mark waits for the claim ahead: a worker that claimed only after
+  // its marks would never get there, and the order below would be the other way round.
+  EXPECT_CALL(store_, MarkPublished(kFirst, _))
+      .WillOnce(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
+        Note("mark " + t + Ids(ids));
+        return Result<size_t>(ids.size());
+      }))
+      .WillOnce(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
+        Eventually([this] { return Seen("claim ahead"); }, milliseconds(5000));
+        Note("mark " + t + Ids(ids));
+        return Result<size_t>(ids.size());
+      }));
+  auto worker = MakeWorker();
+  worker.Run();
+
+  EXPECT_LT(IndexOf("claim ahead"), IndexOf("mark claim-first 2"));
+  EXPECT_THAT(Events(), ::testing::IsSupersetOf({"mark claim-first 1", "mark claim-first 2",
+                                                 "send evt-3", "mark claim-ahead 3"}));
+  // The claim made ahead was the second round's: the first store claimed once.
+  EXPECT_EQ(metrics_.publish_success(), 3u);
+  EXPECT_LT(IndexOf("mark claim-first 2"), IndexOf("send evt-3"))
+      << "a wave's marks are committed before the next round sends";
+}
+
+TEST_F(OutboxWorkerAheadTest, AStopGivesTheClaimMadeAheadBackUnattempted) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kAhead, {Row(3, "room-c"), Row(4, "room-d")})));
+  RecordMarks(kFirst);
+  RecordMarks(kAhead);
+  during_publish_ = [this] { stop_.RequestStop(); };
+  auto worker = MakeWorker();
+  worker.Run();
+
+  EXPECT_THAT(Events(), ElementsAre("send evt-1", "mark claim-first 1", "release claim-first 2",
+                                    "release claim-ahead 3 4"));
+}
+
+TEST_F(OutboxWorkerAheadTest, AShortClaimStartsNoClaimAheadAndRunRoundNeverDoes) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(3, "room-a")})));
+  RecordMarks(kFirst);
+  auto worker = MakeWorker();
+  RoundResult full = worker.RunRound();  // StrictMock: a ClaimDue on the second store fails
+  EXPECT_TRUE(full.full);
+  worker.Run();  // one short claim, then poll_interval (the stop)
+  EXPECT_EQ(metrics_.publish_success(), 3u);
+}
+
+TEST_F(OutboxWorkerAheadTest, AnEmptyClaimMadeAheadIsFollowedByAClaimAtOnce) {
+  // Made while the first claim's rooms were in flight, it found nothing: the next round claims
+  // again on the first store instead of ending on it and waiting poll_interval.
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(3, "room-a")})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {})));
+  RecordMarks(kFirst);
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_EQ(metrics_.publish_success(), 3u);
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000)))
+      << "one wait, after the short claim";
+}
+
+TEST_F(OutboxWorkerAheadTest, APacedRelayClaimsAfterItsRoundNotAhead) {
+  options_.room_min_interval = milliseconds(50);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(3, "room-c")})));
+  RecordMarks(kFirst);
+  auto worker = MakeWorker();
+  worker.Run();  // StrictMock: a ClaimDue on the second store fails the test
+  EXPECT_EQ(metrics_.publish_success(), 3u);
+}
+
+TEST_F(OutboxWorkerAheadTest, TheLeaseOfAClaimMadeAheadCountsFromItsOwnStart) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {Row(3, "room-c")})));
+  RecordMarks(kFirst);
+  RecordMarks(kAhead);
+  // The first round's two waves take 14 s each: the claim made ahead, started before them, has
+  // 30 - 28 = 2 s of lease left, less than publish_timeout + lease_margin (4 s). Counted from
+  // when the next round took it, it would have 30 s.
+  during_publish_ = [this] { clock_.Advance(milliseconds(14000)); };
+  auto worker = MakeWorker();
+  worker.Run();
+
+  EXPECT_FALSE(Seen("send evt-3"));
+  EXPECT_TRUE(Seen("release claim-ahead 3"));
+}
+
+TEST_F(OutboxWorkerAheadTest, AnErrorOfTheClaimMadeAheadIsTheNextRoundsDatabaseError) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_))
+      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(claim): gone")));
+  RecordMarks(kFirst);
+  auto worker = MakeWorker();
+  worker.Run();
+
+  EXPECT_EQ(metrics_.publish_success(), 2u);
+  // The database back-off (poll_interval at first), not a claim at once on the first store.
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000)));
+  EXPECT_FALSE(metrics_.db_up()) << "a database error of the round";
+}
+
+TEST_F(OutboxWorkerAheadTest, AMarkFailureEndsTheRoundAndTheClaimMadeAheadGoesBack) {
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {Row(3, "room-c")})));
+  EXPECT_CALL(store_, MarkPublished(kFirst, _))
+      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark): gone")));
+  EXPECT_CALL(store_, Release(kFirst, _))
+      .Times(AnyNumber())
+      .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
+        if (!ids.empty()) Note("release " + t + Ids(ids));
+        return Result<size_t>(ids.size());
+      }));
+  EXPECT_CALL(store_, Release(kAhead, _))
+      .WillOnce(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
+        Note("release " + t + Ids(ids));
+        return Result<size_t>(ids.size());
+      }));
+  auto worker = MakeWorker();
+  worker.Run();
+
+  EXPECT_THAT(Events(), ElementsAre("send evt-1", "release claim-first 2", "release claim-ahead 3"))
+      << "nothing more is sent once a mark failed; the claim made ahead goes back";
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000)));
+}
+
+}  // namespace
+}  // namespace room_outbox::relay
