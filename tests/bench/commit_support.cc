@@ -52,19 +52,28 @@ CommandWithEvents MakeCommand(const std::string& prefix, size_t n, const std::st
   return out;
 }
 
-std::unique_ptr<Hook> MakeBenchHook(const MysqlOptions& mysql, const TencentImOptions& im,
-                                    SyncPublishMode sync_publish) {
+HookOptions BenchHookOptions(const MysqlOptions& mysql, const TencentImOptions& im,
+                             SyncPublishMode sync_publish) {
   HookOptions options;
   options.mysql = mysql;
   options.tencent_im = im;
   options.node_id = "bench-node";
   options.sync_publish = sync_publish;
+  return options;
+}
+
+std::unique_ptr<Hook> MakeBenchHook(const HookOptions& options) {
   Error error;
   std::unique_ptr<Hook> hook = CreateHook(options, &error);
   if (!hook) {
     throw BenchFailure("CreateHook: " + error.message);
   }
   return hook;
+}
+
+std::unique_ptr<Hook> MakeBenchHook(const MysqlOptions& mysql, const TencentImOptions& im,
+                                    SyncPublishMode sync_publish) {
+  return MakeBenchHook(BenchHookOptions(mysql, im, sync_publish));
 }
 
 }  // namespace room_outbox::bench

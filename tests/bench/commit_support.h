@@ -36,6 +36,13 @@ struct CommandWithEvents {
 CommandWithEvents MakeCommand(const std::string& prefix, size_t n, const std::string& room,
                               int64_t room_seq);
 
+// The benchmarks' HookOptions: `mysql`, `im`, node_id "bench-node", `sync_publish`.
+HookOptions BenchHookOptions(const MysqlOptions& mysql, const TencentImOptions& im,
+                             SyncPublishMode sync_publish = SyncPublishMode::kInline);
+
+// CreateHook(options); throws BenchFailure when it fails.
+std::unique_ptr<Hook> MakeBenchHook(const HookOptions& options);
+
 // CreateHook over `mysql` and `im` with node_id "bench-node"; throws BenchFailure when it fails.
 std::unique_ptr<Hook> MakeBenchHook(const MysqlOptions& mysql, const TencentImOptions& im,
                                     SyncPublishMode sync_publish = SyncPublishMode::kInline);

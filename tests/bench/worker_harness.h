@@ -35,6 +35,10 @@ class WorkerHarness {
   void Start();
   // Requests a stop and joins (Run finishes and marks its current round first).
   void Stop();
+  // A wake-up, as outbox-relay's [wake] socket listener gives one: ends the idle wait (Run).
+  void Wake() { stop_.Wake(); }
+  // The worker's (discarding) logger, for parts wired beside it.
+  relay::Logger& logger() { return *logger_; }
 
   // Waits until Metrics counts `rows` delivered rows or `limit` passed; true when reached.
   bool WaitForPublished(size_t rows, std::chrono::milliseconds limit) const;
