@@ -16,6 +16,7 @@
 #include "mock_publisher.h"
 #include "outbox_worker.h"
 #include "support/wait.h"
+#include "worker_rows.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -37,30 +38,11 @@ constexpr char kFirst[] = "claim-first";
 constexpr char kAhead[] = "claim-ahead";
 
 OutboxRow Row(int64_t id, const std::string& room) {
-  Envelope e;
-  e.event_id = "evt-" + std::to_string(id);
-  e.event_type = "RoomGiftSent";
-  e.room_id = room;
-  e.room_seq = id;
-  e.command_id = "cmd-" + std::to_string(id);
-  e.request_id = "req-" + std::to_string(id);
-  e.node_id = "node-a";
-  e.occurred_at_ms = 1'700'000'000'000;
-  OutboxRow row;
-  row.id = id;
-  row.event_id = e.event_id;
-  row.event_type = e.event_type;
-  row.room_id = room;
-  row.envelope = EncodeEnvelope(e).value();
-  row.created_at_ms = e.occurred_at_ms;
-  return row;
+  return ::room_outbox::testing::WorkerRow(id, room);
 }
 
 Claim MakeClaim(const std::string& token, std::vector<OutboxRow> rows) {
-  Claim c;
-  c.token = token;
-  c.rows = std::move(rows);
-  return c;
+  return ::room_outbox::testing::WorkerClaim(token, std::move(rows));
 }
 
 class OutboxWorkerAheadTest : public ::testing::Test {

@@ -13,6 +13,7 @@
 #include "fake_clock.h"
 #include "mock_outbox_store.h"
 #include "mock_publisher.h"
+#include "worker_rows.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -40,24 +41,7 @@ constexpr char kToken[] = "claim-token";
 
 OutboxRow Row(int64_t id, const std::string& room, const std::string& type = "RoomGiftSent",
               int64_t retry_count = 0) {
-  Envelope e;
-  e.event_id = "evt-" + std::to_string(id);
-  e.event_type = type;
-  e.room_id = room;
-  e.room_seq = id;
-  e.command_id = "cmd-" + std::to_string(id);
-  e.request_id = "req-" + std::to_string(id);
-  e.node_id = "node-a";
-  e.occurred_at_ms = 1'700'000'000'000;
-  OutboxRow row;
-  row.id = id;
-  row.event_id = e.event_id;
-  row.event_type = type;
-  row.room_id = room;
-  row.envelope = EncodeEnvelope(e).value();
-  row.retry_count = retry_count;
-  row.created_at_ms = 1'700'000'000'000;
-  return row;
+  return ::room_outbox::testing::WorkerRow(id, room, type, retry_count);
 }
 
 class OutboxWorkerTest : public ::testing::Test {
@@ -130,11 +114,10 @@ class OutboxWorkerTest : public ::testing::Test {
           return Result<size_t>(ids.size());
         }));
     EXPECT_CALL(store_, MarkFailed(kToken, _))
-        .WillRepeatedly(
-            Invoke([this](const std::string&, std::span<const FailedAttempt> attempts) {
-              failed_.insert(failed_.end(), attempts.begin(), attempts.end());
-              return Result<size_t>(attempts.size());
-            }));
+        .WillRepeatedly(Invoke([this](const std::string&, std::span<const FailedAttempt> attempts) {
+          failed_.insert(failed_.end(), attempts.begin(), attempts.end());
+          return Result<size_t>(attempts.size());
+        }));
     EXPECT_CALL(store_, Release(kToken, _))
         .WillRepeatedly(Invoke([this](const std::string&, std::span<const int64_t> ids) {
           released_.insert(released_.end(), ids.begin(), ids.end());
@@ -928,7 +911,8 @@ TEST_F(OutboxWorkerTest, AWallClockStepChangesNeitherThePaceNorTheLeaseLeft) {
   };
   auto worker = MakeWorker();
   worker.RunRound();
-  EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1"), ElementsAre("evt-2"), ElementsAre("evt-3")));
+  EXPECT_THAT(calls_,
+              ElementsAre(ElementsAre("evt-1"), ElementsAre("evt-2"), ElementsAre("evt-3")));
   EXPECT_THAT(published_, ElementsAre(1, 2, 3));
   EXPECT_TRUE(released_.empty());
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30), milliseconds(30)));

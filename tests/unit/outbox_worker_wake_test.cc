@@ -12,6 +12,7 @@
 #include "mock_outbox_store.h"
 #include "mock_publisher.h"
 #include "outbox_worker.h"
+#include "worker_rows.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -32,23 +33,7 @@ using ::testing::Return;
 constexpr char kToken[] = "claim-token";
 
 OutboxRow Row(int64_t id, const std::string& room) {
-  Envelope e;
-  e.event_id = "evt-" + std::to_string(id);
-  e.event_type = "RoomGiftSent";
-  e.room_id = room;
-  e.room_seq = id;
-  e.command_id = "cmd-" + std::to_string(id);
-  e.request_id = "req-" + std::to_string(id);
-  e.node_id = "node-a";
-  e.occurred_at_ms = 1'700'000'000'000;
-  OutboxRow row;
-  row.id = id;
-  row.event_id = e.event_id;
-  row.event_type = e.event_type;
-  row.room_id = room;
-  row.envelope = EncodeEnvelope(e).value();
-  row.created_at_ms = 1'700'000'000'000;
-  return row;
+  return ::room_outbox::testing::WorkerRow(id, room);
 }
 
 class OutboxWorkerWakeTest : public ::testing::Test {

@@ -14,6 +14,7 @@
 #include "mock_publisher.h"
 #include "outbox_worker.h"
 #include "result_writer.h"
+#include "worker_rows.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -35,23 +36,7 @@ using ::testing::Return;
 constexpr char kToken[] = "claim-token";
 
 OutboxRow Row(int64_t id, const std::string& room, int64_t retry_count = 0) {
-  Envelope e;
-  e.event_id = "evt-" + std::to_string(id);
-  e.event_type = "RoomGiftSent";
-  e.room_id = room;
-  e.room_seq = id;
-  e.command_id = "cmd-" + std::to_string(id);
-  e.request_id = "req-" + std::to_string(id);
-  e.node_id = "node-a";
-  e.occurred_at_ms = 1'700'000'000'000;
-  OutboxRow row;
-  row.id = id;
-  row.event_id = e.event_id;
-  row.event_type = e.event_type;
-  row.room_id = room;
-  row.envelope = EncodeEnvelope(e).value();
-  row.retry_count = retry_count;
-  return row;
+  return ::room_outbox::testing::WorkerRow(id, room, "RoomGiftSent", retry_count);
 }
 
 std::vector<int64_t> Ids(const std::vector<FailedAttempt>& attempts) {
