@@ -2,6 +2,7 @@
 // publish failed waits for the relay.
 #include <array>
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -215,6 +216,7 @@ CommitToPublishedRun MeasureCommitToPublished(const BenchContext& ctx, const std
   std::unique_ptr<relay::WakeListener> listener;
   std::atomic<uint64_t> wakeups{0};
   if (wake) {
+    std::filesystem::create_directories(ctx.work_dir);
     hook_options.wake_socket = ctx.work_dir + "/" + name + ".wake.sock";
     auto bound = relay::WakeSocket::Bind(hook_options.wake_socket).and_then([&](auto socket) {
       return relay::WakeListener::Start(
