@@ -285,6 +285,10 @@ void RunCommitToPublished(const BenchContext& ctx, Report& report) {
       MeasureCommitToPublished(ctx, "bench_commit_to_published", options, false);
   const CommitToPublishedRun woken =
       MeasureCommitToPublished(ctx, "bench_commit_to_published_wake", options, true);
+  relay::WorkerOptions unpaced = options;
+  unpaced.room_min_interval = milliseconds(0);
+  const CommitToPublishedRun woken_unpaced =
+      MeasureCommitToPublished(ctx, "bench_commit_to_published_wake0", unpaced, true);
   const double poll_ms = static_cast<double>(options.poll_interval.count());
   const std::string what =
       "Commit -> published (published_at_ms - created_at_ms), hook's sync publish failing, "
@@ -302,6 +306,16 @@ void RunCommitToPublished(const BenchContext& ctx, Report& report) {
               CommitToPublishedText(woken),
               FormatRatio(woken.latency.p50, polled.latency.p50) + " p50, " +
                   FormatRatio(woken.latency.p99, polled.latency.p99) +
+                  " p99 vs 6 (goal: p99 <= 100 ms)"});
+  // A command's 3 events go to one room: with the 50 ms pace the third leaves >= 100 ms after
+  // the first, whatever wakes the relay. Without the pace the wake-up alone is measured.
+  report.Add({"6''", what + "; [wake] socket, per-room pace off",
+              "hook -> stub answering 10002; relay -> OK stub, " + DescribeSettings(unpaced, 200) +
+                  "; " + FormatCount(static_cast<double>(woken_unpaced.wakeups)) +
+                  " wake-up datagrams received",
+              CommitToPublishedText(woken_unpaced),
+              FormatRatio(woken_unpaced.latency.p50, polled.latency.p50) + " p50, " +
+                  FormatRatio(woken_unpaced.latency.p99, polled.latency.p99) +
                   " p99 vs 6 (goal: p99 <= 100 ms)"});
 }
 
