@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "sync_hand_back.h"
+
 namespace room_outbox::internal {
 namespace {
 
@@ -190,27 +192,9 @@ std::vector<BackgroundJob> BackgroundPublisher::HoldRoom(const std::string& room
   return taken;
 }
 
-// Delivered rows marked published (best effort: a failed mark only means the relay may send
-// them again after the lease), the others released to the relay at once instead of when the
-// lease ends.
 void BackgroundPublisher::HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                                    const std::vector<int64_t>& left) {
-  if (!delivered.empty()) {
-    if (auto marked = store_->MarkPublished(token, delivered); !marked) {
-      Log(LogLevel::kWarn,
-          "mark published after background publish failed (may be sent "
-          "again): " +
-              marked.error().message);
-    }
-  }
-  if (!left.empty()) {
-    if (auto released = store_->Release(token, left); !released) {
-      Log(LogLevel::kWarn,
-          "release after background publish failed (due when the lease "
-          "ends): " +
-              released.error().message);
-    }
-  }
+  HandBackSyncRows(*store_, token, delivered, left, "background publish", options_.log);
 }
 
 void BackgroundPublisher::Finish(const std::string& room_id) {

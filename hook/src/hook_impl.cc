@@ -12,6 +12,7 @@
 #include "claim_token.h"
 #include "commit_checks.h"
 #include "envelope_codec.h"
+#include "sync_hand_back.h"
 #include "tencent/im_request.h"
 
 namespace room_outbox::internal {
@@ -461,25 +462,9 @@ class HookImpl final : public Hook {
     }
   }
 
-  // The sync publish's results: delivered rows marked published (best effort: a failed mark
-  // only means the relay may send them again), the others released to the relay at once
-  // instead of when the lease ends. The store writes the server's time.
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                 const std::vector<int64_t>& left) {
-    if (!delivered.empty()) {
-      auto marked = store_->MarkPublished(token, delivered);
-      if (!marked) {
-        Log(LogLevel::kWarn, "mark published after sync publish failed (may be sent again): " +
-                                 marked.error().message);
-      }
-    }
-    if (!left.empty()) {
-      auto released = store_->Release(token, left);
-      if (!released) {
-        Log(LogLevel::kWarn, "release after sync publish failed (due when the lease ends): " +
-                                 released.error().message);
-      }
-    }
+    HandBackSyncRows(*store_, token, delivered, left, "sync publish", options_.log);
   }
 
   static int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {

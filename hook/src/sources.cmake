@@ -9,6 +9,7 @@ target_sources(room_outbox_hook PRIVATE
   hook/src/claim_plan.cc
   hook/src/sync_breaker.cc
   hook/src/wake_sender.cc
+  hook/src/sync_hand_back.cc
   hook/src/sync_publish_mode.cc
   hook/src/background_publisher.cc
   hook/src/hook_impl.cc

@@ -1,0 +1,25 @@
+#include "sync_hand_back.h"
+
+namespace room_outbox::internal {
+
+void HandBackSyncRows(OutboxStore& store, const std::string& token,
+                      const std::vector<int64_t>& delivered, const std::vector<int64_t>& left,
+                      std::string_view what, const LogCallback& log) {
+  auto warn = [&](const std::string& line) {
+    if (log) log(LogLevel::kWarn, line);
+  };
+  if (!delivered.empty()) {
+    if (auto marked = store.MarkPublished(token, delivered); !marked) {
+      warn("mark published after " + std::string(what) +
+           " failed (may be sent again): " + marked.error().message);
+    }
+  }
+  if (!left.empty()) {
+    if (auto released = store.Release(token, left); !released) {
+      warn("release after " + std::string(what) +
+           " failed (due when the lease ends): " + released.error().message);
+    }
+  }
+}
+
+}  // namespace room_outbox::internal
