@@ -15,12 +15,12 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "global_init.h"
 #include "room_cell.h"
 #include "room_outbox/hook.h"
 
@@ -151,68 +151,82 @@ bool RunCommand(room_outbox::Hook& hook, room_outbox::sim::RoomCell& cell,
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"room-sim: a sample room-service that commits room commands through the hook"};
+// The command line.
+struct SimArgs {
   std::string config_path;
   int rooms = 10;
   int commands = 100;
   uint64_t seed = 1;
   std::string run_id;
-  app.add_option("--config", config_path, "relay/hook TOML config")->required();
-  app.add_option("--rooms", rooms, "number of rooms")->check(CLI::Range(1, 1000000));
-  app.add_option("--commands", commands, "number of commands")->check(CLI::Range(0, 100000000));
-  app.add_option("--seed", seed, "seed of the command mix");
-  app.add_option("--run-id", run_id, "prefix of command ids (default: derived from the clock)");
-  // As CLI11_PARSE, but a usage error exits 2 (the documented code), not CLI11's own codes.
+};
+
+// Parses the command line into `args`; nullopt to go on, else the exit code (--help: 0, a usage
+// error: 2, the documented code rather than CLI11's own).
+std::optional<int> ParseArgs(int argc, char** argv, SimArgs& args) {
+  CLI::App app{"room-sim: a sample room-service that commits room commands through the hook"};
+  app.add_option("--config", args.config_path, "relay/hook TOML config")->required();
+  app.add_option("--rooms", args.rooms, "number of rooms")->check(CLI::Range(1, 1000000));
+  app.add_option("--commands", args.commands, "number of commands")
+      ->check(CLI::Range(0, 100000000));
+  app.add_option("--seed", args.seed, "seed of the command mix");
+  app.add_option("--run-id", args.run_id,
+                 "prefix of command ids (default: derived from the clock)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  return std::nullopt;
+}
 
-  auto config = room_outbox::relay::LoadConfig(config_path);
-  if (!config) {
-    std::cerr << "room-sim: invalid config: " << config.error().message << "\n";
-    return 2;
+// The HookOptions a room service reads from the shared config file, as any host would: the
+// public LoadHookOptions. nullopt (the reason on stderr) for an invalid config.
+std::optional<room_outbox::HookOptions> LoadOptions(const std::string& config_path) {
+  room_outbox::Error error;
+  auto options = room_outbox::LoadHookOptions(config_path, &error);
+  if (!options) {
+    std::cerr << "room-sim: invalid config: " << error.message << "\n";
+    return std::nullopt;
   }
-  room_outbox::relay::MysqlLibraryGuard mysql_guard;
-  room_outbox::relay::CurlGlobalGuard curl_guard;
-  if (!mysql_guard.status().ok() || !curl_guard.status().ok()) {
-    std::cerr << "room-sim: library init failed\n";
-    return 1;
-  }
-
-  room_outbox::HookOptions options;
-  options.mysql = config->mysql;
-  options.tencent_im = config->tencent_im;
-  options.sync_publish_timeout = config->hook_sync_publish_timeout;
-  options.sync_publish = config->hook_sync_publish;
-  options.wake_socket = config->wake_socket;
-  options.node_id = config->node_id;
-  options.per_room_order = config->outbox_worker.ordering == room_outbox::relay::Ordering::kPerRoom;
-  options.log = [](room_outbox::LogLevel level, std::string_view line) {
+  options->log = [](room_outbox::LogLevel level, std::string_view line) {
     if (level != room_outbox::LogLevel::kDebug) {
       std::cerr << "room-sim " << LevelName(level) << ": " << line << "\n";
     }
   };
+  return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SimArgs args;
+  if (auto exit_code = ParseArgs(argc, argv, args)) {
+    return *exit_code;
+  }
+  room_outbox::LibraryInit libraries;
+  if (!libraries.status().ok()) {
+    std::cerr << "room-sim: " << libraries.status().error().message << "\n";
+    return 1;
+  }
+  auto options = LoadOptions(args.config_path);
+  if (!options) {
+    return 2;
+  }
   room_outbox::Error error;
-  auto hook = room_outbox::CreateHook(options, &error);
+  auto hook = room_outbox::CreateHook(*options, &error);
   if (!hook) {
     std::cerr << "room-sim: cannot start the hook: " << error.message << "\n";
     return 1;
   }
-
-  if (run_id.empty()) {
+  if (args.run_id.empty()) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "sim%llx", static_cast<unsigned long long>(NowMs()));
-    run_id = buf;
+    args.run_id = buf;
   }
-  room_outbox::sim::RoomCell cell(rooms, seed, run_id);
-  const auto& skip = options.tencent_im.skip_event_types;
+  room_outbox::sim::RoomCell cell(args.rooms, args.seed, args.run_id);
+  const auto& skip = options->tencent_im.skip_event_types;
   Tally tally;
-  for (int i = 0; i < commands; ++i) {
+  for (int i = 0; i < args.commands; ++i) {
     if (!RunCommand(*hook, cell, cell.Next(NowMs()), skip, tally)) {
       break;
     }
@@ -220,3 +234,4 @@ int main(int argc, char** argv) {
   std::cout << tally.Json().dump() << std::endl;
   return tally.failed == 0 ? 0 : 1;
 }
+

@@ -1,42 +1,115 @@
-# Shared test support, mocks and the hook's own tests.
-target_sources(room_outbox_test_support PRIVATE tests/support/relay_command.cc)
-target_sources(room_outbox_test_support PRIVATE tests/support/mysql_admin.cc
-  tests/support/tcp_proxy.cc tests/support/test_database.cc)
-target_include_directories(room_outbox_test_support PUBLIC tests/mocks)
+# The two suites (LABELS unit / integration), their shared support and the install check.
+find_package(GTest REQUIRED)
+include(GoogleTest)
+
+# Test support: the fake Tencent IM server, the MariaDB test fixture, real-process helpers, and
+# tests/mocks (one double per seam). Links all three libraries: tests reach every seam.
+add_library(room_outbox_test_support STATIC
+  tests/support/child_process.cc
+  tests/support/delivery_checks.cc
+  tests/support/fake_im_server.cc
+  tests/support/mysql_admin.cc
+  tests/support/private_mariadb.cc
+  tests/support/relay_command.cc
+  tests/support/relay_process.cc
+  tests/support/tcp_proxy.cc
+  tests/support/test_database.cc
+  tests/support/test_rows.cc
+  tests/support/wait.cc)
+target_include_directories(room_outbox_test_support
+  PUBLIC ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/mocks)
+target_link_libraries(room_outbox_test_support
+  PUBLIC room_outbox_hook room_outbox_relay PkgConfig::HTTPLIB GTest::gmock
+  PRIVATE room_outbox_build_settings)
 target_compile_definitions(room_outbox_test_support PUBLIC
   ROOM_OUTBOX_SCHEMA_DIR="${PROJECT_SOURCE_DIR}/schema"
   ROOM_OUTBOX_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   ROOM_OUTBOX_BINARY_DIR="${PROJECT_BINARY_DIR}")
-target_sources(unit_tests PRIVATE tests/unit/envelope_codec_test.cc tests/unit/hook_test.cc
+
+# No network, no database, no sleeping.
+add_executable(unit_tests
+  tests/unit/background_publisher_test.cc
+  tests/unit/claim_plan_test.cc
   tests/unit/commit_checks_test.cc
-  tests/unit/claim_plan_test.cc)
-target_sources(integration_tests PRIVATE tests/integration/schema_test.cc
-  tests/integration/hook_delivery_test.cc
-  tests/integration/commit_outcome_test.cc
+  tests/unit/config_hook_test.cc
+  tests/unit/config_tencent_im_test.cc
+  tests/unit/config_test.cc
+  tests/unit/config_wake_test.cc
+  tests/unit/curl_error_test.cc
+  tests/unit/duration_test.cc
+  tests/unit/envelope_codec_test.cc
+  tests/unit/hook_sync_breaker_test.cc
+  tests/unit/hook_test.cc
+  tests/unit/im_breaker_test.cc
+  tests/unit/im_request_test.cc
+  tests/unit/im_response_test.cc
+  tests/unit/log_line_test.cc
+  tests/unit/metrics_test.cc
+  tests/unit/mysql_error_test.cc
+  tests/unit/ops_unit_test.cc
+  tests/unit/outbox_worker_ahead_test.cc
+  tests/unit/outbox_worker_test.cc
+  tests/unit/outbox_worker_wake_test.cc
+  tests/unit/park_policy_test.cc
+  tests/unit/parking_test.cc
+  tests/unit/process_rate_budget_test.cc
+  tests/unit/rate_budget_test.cc
+  tests/unit/result_writer_test.cc
+  tests/unit/retry_policy_test.cc
+  tests/unit/room_cell_test.cc
+  tests/unit/room_pace_test.cc
+  tests/unit/room_queues_test.cc
+  tests/unit/sync_breaker_test.cc
+  tests/unit/usersig_test.cc
+  tests/unit/wake_signal_test.cc
+  tests/unit/wake_socket_test.cc)
+target_link_libraries(unit_tests PRIVATE room_outbox_test_support room_outbox_sim
+  GTest::gmock_main room_outbox_build_settings)
+gtest_discover_tests(unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+
+# A private MariaDB (scripts/run-tests.sh) and loopback HTTP servers; real processes.
+add_executable(integration_tests
+  tests/integration/chaos_test.cc
+  tests/integration/claim_cost_test.cc
   tests/integration/clock_skew_test.cc
+  tests/integration/commit_command_test.cc
+  tests/integration/commit_multirow_test.cc
+  tests/integration/commit_outcome_test.cc
   tests/integration/global_environment.cc
-  tests/integration/room_sim_test.cc)
-include(tests/integration/scale.cmake)
+  tests/integration/hook_delivery_test.cc
+  tests/integration/hook_sync_mode_test.cc
+  tests/integration/hook_sync_test.cc
+  tests/integration/metrics_server_test.cc
+  tests/integration/ops_commands_test.cc
+  tests/integration/ops_daemon_test.cc
+  tests/integration/ops_health_endpoints_test.cc
+  tests/integration/ops_units_test.cc
+  tests/integration/parking_daemon_test.cc
+  tests/integration/relay_claim_test.cc
+  tests/integration/relay_overlap_test.cc
+  tests/integration/relay_process_test.cc
+  tests/integration/relay_scale_test.cc
+  tests/integration/relay_scopes_test.cc
+  tests/integration/relay_store_test.cc
+  tests/integration/relay_wake_test.cc
+  tests/integration/room_sim_test.cc
+  tests/integration/schema_test.cc
+  tests/integration/systemd_units_test.cc
+  tests/integration/tencent_im_publisher_test.cc
+  tests/integration/tencent_im_scopes_test.cc)
+target_link_libraries(integration_tests PRIVATE room_outbox_test_support GTest::gmock_main
+  room_outbox_build_settings)
+gtest_discover_tests(integration_tests DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS integration TIMEOUT 300)
+# The process tests run the binaries of this build tree.
+add_dependencies(integration_tests outbox-relay room-sim)
+
+# The fake IM server as a process, for the demo and benchmarks.
+add_executable(im-stub tests/support/im_stub_main.cc)
+target_link_libraries(im-stub PRIVATE room_outbox_test_support CLI11::CLI11
+  room_outbox_build_settings)
 
 # The installed hook as a room-service sees it: make install + pkg-config + a consumer build.
 add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
   COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-install.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES LABELS integration)
-
-# Operations (issue 9): operator commands, health, journald, reload and watchdog.
-target_sources(integration_tests PRIVATE
-  tests/integration/ops_commands_test.cc
-  tests/integration/ops_daemon_test.cc
-  tests/integration/ops_units_test.cc)
-target_sources(unit_tests PRIVATE tests/unit/ops_unit_test.cc)
-target_sources(integration_tests PRIVATE tests/integration/ops_health_endpoints_test.cc)
-
-# Failure scopes (issue 8): the relay's scopes and breaker, the hook's sync breaker and checks.
-target_sources(unit_tests PRIVATE tests/unit/sync_breaker_test.cc tests/unit/hook_sync_breaker_test.cc)
-target_sources(integration_tests PRIVATE
-  tests/integration/relay_scopes_test.cc
-  tests/integration/hook_sync_test.cc)
-
-# sync_publish = inline | background | off and the hook's wake-up of the relay (issue 10).
-target_sources(unit_tests PRIVATE tests/unit/config_hook_test.cc tests/unit/background_publisher_test.cc)
-target_sources(integration_tests PRIVATE tests/integration/hook_sync_mode_test.cc)

@@ -25,7 +25,7 @@ std::vector<int64_t> RowIds(const BackgroundJob& job) {
 
 }  // namespace
 
-BackgroundPublisher::BackgroundPublisher(Options options, std::unique_ptr<OutboxStore> store,
+BackgroundPublisher::BackgroundPublisher(Options options, std::unique_ptr<HookStore> store,
                                          std::unique_ptr<Publisher> publisher,
                                          std::shared_ptr<SyncBreaker> breaker, Clock& clock,
                                          WakeSender& wake)

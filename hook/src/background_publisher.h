@@ -25,7 +25,7 @@
 // released, then the thread is joined. Rows a Release could not reach stay leased; the relay
 // takes them when the lease ends, so nothing is lost.
 //
-// The thread has its own OutboxStore (a database connection) and Publisher (an HTTP client),
+// The thread has its own HookStore (a database connection) and Publisher (an HTTP client),
 // drawing on the process-wide IM rate budget like every publisher, and the hook's process-wide
 // SyncBreaker. Reserve, View, Offer and the destructor are called by the Hook's caller thread;
 // the log callback and the WakeSender are also used from the background thread.
@@ -43,9 +43,9 @@
 #include <thread>
 #include <vector>
 
-#include "clock.h"
-#include "outbox_store.h"
-#include "publisher.h"
+#include "core/clock.h"
+#include "core/publisher.h"
+#include "hook_store.h"
 #include "room_outbox/envelope.h"
 #include "room_outbox/hook.h"
 #include "sync_breaker.h"
@@ -77,13 +77,13 @@ struct RoomView {
 class BackgroundPublisher {
  public:
   struct Options {
-    size_t capacity = 256;  // commands reserved or waiting, not counting the one being published
-    std::chrono::milliseconds sync_publish_timeout{500};
+    size_t capacity = kDefaultBackgroundQueue;  // commands reserved or waiting, not counting the one being published
+    std::chrono::milliseconds sync_publish_timeout = kDefaultSyncPublishTimeout;
     LogCallback log;
   };
 
   // `clock` (the breaker's time) and `wake` must outlive this object. Starts the thread.
-  BackgroundPublisher(Options options, std::unique_ptr<OutboxStore> store,
+  BackgroundPublisher(Options options, std::unique_ptr<HookStore> store,
                       std::unique_ptr<Publisher> publisher, std::shared_ptr<SyncBreaker> breaker,
                       Clock& clock, WakeSender& wake);
   // Publishes or releases what is queued (bounded by the commands' deadlines), then joins.
@@ -118,7 +118,7 @@ class BackgroundPublisher {
   void Log(LogLevel level, const std::string& line) const;
 
   const Options options_;
-  std::unique_ptr<OutboxStore> store_;
+  std::unique_ptr<HookStore> store_;
   std::unique_ptr<Publisher> publisher_;
   std::shared_ptr<SyncBreaker> breaker_;
   Clock& clock_;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "input_limits.h"
+#include "core/input_limits.h"
 
 namespace room_outbox {
 namespace {

@@ -3,10 +3,10 @@
 #include <string>
 #include <utility>
 
+#include "core/tencent/tencent_im_publisher.h"
+#include "core/wake_path.h"
 #include "hook_impl.h"
-#include "mysql/mariadb_outbox_store.h"
-#include "tencent/tencent_im_publisher.h"
-#include "wake_sender.h"
+#include "mysql/mariadb_hook_store.h"
 
 namespace room_outbox {
 
@@ -22,7 +22,7 @@ Result<internal::BackgroundParts> MakeBackgroundParts(const HookOptions& options
   if (!publisher) {
     return Fail(publisher.error());
   }
-  auto store = MakeMariaDbOutboxStore(options.mysql);
+  auto store = MakeMariaDbHookStore(options.mysql);
   if (auto connected = store->Connect(); !connected) {
     return Fail(connected.error());
   }
@@ -40,14 +40,14 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
     }
     return nullptr;
   };
-  if (std::string bad = WakeSender::Check(options.wake_socket); !bad.empty()) {
+  if (std::string bad = CheckWakeSocketPath(options.wake_socket); !bad.empty()) {
     return fail(Error{ErrorCode::kInvalidArgument, "HookOptions::wake_socket: " + bad});
   }
   auto publisher = MakeTencentImPublisher(options.tencent_im);
   if (!publisher) {
     return fail(publisher.error());
   }
-  auto store = MakeMariaDbOutboxStore(options.mysql);
+  auto store = MakeMariaDbHookStore(options.mysql);
   // Fail fast: a room-service that cannot reach its database should know at startup.
   if (auto connected = store->Connect(); !connected) {
     return fail(connected.error());

@@ -1,7 +1,5 @@
 #include "hook_impl.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -9,33 +7,23 @@
 #include <utility>
 #include <vector>
 
-#include "claim_token.h"
 #include "commit_checks.h"
-#include "envelope_codec.h"
+#include "core/claim_token.h"
+#include "core/envelope_codec.h"
+#include "core/host_name.h"
+#include "core/tencent/im_request.h"
 #include "sync_hand_back.h"
-#include "tencent/im_request.h"
 
 namespace room_outbox::internal {
 namespace {
 
-constexpr std::chrono::milliseconds kDefaultSyncTimeout{500};
 constexpr int64_t kSyncLeaseMarginMs = 2000;
-constexpr size_t kDefaultMaxBodyBytes = 12288;
 
 constexpr const char* kBreakerSkipped = "sync publish skipped: IM failing, breaker open";
 constexpr const char* kSyncOff = "sync publish off: left for the relay";
 constexpr const char* kQueueFull = "background publish queue full: left for the relay";
 constexpr const char* kEarlierPending =
     "sync publish skipped: an earlier event of the room is still pending";
-constexpr size_t kDefaultBackgroundQueue = 256;
-
-std::string HostName() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0 || name[0] == '\0') {
-    return "unknown-node";
-  }
-  return name.data();
-}
 
 // Connection-class failures before COMMIT was sent: the server rolled the transaction back,
 // so running the command again on a new connection cannot write it twice. A deadlock victim is
@@ -104,7 +92,7 @@ struct SyncItem {
 
 class HookImpl final : public Hook {
  public:
-  HookImpl(const HookOptions& options, std::unique_ptr<OutboxStore> store,
+  HookImpl(const HookOptions& options, std::unique_ptr<HookStore> store,
            std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
            std::shared_ptr<SyncBreaker> sync_breaker, BackgroundParts background)
       : options_(Normalized(options)),
@@ -167,7 +155,7 @@ class HookImpl final : public Hook {
  private:
   static HookOptions Normalized(HookOptions options) {
     if (options.sync_publish_timeout.count() <= 0) {
-      options.sync_publish_timeout = kDefaultSyncTimeout;
+      options.sync_publish_timeout = kDefaultSyncPublishTimeout;
     }
     if (options.tencent_im.max_body_bytes == 0) {
       options.tencent_im.max_body_bytes = kDefaultMaxBodyBytes;
@@ -480,7 +468,7 @@ class HookImpl final : public Hook {
   }
 
   HookOptions options_;
-  std::unique_ptr<OutboxStore> store_;
+  std::unique_ptr<HookStore> store_;
   std::unique_ptr<Publisher> publisher_;
   std::unique_ptr<Clock> clock_;
   std::shared_ptr<SyncBreaker> sync_breaker_;
@@ -494,7 +482,7 @@ int64_t SyncLeaseMs(std::chrono::milliseconds sync_timeout) {
   return sync_timeout.count() + kSyncLeaseMarginMs;
 }
 
-std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
+std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookStore> store,
                                std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
                                std::shared_ptr<SyncBreaker> sync_breaker,
                                BackgroundParts background) {

@@ -1,13 +1,13 @@
-// The Hook implementation over the OutboxStore and Publisher seams. CreateHook (hook.h) wires
+// The Hook implementation over the HookStore and Publisher seams. CreateHook (hook.h) wires
 // the MariaDB store and the Tencent IM publisher; tests pass doubles through MakeHook.
 #pragma once
 
 #include <memory>
 
 #include "background_publisher.h"
-#include "clock.h"
-#include "outbox_store.h"
-#include "publisher.h"
+#include "core/clock.h"
+#include "core/publisher.h"
+#include "hook_store.h"
 #include "room_outbox/hook.h"
 #include "sync_breaker.h"
 
@@ -16,14 +16,14 @@ namespace room_outbox::internal {
 // The background publisher's own database connection and HTTP client (sync_publish =
 // kBackground; background_publisher.h). Both null otherwise.
 struct BackgroundParts {
-  std::unique_ptr<OutboxStore> store;
+  std::unique_ptr<HookStore> store;
   std::unique_ptr<Publisher> publisher;
 };
 
 // `sync_breaker` null: the hook gets a breaker of its own (CreateHook passes the process's,
 // ProcessSyncBreaker). The breaker's time is clock->SteadyMs(). With sync_publish = kBackground
 // and no `background` parts, every commit finds the background queue full (rows to the relay).
-std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<OutboxStore> store,
+std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookStore> store,
                                std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
                                std::shared_ptr<SyncBreaker> sync_breaker = nullptr,
                                BackgroundParts background = {});

@@ -29,7 +29,7 @@
 #include <mutex>
 #include <string>
 
-#include "publisher.h"
+#include "core/publisher.h"
 #include "room_outbox/hook.h"
 
 namespace room_outbox::internal {

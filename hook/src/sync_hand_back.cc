@@ -2,7 +2,7 @@
 
 namespace room_outbox::internal {
 
-void HandBackSyncRows(OutboxStore& store, const std::string& token,
+void HandBackSyncRows(HookStore& store, const std::string& token,
                       const std::vector<int64_t>& delivered, const std::vector<int64_t>& left,
                       std::string_view what, const LogCallback& log) {
   auto warn = [&](const std::string& line) {

@@ -10,13 +10,13 @@
 #include <string_view>
 #include <vector>
 
-#include "outbox_store.h"
+#include "hook_store.h"
 #include "room_outbox/hook.h"
 
 namespace room_outbox::internal {
 
 // `what` names the publish in the warning lines ("sync publish", "background publish").
-void HandBackSyncRows(OutboxStore& store, const std::string& token,
+void HandBackSyncRows(HookStore& store, const std::string& token,
                       const std::vector<int64_t>& delivered, const std::vector<int64_t>& left,
                       std::string_view what, const LogCallback& log);
 

@@ -13,19 +13,17 @@
 #include <string>
 #include <string_view>
 
+#include "core/fd.h"
+
 namespace room_outbox {
 
 class WakeSender {
  public:
-  // An empty path (or one Check refuses): Notify() does nothing. The socket is opened here.
+  // An empty path (or one CheckWakeSocketPath refuses): Notify() does nothing. The socket is
+  // opened here.
   explicit WakeSender(std::string path);
-  ~WakeSender();
   WakeSender(const WakeSender&) = delete;
   WakeSender& operator=(const WakeSender&) = delete;
-
-  // "" when `path` can name a unix socket, else why not (too long for sun_path, a NUL byte,
-  // relative). The hook's options are checked with it before any connection is made.
-  static std::string Check(std::string_view path);
 
   bool enabled() const { return !path_.empty(); }
   const std::string& path() const { return path_; }
@@ -39,7 +37,7 @@ class WakeSender {
 
  private:
   std::string path_;
-  int fd_ = -1;
+  Fd fd_;
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> refused_{0};
 };

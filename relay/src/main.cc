@@ -4,12 +4,12 @@
 
 #include <iostream>
 
-#include "build_info.h"
-#include "global_init.h"
-#include "mysql/mariadb_outbox_store.h"
+#include "core/tencent/tencent_im_publisher.h"
+#include "daemon/build_info.h"
+#include "daemon/relay_app.h"
 #include "ops/ops_commands.h"
-#include "relay_app.h"
-#include "tencent/tencent_im_publisher.h"
+#include "room_outbox/hook.h"
+#include "store/mariadb_relay_store.h"
 
 int main(int argc, char** argv) {
   using room_outbox::relay::CliOptions;
@@ -67,13 +67,10 @@ int main(int argc, char** argv) {
     return rc == 0 ? room_outbox::relay::kExitOk : room_outbox::relay::kExitUsage;
   }
 
-  room_outbox::relay::MysqlLibraryGuard mysql_library;
-  room_outbox::relay::CurlGlobalGuard curl_library;
-  for (const room_outbox::Status* s : {&mysql_library.status(), &curl_library.status()}) {
-    if (!s->ok()) {
-      std::cerr << "outbox-relay: " << s->error().message << "\n";
-      return room_outbox::relay::kExitRuntimeFailure;
-    }
+  room_outbox::LibraryInit libraries;
+  if (!libraries.status().ok()) {
+    std::cerr << "outbox-relay: " << libraries.status().error().message << "\n";
+    return room_outbox::relay::kExitRuntimeFailure;
   }
   if (!ops.command.empty()) {
     ops.config_path = cli.config_path;
@@ -81,7 +78,7 @@ int main(int argc, char** argv) {
   }
   room_outbox::relay::RelayFactories factories;
   factories.make_store = [](const room_outbox::MysqlOptions& options) {
-    return std::unique_ptr<room_outbox::OutboxStore>(room_outbox::MakeMariaDbOutboxStore(options));
+    return std::unique_ptr<room_outbox::RelayStore>(room_outbox::MakeMariaDbRelayStore(options));
   };
   factories.make_publisher = [](const room_outbox::TencentImOptions& options) {
     return room_outbox::MakeTencentImPublisher(options);

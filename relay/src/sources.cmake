@@ -1,57 +1,41 @@
-# outbox-relay: the relay library (everything of relay/src but main.cc) and its tests.
-target_sources(room_outbox_relay PRIVATE
-  relay/src/build_info.cc
-  relay/src/config.cc
-  relay/src/duration.cc
-  relay/src/global_init.cc
-  relay/src/log_line.cc
-  relay/src/metrics.cc
-  relay/src/claim_ahead.cc
-  relay/src/outbox_worker.cc
-  relay/src/result_writer.cc
-  relay/src/retry_policy.cc
-  relay/src/room_pace.cc
-  relay/src/room_queues.cc
-  relay/src/relay_app.cc
-  relay/src/signals.cc
-  relay/src/health.cc
-  relay/src/journal_sink.cc
-  relay/src/reload.cc
+# room_outbox_relay: everything of relay/src but main.cc (see relay/src/README.md), over
+# room_outbox_core. It never links the hook library.
+add_library(room_outbox_relay STATIC
+  relay/src/store/claim_plan.cc
+  relay/src/store/mariadb_claim.cc
+  relay/src/store/mariadb_relay_store.cc
+  relay/src/store/relay_marks.cc
+  relay/src/worker/claim_ahead.cc
+  relay/src/worker/loop_clock.cc
+  relay/src/worker/outbox_worker.cc
+  relay/src/worker/park_policy.cc
+  relay/src/worker/worker_options.cc
+  relay/src/worker/result_writer.cc
+  relay/src/worker/retry_policy.cc
+  relay/src/worker/room_pace.cc
+  relay/src/worker/room_queues.cc
+  relay/src/telemetry/health.cc
+  relay/src/telemetry/log_line.cc
+  relay/src/telemetry/metrics.cc
   relay/src/ops/ops_commands.cc
   relay/src/ops/ops_store.cc
   relay/src/ops/parked_gauge.cc
-  relay/src/park_policy.cc)
-# A relay that wakes (issue 10): the [wake] socket and its listener thread.
-target_sources(room_outbox_relay PRIVATE relay/src/wake_socket.cc relay/src/wake_listener.cc)
-if(NOT ROOM_OUTBOX_BUILD_TESTS)
-  return()
-endif()
-target_sources(unit_tests PRIVATE
-  tests/unit/config_test.cc
-  tests/unit/duration_test.cc
-  tests/unit/log_line_test.cc
-  tests/unit/metrics_test.cc
-  tests/unit/outbox_worker_test.cc
-  tests/unit/outbox_worker_ahead_test.cc
-  tests/unit/result_writer_test.cc
-  tests/unit/retry_policy_test.cc
-  tests/unit/room_pace_test.cc
-  tests/unit/room_queues_test.cc)
-target_sources(integration_tests PRIVATE
-  tests/integration/metrics_server_test.cc
-  tests/integration/relay_process_test.cc
-  tests/integration/relay_overlap_test.cc
-  tests/integration/systemd_units_test.cc)
-# The process and unit tests run the built daemon.
-add_dependencies(integration_tests outbox-relay)
-# Parking and log volume (issue 9, worker side).
-target_sources(unit_tests PRIVATE tests/unit/park_policy_test.cc tests/unit/parking_test.cc)
-target_sources(integration_tests PRIVATE tests/integration/parking_daemon_test.cc)
-# A relay that wakes (issue 10): the wake signal, the socket and its listener, the config key,
-# and a real relay woken by a datagram.
-target_sources(unit_tests PRIVATE
-  tests/unit/config_wake_test.cc
-  tests/unit/outbox_worker_wake_test.cc
-  tests/unit/wake_signal_test.cc
-  tests/unit/wake_socket_test.cc)
-target_sources(integration_tests PRIVATE tests/integration/relay_wake_test.cc)
+  relay/src/daemon/build_info.cc
+  relay/src/config/config.cc
+  relay/src/config/config_render.cc
+  relay/src/daemon/heartbeat_clock.cc
+  relay/src/daemon/journal_sink.cc
+  relay/src/daemon/relay_app.cc
+  relay/src/daemon/reload.cc
+  relay/src/daemon/signals.cc
+  relay/src/daemon/wake_listener.cc
+  relay/src/daemon/wake_socket.cc)
+target_include_directories(room_outbox_relay PUBLIC ${PROJECT_SOURCE_DIR}/relay/src)
+target_compile_definitions(room_outbox_relay PRIVATE ROOM_OUTBOX_VERSION="${PROJECT_VERSION}")
+target_link_libraries(room_outbox_relay
+  PUBLIC room_outbox_core tomlplusplus::tomlplusplus spdlog::spdlog PkgConfig::SYSTEMD
+         PkgConfig::HTTPLIB
+  PRIVATE room_outbox_build_settings)
+
+add_executable(outbox-relay relay/src/main.cc)
+target_link_libraries(outbox-relay PRIVATE room_outbox_relay CLI11::CLI11 room_outbox_build_settings)

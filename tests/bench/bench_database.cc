@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "bench/bench_support.h"
-#include "envelope_codec.h"
+#include "core/envelope_codec.h"
 #include "support/mysql_admin.h"
 
 namespace room_outbox::bench {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "result.h"
+#include "core/result.h"
 
 namespace room_outbox::bench {
 

@@ -7,8 +7,8 @@
 
 #include "bench/bench_database.h"
 #include "bench/benchmarks.h"
-#include "mysql/mariadb_outbox_store.h"
-#include "mysql/outbox_sql.h"
+#include "core/mysql/outbox_sql.h"
+#include "store/mariadb_relay_store.h"
 #include "support/mysql_admin.h"
 
 namespace room_outbox::bench {
@@ -21,7 +21,7 @@ constexpr size_t kWarmupPolls = 5;
 
 // One claim poll on `store`: ClaimDue(limit 100) timed, then the claim given back (Release,
 // untimed) so every poll sees the same 100 due rows. Returns the milliseconds of the claim.
-double TimedClaimMs(OutboxStore& store, bool per_room_order) {
+double TimedClaimMs(RelayStore& store, bool per_room_order) {
   ClaimOptions options;
   options.limit = 100;
   options.per_room_order = per_room_order;
@@ -66,8 +66,8 @@ struct PairedMedians {
 // without, the polls run back to back (a relay draining a backlog).
 PairedMedians MedianClaimMs(BenchDatabase& history, BenchDatabase& alone, size_t polls,
                             bool per_room_order, bool after_purge) {
-  auto history_store = MakeMariaDbOutboxStore(history.Options());
-  auto alone_store = MakeMariaDbOutboxStore(alone.Options());
+  auto history_store = MakeMariaDbRelayStore(history.Options());
+  auto alone_store = MakeMariaDbRelayStore(alone.Options());
   Unwrap(history_store->Connect(), "connecting the claim store");
   Unwrap(alone_store->Connect(), "connecting the claim store");
   std::vector<double> history_samples;
@@ -221,7 +221,7 @@ struct FirstContact {
 // Claims (released at once) until one reaches the quiet rooms: the blocked room's due rows are
 // pushed to its head's retry time, one window per claim.
 FirstContact ParkBlockedRoom(BenchDatabase& db) {
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbRelayStore(db.Options());
   Unwrap(store->Connect(), "connecting the claim store");
   FirstContact contact;
   Stopwatch watch;

@@ -13,11 +13,11 @@
 #include "bench/commit_floor.h"
 #include "bench/commit_support.h"
 #include "bench/worker_harness.h"
-#include "mysql/connection.h"
+#include "core/mysql/connection.h"
+#include "daemon/wake_listener.h"
+#include "daemon/wake_socket.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
-#include "wake_listener.h"
-#include "wake_socket.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -171,7 +171,7 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
               "before timing; interleaved one by one with 3e and 3g",
               LatencyText(floor.floor), LatencyRatio(floor.floor, insert, "3c")});
   report.Add({"3g",
-              "The store alone: MariaDbOutboxStore::CommitCommand with what the hook hands it in "
+              "The store alone: MariaDbHookStore::CommitCommand with what the hook hands it in "
               "3e (no token, envelopes encoded): the hook's own work is 3e - 3g",
               "interleaved one by one with 3e and 3f", LatencyText(floor.store),
               LatencyRatio(floor.store, floor.floor, "3f") + "; median of paired ratios x" +

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "bench/bench_database.h"
-#include "envelope_codec.h"
-#include "mysql/connection.h"
-#include "mysql/mariadb_outbox_store.h"
+#include "core/envelope_codec.h"
+#include "core/mysql/connection.h"
+#include "mysql/mariadb_hook_store.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -146,7 +146,7 @@ class SideBySide {
         store_db_(ctx.socket, "bench_commit_store"),
         hook_db_(ctx.socket, "bench_commit_sync_off"),
         floor_(floor_db_.Options(), kBenchEventTypes.size()),
-        store_(MakeMariaDbOutboxStore(store_db_.Options())),
+        store_(MakeMariaDbHookStore(store_db_.Options())),
         hook_(MakeBenchHook(hook_db_.Options(), stub.ClientOptions(), SyncPublishMode::kOff)) {}
 
   // Command n's inputs for every path, built before anything is timed.
@@ -194,7 +194,7 @@ class SideBySide {
   BenchDatabase store_db_;
   BenchDatabase hook_db_;
   FloorTransaction floor_;
-  std::unique_ptr<MariaDbOutboxStore> store_;
+  std::unique_ptr<MariaDbHookStore> store_;
   std::unique_ptr<Hook> hook_;
   FloorTransaction::Values values_;
   CommitRequest request_;

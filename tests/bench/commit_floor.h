@@ -26,7 +26,7 @@ struct AllocFigures {
 
 struct FloorRun {
   Latency floor;     // the hand-written transaction
-  Latency store;     // MariaDbOutboxStore::CommitCommand alone, with what the hook hands it
+  Latency store;     // MariaDbHookStore::CommitCommand alone, with what the hook hands it
   Latency sync_off;  // Hook::Commit, sync publish off
   // The median over the commands of (this command's time / the floor's time for the command
   // staged with it): steadier than a ratio of two p50s when load from elsewhere comes in bursts.

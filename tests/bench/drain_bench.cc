@@ -9,7 +9,7 @@
 #include "bench/bench_database.h"
 #include "bench/benchmarks.h"
 #include "bench/worker_harness.h"
-#include "mysql/connection.h"
+#include "core/mysql/connection.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -113,7 +113,7 @@ DrainRun RunV1Sample(const BenchContext& ctx, const relay::WorkerOptions& option
 DrainRun RunClaimMarkCeiling(const BenchContext& ctx, bool per_room_order) {
   auto db = FilledDatabase(ctx, per_room_order ? "bench_ceiling_room" : "bench_ceiling_none",
                            ctx.drain_rows);
-  auto store = MakeMariaDbOutboxStore(db->Options());
+  auto store = MakeMariaDbRelayStore(db->Options());
   Unwrap(store->Connect(), "connecting the ceiling store");
   DrainRun run;
   Stopwatch watch;

@@ -16,7 +16,7 @@
 #include "bench/bench_support.h"
 #include "bench/benchmarks.h"
 #include "bench/report.h"
-#include "global_init.h"
+#include "room_outbox/hook.h"
 
 namespace {
 
@@ -92,9 +92,8 @@ int main(int argc, char** argv) {
   }
   const std::set<std::string> selected(only.begin(), only.end());
 
-  room_outbox::relay::MysqlLibraryGuard mysql_library;
-  room_outbox::relay::CurlGlobalGuard curl_global;
-  if (!mysql_library.status().ok() || !curl_global.status().ok()) {
+  room_outbox::LibraryInit libraries;
+  if (!libraries.status().ok()) {
     std::cerr << "outbox-bench: library init failed\n";
     return 1;
   }

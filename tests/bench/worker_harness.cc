@@ -3,16 +3,16 @@
 #include <utility>
 
 #include "bench/bench_support.h"
-#include "config.h"
-#include "tencent/tencent_im_publisher.h"
+#include "config/config.h"
+#include "core/tencent/tencent_im_publisher.h"
 
 namespace room_outbox::bench {
 
 WorkerHarness::WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& im,
                              relay::WorkerOptions options, bool claim_ahead)
     : options_(std::move(options)),
-      store_(MakeMariaDbOutboxStore(mysql)),
-      ahead_store_(claim_ahead ? MakeMariaDbOutboxStore(mysql) : nullptr),
+      store_(MakeMariaDbRelayStore(mysql)),
+      ahead_store_(claim_ahead ? MakeMariaDbRelayStore(mysql) : nullptr),
       publisher_(Unwrap(MakeTencentImPublisher(im), "MakeTencentImPublisher")),
       logger_(relay::MakeStreamLogger(discard_, relay::LogFormat::kText, spdlog::level::info)) {
   options_.unpaced_event_types = im.skip_event_types;

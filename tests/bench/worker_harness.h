@@ -1,5 +1,5 @@
-// WorkerHarness: the relay's OutboxWorker wired as outbox-relay wires it (MariaDbOutboxStore,
-// TencentImPublisher, SystemClock, Metrics, a Logger), aimed at a benchmark database and a fake
+// WorkerHarness: the relay's OutboxWorker wired as outbox-relay wires it (MariaDbRelayStore,
+// TencentImPublisher, SystemLoopClock, Metrics, a Logger), aimed at a benchmark database and a fake
 // IM server. The worker's log lines are discarded: the benchmarks read Metrics and the database.
 //
 // Use either the daemon loop on a background thread (Start/Stop: OutboxWorker::Run) or single
@@ -12,13 +12,13 @@
 #include <ostream>
 #include <thread>
 
-#include "clock.h"
-#include "log_line.h"
-#include "metrics.h"
-#include "mysql/mariadb_outbox_store.h"
-#include "outbox_worker.h"
-#include "publisher.h"
+#include "core/publisher.h"
 #include "room_outbox/options.h"
+#include "store/mariadb_relay_store.h"
+#include "telemetry/log_line.h"
+#include "telemetry/metrics.h"
+#include "worker/loop_clock.h"
+#include "worker/outbox_worker.h"
 
 namespace room_outbox::bench {
 
@@ -49,10 +49,10 @@ class WorkerHarness {
 
  private:
   relay::WorkerOptions options_;
-  std::unique_ptr<MariaDbOutboxStore> store_;
-  std::unique_ptr<MariaDbOutboxStore> ahead_store_;  // null without claim ahead
+  std::unique_ptr<MariaDbRelayStore> store_;
+  std::unique_ptr<MariaDbRelayStore> ahead_store_;  // null without claim ahead
   std::unique_ptr<Publisher> publisher_;
-  SystemClock clock_;
+  SystemLoopClock clock_;
   StopSignal stop_;
   relay::Metrics metrics_;
   std::ostream discard_{nullptr};  // no buffer: every write is dropped

@@ -12,13 +12,13 @@
 #include <string>
 #include <toml++/toml.h>
 
-#include "config.h"
-#include "duration.h"
-#include "envelope_codec.h"
-#include "input_limits.h"
-#include "log_line.h"
-#include "tencent/im_response.h"
-#include "tencent/usersig.h"
+#include "config/config.h"
+#include "core/config/duration.h"
+#include "core/envelope_codec.h"
+#include "core/input_limits.h"
+#include "core/tencent/im_response.h"
+#include "core/tencent/usersig.h"
+#include "telemetry/log_line.h"
 
 namespace room_outbox::fuzz {
 namespace {
@@ -297,13 +297,13 @@ int ConfigLoad(const uint8_t* data, size_t size) {
 
 int Duration(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto parsed = relay::ParseDuration(text);
+  auto parsed = ParseDuration(text);
   if (!parsed) {
     FUZZ_CHECK(parsed.error().code == ErrorCode::kInvalidArgument, parsed.error().message);
     return 0;
   }
-  const std::string formatted = relay::FormatDuration(*parsed);
-  auto again = relay::ParseDuration(formatted);
+  const std::string formatted = FormatDuration(*parsed);
+  auto again = ParseDuration(formatted);
   FUZZ_CHECK(again && *again == *parsed, std::string(text) + " -> " + formatted);
   return 0;
 }

@@ -40,8 +40,8 @@ if grep -n "$prefix\|-std=" "$pc" "$root/$libdir/cmake/room_outbox_hook/"*.cmake
   exit 1
 fi
 # A static-only library: its link dependencies are Requires (see cmake/room_outbox_hook.pc.in).
-grep -q '^Requires: libmariadb libcurl libcrypto zlib$' "$pc" ||
-  { echo "check-install: Requires is not libmariadb libcurl libcrypto zlib" >&2; exit 1; }
+grep -q '^Requires: libmariadb libcurl libcrypto zlib tomlplusplus$' "$pc" ||
+  { echo "check-install: Requires is not libmariadb libcurl libcrypto zlib tomlplusplus" >&2; exit 1; }
 # The unit runs the binary of the prefix it was installed under.
 grep -q "^ExecStart=$prefix/bin/outbox-relay --config" \
   "$root/share/room-outbox/systemd/outbox-relay.service" ||
@@ -92,4 +92,21 @@ for consumer in "$scratch/consumer" "$scratch/cmake-consumer/build/consumer"; do
     exit 1
   fi
 done
-echo "check-install: installed hook compiles, links and runs via pkg-config and find_package"
+# A room service links no relay code: none of the relay's functions (claim, plan, marks of failed
+# or parked rows, operator statements, pacing, the worker) is in the consumer. Each name must be
+# in the relay library of this build, so the check cannot pass because a name changed.
+relay_symbols='ClaimDue|PlanRooms|MarkFailed|MarkParked|RequeueRoom|OpsStore::Purge|RoomPace|OutboxWorker|kClaimWindow'
+nm -C "$build/libroom_outbox_relay.a" >"$scratch/relay.nm" 2>/dev/null
+for name in ${relay_symbols//|/ }; do
+  grep -q "$name" "$scratch/relay.nm" ||
+    { echo "check-install: $name is not in libroom_outbox_relay.a any more; update the list" >&2; exit 1; }
+done
+leaked=$(nm -C "$scratch/consumer" | grep -E "$relay_symbols" || true)
+if [ -n "$leaked" ]; then
+  echo "check-install: the consumer holds relay symbols:" >&2
+  echo "$leaked" >&2
+  exit 1
+fi
+echo "check-install: installed hook compiles, links and runs via pkg-config and find_package;" \
+  "the consumer holds $(nm -C "$scratch/consumer" | grep -cE ' [TtWw] room_outbox::') hook" \
+  "functions and no relay symbol"

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "mysql/mariadb_outbox_store.h"
 #include "room_outbox/hook.h"
+#include "store/mariadb_relay_store.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
 #include "support/private_mariadb.h"
@@ -96,7 +96,7 @@ class ChaosTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start());
     ASSERT_TRUE(server_->CreateDatabase("chaos"));
     mysql_ = server_->Options("chaos");
-    view_ = MakeMariaDbOutboxStore(mysql_);
+    view_ = MakeMariaDbRelayStore(mysql_);
   }
   void TearDown() override {
     relays_.clear();
@@ -152,7 +152,7 @@ class ChaosTest : public ::testing::Test {
   fs::path dir_;
   std::unique_ptr<PrivateMariaDb> server_;
   MysqlOptions mysql_;
-  std::unique_ptr<MariaDbOutboxStore> view_;
+  std::unique_ptr<MariaDbRelayStore> view_;
   std::unique_ptr<FakeImServer> im_ = std::make_unique<FakeImServer>();
   std::vector<std::unique_ptr<RelayProcess>> relays_;
 };

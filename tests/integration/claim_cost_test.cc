@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "mysql/mariadb_outbox_store.h"
+#include "store/mariadb_relay_store.h"
 #include "support/test_database.h"
 
 namespace room_outbox::testing {
@@ -57,7 +57,7 @@ struct ClaimCost {
 
 // One claim (its rows given back at once, so the next claim sees the same backlog) and the rows
 // the server read for it, less what the counter query itself reads.
-ClaimCost CostOfOneClaim(MariaDbOutboxStore& store) {
+ClaimCost CostOfOneClaim(MariaDbRelayStore& store) {
   ClaimCost cost;
   auto r0 = store.RowsRead();
   auto r1 = store.RowsRead();
@@ -83,7 +83,7 @@ TEST(ClaimCostTest, ABlockedRoomsBacklogDoesNotMakeClaimsReadMore) {
   TestDatabase without;
   ASSERT_TRUE(without.valid());
   AddQuietRooms(without);
-  auto plain_store = MakeMariaDbOutboxStore(without.Options());
+  auto plain_store = MakeMariaDbRelayStore(without.Options());
   const ClaimCost plain = CostOfOneClaim(*plain_store);
   EXPECT_EQ(plain.quiet_claimed, 100u);
 
@@ -91,7 +91,7 @@ TEST(ClaimCostTest, ABlockedRoomsBacklogDoesNotMakeClaimsReadMore) {
   ASSERT_TRUE(with.valid());
   AddBlockedRoom(with);
   AddQuietRooms(with);
-  auto store = MakeMariaDbOutboxStore(with.Options());
+  auto store = MakeMariaDbRelayStore(with.Options());
   // The first claims meet the blocked room's due rows: each reads one window of them and pushes
   // it to the head's retry time, no more.
   int64_t worst = 0;

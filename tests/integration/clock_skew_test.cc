@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "mysql/outbox_sql.h"
+#include "core/mysql/outbox_sql.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"

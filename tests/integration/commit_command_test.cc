@@ -1,4 +1,4 @@
-// MariaDbOutboxStore::CommitCommand against the test MariaDB: one transaction for the command
+// MariaDbHookStore::CommitCommand against the test MariaDB: one transaction for the command
 // log, the outbox rows and the caller's statements, and nothing left behind by any failure.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "mysql/mariadb_outbox_store.h"
-#include "mysql/outbox_sql.h"
+#include "core/mysql/outbox_sql.h"
+#include "mysql/mariadb_hook_store.h"
 #include "support/test_database.h"
 
 namespace room_outbox::testing {
@@ -55,7 +55,7 @@ int64_t Count(TestDatabase& db, const std::string& table) {
 TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
 
   const int64_t before = ServerNowMs(db);
   auto write = store->CommitCommand(Request("c1", "room-1", 3), {});
@@ -104,7 +104,7 @@ TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
 TEST(CommitCommandTest, EmptyTokenLeavesRowsUnclaimed) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 1, ""), {}));
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token IS NULL"), 1);
 }
@@ -112,7 +112,7 @@ TEST(CommitCommandTest, EmptyTokenLeavesRowsUnclaimed) {
 TEST(CommitCommandTest, NothingIsVisibleToOthersBeforeTheCommit) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   int64_t seen_log = -1;
   int64_t seen_outbox = -1;
   auto write = store->CommitCommand(Request("c1", "room-1", 2), [&](Transaction&) {
@@ -130,7 +130,7 @@ TEST(CommitCommandTest, NothingIsVisibleToOthersBeforeTheCommit) {
 TEST(CommitCommandTest, KilledConnectionMidTransactionLeavesNothingAndNextCallReconnects) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->Connect());
   const uint64_t first_id = store->connection_id();
   ASSERT_NE(first_id, 0u);
@@ -160,7 +160,7 @@ TEST(CommitCommandTest, KilledConnectionMidTransactionLeavesNothingAndNextCallRe
 TEST(CommitCommandTest, KilledConnectionBeforeCommitFailsTheCommit) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->Connect());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [&](Transaction&) {
     db.Exec("KILL " + std::to_string(store->connection_id()));
@@ -177,7 +177,7 @@ TEST(CommitCommandTest, KilledConnectionBeforeCommitFailsTheCommit) {
 TEST(CommitCommandTest, DuplicateCommandIdWritesNothingNew) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 2), {}));
 
   CommitRequest repeat = Request("c1", "room-1", 2);
@@ -203,7 +203,7 @@ TEST(CommitCommandTest, DuplicateCommandIdWritesNothingNew) {
 TEST(CommitCommandTest, DuplicateEventIdOfAnotherCommandFailsAndRollsBack) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 1), {}));
   CommitRequest other = Request("c2", "room-1", 2);
   other.rows[1].event_id = "c1-e0";
@@ -220,7 +220,7 @@ TEST(CommitCommandTest, DuplicateEventIdOfAnotherCommandFailsAndRollsBack) {
 TEST(CommitCommandTest, FailingCallerStatementRollsBackLogAndOutbox) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 2), [](Transaction& tx) {
     return tx.Execute("INSERT INTO no_such_table (a) VALUES (?)", {int64_t{1}});
   });
@@ -237,7 +237,7 @@ TEST(CommitCommandTest, IgnoredCallerStatementFailureStillRollsBack) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT NOT NULL)");
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction& tx) {
     (void)tx.Execute("INSERT INTO snapshot (room_id, seq) VALUES (?, ?)",
                      {std::string("room-1"), std::monostate{}});  // NOT NULL violated
@@ -256,7 +256,7 @@ TEST(CommitCommandTest, CallerStatementsCommitTogetherWithTheCommand) {
   db.Exec(
       "CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT, heat DOUBLE, "
       "note VARCHAR(64))");
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "房间-1", 1), [](Transaction& tx) {
     Status s = tx.Execute("INSERT INTO snapshot (room_id, seq, heat, note) VALUES (?, ?, ?, ?)",
                           {std::string("房间-1"), int64_t{42}, 2.5, std::monostate{}});
@@ -279,7 +279,7 @@ TEST(CommitCommandTest, CallerStatementsCommitTogetherWithTheCommand) {
 TEST(CommitCommandTest, CallerStatementWithWrongParameterCountFails) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction& tx) {
     return tx.Execute("SELECT ? + ?", {int64_t{1}});
   });
@@ -291,7 +291,7 @@ TEST(CommitCommandTest, CallerStatementWithWrongParameterCountFails) {
 TEST(CommitCommandTest, ThrowingCallerStatementsRollBack) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction&) -> Status {
     throw std::runtime_error("snapshot encoder broke");
   });
@@ -305,7 +305,7 @@ TEST(CommitCommandTest, ThrowingCallerStatementsRollBack) {
 TEST(CommitCommandTest, TypesNeverSentAreWrittenPublishedInTheCommitItself) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   CommitRequest request = Request("c1", "room-1", 3);
   request.rows[1].event_type = "RoomHeatChanged";
   request.rows[1].published = true;
@@ -329,7 +329,7 @@ TEST(CommitCommandTest, TypesNeverSentAreWrittenPublishedInTheCommitItself) {
 TEST(CommitCommandTest, EarlierPendingIsReadInsideTheTransaction) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto first = store->CommitCommand(Request("c1", "直播间-一号", 1), {});
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_FALSE(first->earlier_pending);
@@ -362,7 +362,7 @@ TEST(CommitCommandTest, OutboxRowsAreInsertedAfterTheCallersStatements) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   db.Exec("CREATE TABLE probe (log_rows BIGINT NOT NULL, outbox_rows BIGINT NOT NULL)");
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 2), [](Transaction& tx) {
     return tx.Execute(
         "INSERT INTO probe SELECT (SELECT COUNT(*) FROM room_command_log), "
@@ -384,7 +384,7 @@ TEST(CommitCommandTest, OutboxRowsAreInsertedAfterTheCallersStatements) {
 TEST(CommitCommandTest, FindCommandReadsACommittedCommandsRowsBackInOrder) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 3), {});
   ASSERT_TRUE(write);
   ASSERT_TRUE(store->CommitCommand(Request("c2", "room-1", 2), {}));
@@ -404,7 +404,7 @@ TEST(CommitCommandTest, FindCommandReadsACommittedCommandsRowsBackInOrder) {
 void FindWhileAnotherTransactionHoldsTheCommand(const std::string& ending, bool expect_found) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->Connect());
   db.Exec("BEGIN");
   db.Exec(

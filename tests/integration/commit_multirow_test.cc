@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "mysql/connection.h"
-#include "mysql/mariadb_outbox_store.h"
+#include "core/mysql/connection.h"
+#include "mysql/mariadb_hook_store.h"
 #include "mysql/outbox_insert.h"
 #include "support/test_database.h"
 
@@ -60,7 +60,7 @@ void ExpectIdsMatchRows(TestDatabase& db, const CommitRequest& request,
 TEST(CommitMultiRowTest, IdsComeBackInEventOrderForOneTwoAndManyRows) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   // 16 fill one statement, 17 and 40 need more than one.
   for (size_t events : {1u, 2u, 3u, 16u, 17u, 40u}) {
     const CommitRequest request = Request("c" + std::to_string(events), "room-1", events);
@@ -75,7 +75,7 @@ TEST(CommitMultiRowTest, IdsComeBackInEventOrderForOneTwoAndManyRows) {
 TEST(CommitMultiRowTest, ACommandWithoutEventsWritesItsLogRowOnly) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c0", "room-1", 0), {});
   ASSERT_TRUE(write) << write.error().message;
   EXPECT_EQ(write->outcome, CommitOutcome::kCommitted);
@@ -87,7 +87,7 @@ TEST(CommitMultiRowTest, ACommandWithoutEventsWritesItsLogRowOnly) {
 TEST(CommitMultiRowTest, MixedPublishedAndPendingRowsInOneStatement) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   CommitRequest request = Request("c1", "room-1", 5);
   request.rows[0].published = true;
   request.rows[3].published = true;
@@ -121,7 +121,7 @@ TEST(CommitMultiRowTest, MixedPublishedAndPendingRowsInOneStatement) {
 TEST(CommitMultiRowTest, UnleasedRowsAreDueAtOnceWithoutAToken) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   CommitRequest request = Request("c1", "room-1", 3, "");
   request.rows[1].published = true;
   auto write = store->CommitCommand(request, {});
@@ -135,7 +135,7 @@ TEST(CommitMultiRowTest, UnleasedRowsAreDueAtOnceWithoutAToken) {
 TEST(CommitMultiRowTest, LargeRowsAreSplitIntoStatementsAndRoundTripByteExact) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   CommitRequest request = Request("c1", "room-1", 4);
   for (size_t i = 0; i < request.rows.size(); ++i) {
     // Each envelope alone is over half of kMaxBytesPerOutboxInsert: one row per statement.
@@ -163,7 +163,7 @@ TEST(CommitMultiRowTest, IdsAreRightWhenTheAutoIncrementStepIsNotOne) {
   MysqlOptions options = db.Options();
   options.user = user;
   options.password = "step-pw";
-  auto store = MakeMariaDbOutboxStore(options);
+  auto store = MakeMariaDbHookStore(options);
   const CommitRequest request = Request("c1", "room-1", 5);
   auto write = store->CommitCommand(request, {});
   store.reset();
@@ -180,7 +180,7 @@ TEST(CommitMultiRowTest, AFailingLaterChunkRollsBackTheWholeCommand) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT NOT NULL)");
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c0", "room-1", 1), {}));
   CommitRequest request = Request("c1", "room-1", 30);
   request.rows[20].event_id = "c0-e0";  // taken: the second statement fails on uk_event_id
@@ -201,7 +201,7 @@ TEST(CommitMultiRowTest, AFailingLaterChunkRollsBackTheWholeCommand) {
 TEST(CommitMultiRowTest, ARepeatedCommandWritesNothingAndRunsNoCallerStatement) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 20), {}));
   for (const std::string token : {"tok-hook", ""}) {  // checked and unchecked log insert
     CommitRequest repeat = Request("c1", "room-1", 20, token);
@@ -224,7 +224,7 @@ TEST(CommitMultiRowTest, ARepeatedCommandWritesNothingAndRunsNoCallerStatement) 
 TEST(CommitMultiRowTest, EarlierPendingIsReadForLeasedRowsOnly) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 1, ""), {}));
   auto leased = store->CommitCommand(Request("c2", "room-1", 1), {});
   ASSERT_TRUE(leased) << leased.error().message;
@@ -239,7 +239,7 @@ TEST(CommitMultiRowTest, EarlierPendingIsReadForLeasedRowsOnly) {
 TEST(CommitMultiRowTest, TheRoomCheckDoesNotWaitForAClaimHoldingTheRoomsRows) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 2, ""), {}));
   // A relay's claim holds the room's pending rows (FOR UPDATE) while the next command commits.
   db.Exec("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
@@ -280,7 +280,7 @@ TEST(CommitMultiRowTest, CallerStatementsArePreparedOnceAndReusedAcrossCommits) 
 
   // The store runs the same caller text in every commit: each commit writes its own row.
   db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) NOT NULL, seq BIGINT NOT NULL)");
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   for (int64_t seq = 1; seq <= 3; ++seq) {
     auto write = store->CommitCommand(
         Request("c" + std::to_string(seq), "room-1", 1), [seq](Transaction& tx) {

@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
-#include "log_line.h"
-#include "metrics.h"
-#include "mysql/mariadb_outbox_store.h"
-#include "outbox_worker.h"
+#include "core/clock.h"
+#include "core/tencent/tencent_im_publisher.h"
 #include "room_outbox/hook.h"
+#include "store/mariadb_relay_store.h"
 #include "support/fake_im_server.h"
 #include "support/test_database.h"
-#include "tencent/tencent_im_publisher.h"
+#include "telemetry/log_line.h"
+#include "telemetry/metrics.h"
+#include "worker/outbox_worker.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -79,7 +79,7 @@ class HookDeliveryTest : public ::testing::Test {
   // One relay round over the same database and IM stand-in, as outbox-relay runs it.
   relay::RoundResult RelayRound(milliseconds poll_interval = milliseconds(100)) {
     if (!store_) {
-      store_ = MakeMariaDbOutboxStore(db_.Options());
+      store_ = MakeMariaDbRelayStore(db_.Options());
       auto publisher = MakeTencentImPublisher(im_.ClientOptions());
       EXPECT_TRUE(publisher) << publisher.error().message;
       publisher_ = std::move(*publisher);
@@ -95,9 +95,9 @@ class HookDeliveryTest : public ::testing::Test {
 
   TestDatabase db_;
   FakeImServer im_;
-  std::unique_ptr<MariaDbOutboxStore> store_;
+  std::unique_ptr<MariaDbRelayStore> store_;
   std::unique_ptr<Publisher> publisher_;
-  SystemClock clock_;
+  SystemLoopClock clock_;
   StopSignal stop_;
   relay::Metrics metrics_;
   std::ostringstream log_;

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "mysql/connection.h"
+#include "core/mysql/connection.h"
 #include "room_outbox/hook.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"

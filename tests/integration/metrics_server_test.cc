@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include "metrics.h"
+#include "telemetry/metrics.h"
 
 // The /metrics endpoint over a real loopback socket.
 namespace room_outbox::relay {

@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "envelope_codec.h"
-#include "mysql/connection.h"
-#include "mysql/outbox_sql.h"
+#include "core/envelope_codec.h"
+#include "core/mysql/connection.h"
+#include "core/mysql/outbox_sql.h"
 #include "support/fake_im_server.h"
 #include "support/relay_command.h"
 #include "support/relay_process.h"

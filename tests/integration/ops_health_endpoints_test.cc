@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include "health.h"
-#include "metrics.h"
+#include "telemetry/health.h"
+#include "telemetry/metrics.h"
 
 namespace room_outbox::relay {
 namespace {

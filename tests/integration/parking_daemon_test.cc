@@ -1,7 +1,7 @@
 // The worker side of issue 9 as processes: the park policy (park_permanent_after) against a
 // fake IM that answers 10010 for one room's group, requeue --room afterwards, the seed's
 // unbounded retry with the default 0, the log volume of an IM outage, a SIGHUP that brings a new
-// IM secret key, and MariaDbOutboxStore::MarkParked itself.
+// IM secret key, and MariaDbRelayStore::MarkParked itself.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "envelope_codec.h"
-#include "mysql/mariadb_outbox_store.h"
+#include "core/envelope_codec.h"
+#include "store/mariadb_relay_store.h"
 #include "support/fake_im_server.h"
 #include "support/relay_command.h"
 #include "support/relay_process.h"
@@ -272,7 +272,7 @@ TEST_F(ParkingDaemonTest, SighupBringsANewSecretKeyToThePublisher) {
 
 TEST_F(ParkingDaemonTest, MarkParkedParksOnlyRowsTheClaimHolds) {
   InsertPending("store", 2);
-  MariaDbOutboxStore store(db_.Options());
+  MariaDbRelayStore store(db_.Options());
   ClaimOptions claim_options;
   claim_options.limit = 10;
   auto claim = store.ClaimDue(claim_options);

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "envelope_codec.h"
-#include "mysql/mariadb_outbox_store.h"
+#include "core/envelope_codec.h"
+#include "mysql/mariadb_hook_store.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
@@ -35,7 +35,7 @@ std::string RoomId(int room) { return "room-" + std::to_string(1000 + room); }
 // `rows_per_room` commands, each with the next event (room_seq 1, 2, ...) of every room: ids
 // interleave the rooms, so every claim window holds many rooms.
 void CommitBacklog(const TestDatabase& db, int rooms, int rows_per_room) {
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   for (int seq = 1; seq <= rows_per_room; ++seq) {
     CommitRequest request;
     request.command.command_id = "cmd-" + std::to_string(seq);

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "envelope_codec.h"
-#include "mysql/mariadb_outbox_store.h"
+#include "core/envelope_codec.h"
+#include "store/mariadb_relay_store.h"
 #include "support/fake_im_server.h"
 #include "support/private_mariadb.h"
 #include "support/relay_process.h"
@@ -315,7 +315,7 @@ TEST_F(RelayProcessTest, SurvivesAMariaDbRestartWithoutRestarting) {
   mysql.user = "root";
   mysql.database = "relay_restart";
   // The test's own view of the outbox; it reconnects after the restart by itself.
-  auto store = MakeMariaDbOutboxStore(mysql);
+  auto store = MakeMariaDbRelayStore(mysql);
   auto exec = [&](const std::vector<std::string>& statements) {
     std::unique_ptr<MYSQL, decltype(&mysql_close)> conn(mysql_init(nullptr), &mysql_close);
     ASSERT_NE(mysql_real_connect(conn.get(), nullptr, "root", nullptr, mysql.database.c_str(), 0,

@@ -26,8 +26,8 @@
 #include <thread>
 #include <vector>
 
-#include "envelope_codec.h"
-#include "mysql/mariadb_outbox_store.h"
+#include "core/envelope_codec.h"
+#include "mysql/mariadb_hook_store.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
@@ -65,7 +65,7 @@ int64_t WallNowMs() {
 // room it lists; a room's events get room_seq 1, 2, ... in commit (id) order. The rows are due at
 // once and leased to nobody.
 void CommitCommands(const TestDatabase& db, const std::vector<std::vector<std::string>>& commands) {
-  auto store = MakeMariaDbOutboxStore(db.Options());
+  auto store = MakeMariaDbHookStore(db.Options());
   std::map<std::string, int64_t> seqs;
   for (size_t k = 1; k <= commands.size(); ++k) {
     const std::vector<std::string>& rooms = commands[k - 1];

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "duration.h"
+#include "config/config.h"
+#include "core/config/duration.h"
 
 namespace room_outbox::relay {
 namespace {

@@ -1,5 +1,5 @@
 // TencentImPublisher against FakeImServer on 127.0.0.1: real HTTP, real libcurl.
-#include "tencent/tencent_im_publisher.h"
+#include "core/tencent/tencent_im_publisher.h"
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/tencent/im_request.h"
 #include "support/fake_im_server.h"
-#include "tencent/im_request.h"
 
 namespace room_outbox {
 namespace {

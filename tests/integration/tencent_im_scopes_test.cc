@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/tencent/im_request.h"
+#include "core/tencent/process_rate_budget.h"
+#include "core/tencent/tencent_im_publisher.h"
 #include "support/fake_im_server.h"
-#include "tencent/im_request.h"
-#include "tencent/process_rate_budget.h"
-#include "tencent/tencent_im_publisher.h"
 
 namespace room_outbox {
 namespace {

@@ -11,11 +11,11 @@
 #include <mutex>
 #include <vector>
 
-#include "clock.h"
+#include "worker/loop_clock.h"
 
 namespace room_outbox::testing {
 
-class FakeClock : public Clock {
+class FakeClock : public LoopClock {
  public:
   explicit FakeClock(int64_t now_ms = 1'700'000'000'000) : now_ms_(now_ms) {}
 

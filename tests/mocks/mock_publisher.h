@@ -3,7 +3,7 @@
 
 #include <gmock/gmock.h>
 
-#include "publisher.h"
+#include "core/publisher.h"
 
 namespace room_outbox::testing {
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "envelope_codec.h"
-#include "outbox_store.h"
+#include "core/envelope_codec.h"
+#include "hook_store.h"
 
 namespace room_outbox::testing {
 

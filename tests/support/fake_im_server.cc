@@ -13,8 +13,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "envelope_codec.h"
-#include "tencent/usersig.h"
+#include "core/envelope_codec.h"
+#include "core/tencent/usersig.h"
 
 namespace room_outbox::testing {
 namespace {

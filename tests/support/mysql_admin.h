@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mysql/mysql_handles.h"
+#include "core/mysql/mysql_handles.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::testing {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "mysql/mysql_handles.h"
+#include "core/mysql/mysql_handles.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::testing {

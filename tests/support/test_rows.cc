@@ -1,6 +1,6 @@
 #include "support/test_rows.h"
 
-#include "envelope_codec.h"
+#include "core/envelope_codec.h"
 
 namespace room_outbox::testing {
 

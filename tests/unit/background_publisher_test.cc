@@ -9,7 +9,7 @@
 #include <future>
 
 #include "fake_clock.h"
-#include "mock_outbox_store.h"
+#include "mock_hook_store.h"
 #include "mock_publisher.h"
 #include "support/wait.h"
 
@@ -46,7 +46,7 @@ PublishOutcome Failed() {
 class BackgroundPublisherTest : public ::testing::Test {
  protected:
   void Start(size_t capacity = 8) {
-    auto store = std::make_unique<StrictMock<MockOutboxStore>>();
+    auto store = std::make_unique<StrictMock<MockHookStore>>();
     auto publisher = std::make_unique<StrictMock<MockPublisher>>();
     store_ = store.get();
     publisher_ = publisher.get();
@@ -74,7 +74,7 @@ class BackgroundPublisherTest : public ::testing::Test {
 
   FakeClock clock_;
   WakeSender wake_{""};
-  StrictMock<MockOutboxStore>* store_ = nullptr;
+  StrictMock<MockHookStore>* store_ = nullptr;
   StrictMock<MockPublisher>* publisher_ = nullptr;
   std::unique_ptr<BackgroundPublisher> background_;
 };

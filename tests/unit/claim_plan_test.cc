@@ -1,6 +1,6 @@
 // PlanClaim over plain vectors: runs from room heads, cuts and pace slots, rows of unpaced
 // types, push-backs behind waiting rows, extensions, and the batch limit. No database.
-#include "claim_plan.h"
+#include "store/claim_plan.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

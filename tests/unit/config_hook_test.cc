@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "config.h"
+#include "config/config.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -38,7 +38,7 @@ class ConfigHookTest : public ::testing::Test {
 TEST_F(ConfigHookTest, SyncPublishDefaultsToInline) {
   auto c = Load("");
   ASSERT_TRUE(c) << c.error().message;
-  EXPECT_EQ(c->hook_sync_publish, SyncPublishMode::kInline);
+  EXPECT_EQ(c->hook.sync_publish, SyncPublishMode::kInline);
   EXPECT_EQ(c->wake_socket, "");
 }
 
@@ -48,7 +48,7 @@ TEST_F(ConfigHookTest, SyncPublishReadsEachMode) {
                             std::pair{"off", SyncPublishMode::kOff}}) {
     auto c = Load(std::string("[hook]\nsync_publish = \"") + text + "\"\n");
     ASSERT_TRUE(c) << c.error().message;
-    EXPECT_EQ(c->hook_sync_publish, mode) << text;
+    EXPECT_EQ(c->hook.sync_publish, mode) << text;
     EXPECT_THAT(RenderEffectiveConfig(*c),
                 HasSubstr(std::string("sync_publish = \"") + text + "\""));
   }
@@ -69,7 +69,7 @@ TEST_F(ConfigHookTest, RenderedConfigWithSyncPublishLoadsBack) {
   ASSERT_TRUE(c) << c.error().message;
   auto again = Load(RenderEffectiveConfig(*c));
   ASSERT_TRUE(again) << again.error().message;
-  EXPECT_EQ(again->hook_sync_publish, SyncPublishMode::kOff);
+  EXPECT_EQ(again->hook.sync_publish, SyncPublishMode::kOff);
   EXPECT_EQ(again->wake_socket, "/run/room-outbox/wake.sock");
 }
 

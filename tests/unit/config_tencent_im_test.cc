@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "config.h"
+#include "config/config.h"
 
 namespace room_outbox::relay {
 namespace {

@@ -1,4 +1,4 @@
-#include "config.h"
+#include "config/config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -86,7 +86,7 @@ TEST_F(ConfigTest, EmptyFileGivesTheSeedDefaults) {
   EXPECT_EQ(c->tencent_im.skip_event_types,
             (std::vector<std::string>{"RoomCreated", "RoomHeatChanged", "RoomRankChanged"}));
   EXPECT_EQ(c->tencent_im.requests_per_second, 200);
-  EXPECT_EQ(c->hook_sync_publish_timeout, milliseconds(500));
+  EXPECT_EQ(c->hook.sync_publish_timeout, milliseconds(500));
   EXPECT_EQ(c->log.level, "info");
   EXPECT_EQ(c->log.format, LogFormat::kText);
   EXPECT_EQ(c->metrics.listen, "");
@@ -151,7 +151,7 @@ listen = "127.0.0.1:9500"
   EXPECT_EQ(c->tencent_im.usersig_ttl, std::chrono::seconds(7200));
   EXPECT_TRUE(c->tencent_im.skip_event_types.empty());
   EXPECT_EQ(c->tencent_im.requests_per_second, 12.5);
-  EXPECT_EQ(c->hook_sync_publish_timeout, milliseconds(800));
+  EXPECT_EQ(c->hook.sync_publish_timeout, milliseconds(800));
   EXPECT_EQ(c->log.format, LogFormat::kJson);
   EXPECT_EQ(c->metrics.listen, "127.0.0.1:9500");
 }

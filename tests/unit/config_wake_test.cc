@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "config.h"
+#include "config/config.h"
 
 namespace room_outbox::relay {
 namespace {

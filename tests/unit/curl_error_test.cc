@@ -1,4 +1,4 @@
-#include "tencent/curl_error.h"
+#include "core/tencent/curl_error.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "duration.h"
+#include "core/config/duration.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "envelope_codec.h"
+#include "core/envelope_codec.h"
 
 #include <gtest/gtest.h>
 

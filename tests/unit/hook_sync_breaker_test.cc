@@ -5,7 +5,7 @@
 
 #include "fake_clock.h"
 #include "hook_impl.h"
-#include "mock_outbox_store.h"
+#include "mock_hook_store.h"
 #include "mock_publisher.h"
 
 namespace room_outbox::testing {
@@ -20,7 +20,7 @@ using ::testing::StrictMock;
 class HookSyncBreakerTest : public ::testing::Test {
  protected:
   HookSyncBreakerTest() {
-    auto store = std::make_unique<StrictMock<MockOutboxStore>>();
+    auto store = std::make_unique<StrictMock<MockHookStore>>();
     auto publisher = std::make_unique<StrictMock<MockPublisher>>();
     store_ = store.get();
     publisher_ = publisher.get();
@@ -51,7 +51,7 @@ class HookSyncBreakerTest : public ::testing::Test {
   }
 
   std::shared_ptr<internal::SyncBreaker> breaker_ = std::make_shared<internal::SyncBreaker>();
-  StrictMock<MockOutboxStore>* store_;
+  StrictMock<MockHookStore>* store_;
   StrictMock<MockPublisher>* publisher_;
   std::unique_ptr<Hook> hook_;
   CommitRequest last_request_;

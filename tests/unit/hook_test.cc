@@ -3,10 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "claim_token.h"
+#include "core/claim_token.h"
 #include "fake_clock.h"
 #include "hook_impl.h"
-#include "mock_outbox_store.h"
+#include "mock_hook_store.h"
 #include "mock_publisher.h"
 
 namespace room_outbox::testing {
@@ -30,7 +30,7 @@ MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.e
 class HookTest : public ::testing::Test {
  protected:
   HookTest() {
-    auto store = std::make_unique<StrictMock<MockOutboxStore>>();
+    auto store = std::make_unique<StrictMock<MockHookStore>>();
     auto publisher = std::make_unique<StrictMock<MockPublisher>>();
     store_ = store.get();
     publisher_ = publisher.get();
@@ -80,7 +80,7 @@ class HookTest : public ::testing::Test {
   }
   void ExpectCommit(std::vector<int64_t> ids) { ExpectCommit(Written(std::move(ids))); }
 
-  StrictMock<MockOutboxStore>* store_;
+  StrictMock<MockHookStore>* store_;
   StrictMock<MockPublisher>* publisher_;
   std::unique_ptr<Hook> hook_;
   CommitRequest last_request_;

@@ -1,4 +1,4 @@
-#include "tencent/im_breaker.h"
+#include "core/tencent/im_breaker.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tencent/im_request.h"
+#include "core/tencent/im_request.h"
 
 #include <gtest/gtest.h>
 #include <openssl/sha.h>

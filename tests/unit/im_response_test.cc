@@ -1,4 +1,4 @@
-#include "tencent/im_response.h"
+#include "core/tencent/im_response.h"
 
 #include <gtest/gtest.h>
 

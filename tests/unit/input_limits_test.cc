@@ -1,6 +1,6 @@
 // Limits on hostile input (hook/src/input_limits.h) at each entry point: envelopes, IM answers,
 // config and secret files, text log lines.
-#include "input_limits.h"
+#include "core/input_limits.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,10 +11,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "config.h"
-#include "envelope_codec.h"
-#include "log_line.h"
-#include "tencent/im_response.h"
+#include "config/config.h"
+#include "core/envelope_codec.h"
+#include "core/tencent/im_response.h"
+#include "telemetry/log_line.h"
 
 namespace room_outbox {
 namespace {

@@ -1,4 +1,4 @@
-#include "log_line.h"
+#include "telemetry/log_line.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "metrics.h"
+#include "telemetry/metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // FromMysqlErrno: every mapped client and server error number, and the message format.
-#include "mysql/mysql_error.h"
+#include "core/mysql/mysql_error.h"
 
 #include <errmsg.h>
 #include <gtest/gtest.h>

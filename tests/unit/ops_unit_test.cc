@@ -14,14 +14,15 @@
 #include <string>
 #include <thread>
 
-#include "config.h"
+#include "config/config.h"
+#include "core/publisher.h"
+#include "daemon/heartbeat_clock.h"
+#include "daemon/journal_sink.h"
+#include "daemon/reload.h"
 #include "fake_clock.h"
-#include "health.h"
-#include "journal_sink.h"
-#include "log_line.h"
-#include "metrics.h"
-#include "publisher.h"
-#include "reload.h"
+#include "telemetry/health.h"
+#include "telemetry/log_line.h"
+#include "telemetry/metrics.h"
 
 namespace room_outbox::relay {
 namespace {

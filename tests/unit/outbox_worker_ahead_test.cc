@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "envelope_codec.h"
+#include "core/envelope_codec.h"
 #include "fake_clock.h"
-#include "mock_outbox_store.h"
 #include "mock_publisher.h"
-#include "outbox_worker.h"
+#include "mock_relay_store.h"
 #include "support/wait.h"
+#include "worker/outbox_worker.h"
 #include "worker_rows.h"
 
 namespace room_outbox::relay {
@@ -23,7 +23,7 @@ namespace {
 
 using ::room_outbox::testing::Eventually;
 using ::room_outbox::testing::FakeClock;
-using ::room_outbox::testing::MockOutboxStore;
+using ::room_outbox::testing::MockRelayStore;
 using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
 using std::chrono::milliseconds;
@@ -116,8 +116,8 @@ class OutboxWorkerAheadTest : public ::testing::Test {
   }
 
   WorkerOptions options_;
-  StrictMock<MockOutboxStore> store_;
-  StrictMock<MockOutboxStore> ahead_store_;
+  StrictMock<MockRelayStore> store_;
+  StrictMock<MockRelayStore> ahead_store_;
   StrictMock<MockPublisher> publisher_;
   FakeClock clock_;
   StopSignal stop_;

@@ -1,4 +1,4 @@
-#include "outbox_worker.h"
+#include "worker/outbox_worker.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "envelope_codec.h"
+#include "core/envelope_codec.h"
 #include "fake_clock.h"
-#include "mock_outbox_store.h"
 #include "mock_publisher.h"
+#include "mock_relay_store.h"
 #include "worker_rows.h"
 
 namespace room_outbox::relay {
@@ -20,7 +20,7 @@ namespace {
 
 using ::room_outbox::testing::FailedWith;
 using ::room_outbox::testing::FakeClock;
-using ::room_outbox::testing::MockOutboxStore;
+using ::room_outbox::testing::MockRelayStore;
 using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
 using ::room_outbox::testing::Skipped;
@@ -132,7 +132,7 @@ class OutboxWorkerTest : public ::testing::Test {
   }
 
   WorkerOptions options_;
-  StrictMock<MockOutboxStore> store_;
+  StrictMock<MockRelayStore> store_;
   StrictMock<MockPublisher> publisher_;
   FakeClock clock_;
   StopSignal stop_;
@@ -918,15 +918,29 @@ TEST_F(OutboxWorkerTest, AWallClockStepChangesNeitherThePaceNorTheLeaseLeft) {
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30), milliseconds(30)));
 }
 
-TEST_F(OutboxWorkerTest, OptionsNoConfigCanProduceAreRefused) {
-  options_.lease = milliseconds(3500);  // < publish_timeout 3s + lease_margin 1s
-  EXPECT_THROW(MakeWorker(), std::invalid_argument);
-  options_.lease = milliseconds(30000);
-  options_.max_in_flight = 0;
-  EXPECT_THROW(MakeWorker(), std::invalid_argument);
-  options_.max_in_flight = 4;
-  options_.poll_interval = milliseconds(0);
-  EXPECT_THROW(MakeWorker(), std::invalid_argument);
+TEST(WorkerConfigTest, OptionsNoConfigCanProduceAreRefused) {
+  WorkerConfig config;
+  EXPECT_FALSE(CheckWorkerConfig(config).has_value());
+  config.lease = milliseconds(4500);  // < publish_timeout 3s + kLeaseMargin 2s
+  auto broken = CheckWorkerConfig(config);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->key, "lease");
+  EXPECT_EQ(broken->fallback_key, "publish_timeout");
+  config.lease = milliseconds(30000);
+  config.max_in_flight = 0;
+  broken = CheckWorkerConfig(config);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->key, "max_in_flight");
+  config.max_in_flight = 4;
+  config.poll_interval = milliseconds(0);
+  broken = CheckWorkerConfig(config);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->key, "poll_interval");
+  config.poll_interval = milliseconds(1000);
+  config.room_min_interval = milliseconds(-1);
+  broken = CheckWorkerConfig(config);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->key, "room_min_interval");
 }
 
 TEST_F(OutboxWorkerTest, ToWorkerOptionsTakesTheConfigsValues) {

@@ -7,11 +7,11 @@
 
 #include <sstream>
 
-#include "envelope_codec.h"
+#include "core/envelope_codec.h"
 #include "fake_clock.h"
-#include "mock_outbox_store.h"
 #include "mock_publisher.h"
-#include "outbox_worker.h"
+#include "mock_relay_store.h"
+#include "worker/outbox_worker.h"
 #include "worker_rows.h"
 
 namespace room_outbox::relay {
@@ -19,7 +19,7 @@ namespace {
 
 using ::room_outbox::testing::FailedWith;
 using ::room_outbox::testing::FakeClock;
-using ::room_outbox::testing::MockOutboxStore;
+using ::room_outbox::testing::MockRelayStore;
 using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
 using std::chrono::milliseconds;
@@ -84,7 +84,7 @@ class OutboxWorkerWakeTest : public ::testing::Test {
   }
 
   WorkerOptions options_;
-  NiceMock<MockOutboxStore> store_;
+  NiceMock<MockRelayStore> store_;
   NiceMock<MockPublisher> publisher_;
   FakeClock clock_;
   StopSignal stop_;

@@ -1,4 +1,4 @@
-#include "park_policy.h"
+#include "worker/park_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "envelope_codec.h"
+#include "core/envelope_codec.h"
 #include "fake_clock.h"
-#include "mock_outbox_store.h"
 #include "mock_publisher.h"
-#include "outbox_worker.h"
-#include "result_writer.h"
+#include "mock_relay_store.h"
+#include "worker/outbox_worker.h"
+#include "worker/result_writer.h"
 #include "worker_rows.h"
 
 namespace room_outbox::relay {
@@ -21,7 +21,7 @@ namespace {
 
 using ::room_outbox::testing::FailedWith;
 using ::room_outbox::testing::FakeClock;
-using ::room_outbox::testing::MockOutboxStore;
+using ::room_outbox::testing::MockRelayStore;
 using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
 using std::chrono::milliseconds;
@@ -113,7 +113,7 @@ class ParkingWorkerTest : public ::testing::Test {
   }
 
   WorkerOptions options_;
-  NiceMock<MockOutboxStore> store_;
+  NiceMock<MockRelayStore> store_;
   NiceMock<MockPublisher> publisher_;
   FakeClock clock_;
   StopSignal stop_;
@@ -261,7 +261,7 @@ class LogVolumeTest : public ::testing::Test {
     return v;
   }
 
-  NiceMock<MockOutboxStore> store_;
+  NiceMock<MockRelayStore> store_;
   Metrics metrics_;
   HeldRooms held_;
   std::ostringstream log_;

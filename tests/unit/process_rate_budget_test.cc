@@ -1,4 +1,4 @@
-#include "tencent/process_rate_budget.h"
+#include "core/tencent/process_rate_budget.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tencent/rate_budget.h"
+#include "core/tencent/rate_budget.h"
 
 #include <gtest/gtest.h>
 

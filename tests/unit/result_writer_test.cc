@@ -1,16 +1,16 @@
-#include "result_writer.h"
+#include "worker/result_writer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "mock_outbox_store.h"
+#include "mock_relay_store.h"
 
 namespace room_outbox::relay {
 namespace {
 
-using ::room_outbox::testing::MockOutboxStore;
+using ::room_outbox::testing::MockRelayStore;
 using std::chrono::milliseconds;
 using ::testing::_;
 using ::testing::ElementsAre;
@@ -42,7 +42,7 @@ class ResultWriterTest : public ::testing::Test {
  protected:
   ResultWriter Make() { return ResultWriter(store_, metrics_, *logger_, "node-1", "tok"); }
 
-  StrictMock<MockOutboxStore> store_;
+  StrictMock<MockRelayStore> store_;
   Metrics metrics_;
   std::ostringstream log_;
   std::unique_ptr<Logger> logger_ = MakeStreamLogger(log_, LogFormat::kText, spdlog::level::trace);

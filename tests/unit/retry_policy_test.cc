@@ -1,4 +1,4 @@
-#include "retry_policy.h"
+#include "worker/retry_policy.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

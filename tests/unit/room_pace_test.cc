@@ -1,4 +1,4 @@
-#include "room_pace.h"
+#include "worker/room_pace.h"
 
 #include <gtest/gtest.h>
 

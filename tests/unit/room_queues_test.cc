@@ -1,4 +1,4 @@
-#include "room_queues.h"
+#include "worker/room_queues.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "envelope_codec.h"
+#include "core/envelope_codec.h"
 
 namespace room_outbox::relay {
 namespace {

@@ -1,4 +1,4 @@
-#include "tencent/usersig.h"
+#include "core/tencent/usersig.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,10 @@
 #include <chrono>
 #include <thread>
 
-#include "clock.h"
+#include "daemon/heartbeat_clock.h"
 #include "fake_clock.h"
-#include "health.h"
+#include "telemetry/health.h"
+#include "worker/loop_clock.h"
 
 namespace room_outbox {
 namespace {
@@ -66,14 +67,14 @@ TEST(WakeSignalTest, AStopEndsBothWaitsAndIsReportedAsAStop) {
   signal.RequestStop();
   EXPECT_TRUE(signal.WaitFor(seconds(30)));
   EXPECT_TRUE(signal.WaitForWake(seconds(30)));
-  SystemClock clock;
+  SystemLoopClock clock;
   EXPECT_TRUE(clock.IdleFor(seconds(30), signal));
   EXPECT_TRUE(clock.SleepFor(seconds(30), signal));
 }
 
 TEST(WakeSignalTest, SystemClockIdleForEndsOnAWakeUpButSleepForDoesNot) {
   StopSignal signal;
-  SystemClock clock;
+  SystemLoopClock clock;
   signal.Wake();
   const auto start = Steady::now();
   EXPECT_FALSE(clock.IdleFor(seconds(30), signal));

@@ -2,7 +2,7 @@
 // bind, the stale file of a killed relay replaced, a live socket and non-socket files refused,
 // paths WakeSender::Check refuses, datagrams received and drained, the file removed at the end;
 // the listener coalescing a burst into wake-ups that count every datagram.
-#include "wake_socket.h"
+#include "daemon/wake_socket.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,10 +19,10 @@
 #include <sstream>
 #include <vector>
 
-#include "clock.h"
+#include "daemon/wake_listener.h"
 #include "support/wait.h"
-#include "wake_listener.h"
 #include "wake_sender.h"
+#include "worker/loop_clock.h"
 
 namespace room_outbox::relay {
 namespace {

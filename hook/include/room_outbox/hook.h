@@ -101,12 +101,17 @@ const char* SyncPublishModeName(SyncPublishMode mode);
 // The inverse of SyncPublishModeName (exact, case-sensitive); nullopt for anything else.
 std::optional<SyncPublishMode> ParseSyncPublishMode(std::string_view name);
 
+// The defaults of HookOptions, also applied to a value <= 0 (or 0) by CreateHook and by
+// LoadHookOptions.
+inline constexpr std::chrono::milliseconds kDefaultSyncPublishTimeout{500};
+inline constexpr size_t kDefaultBackgroundQueue = 256;
+
 struct HookOptions {
   MysqlOptions mysql;
   TencentImOptions tencent_im;
   // Bound on the whole sync publish of one command (its events in order). <= 0 means the
-  // default, 500ms.
-  std::chrono::milliseconds sync_publish_timeout{500};
+  // default, kDefaultSyncPublishTimeout.
+  std::chrono::milliseconds sync_publish_timeout = kDefaultSyncPublishTimeout;
   // What Commit does with a committed command's pending rows (see SyncPublishMode).
   SyncPublishMode sync_publish = SyncPublishMode::kInline;
   // outbox-relay's wake socket ([wake] socket): an absolute unix datagram socket path, or empty
@@ -116,7 +121,8 @@ struct HookOptions {
   // kBackground: the most commands waiting for the background publisher; a command that finds
   // the queue full has its rows written due at once for the relay. 0: 256.
   size_t background_queue = 256;
-  // Written into every envelope. Empty means the host name.
+  // Written into every envelope. Empty means the host name (gethostname; "unknown-host" when
+  // there is none).
   std::string node_id;
   // Keep each room's events in commit order: when the room already has an earlier pending row,
   // the sync publish is skipped and the relay delivers the new row after the older ones.
@@ -204,6 +210,38 @@ class Hook {
   virtual CommitResult Commit(const Command& command, const std::vector<Event>& events,
                               const CallerStatements& caller_statements = {}) = 0;
 };
+
+// Process-wide setup of the C libraries the hook uses: mysql_library_init() and
+// curl_global_init(CURL_GLOBAL_DEFAULT) at construction, their cleanups at destruction. A host
+// that does not call them itself creates one LibraryInit in main() before any thread and any
+// Hook, and keeps it until the last Hook is destroyed. Not thread-safe (neither library's init
+// is); one per process.
+class LibraryInit {
+ public:
+  LibraryInit();
+  ~LibraryInit();
+  LibraryInit(const LibraryInit&) = delete;
+  LibraryInit& operator=(const LibraryInit&) = delete;
+  // OK, or which init failed and why (do not create a Hook then).
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+  bool curl_ = false;
+};
+
+// Reads HookOptions from the TOML file outbox-relay reads (relay.toml), so one file configures a
+// deployment: top-level node_id, [mysql], [tencent_im] (with [tencent_im.priority_by_type]),
+// [hook] (sync_publish_timeout, sync_publish), [wake] socket, and [outbox_worker] ordering
+// (per_room_order). The secrets come as the relay reads them: mysql.password_file /
+// ROOM_OUTBOX_MYSQL_PASSWORD and tencent_im.secret_key_file / ROOM_OUTBOX_TIM_SECRET_KEY (the
+// environment wins; a relative file is resolved against $CREDENTIALS_DIRECTORY, else the config
+// file's directory). The relay's own keys ([outbox_worker] but ordering, [log], [metrics], the
+// rest of [wake]) are accepted and not read: outbox-relay --check-config validates them. An
+// unknown section, an unknown key of a section read here or an invalid value fails with
+// kInvalidArgument naming the key ("path:line:col: mysql.port: ..."); an unreadable file with
+// kNotFound. On failure returns nullopt and fills *error (never with a secret). `log` is empty.
+std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error);
 
 // Connects to MariaDB and prepares the IM publisher. On failure returns null and fills *error
 // (connection or configuration problem, never a secret).

@@ -36,6 +36,10 @@ const char* MsgPriorityName(MsgPriority priority);
 // The inverse of MsgPriorityName (exact, case-sensitive); nullopt for anything else.
 std::optional<MsgPriority> ParseMsgPriority(std::string_view name);
 
+// The defaults of TencentImOptions that also replace a value <= 0 (or 0).
+inline constexpr std::chrono::milliseconds kDefaultBreakerCooldown{60000};
+inline constexpr size_t kDefaultMaxBodyBytes = 12288;
+
 struct TencentImOptions {
   // https://<region domain>; plain http is accepted only for loopback hosts.
   std::string endpoint = "https://console.tim.qq.com";
@@ -51,14 +55,14 @@ struct TencentImOptions {
   // rate; relays have their own. Divide the app's budget between processes yourself.
   double requests_per_second = 200;
   // After an app-wide IM error (bad key, app disabled, ...) no request is sent for this long,
-  // then one probe; at least 60 s after 70050. <= 0: 60 s.
-  std::chrono::milliseconds breaker_cooldown{60000};
+  // then one probe; at least 60 s after 70050. <= 0: kDefaultBreakerCooldown.
+  std::chrono::milliseconds breaker_cooldown = kDefaultBreakerCooldown;
   // MsgPriority of every message, unless its event type is in priority_by_type.
   MsgPriority msg_priority = MsgPriority::kHigh;
   std::map<std::string, MsgPriority> priority_by_type;
   // The largest send_group_msg request body the hook's Commit accepts for an event (Tencent's
-  // limit is 12 KB, TENCENT_IM.md §9.6); 0: 12288.
-  size_t max_body_bytes = 12288;
+  // limit is 12 KB); 0: kDefaultMaxBodyBytes.
+  size_t max_body_bytes = kDefaultMaxBodyBytes;
 };
 
 }  // namespace room_outbox

@@ -3,7 +3,7 @@
 #include <array>
 #include <string>
 
-#include "mysql/outbox_sql.h"
+#include "core/mysql/outbox_sql.h"
 
 namespace room_outbox {
 namespace {

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "mysql/connection.h"
-#include "outbox_store.h"
-#include "result.h"
+#include "core/mysql/connection.h"
+#include "core/result.h"
+#include "hook_store.h"
 
 namespace room_outbox {
 

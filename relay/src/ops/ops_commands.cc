@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "config.h"
-#include "duration.h"
+#include "config/config.h"
+#include "config/exit_codes.h"
+#include "core/config/duration.h"
 #include "ops/ops_store.h"
-#include "relay_app.h"
 
 namespace room_outbox::relay::ops {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "mysql/mariadb_outbox_store.h"
-#include "mysql/outbox_sql.h"
+#include "core/mysql/outbox_sql.h"
+#include "core/utf8.h"
 
 namespace room_outbox::relay::ops {
 namespace {

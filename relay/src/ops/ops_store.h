@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "mysql/connection.h"
-#include "result.h"
+#include "core/mysql/connection.h"
+#include "core/result.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::relay::ops {

@@ -1,6 +1,6 @@
 // ParkedRowsGauge: keeps room_outbox_parked_rows current for /metrics, from a thread of its own
 // with its own database connection (OpsStore), one index count every `interval`. The worker's
-// OutboxStore::Stats does not count parked rows; this keeps the gauge (and the
+// RelayStore::Stats does not count parked rows; this keeps the gauge (and the
 // RoomOutboxParkedRows alert) truthful without touching the worker loop. While the count cannot
 // be read the gauge is unknown (NaN), never a stale number.
 //
@@ -12,9 +12,9 @@
 #include <memory>
 #include <thread>
 
-#include "clock.h"
-#include "metrics.h"
 #include "room_outbox/options.h"
+#include "telemetry/metrics.h"
+#include "worker/loop_clock.h"
 
 namespace room_outbox::relay::ops {
 

@@ -1,0 +1,204 @@
+#include "core/config/shared_config.h"
+
+#include <optional>
+#include <string_view>
+
+#include "core/config/secrets.h"
+#include "core/host_name.h"
+#include "core/tencent/tencent_im_publisher.h"
+#include "core/wake_path.h"
+
+namespace room_outbox {
+namespace {
+
+constexpr std::chrono::seconds kMinUsersigTtl{60};
+
+void ReadMysql(TableReader& r, SharedConfig& c) {
+  if (auto v = r.String("host")) c.mysql.host = *v;
+  if (auto v = r.Integer("port")) {
+    if (*v < 1 || *v > 65535) {
+      r.SetError(r.NodeOf("port"), "port", "must be 1..65535, got " + std::to_string(*v));
+    } else {
+      c.mysql.port = static_cast<uint16_t>(*v);
+    }
+  }
+  if (auto v = r.String("socket")) c.mysql.socket = *v;
+  if (auto v = r.String("user")) c.mysql.user = *v;
+  if (auto v = r.String("password_file")) c.mysql_password_file = *v;
+  if (auto v = r.String("database")) c.mysql.database = *v;
+  r.PositiveDuration("connect_timeout", &c.mysql.connect_timeout);
+  r.CheckUnknown();
+}
+
+// The [tencent_im.priority_by_type] table: event_type -> "High" | "Normal" | "Low".
+void ReadPriorityByType(TableReader& r, TencentImOptions& t, const std::string& accepted) {
+  const toml::table* by_type = r.Table("priority_by_type");
+  if (by_type == nullptr || r.failed()) {
+    return;
+  }
+  for (auto&& [type, node] : *by_type) {
+    const std::string key = "priority_by_type." + std::string(type.str());
+    const auto* value = node.as_string();
+    std::optional<MsgPriority> p;
+    if (value != nullptr) {
+      p = ParseMsgPriority(value->get());
+    }
+    if (!p) {
+      const std::string what =
+          value != nullptr ? "unknown value \"" + value->get() + "\"" : "expected a string";
+      r.SetError(&node, key, what + accepted);
+      return;
+    }
+    t.priority_by_type[std::string(type.str())] = *p;
+  }
+}
+
+// The keys of the failure scopes, priorities and limits: breaker_cooldown, max_body_bytes,
+// msg_priority, priority_by_type.
+void ReadTencentImDelivery(TableReader& r, TencentImOptions& t) {
+  r.PositiveDuration("breaker_cooldown", &t.breaker_cooldown);
+  if (auto v = r.Integer("max_body_bytes"); v && *v > 0) {
+    t.max_body_bytes = static_cast<size_t>(*v);
+  }
+  const std::string accepted = " (accepted: \"High\", \"Normal\", \"Low\")";
+  if (auto v = r.String("msg_priority")) {
+    if (auto p = ParseMsgPriority(*v)) {
+      t.msg_priority = *p;
+    } else {
+      r.SetError(r.NodeOf("msg_priority"), "msg_priority",
+                 "unknown value \"" + *v + "\"" + accepted);
+    }
+  }
+  ReadPriorityByType(r, t, accepted);
+}
+
+void ReadEndpoint(TableReader& r, TencentImOptions& t) {
+  if (auto v = r.String("endpoint")) t.endpoint = *v;
+  if (r.failed()) {
+    return;
+  }
+  auto endpoint = NormalizeImEndpoint(t.endpoint);
+  if (!endpoint) {
+    r.SetError(r.NodeOf("endpoint"), "endpoint", endpoint.error().message);
+  } else {
+    t.endpoint = *endpoint;
+  }
+}
+
+void ReadTencentIm(TableReader& r, SharedConfig& c) {
+  TencentImOptions& t = c.tencent_im;
+  ReadEndpoint(r, t);
+  if (auto v = r.Integer("sdk_app_id")) {
+    if (*v < 0) {
+      r.SetError(r.NodeOf("sdk_app_id"), "sdk_app_id", "must not be negative");
+    } else {
+      t.sdk_app_id = static_cast<uint64_t>(*v);
+    }
+  }
+  if (auto v = r.String("admin_identifier")) t.admin_identifier = *v;
+  if (auto v = r.String("secret_key_file")) c.tim_secret_key_file = *v;
+  if (auto v = r.Duration("usersig_ttl")) {
+    if (v->count() > 0 && *v < kMinUsersigTtl) {
+      r.SetError(r.NodeOf("usersig_ttl"), "usersig_ttl",
+                 "must be at least 1m (a UserSig is cached until shortly before it expires)");
+    } else if (v->count() > 0) {
+      t.usersig_ttl = std::chrono::duration_cast<std::chrono::seconds>(*v);
+    }
+  }
+  if (auto v = r.String("group_id_prefix")) t.group_id_prefix = *v;
+  if (auto v = r.StringArray("skip_event_types")) t.skip_event_types = *v;
+  if (auto v = r.Number("requests_per_second")) {
+    if (*v < 0) {
+      r.SetError(r.NodeOf("requests_per_second"), "requests_per_second",
+                 "must not be negative (0 disables the budget)");
+    } else {
+      t.requests_per_second = *v;
+    }
+  }
+  if (auto v = r.String("ca_file")) t.ca_file = *v;
+  ReadTencentImDelivery(r, t);
+  r.CheckUnknown();
+}
+
+void ReadHook(TableReader& r, SharedConfig& c) {
+  r.PositiveDuration("sync_publish_timeout", &c.hook.sync_publish_timeout);
+  if (auto v = r.String("sync_publish")) {
+    if (auto mode = ParseSyncPublishMode(*v)) {
+      c.hook.sync_publish = *mode;
+    } else {
+      r.SetError(r.NodeOf("sync_publish"), "sync_publish",
+                 "unknown value \"" + *v + "\" (accepted: \"inline\", \"background\", \"off\")");
+    }
+  }
+  r.CheckUnknown();
+}
+
+}  // namespace
+
+void ReadWakeSocket(TableReader& r, SharedConfig& c) {
+  if (auto v = r.String("socket")) {
+    if (std::string why = CheckWakeSocketPath(*v); !why.empty()) {
+      r.SetError(r.NodeOf("socket"), "socket", why);
+    }
+    c.wake_socket = *v;
+  }
+}
+
+void ReadOrdering(TableReader& r, SharedConfig& c) {
+  if (auto v = r.String("ordering")) {
+    if (*v == "per_room") {
+      c.per_room_order = true;
+    } else if (*v == "none") {
+      c.per_room_order = false;
+    } else {
+      r.SetError(r.NodeOf("ordering"), "ordering",
+                 "unknown value \"" + *v + "\" (accepted: \"per_room\", \"none\")");
+    }
+  }
+}
+
+void ReadSharedSections(TableReader& top, SharedConfig& config) {
+  if (auto v = top.String("node_id")) config.node_id = *v;
+  struct Section {
+    const char* name;
+    void (*read)(TableReader&, SharedConfig&);
+  };
+  for (const Section& s : {Section{"mysql", ReadMysql}, Section{"tencent_im", ReadTencentIm},
+                           Section{"hook", ReadHook}}) {
+    TableReader r = top.Section(s.name);
+    s.read(r, config);
+  }
+}
+
+Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c) {
+  if (c.node_id.empty()) {
+    c.node_id = HostName();
+  }
+  auto password = LoadSecret("mysql.password_file", c.mysql_password_file, kMysqlPasswordEnv,
+                             c.path);
+  if (!password) {
+    return Fail(password.error());
+  }
+  c.mysql.password = std::move(*password);
+  auto key =
+      LoadSecret("tencent_im.secret_key_file", c.tim_secret_key_file, kTimSecretKeyEnv, c.path);
+  if (!key) {
+    return Fail(key.error());
+  }
+  c.tencent_im.secret_key = std::move(*key);
+  return {};
+}
+
+HookOptions ToHookOptions(const SharedConfig& c) {
+  HookOptions options;
+  options.mysql = c.mysql;
+  options.tencent_im = c.tencent_im;
+  options.sync_publish_timeout = c.hook.sync_publish_timeout;
+  options.sync_publish = c.hook.sync_publish;
+  options.wake_socket = c.wake_socket;
+  options.node_id = c.node_id;
+  options.per_room_order = c.per_room_order;
+  return options;
+}
+
+}  // namespace room_outbox

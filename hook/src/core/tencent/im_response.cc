@@ -1,0 +1,220 @@
+#include "core/tencent/im_response.h"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/input_limits.h"
+
+namespace room_outbox {
+namespace {
+
+constexpr size_t kMaxInfo = 120;
+
+// Cuts at a UTF-8 character boundary (last_error is stored in a utf8mb4 column) and replaces
+// control characters, so one log line stays one line.
+std::string ShortText(std::string_view text) {
+  if (text.size() > kMaxInfo) {
+    size_t cut = kMaxInfo;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+      --cut;
+    }
+    text = text.substr(0, cut);
+  }
+  std::string out(text);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      c = ' ';
+    }
+  }
+  return out;
+}
+
+bool FitsInt(const nlohmann::json& number) {
+  if (number.is_number_unsigned()) {
+    return number.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max());
+  }
+  const auto v = number.get<int64_t>();
+  return v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max();
+}
+
+// The ErrorCode table (see im_response.h). Ranges are inclusive; the first match wins.
+struct CodeRow {
+  int first;
+  int last;
+  PublishStatus status;
+  FailureScope scope;
+  int64_t min_cooldown_ms;
+  const char* reason;
+};
+
+constexpr PublishStatus kOk = PublishStatus::kPublished;
+constexpr PublishStatus kRetry = PublishStatus::kRetryable;
+constexpr PublishStatus kRate = PublishStatus::kRateLimited;
+constexpr PublishStatus kPerm = PublishStatus::kPermanent;
+constexpr FailureScope kRow = FailureScope::kRow;
+constexpr FailureScope kRoom = FailureScope::kRoom;
+constexpr FailureScope kApp = FailureScope::kApp;
+constexpr FailureScope kDead = FailureScope::kPermanentRow;
+constexpr FailureScope kGlobal = FailureScope::kGlobalRate;
+
+constexpr CodeRow kCodeTable[] = {
+    // Room: this group's send frequency; other groups are not affected (TENCENT_IM.md §9.1).
+    {10023, 10023, kRate, kRoom, 0, "group send frequency limit"},
+    // Global: the app's REST call rate.
+    {60007, 60007, kRate, kGlobal, 0, "REST call rate limit"},
+    {60011, 60011, kRate, kGlobal, 0, "app request rate limit"},
+    {60018, 60019, kRate, kGlobal, 0, "too many requests"},
+    {10006, 10006, kRate, kGlobal, 0, "operation rate limit"},
+    // Row, transient: IM's internal errors and timeouts; 70001 is renewed and resent.
+    {10002, 10002, kRetry, kRow, 0, "IM internal error"},
+    {60008, 60008, kRetry, kRow, 0, "IM service timeout"},
+    {60014, 60014, kRetry, kRow, 0, "account switch timeout"},
+    {70169, 70169, kRetry, kRow, 0, "IM server timeout"},
+    {70202, 70202, kRetry, kRow, 0, "IM server timeout"},
+    {70500, 70500, kRetry, kRow, 0, "IM server internal error"},
+    {80003, 80003, kRetry, kRow, 0, "before-send callback failed"},
+    {20004, 20005, kRetry, kRow, 0, "IM network or internal error"},
+    {91000, 91000, kRetry, kRow, 0, "IM internal error"},
+    {90992, 90992, kRetry, kRow, 0, "IM internal error"},
+    {kImErrorUserSigExpired, kImErrorUserSigExpired, kRetry, kRow, 0, "UserSig expired"},
+    // Permanent row: this message can never be delivered as it is (TENCENT_IM.md §9.5).
+    {80001, 80001, kPerm, kDead, 0, "content refused by moderation"},
+    {80002, 80002, kPerm, kDead, 0, "message too long"},
+    {80004, 80004, kPerm, kDead, 0, "content refused by moderation"},
+    {10004, 10004, kPerm, kDead, 0, "invalid parameter"},
+    {10007, 10007, kPerm, kDead, 0, "no permission in group"},
+    {10010, 10010, kPerm, kDead, 0, "group not found or dissolved"},
+    {10015, 10015, kPerm, kDead, 0, "invalid group id"},
+    {10016, 10016, kPerm, kDead, 0, "refused by the app's callback"},
+    {10019, 10019, kPerm, kDead, 0, "account not found"},
+    // App: nobody can succeed until the configuration or the account changes (§9.4).
+    {kImErrorUserSigLockout, kImErrorUserSigLockout, kRetry, kApp,
+     kUserSigLockoutCooldown.count(), "UserSig checked too often, locked out"},
+    {60004, 60005, kPerm, kApp, 0, "identifier or UserSig wrong"},
+    {60006, 60006, kPerm, kApp, 0, "app invalid"},
+    {60010, 60010, kPerm, kApp, 0, "needs app admin"},
+    {60016, 60016, kPerm, kApp, 0, "app disabled"},
+    {60020, 60020, kPerm, kApp, 0, "app package expired"},
+    {60021, 60021, kPerm, kApp, 0, "source IP not allowed"},
+    {70002, 70020, kPerm, kApp, 0, "UserSig or secret key invalid"},
+    {70403, 70403, kPerm, kApp, 0, "needs app admin"},
+    {10026, 10026, kPerm, kApp, 0, "command disabled for the app"},
+};
+
+}  // namespace
+
+ImVerdict VerdictForImError(int code) {
+  for (const CodeRow& row : kCodeTable) {
+    if (code >= row.first && code <= row.last) {
+      return ImVerdict{row.status, row.scope, std::chrono::milliseconds(row.min_cooldown_ms),
+                       row.reason};
+    }
+  }
+  // Not known to be terminal, nor to concern more than this row: retried, never parked.
+  return ImVerdict{kPerm, kRow, {}, ""};
+}
+
+ImVerdict VerdictForHttpStatus(int http_status) {
+  if (http_status == 429) {
+    return ImVerdict{kRate, kGlobal, {}, "too many requests"};
+  }
+  if (http_status >= 500 || http_status == 408) {
+    return ImVerdict{kRetry, kRow, {}, ""};
+  }
+  if (http_status == 200) {
+    return ImVerdict{kOk, FailureScope::kNone, {}, ""};
+  }
+  // Any other status: not IM's API answering (wrong endpoint, a proxy refusing); no request of
+  // this process can succeed until that changes.
+  return ImVerdict{kPerm, kApp, {}, "not an IM API answer"};
+}
+
+PublishOutcome ClassifyImResponse(int http_status, std::string_view body) {
+  PublishOutcome out;
+  out.http_status = http_status;
+  if (http_status != 200) {
+    ImVerdict verdict = VerdictForHttpStatus(http_status);
+    out.status = verdict.status;
+    out.scope = verdict.scope;
+    out.error = "http " + std::to_string(http_status) + " from IM";
+    return out;
+  }
+  if (auto s = CheckJsonLimits("invalid IM response", body, kMaxImResponseBytes); !s.ok()) {
+    return {PublishStatus::kRetryable, s.error().message, http_status};
+  }
+  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    out.status = PublishStatus::kRetryable;
+    out.error = "invalid IM response (not JSON)";
+    return out;
+  }
+  std::string action;
+  if (auto it = doc.find("ActionStatus"); it != doc.end() && it->is_string()) {
+    action = it->get<std::string>();
+  }
+  int code = 0;
+  bool has_code = false;
+  if (auto it = doc.find("ErrorCode"); it != doc.end() && it->is_number_integer()) {
+    // get<int> would truncate: 4294967296 read as 0 (success), 4294977298 as 10002.
+    if (!FitsInt(*it)) {
+      return {PublishStatus::kRetryable, "invalid IM response (ErrorCode out of range)",
+              http_status};
+    }
+    code = it->get<int>();
+    has_code = true;
+  }
+  std::string info;
+  if (auto it = doc.find("ErrorInfo"); it != doc.end() && it->is_string()) {
+    info = ShortText(it->get<std::string>());
+  }
+  out.im_error_code = code;
+
+  if (code != 0) {
+    ImVerdict verdict = VerdictForImError(code);
+    out.status = verdict.status;
+    out.scope = verdict.scope;
+    out.min_cooldown = verdict.min_cooldown;
+    out.error = "im error " + std::to_string(code);
+    if (!info.empty()) {
+      out.error += ": " + info;
+    } else if (verdict.reason[0] != '\0') {
+      out.error += std::string(": ") + verdict.reason;
+    }
+    return out;
+  }
+  if (action != "OK") {
+    // FAIL (or nothing) without an error code: a malformed answer, not a verdict on the event.
+    out.status = PublishStatus::kRetryable;
+    out.error = has_code ? "invalid IM response (ActionStatus " + ShortText(action) + ")"
+                         : "invalid IM response (no ErrorCode)";
+    return out;
+  }
+  if (auto it = doc.find("MsgDropReason"); it != doc.end() && it->is_string() &&
+                                           !it->get_ref<const std::string&>().empty()) {
+    // IM answers success but did not deliver (per-group frequency control, the only reason IM
+    // documents): this room's group is over its cap; other rooms are not affected.
+    out.status = PublishStatus::kRateLimited;
+    out.scope = FailureScope::kRoom;
+    out.definite_drop = true;
+    out.error = "dropped by IM: " + ShortText(it->get<std::string>());
+    return out;
+  }
+  out.status = PublishStatus::kPublished;
+  out.scope = FailureScope::kNone;
+  return out;
+}
+
+const char* FailureScopeName(FailureScope scope) {
+  switch (scope) {
+    case FailureScope::kNone: return "none";
+    case FailureScope::kRow: return "row";
+    case FailureScope::kRoom: return "room";
+    case FailureScope::kApp: return "app";
+    case FailureScope::kPermanentRow: return "permanent_row";
+    case FailureScope::kGlobalRate: return "global_rate";
+  }
+  return "row";
+}
+
+}  // namespace room_outbox

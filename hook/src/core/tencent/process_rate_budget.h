@@ -1,0 +1,50 @@
+// The process-wide request budget to Tencent IM (issue 8 item 5).
+//
+// Tencent limits REST calls per app (200/s by default, TENCENT_IM.md §5), not per connection or
+// per object, so every publisher of a process that talks to the same app shares one budget: all
+// Hooks of a room-service process (one per thread) draw from the same tokens, and a frequency
+// limit one of them meets slows them all. Budgets are per process: outbox-relay processes have
+// their own, and the process-wide budgets do not know of each other. Divide the app's budget
+// between the processes yourself (e.g. room-service 100/s in total, the relay 100/s).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/tencent/rate_budget.h"
+
+namespace room_outbox {
+
+// A RateBudget behind a mutex, for publishers on different threads.
+class SharedRateBudget {
+ public:
+  SharedRateBudget(double max_per_second, RateBudget::Now now)
+      : budget_(max_per_second, std::move(now)) {}
+  SharedRateBudget(const SharedRateBudget&) = delete;
+  SharedRateBudget& operator=(const SharedRateBudget&) = delete;
+
+  // As RateBudget's.
+  std::chrono::microseconds TryAcquire();
+  void OnRateLimited();
+  void OnCleanAnswer();
+  double effective_rate() const;
+  double max_rate() const;
+
+ private:
+  mutable std::mutex mu_;
+  RateBudget budget_;
+};
+
+// The process's budget for publishers configured with the same endpoint, sdk_app_id and
+// requests_per_second (> 0): while one such publisher holds the returned pointer, every other
+// call with the same three values returns the same object; once all are gone, the next call
+// starts a fresh, full budget. Publishers that differ in any of the three get separate budgets
+// (a different rate is a different configuration, e.g. a test's). Thread-safe. Time is
+// std::chrono::steady_clock.
+std::shared_ptr<SharedRateBudget> ProcessRateBudget(const std::string& endpoint,
+                                                    uint64_t sdk_app_id,
+                                                    double requests_per_second);
+
+}  // namespace room_outbox

@@ -1,0 +1,219 @@
+#include "mysql/mariadb_hook_store.h"
+
+#include <array>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/mysql/outbox_sql.h"
+#include "mysql/outbox_insert.h"
+
+namespace room_outbox {
+namespace {
+
+// Collects the first failure of the caller's statements: once one failed the transaction is
+// doomed, whatever the callback returns.
+class CallerTransaction final : public Transaction {
+ public:
+  explicit CallerTransaction(MariaDbConnection& conn) : conn_(conn) {}
+
+  Status Execute(std::string_view sql, const std::vector<SqlValue>& params) override {
+    if (failure_) {
+      return *failure_;
+    }
+    auto stmt = conn_.PreparedCallerStatement(sql);
+    if (!stmt) {
+      return Record(stmt.error());
+    }
+    if (auto done = (*stmt)->Execute(params); !done) {
+      return Record(done.error());
+    }
+    // A caller's SELECT is allowed; its rows are read and dropped.
+    if (auto rows = (*stmt)->FetchAll(); !rows) {
+      return Record(rows.error());
+    }
+    return Status();
+  }
+
+  const std::optional<Error>& failure() const { return failure_; }
+
+ private:
+  Status Record(Error error) {
+    failure_ = error;
+    return error;
+  }
+
+  MariaDbConnection& conn_;
+  std::optional<Error> failure_;
+};
+
+// What the command log insert found.
+struct LoggedCommand {
+  bool duplicate = false;  // command_id was there already: nothing was written
+  int64_t server_now_ms = 0;
+  bool earlier_pending = false;
+};
+
+// INSERT room_command_log, which also reads the server's clock and, when asked, the per-room
+// order check (outbox_sql.h: kInsertCommandLogChecked).
+Result<LoggedCommand> InsertCommandLog(MariaDbConnection& conn, const CommitRequest& request) {
+  // Only the holder of a lease publishes out of the relay's order (outbox_store.h).
+  const bool check = request.check_earlier_pending && !request.token.empty();
+  auto log = check ? conn.Prepared("insert_command_log_checked", sql::kInsertCommandLogChecked)
+                   : conn.Prepared("insert_command_log", sql::kInsertCommandLog);
+  if (!log) {
+    return Fail(log.error());
+  }
+  const Command& command = request.command;
+  const std::array<SqlRef, 7> params = {command.command_id, command.room_id,  command.command_type,
+                                        command.request_id, command.room_seq, command.payload,
+                                        command.room_id};
+  const std::span<const SqlRef> bound = std::span(params).first(check ? 7 : 6);
+  if (auto inserted = (*log)->ExecuteRefs(bound); !inserted) {
+    // uk_command_id is the only unique key a command log insert can hit: the command was
+    // committed before.
+    if (inserted.error().code == ErrorCode::kAlreadyExists) {
+      return LoggedCommand{.duplicate = true};
+    }
+    return Fail(inserted.error());
+  }
+  auto row = (*log)->Next();
+  if (!row || !*row) {
+    return Fail(!row ? row.error()
+                     : Error{ErrorCode::kInternal, "insert_command_log: RETURNING gave no row"});
+  }
+  auto now = (*log)->IntAt(0);
+  auto earlier = check ? (*log)->IntAt(1) : Result<int64_t>(0);
+  if (!now || !earlier) {
+    return Fail(!now ? now.error() : earlier.error());
+  }
+  if (auto end = (*log)->Next(); !end || *end) {
+    return Fail(!end ? end.error()
+                     : Error{ErrorCode::kInternal, "insert_command_log: RETURNING gave two rows"});
+  }
+  return LoggedCommand{.server_now_ms = *now, .earlier_pending = *earlier != 0};
+}
+
+Result<void> RunCallerStatements(MariaDbConnection& conn, const CallerStatements& statements) {
+  if (!statements) {
+    return {};
+  }
+  CallerTransaction tx(conn);
+  Status status;
+  try {
+    status = statements(tx);
+  } catch (const std::exception& e) {
+    return Fail(ErrorCode::kInternal, std::string("caller statements threw: ") + e.what());
+  } catch (...) {
+    return Fail(ErrorCode::kInternal, "caller statements threw");
+  }
+  if (!status.ok()) {
+    return Fail(status.error());
+  }
+  if (tx.failure()) {
+    // The callback went on after a failed statement; the commit is still all or nothing.
+    return Fail(*tx.failure());
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<CommitWrite> MariaDbHookStore::CommitCommand(const CommitRequest& request,
+                                                      const CallerStatements& caller_statements) {
+  return session_.WithConnection([&](MariaDbConnection& conn) -> Result<CommitWrite> {
+    if (auto begun = conn.Begin(); !begun) {
+      return Fail(begun.error());
+    }
+    auto fail = [&](Error error) -> Result<CommitWrite> {
+      session_.Abort(conn);
+      return Fail(std::move(error));
+    };
+    auto logged = InsertCommandLog(conn, request);
+    if (!logged) {
+      return fail(logged.error());
+    }
+    if (logged->duplicate) {
+      session_.Abort(conn);
+      CommitWrite write;
+      write.outcome = CommitOutcome::kDuplicate;
+      return write;
+    }
+    CommitWrite write;
+    write.server_now_ms = logged->server_now_ms;
+    write.earlier_pending = logged->earlier_pending;
+    if (auto ran = RunCallerStatements(conn, caller_statements); !ran) {
+      return fail(ran.error());
+    }
+    // The outbox rows go last, right before COMMIT, so their sync lease starts as late as it
+    // can; the hook measures its publish deadline from lease_start, taken after the server's
+    // clock was read and before the insert starts the lease.
+    write.lease_start = std::chrono::steady_clock::now();
+    const int64_t lease_ms = request.token.empty() ? 0 : request.sync_lease.count();
+    if (auto inserted =
+            InsertOutboxRows(conn, request.rows, request.token, lease_ms, write.row_ids);
+        !inserted) {
+      return fail(inserted.error());
+    }
+    if (auto committed = conn.Commit(); !committed) {
+      if (committed.error().code != ErrorCode::kUnavailable) {
+        return fail(committed.error());  // the server answered: rolled back
+      }
+      // No answer: the outcome is unknown. The connection is useless now.
+      session_.DropAfterCall();
+      write.outcome = CommitOutcome::kCommitLost;
+      write.commit_error = committed.error();
+    }
+    return write;
+  });
+}
+
+Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(const std::string& command_id) {
+  using Found = std::optional<FoundCommand>;
+  return session_.WithConnection([&](MariaDbConnection& conn) -> Result<Found> {
+    return session_.InTransaction(conn, [&]() -> Result<Found> {
+      auto ids = [&](const char* name, std::string_view text) -> Result<std::vector<int64_t>> {
+        auto stmt = conn.Prepared(name, text);
+        if (!stmt) {
+          return Fail(stmt.error());
+        }
+        const std::array<SqlValue, 1> params = {command_id};
+        if (auto done = (*stmt)->Execute(params); !done) {
+          return Fail(done.error());
+        }
+        auto rows = (*stmt)->FetchAll();
+        if (!rows) {
+          return Fail(rows.error());
+        }
+        std::vector<int64_t> out;
+        for (const ResultRow& row : *rows) {
+          auto id = row.Int(0);
+          if (!id) {
+            return Fail(id.error());
+          }
+          out.push_back(*id);
+        }
+        return out;
+      };
+      auto log = ids("find_command", sql::kFindCommand);
+      if (!log) {
+        return Fail(log.error());
+      }
+      if (log->empty()) {
+        return Found{};
+      }
+      auto rows = ids("command_rows", sql::kCommandRows);
+      if (!rows) {
+        return Fail(rows.error());
+      }
+      return Found{FoundCommand{std::move(*rows)}};
+    });
+  });
+}
+
+std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options) {
+  return std::make_unique<MariaDbHookStore>(options);
+}
+
+}  // namespace room_outbox

@@ -1,0 +1,56 @@
+// MariaDbHookStore: the HookStore over one MariaDB connection (see hook_store.h for the contract
+// of each call; StoreSession for the connection policy).
+//
+// The commit runs BEGIN; the command log INSERT, which also reads the server's clock and the
+// per-room order check; the caller's statements; the outbox rows in one multi-row INSERT per 16
+// rows (outbox_insert.h), which hands back their ids; COMMIT. For a command of up to 16 events
+// and no caller statement that is four round trips, the minimum for a transaction of two
+// inserts. Every statement that carries a value is a server-side prepared statement, prepared
+// once per connection; their texts are in core/mysql/outbox_sql.h.
+//
+// Thread-safety: none; one store per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "core/mysql/store_session.h"
+#include "hook_store.h"
+#include "room_outbox/options.h"
+
+namespace room_outbox {
+
+class MariaDbHookStore final : public HookStore {
+ public:
+  explicit MariaDbHookStore(MysqlOptions options) : session_(std::move(options)) {}
+
+  // Connects now unless connected (StoreSession::Connect).
+  [[nodiscard]] Result<void> Connect() { return session_.Connect(); }
+  // The server's id of the current connection; 0 when not connected.
+  bool connected() const { return session_.connected(); }
+  uint64_t connection_id() const { return session_.connection_id(); }
+
+  [[nodiscard]] Result<CommitWrite> CommitCommand(
+      const CommitRequest& request, const CallerStatements& caller_statements) override;
+  [[nodiscard]] Result<std::optional<FoundCommand>> FindCommand(
+      const std::string& command_id) override;
+  [[nodiscard]] Result<size_t> MarkPublished(const std::string& token,
+                                             std::span<const int64_t> ids) override {
+    return session_.MarkPublished(token, ids);
+  }
+  [[nodiscard]] Result<size_t> Release(const std::string& token,
+                                       std::span<const int64_t> ids) override {
+    return session_.Release(token, ids);
+  }
+
+ private:
+  StoreSession session_;
+};
+
+// A store that connects on its first call (or on Connect()).
+[[nodiscard]] std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options);
+
+}  // namespace room_outbox

@@ -1,0 +1,151 @@
+#include "config/config.h"
+
+#include <optional>
+#include <string_view>
+
+#include "core/config/toml_reader.h"
+
+namespace room_outbox::relay {
+namespace {
+
+Result<void> CheckListen(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "\"" + listen + "\" is not host:port (e.g. \"127.0.0.1:9464\")");
+  }
+  const std::string port = listen.substr(colon + 1);
+  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+      std::stoi(port) < 1 || std::stoi(port) > 65535) {
+    return Fail(ErrorCode::kInvalidArgument, "port in \"" + listen + "\" is not 1..65535");
+  }
+  return {};
+}
+
+void ReadWorker(TableReader& r, Config& c) {
+  WorkerConfig& w = c.outbox_worker;
+  if (auto v = r.Bool("enabled")) w.enabled = *v;
+  r.PositiveDuration("poll_interval", &w.poll_interval);
+  if (auto v = r.Integer("batch_size"); v && *v > 0) {
+    w.batch_size = static_cast<size_t>(*v);
+  }
+  r.PositiveDuration("publish_timeout", &w.publish_timeout);
+  if (auto v = r.String("retry_strategy")) {
+    if (v->empty() || *v == "fixed_interval") {
+      w.retry_strategy = "fixed_interval";
+    } else {
+      r.SetError(r.NodeOf("retry_strategy"), "retry_strategy",
+                 "unknown value \"" + *v + "\" (accepted: \"fixed_interval\" or empty)");
+    }
+  }
+  if (auto v = r.Integer("max_in_flight"); v && *v > 0) {
+    w.max_in_flight = static_cast<size_t>(*v);
+  }
+  ReadOrdering(r, c);
+  w.ordering = c.per_room_order ? Ordering::kPerRoom : Ordering::kNone;
+  r.PositiveDuration("lease", &w.lease);
+  if (auto v = r.Duration("room_min_interval")) {
+    // 0 is meaningful here (no pacing); only a negative value falls back to the default.
+    if (v->count() >= 0) {
+      w.room_min_interval = *v;
+    }
+  }
+  if (auto v = r.Integer("park_permanent_after")) w.park_permanent_after = *v;
+  if (auto broken = CheckWorkerConfig(w); broken && !r.failed()) {
+    r.SetError(r.NodeOrFallback(broken->key, broken->fallback_key), broken->key, broken->what);
+  }
+  r.CheckUnknown();
+}
+
+void ReadLog(TableReader& r, Config& c) {
+  if (auto v = r.String("level")) {
+    if (!IsValidLogLevel(*v)) {
+      r.SetError(r.NodeOf("level"), "level",
+                 "unknown value \"" + *v + "\" (accepted: trace, debug, info, warn, error)");
+    } else {
+      c.log.level = *v;
+    }
+  }
+  if (auto v = r.String("format")) {
+    if (*v == "text") {
+      c.log.format = LogFormat::kText;
+    } else if (*v == "json") {
+      c.log.format = LogFormat::kJson;
+    } else {
+      r.SetError(r.NodeOf("format"), "format",
+                 "unknown value \"" + *v + "\" (accepted: text, json)");
+    }
+  }
+  r.CheckUnknown();
+}
+
+void ReadMetrics(TableReader& r, Config& c) {
+  if (auto v = r.String("listen")) {
+    if (!v->empty()) {
+      auto ok = CheckListen(*v);
+      if (!ok) {
+        r.SetError(r.NodeOf("listen"), "listen", ok.error().message);
+      }
+    }
+    c.metrics.listen = *v;
+  }
+  r.CheckUnknown();
+}
+
+// [wake]: the socket (shared with the hook's reader).
+void ReadWake(TableReader& r, Config& c) {
+  ReadWakeSocket(r, c);
+  r.CheckUnknown();
+}
+
+}  // namespace
+
+bool IsValidLogLevel(const std::string& level) {
+  return level == "trace" || level == "debug" || level == "info" || level == "warn" ||
+         level == "error";
+}
+
+Result<Config> LoadConfig(const std::string& path) {
+  auto root = ParseConfigFile(path);
+  if (!root) {
+    return Fail(root.error());
+  }
+  Config c;
+  c.path = path;
+  std::optional<Error> error;
+  TableReader top(&*root, "", path, &error);
+  ReadSharedSections(top, c);
+  struct Section {
+    const char* name;
+    void (*read)(TableReader&, Config&);
+  };
+  for (const Section& s : {Section{"outbox_worker", ReadWorker}, Section{"log", ReadLog},
+                           Section{"metrics", ReadMetrics}, Section{"wake", ReadWake}}) {
+    TableReader r = top.Section(s.name);
+    s.read(r, c);
+  }
+  top.CheckUnknown();
+  if (error) {
+    return Fail(std::move(*error));
+  }
+  if (auto loaded = LoadSharedSecretsAndDefaults(c); !loaded) {
+    return Fail(loaded.error());
+  }
+  return c;
+}
+
+Status CheckRunnable(const Config& config) {
+  if (config.tencent_im.sdk_app_id == 0) {
+    return Error{ErrorCode::kInvalidArgument,
+                 config.path + ": tencent_im.sdk_app_id is not set (the IM application id)"};
+  }
+  if (config.tencent_im.secret_key.empty()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 config.path +
+                     ": no Tencent IM secret key: set tencent_im.secret_key_file or the "
+                     "environment variable ROOM_OUTBOX_TIM_SECRET_KEY"};
+  }
+  return Status();
+}
+
+}  // namespace room_outbox::relay

@@ -1,0 +1,55 @@
+// The relay's configuration: one TOML file parsed into a plain struct. The sections the hook's
+// hosts read too (node_id, [mysql], [tencent_im], [hook], [wake] socket, [outbox_worker]
+// ordering) are read by core/config/shared_config.h; this file adds the relay's own keys.
+//
+// Every key is checked at load time: unknown keys, wrong types, malformed durations and invalid
+// values are errors that name the key (and file:line:col where the file has a position for it).
+// The daemon refuses to start on any of them. Secrets: core/config/secrets.h.
+//
+// Durations are strings "<integer><unit>", unit ms|s|m|h. For the original [outbox_worker] keys
+// (and the other durations) a value <= 0 means the default, so that no setting can produce a busy
+// loop, an unbounded scan or an unbounded call.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/config/shared_config.h"
+#include "core/result.h"
+#include "room_outbox/hook.h"
+#include "room_outbox/options.h"
+#include "telemetry/log_line.h"
+#include "worker/worker_options.h"
+
+namespace room_outbox::relay {
+
+struct MetricsConfig {
+  // "host:port" for GET /metrics (Prometheus text). Empty: no endpoint.
+  std::string listen;
+};
+
+// The whole file: the shared sections (SharedConfig) and the relay's own.
+struct Config : SharedConfig {
+  WorkerConfig outbox_worker;  // outbox_worker.ordering follows SharedConfig::per_room_order
+  LogConfig log;
+  MetricsConfig metrics;
+};
+
+// Reads, parses and validates the file. Errors are kInvalidArgument ("path:line:col: ...") for bad
+// content and kNotFound/kPermissionDenied for an unreadable config or secret file.
+Result<Config> LoadConfig(const std::string& path);
+
+// Checks what the daemon needs beyond a valid file: the IM sdk_app_id and secret key. A config can
+// be valid without them (e.g. for the hook), but the relay refuses to start (exit code 2).
+Status CheckRunnable(const Config& config);
+
+// The effective config as TOML, every key with its value after defaults and normalization, secrets
+// shown as "<redacted>" (set) or "<unset>".
+std::string RenderEffectiveConfig(const Config& config);
+
+// True for trace, debug, info, warn, error.
+bool IsValidLogLevel(const std::string& level);
+
+}  // namespace room_outbox::relay

@@ -1,0 +1,21 @@
+// The process exit codes of outbox-relay and its operator commands (room-sim uses the same).
+//
+// They are also the systemd contract: Restart=on-failure restarts on 1, not on 2.
+//   0  success: the daemon stopped on SIGTERM/SIGINT, --once drained everything, --check-config
+//      found the config valid and runnable, or [outbox_worker] enabled = false
+//   1  runtime failure: --once could not reach the database or left rows that failed; the
+//      metrics endpoint or the [wake] socket could not be bound; a library could not be
+//      initialised
+//   2  bad usage or invalid config (parse error, unknown key, bad value, missing IM app id or
+//      secret key)
+#pragma once
+
+namespace room_outbox::relay {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitRuntimeFailure = 1,
+  kExitUsage = 2,
+};
+
+}  // namespace room_outbox::relay

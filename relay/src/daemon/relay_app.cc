@@ -1,0 +1,321 @@
+#include "daemon/relay_app.h"
+
+#include <signal.h>
+#include <systemd/sd-daemon.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <string_view>
+
+#include "config/config.h"
+#include "core/config/duration.h"
+#include "daemon/build_info.h"
+#include "daemon/heartbeat_clock.h"
+#include "daemon/journal_sink.h"
+#include "daemon/reload.h"
+#include "daemon/signals.h"
+#include "daemon/wake_listener.h"
+#include "daemon/wake_socket.h"
+#include "ops/parked_gauge.h"
+#include "telemetry/health.h"
+#include "telemetry/log_line.h"
+#include "telemetry/metrics.h"
+#include "worker/loop_clock.h"
+#include "worker/outbox_worker.h"
+
+// The source revision (CMake sets it from git at configure time).
+#ifndef ROOM_OUTBOX_REVISION
+#define ROOM_OUTBOX_REVISION "unknown"
+#endif
+
+namespace room_outbox::relay {
+namespace {
+
+// sd_notify is a no-op (returns 0) outside systemd and its failures change nothing for the relay,
+// so its result is deliberately ignored.
+void Notify(const std::string& state) { (void)sd_notify(0, state.c_str()); }
+
+LogLine Lifecycle(std::string_view message, const Config& config) {
+  LogLine line(message);
+  line.Add("worker", "room_outbox").Add("node_id", config.node_id);
+  return line;
+}
+
+const char* SignalName(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// SIGTERM/SIGINT: the first asks the worker to stop; later ones only log (the marking is never
+// skipped). SIGHUP: `on_reload`.
+Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config& config,
+                                                    StopSignal& stop,
+                                                    SignalWatcher::ReloadHandler on_reload) {
+  return SignalWatcher::Start([&logger, &config, &stop](int sig, int count) {
+    if (count == 1) {
+      logger.Info(Lifecycle("signal received: no new claims; finishing rows in flight", config)
+                      .Add("signal", SignalName(sig)));
+      Notify("STOPPING=1\nSTATUS=stopping: finishing rows in flight");
+      stop.RequestStop();
+    } else {
+      logger.Warn(Lifecycle("signal received again: still finishing rows in flight and marking "
+                            "their results (bounded by publish_timeout)",
+                            config)
+                      .Add("signal", SignalName(sig))
+                      .Add("count", count));
+    }
+  }, std::move(on_reload));
+}
+
+// The config file with the command line's overrides (--log-level).
+Result<Config> LoadForCli(const CliOptions& cli) {
+  auto config = LoadConfig(cli.config_path);
+  if (!config || cli.log_level.empty()) {
+    return config;
+  }
+  if (!IsValidLogLevel(cli.log_level)) {
+    return Fail(ErrorCode::kInvalidArgument, "--log-level \"" + cli.log_level +
+                                                 "\" is not one of trace, debug, info, warn, error");
+  }
+  config->log.level = cli.log_level;
+  return config;
+}
+
+// The /metrics endpoint when [metrics] listen is set (null when not); an error is logged.
+Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, Metrics& metrics,
+                                                    Logger& logger, HealthOptions health) {
+  if (config.metrics.listen.empty()) {
+    return std::unique_ptr<MetricsServer>();
+  }
+  auto started = MetricsServer::Start(config.metrics.listen, metrics, health);
+  if (!started) {
+    logger.Error(Lifecycle("cannot serve metrics", config)
+                     .Add("listen", config.metrics.listen)
+                     .Add("error", started.error().message));
+    return started;
+  }
+  logger.Info(Lifecycle("metrics endpoint listening", config)
+                  .Add("url", "http://" + config.metrics.listen + "/metrics"));
+  return started;
+}
+
+// [wake] socket: bound and read by a thread that wakes the worker (null when off, or for --once,
+// which never idles and must not take the socket of a daemon running beside it). A failure to
+// bind is logged (path and system error) and ends the start (exit 1).
+Result<std::unique_ptr<WakeListener>> ListenForWakeUps(const CliOptions& cli, const Config& config,
+                                                       StopSignal& stop, Metrics& metrics,
+                                                       Logger& logger) {
+  if (cli.once || config.wake_socket.empty()) {
+    return std::unique_ptr<WakeListener>();
+  }
+  auto listener = WakeSocket::Bind(config.wake_socket).and_then([&](auto socket) {
+    return WakeListener::Start(
+        std::move(socket),
+        [&stop, &metrics](uint64_t datagrams) {
+          metrics.AddWakeups(datagrams);
+          stop.Wake();
+        },
+        logger);
+  });
+  if (!listener) {
+    logger.Error(Lifecycle("cannot bind the wake socket", config)
+                     .Add("wake_socket", config.wake_socket)
+                     .Add("error", listener.error().message));
+    return listener;
+  }
+  logger.Info(Lifecycle("wake socket bound: a datagram starts a round at once", config)
+                  .Add("wake_socket", config.wake_socket)
+                  .Add("mode", "0666"));
+  return listener;
+}
+
+// --check-config: the effective config on stdout; 0 when the daemon could run with it, else 2.
+int CheckConfigOnly(const Config& config) {
+  std::cout << RenderEffectiveConfig(config);
+  Status runnable = CheckRunnable(config);
+  if (!runnable.ok()) {
+    std::cerr << "outbox-relay: " << runnable.error().message << "\n";
+    return kExitUsage;
+  }
+  std::cerr << "outbox-relay: " << config.path << " is valid\n";
+  return kExitOk;
+}
+
+void LogStarting(Logger& logger, const Config& config, const CliOptions& cli) {
+  const WorkerConfig& w = config.outbox_worker;
+  logger.Info(Lifecycle("outbox-relay starting", config)
+                  .Add("version", Version())
+                  .Add("config", config.path)
+                  .Add("mode", cli.once ? "once" : "daemon")
+                  .Add("poll_interval", FormatDuration(w.poll_interval))
+                  .Add("batch_size", static_cast<uint64_t>(w.batch_size))
+                  .Add("publish_timeout", FormatDuration(w.publish_timeout))
+                  .Add("retry_strategy", w.retry_strategy)
+                  .Add("max_in_flight", static_cast<uint64_t>(w.max_in_flight))
+                  .Add("ordering", w.ordering == Ordering::kPerRoom ? "per_room" : "none")
+                  .Add("lease", FormatDuration(w.lease))
+                  .Add("room_min_interval", FormatDuration(w.room_min_interval))
+                  .Add("im_endpoint", config.tencent_im.endpoint)
+                  .Add("mysql", config.mysql.socket.empty()
+                                    ? config.mysql.host + ":" + std::to_string(config.mysql.port)
+                                    : config.mysql.socket));
+}
+
+// --once: drains and logs the summary; 1 when rows failed, were left unattempted, or the
+// database failed.
+int RunOnce(OutboxWorker& worker, Logger& logger, const Config& config) {
+  DrainResult drain = worker.Drain();
+  LogLine summary = Lifecycle("drain finished", config);
+  summary.Add("rounds", static_cast<uint64_t>(drain.rounds))
+      .Add("published", static_cast<uint64_t>(drain.published))
+      .Add("failed", static_cast<uint64_t>(drain.failed))
+      .Add("undecodable", static_cast<uint64_t>(drain.undecodable))
+      .Add("unattempted", static_cast<uint64_t>(drain.unattempted))
+      .Add("stopped", drain.stopped);
+  if (drain.store_error) {
+    summary.Add("error", drain.store_error->message);
+  } else if (drain.unattempted > 0) {
+    summary.Add("error", std::to_string(drain.unattempted) +
+                             " due rows were given back without an attempt (see the "
+                             "warnings above: lease, stop or a room held behind a failed row)");
+  }
+  if (!drain.ok()) {
+    logger.Error(summary);
+    return kExitRuntimeFailure;
+  }
+  logger.Info(summary);
+  return kExitOk;
+}
+
+// The worker in the mode `cli` asks for; returns when it is done and every result is marked.
+int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
+              RelayStore* ahead_store, Publisher& publisher, LoopClock& clock, StopSignal& stop,
+              Metrics& metrics, Logger& logger) {
+  const WorkerConfig& w = config.outbox_worker;
+  auto on_status = [&metrics](std::string_view status) {
+    // The worker reports "database error, ..." on the first failed round and "running" once a
+    // round works again; a successful stats read also sets db_up (Metrics::SetPending).
+    if (status.rfind("database error", 0) == 0) metrics.SetDbUp(false);
+    if (status == "running") metrics.SetDbUp(true);
+    Notify("STATUS=" + std::string(status));
+  };
+  OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types,
+                                      config.tencent_im.breaker_cooldown),
+                      store, publisher, clock, stop, metrics, logger, on_status, ahead_store);
+  if (cli.once) {
+    return RunOnce(worker, logger, config);
+  }
+  Notify("READY=1\nSTATUS=running: claiming due rows every " + FormatDuration(w.poll_interval));
+  worker.Run();
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
+  auto loaded = LoadForCli(cli);
+  if (!loaded) {
+    std::cerr << "outbox-relay: " << loaded.error().message << "\n";
+    return kExitUsage;
+  }
+  Config config = std::move(*loaded);
+
+  if (cli.check_config) {
+    return CheckConfigOnly(config);
+  }
+
+  // --- operations (issue 9): journald priorities, SIGHUP reload ---
+  std::unique_ptr<Logger> logger = MakeRelayStderrLogger(config.log);
+  // A changed IM secret key goes to the publisher once it exists (SetReloadSecretKey below).
+  ConfigReloader reloader(config, cli.log_level, *logger);
+  StopSignal stop;
+  // Before any other thread exists (the metrics server and libraries may start some).
+  auto watcher = WatchSignals(*logger, config, stop, [&reloader] { (void)reloader.Reload(); });
+  if (!watcher) {
+    logger->Error(Lifecycle("cannot watch signals", config).Add("error", watcher.error().message));
+    return kExitRuntimeFailure;
+  }
+  // A peer closing a socket must be an error return, not a process kill.
+  (void)signal(SIGPIPE, SIG_IGN);
+
+  const WorkerConfig& w = config.outbox_worker;
+  LogStarting(*logger, config, cli);
+
+  if (!w.enabled) {
+    logger->Info(
+        Lifecycle("outbox worker disabled ([outbox_worker] enabled = false); exiting", config));
+    Notify("READY=1\nSTATUS=outbox worker disabled");
+    return kExitOk;
+  }
+  Status runnable = CheckRunnable(config);
+  if (!runnable.ok()) {
+    logger->Error(Lifecycle("invalid config", config).Add("error", runnable.error().message));
+    return kExitUsage;
+  }
+
+  auto publisher = factories.make_publisher(config.tencent_im);
+  if (!publisher) {
+    logger->Error(Lifecycle("cannot create the IM publisher", config)
+                      .Add("error", publisher.error().message));
+    return publisher.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitRuntimeFailure;
+  }
+  // SIGHUP: a new secret key replaces the publisher's and drops its cached UserSig.
+  Publisher& im = **publisher;
+  reloader.SetReloadSecretKey([&im](const std::string& key) { im.ReloadSecretKey(key); });
+  // Connects lazily: a database that is down at start is retried by the worker's back-off.
+  std::unique_ptr<RelayStore> store = factories.make_store(config.mysql);
+  // The daemon's claim ahead (outbox_worker.h) runs on a connection of its own.
+  std::unique_ptr<RelayStore> ahead_store = cli.once ? nullptr : factories.make_store(config.mysql);
+
+  // --- operations (issue 9): heartbeat, watchdog, health endpoints ---
+  std::unique_ptr<Watchdog> watchdog = Watchdog::FromEnvironment();
+  Heartbeat heartbeat(watchdog.get());
+  Metrics metrics;
+  metrics.SetBuildInfo(Version(), ROOM_OUTBOX_REVISION);
+  metrics.AttachHeartbeat(&heartbeat);
+  if (watchdog) {
+    logger->Info(Lifecycle("systemd watchdog on", config)
+                     .Add("watchdog_usec", static_cast<int64_t>(watchdog->interval().count())));
+  }
+  auto metrics_server = ServeMetrics(config, metrics, *logger,
+                                     HealthOptions{&heartbeat, HealthStaleAfter(w.poll_interval)});
+  if (!metrics_server) {
+    return kExitRuntimeFailure;
+  }
+  // room_outbox_parked_rows, counted on a connection of its own (ops/parked_gauge.h).
+  std::unique_ptr<ops::ParkedRowsGauge> parked_gauge;
+  if (*metrics_server) {
+    parked_gauge = ops::ParkedRowsGauge::Start(config.mysql, metrics, std::chrono::seconds(15));
+  }
+  // Every claim, wave and sleep slice of the worker beats (health.h); slices short enough for
+  // the watchdog (at least two beats per WATCHDOG_USEC/2).
+  std::chrono::milliseconds slice = std::chrono::seconds(1);
+  if (watchdog) {
+    slice = std::clamp(
+        std::chrono::duration_cast<std::chrono::milliseconds>(watchdog->interval() / 4),
+        std::chrono::milliseconds(10), slice);
+  }
+  SystemLoopClock system_clock;
+  HeartbeatClock clock(system_clock, heartbeat, slice);
+  auto wake = ListenForWakeUps(cli, config, stop, metrics, *logger);
+  if (!wake) {
+    return kExitRuntimeFailure;
+  }
+
+  const int exit_code =
+      RunWorker(cli, config, *store, ahead_store.get(), **publisher, clock, stop, metrics, *logger);
+  // The worker has marked every result it got; only now may the database go away.
+  // No more wake-ups: the socket file goes with the listener.
+  wake->reset();
+  logger->Info(Lifecycle("worker stopped; closing the database connection", config));
+  ahead_store.reset();
+  store.reset();
+  // No reload may reach the publisher once it is gone.
+  reloader.SetReloadSecretKey({});
+  publisher->reset();
+  parked_gauge.reset();
+  metrics_server->reset();
+  logger->Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", exit_code));
+  return exit_code;
+}
+
+}  // namespace room_outbox::relay

@@ -1,0 +1,281 @@
+#include "store/claim_plan.h"
+
+#include <algorithm>
+#include <unordered_set>
+#include <utility>
+
+namespace room_outbox {
+namespace {
+
+// One room of the claim: its locked rows (ascending id) and the prefix of its pending rows.
+struct Room {
+  const std::string* room_id = nullptr;
+  std::vector<const PlanRow*> locked;
+  const std::vector<PlanRow>* pending = nullptr;
+};
+
+// Rooms in the order of their first locked row, so the batch is shared out deterministically.
+std::vector<Room> GroupByRoom(const PlanInput& input) {
+  std::vector<const PlanRow*> rows;
+  rows.reserve(input.locked.size());
+  for (const PlanRow& row : input.locked) rows.push_back(&row);
+  std::sort(rows.begin(), rows.end(),
+            [](const PlanRow* a, const PlanRow* b) { return a->id < b->id; });
+  static const std::vector<PlanRow> kNone;
+  std::map<std::string_view, size_t> index;
+  std::vector<Room> rooms;
+  for (const PlanRow* row : rows) {
+    auto [it, inserted] = index.try_emplace(row->room_id, rooms.size());
+    if (inserted) {
+      auto pending = input.pending.find(row->room_id);
+      rooms.push_back(
+          Room{&row->room_id, {}, pending == input.pending.end() ? &kNone : &pending->second});
+    }
+    Room& room = rooms[it->second];
+    if (room.locked.empty() || room.locked.back()->id != row->id) room.locked.push_back(row);
+  }
+  return rooms;
+}
+
+bool InFlight(const PlanOptions& options, const PlanRow& row) {
+  return row.leased && row.next_attempt_at_ms > options.server_now_ms;
+}
+
+bool IsPaced(const PlanOptions& options, const std::string& event_type) {
+  return options.unpaced_event_types.find(event_type) == options.unpaced_event_types.end();
+}
+
+// How far a room's run from its head may go in this claim, before the batch is shared out.
+struct Run {
+  size_t avail = 0;  // rows of the pending prefix the run may lease (held, within the cut)
+  bool cut = false;  // max_rows_per_room reached with more held rows after it
+  const PlanRow* blocker = nullptr;  // the first pending row not held, when read
+};
+
+// How long a room must rest before it may be sent to again (0: it may now).
+int64_t RestMs(const PlanOptions& options, const Room& room) {
+  if (options.room_pace_ms <= 0) return 0;
+  auto resting = options.resting_ms.find(*room.room_id);
+  return resting == options.resting_ms.end() ? 0 : resting->second;
+}
+
+// The run from the room's head through the rows the claim holds, within the cut.
+Run WalkHeldRun(const PlanOptions& options, const Room& room) {
+  std::unordered_set<int64_t> held;
+  for (const PlanRow* row : room.locked) held.insert(row->id);
+  const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
+  Run run;
+  size_t paced_rows = 0;
+  for (const PlanRow& row : *room.pending) {
+    if (held.count(row.id) == 0) {
+      run.blocker = &row;
+      break;
+    }
+    const bool paced = IsPaced(options, row.event_type);
+    if (cap > 0 && paced && paced_rows == cap) {
+      run.cut = true;
+      break;
+    }
+    ++run.avail;
+    if (paced) ++paced_rows;
+  }
+  return run;
+}
+
+// Resting rooms lease nothing, but only when the rooms that may be sent to now fill at least
+// half the batch with their first rows: with few rooms due (a busy room alone) the round would
+// have nothing else to send, and it waits out the pace itself.
+void Rest(const PlanOptions& options, const std::vector<Room>& rooms, std::vector<Run>& runs) {
+  size_t ready = 0;
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    if (runs[i].avail > 0 && RestMs(options, rooms[i]) == 0) ++ready;
+  }
+  if (2 * ready < options.limit) return;
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    if (runs[i].avail > 0 && RestMs(options, rooms[i]) > 0) {
+      // Nothing leased; its locked rows get slots after its rest. (A run that cannot start,
+      // e.g. behind a row in flight, is left as it is.)
+      runs[i] = Run{};
+      runs[i].cut = true;
+    }
+  }
+}
+
+// Shares `batch_left` out over rooms that may take up to wants[i] rows each, one row per room
+// per pass (every room's first row before anyone's second), in room order. Returns the shares
+// and lowers batch_left by what was given.
+std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_left) {
+  std::vector<size_t> shares(wants.size(), 0);
+  std::vector<size_t> active;
+  for (size_t i = 0; i < wants.size(); ++i) {
+    if (wants[i] > 0) active.push_back(i);
+  }
+  while (batch_left > 0 && !active.empty()) {
+    std::vector<size_t> next;
+    for (size_t i : active) {
+      if (batch_left == 0) break;
+      ++shares[i];
+      --batch_left;
+      if (shares[i] < wants[i]) next.push_back(i);
+    }
+    active = std::move(next);
+  }
+  return shares;
+}
+
+// The rooms' shares of the batch. With a pace, one row per room when that fills at least half
+// the batch (see claim_plan.h); else every pass the batch has room for.
+std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<size_t>& wants,
+                               size_t& batch_left) {
+  if (options.room_pace_ms > 0) {
+    std::vector<size_t> firsts;
+    for (size_t want : wants) firsts.push_back(std::min<size_t>(want, 1));
+    size_t left = batch_left;
+    std::vector<size_t> shares = ShareOut(firsts, left);
+    if (2 * (batch_left - left) >= options.limit) {
+      batch_left = left;
+      return shares;
+    }
+  }
+  return ShareOut(wants, batch_left);
+}
+
+size_t PacedAmong(const PlanOptions& options, const Room& room, size_t rows) {
+  size_t paced = 0;
+  for (size_t k = 0; k < rows; ++k) {
+    if (IsPaced(options, (*room.pending)[k].event_type)) ++paced;
+  }
+  return paced;
+}
+
+// The locked rows of a cut (or batch-full) room after its run get the slots after the run, one
+// room_pace_ms apart; rows of unpaced types share the previous slot. A row only ever moves later.
+// A resting room's first slot is at the end of its rest.
+void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_paced, bool cut,
+                      const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
+  const int64_t pace = options.room_pace_ms > 0 ? options.room_pace_ms : 0;
+  const int64_t rest_ms = RestMs(options, room);
+  int64_t slot = rest_ms > 0 ? options.server_now_ms + rest_ms - pace
+                             : options.server_now_ms +
+                                   static_cast<int64_t>(std::max<size_t>(run_paced, 1) - 1) * pace;
+  PlannedPacedRoom paced{*room.room_id, 0, 0};
+  for (const PlanRow* row : rest) {
+    if (IsPaced(options, row->event_type)) slot += pace;
+    if (slot > options.server_now_ms && slot > row->next_attempt_at_ms) {
+      plan.schedule.push_back(PlannedSchedule{row->id, slot});
+      ++paced.rows_scheduled;
+      paced.last_slot_ms = slot;
+    }
+  }
+  // A room whose rows got pace slots is paced, whether the cut or the batch ended its run: the
+  // relay polls at the pace while they come due.
+  if (cut || paced.rows_scheduled > 0) plan.paced_rooms.push_back(std::move(paced));
+}
+
+// Rows behind a row the claim does not hold (and that is not in flight: a failed head before
+// its retry, a due head beyond the window or held by a claim in progress, a lease that ran out,
+// a pace slot) take that row's time, so they sort behind it and stop filling windows before it
+// (a failed head's rows stop being due until its retry). A row that waits is never taken early.
+void PushBehind(const PlanRow& blocker, const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
+  for (const PlanRow* row : rest) {
+    if (row->next_attempt_at_ms < blocker.next_attempt_at_ms) {
+      plan.schedule.push_back(PlannedSchedule{row->id, blocker.next_attempt_at_ms});
+    }
+  }
+}
+
+// One room after the batch was shared out: what it leases, and what its other rows do.
+struct RoomPlan {
+  const Room* room = nullptr;
+  Run run;
+  size_t share = 0;
+  size_t run_paced = 0;              // rows of the share that are sent
+  std::vector<const PlanRow*> rest;  // locked rows not leased, ascending id
+};
+
+RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run, size_t share,
+                    ClaimPlan& plan) {
+  RoomPlan out{&room, run, share, PacedAmong(options, room, share), {}};
+  std::unordered_set<int64_t> kept;
+  for (size_t k = 0; k < share; ++k) {
+    kept.insert((*room.pending)[k].id);
+    plan.lease.push_back((*room.pending)[k].id);
+  }
+  for (const PlanRow* row : room.locked) {
+    if (kept.count(row->id) == 0) out.rest.push_back(row);
+  }
+  return out;
+}
+
+// Rooms whose run ends at a due row the claim does not hold: the batch left after every room's
+// share is shared out again over them (one row per room per pass), and each asks to read the
+// room from that row, so the run can start there in this claim.
+void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
+            const std::vector<size_t>& blocked, size_t& batch_left, ClaimPlan& plan) {
+  const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
+  std::vector<size_t> wants;
+  for (size_t i : blocked) {
+    const RoomPlan& r = rooms[i];
+    const bool due = r.run.blocker->next_attempt_at_ms <= options.server_now_ms;
+    // That row and as many as the window holds of the room behind it: what the batch can use.
+    const size_t room_cap = cap > 0 ? cap - r.run_paced : r.rest.size() + 1;
+    wants.push_back(due ? std::min(r.rest.size() + 1, room_cap) : 0);
+  }
+  const std::vector<size_t> shares = ShareOut(wants, batch_left);
+  for (size_t k = 0; k < blocked.size(); ++k) {
+    if (shares[k] == 0) continue;
+    const RoomPlan& r = rooms[blocked[k]];
+    const int64_t after_id =
+        r.share > 0 ? (*r.room->pending)[r.share - 1].id : r.run.blocker->id - 1;
+    plan.extensions.push_back(PlannedExtension{*r.room->room_id, after_id, shares[k]});
+  }
+}
+
+void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& plan) {
+  const std::vector<Room> rooms = GroupByRoom(input);
+  std::vector<Run> runs;
+  std::vector<size_t> wants;
+  for (const Room& room : rooms) runs.push_back(WalkHeldRun(options, room));
+  Rest(options, rooms, runs);
+  for (const Run& run : runs) wants.push_back(run.avail);
+  size_t batch_left = options.limit;
+  const std::vector<size_t> shares = ShareBatch(options, wants, batch_left);
+  std::vector<RoomPlan> planned;
+  std::vector<size_t> blocked;  // rooms whose run ends at a row not held and not in flight
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    planned.push_back(LeaseShare(options, rooms[i], runs[i], shares[i], plan));
+    const RoomPlan& r = planned.back();
+    const bool full = r.share < r.run.avail;
+    if (full || r.run.cut) {
+      plan.more_due = true;
+      ScheduleAfterRun(options, rooms[i], r.run_paced, r.run.cut && !full, r.rest, plan);
+    } else if (r.run.blocker != nullptr && !InFlight(options, *r.run.blocker)) {
+      PushBehind(*r.run.blocker, r.rest, plan);
+      blocked.push_back(i);
+    }
+    // Otherwise the run ends at a row in flight (published or given back soon); the rest waits
+    // for it as it is.
+  }
+  Extend(options, planned, blocked, batch_left, plan);
+}
+
+}  // namespace
+
+ClaimPlan PlanClaim(const PlanOptions& options, const PlanInput& input) {
+  ClaimPlan plan;
+  plan.more_due = input.window_rows >= options.limit;
+  if (!options.per_room_order) {
+    for (const PlanRow& row : input.locked) plan.lease.push_back(row.id);
+    std::sort(plan.lease.begin(), plan.lease.end());
+    plan.lease.erase(std::unique(plan.lease.begin(), plan.lease.end()), plan.lease.end());
+    if (plan.lease.size() > options.limit) plan.lease.resize(options.limit);
+    return plan;
+  }
+  PlanRooms(options, input, plan);
+  std::sort(plan.lease.begin(), plan.lease.end());
+  std::sort(plan.schedule.begin(), plan.schedule.end(),
+            [](const PlannedSchedule& a, const PlannedSchedule& b) { return a.id < b.id; });
+  return plan;
+}
+
+}  // namespace room_outbox

@@ -1,0 +1,305 @@
+// MariaDbRelayStore::ClaimDue: as read -> plan -> write in one short transaction
+// (claim_plan.h). Every statement's text and the index it relies on are in outbox_sql.h.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "core/claim_token.h"
+#include "core/mysql/id_lists.h"
+#include "core/mysql/outbox_sql.h"
+#include "store/claim_plan.h"
+#include "store/mariadb_relay_store.h"
+
+namespace room_outbox {
+namespace {
+
+// A deadlock or lock wait timeout rolls the claim back; it is run again at once, this often.
+constexpr int kClaimAttempts = 3;
+
+// A row the claim holds locked: what the relay gets and what the plan needs.
+struct LockedRow {
+  OutboxRow row;
+  PlanRow plan;
+};
+
+// A room range to read: the room's pending rows after `after_id` (0: from its head).
+struct RoomRange {
+  std::string room_id;
+  int64_t after_id = 0;
+  size_t rows = 0;
+};
+
+Result<int64_t> ServerNow(MariaDbConnection& conn) {
+  auto stmt = conn.Prepared("server_now", sql::kServerNow);
+  if (!stmt) return Fail(stmt.error());
+  if (auto done = (*stmt)->Execute({}); !done) return Fail(done.error());
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) return Fail(rows.error());
+  if (rows->size() != 1) {
+    return Fail(ErrorCode::kInternal, "server_now: " + std::to_string(rows->size()) + " rows");
+  }
+  return (*rows)[0].Int(0);
+}
+
+// Reads the rows of a statement returning ROOM_OUTBOX_CLAIM_COLUMNS.
+Result<std::vector<LockedRow>> ReadLocked(PreparedStatement& stmt) {
+  auto rows = stmt.FetchAll();
+  if (!rows) return Fail(rows.error());
+  std::vector<LockedRow> out;
+  out.reserve(rows->size());
+  for (ResultRow& r : *rows) {
+    std::array<Result<int64_t>, 6> ints = {r.Int(0), r.Int(5), r.Int(6),
+                                           r.Int(7), r.Int(8), r.Int(9)};
+    for (const auto& value : ints) {
+      if (!value) return Fail(value.error());
+    }
+    LockedRow locked;
+    locked.row.id = *ints[0];
+    locked.row.event_id = r.TakeStr(1);
+    locked.row.event_type = r.TakeStr(2);
+    locked.row.room_id = r.TakeStr(3);
+    locked.row.envelope = r.TakeStr(4);
+    locked.row.retry_count = *ints[1];
+    locked.row.created_at_ms = *ints[2];
+    locked.row.drop_count = static_cast<uint32_t>(*ints[5]);
+    locked.plan = PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type, *ints[3],
+                          *ints[4] != 0};
+    out.push_back(std::move(locked));
+  }
+  return out;
+}
+
+Result<std::vector<LockedRow>> SelectWindow(MariaDbConnection& conn, int64_t now_ms,
+                                            size_t limit) {
+  auto stmt = conn.Prepared("claim_window", sql::kClaimWindow);
+  if (!stmt) return Fail(stmt.error());
+  const std::array<SqlValue, 2> params = {now_ms, static_cast<int64_t>(limit)};
+  if (auto done = (*stmt)->Execute(params); !done) return Fail(done.error());
+  return ReadLocked(**stmt);
+}
+
+// Reads the pending rows of each range (non-locking) into `pending`, per room in id order.
+Result<void> ReadRooms(MariaDbConnection& conn, const std::vector<RoomRange>& ranges, bool after,
+                       std::map<std::string, std::vector<PlanRow>>& pending) {
+  const std::string_view part = after ? sql::kRoomAfterPart : sql::kRoomPrefixPart;
+  return ForEachChunk(ranges.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
+    std::string text;
+    for (size_t k = 0; k < size; ++k) {
+      text += (k == 0 ? "(" : " UNION ALL (") + std::string(part) + ")";
+    }
+    auto stmt = conn.Prepared((after ? "room_after_" : "room_prefix_") + std::to_string(size), text);
+    if (!stmt) return Fail(stmt.error());
+    std::vector<SqlValue> params;
+    for (size_t k = 0; k < size; ++k) {
+      const RoomRange& range = ranges[at + std::min(k, count - 1)];
+      params.emplace_back(range.room_id);
+      if (after) params.emplace_back(range.after_id);
+      params.emplace_back(k < count ? static_cast<int64_t>(range.rows) : int64_t{0});
+    }
+    if (auto done = (*stmt)->Execute(params); !done) return done;
+    auto rows = (*stmt)->FetchAll();
+    if (!rows) return Fail(rows.error());
+    for (ResultRow& r : *rows) {
+      std::array<Result<int64_t>, 3> ints = {r.Int(1), r.Int(3), r.Int(4)};
+      for (const auto& value : ints) {
+        if (!value) return Fail(value.error());
+      }
+      std::string room = r.TakeStr(0);
+      pending[room].push_back(PlanRow{*ints[0], room, r.TakeStr(2), *ints[1], *ints[2] != 0});
+    }
+    return {};
+  });
+}
+
+Result<std::vector<LockedRow>> LockRows(MariaDbConnection& conn, int64_t now_ms,
+                                        const std::vector<int64_t>& ids) {
+  std::vector<LockedRow> out;
+  auto locked = ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
+    auto stmt = conn.Prepared("lock_extension_" + std::to_string(size),
+                              std::string(sql::kLockExtensionPrefix) + Placeholders(size) +
+                                  std::string(sql::kLockExtensionSuffix));
+    if (!stmt) return Fail(stmt.error());
+    std::vector<SqlValue> params = {now_ms};
+    for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
+    if (auto done = (*stmt)->Execute(params); !done) return done;
+    auto rows = ReadLocked(**stmt);
+    if (!rows) return Fail(rows.error());
+    for (LockedRow& row : *rows) out.push_back(std::move(row));
+    return {};
+  });
+  if (!locked) return Fail(locked.error());
+  return out;
+}
+
+Result<void> Lease(MariaDbConnection& conn, const std::vector<int64_t>& ids, const Claim& claim) {
+  uint64_t leased = 0;
+  auto updated = ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
+    auto stmt = conn.Prepared("lease_" + std::to_string(size),
+                              std::string(sql::kLeasePrefix) + Placeholders(size));
+    if (!stmt) return Fail(stmt.error());
+    std::vector<SqlValue> params = {claim.token, claim.lease_until_ms, claim.server_now_ms};
+    for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
+    if (auto done = (*stmt)->Execute(params); !done) return done;
+    leased += (*stmt)->AffectedRows();
+    return {};
+  });
+  if (!updated) return updated;
+  if (leased != ids.size()) {
+    // This transaction holds the row locks; a mismatch is a bug worth stopping on.
+    return Fail(ErrorCode::kInternal, "lease: updated " + std::to_string(leased) + " of " +
+                                          std::to_string(ids.size()) + " locked rows");
+  }
+  return {};
+}
+
+Result<void> Schedule(MariaDbConnection& conn, const std::vector<PlannedSchedule>& rows,
+                      int64_t now_ms) {
+  return ForEachChunk(rows.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
+    std::string text(sql::kScheduleHead);
+    for (size_t k = 0; k < size; ++k) text += sql::kScheduleWhen;
+    text += std::string(sql::kScheduleTail) + Placeholders(size);
+    auto stmt = conn.Prepared("schedule_" + std::to_string(size), text);
+    if (!stmt) return Fail(stmt.error());
+    std::vector<SqlValue> params;
+    for (size_t k = 0; k < size; ++k) {
+      const PlannedSchedule& row = rows[at + std::min(k, count - 1)];
+      params.emplace_back(row.id);
+      params.emplace_back(row.next_attempt_at_ms);
+    }
+    params.emplace_back(now_ms);
+    for (size_t k = 0; k < size; ++k) params.emplace_back(rows[at + std::min(k, count - 1)].id);
+    return (*stmt)->Execute(params);
+  });
+}
+
+PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
+  PlanOptions plan;
+  plan.server_now_ms = server_now_ms;
+  plan.limit = options.limit;
+  plan.per_room_order = options.per_room_order;
+  plan.max_rows_per_room = options.max_rows_per_room;
+  plan.room_pace_ms = options.room_pace_ms;
+  plan.unpaced_event_types.insert(options.unpaced_event_types.begin(),
+                                  options.unpaced_event_types.end());
+  for (const RestingRoom& room : options.resting_rooms) {
+    if (room.wait_ms > 0) plan.resting_ms[room.room_id] = room.wait_ms;
+  }
+  return plan;
+}
+
+// The plan's extensions: reads the rooms from the due rows that ended their runs (non-locking),
+// then locks what it read. The rows the lock skipped stay out of `locked`, which ends the runs
+// there.
+Result<void> Extend(MariaDbConnection& conn, int64_t now_ms, const ClaimPlan& plan,
+                    PlanInput& input, std::vector<LockedRow>& locked) {
+  std::vector<RoomRange> ranges;
+  for (const PlannedExtension& e : plan.extensions) {
+    ranges.push_back(RoomRange{e.room_id, e.after_id, e.rows});
+  }
+  std::map<std::string, std::vector<PlanRow>> further;
+  if (auto read = ReadRooms(conn, ranges, true, further); !read) return read;
+  std::vector<int64_t> ids;
+  for (auto& [room, rows] : further) {
+    std::vector<PlanRow>& known = input.pending[room];
+    for (PlanRow& row : rows) {
+      if (row.next_attempt_at_ms <= now_ms) ids.push_back(row.id);
+      // The prefix read already holds the first of them (the row that ended the run).
+      if (known.empty() || row.id > known.back().id) known.push_back(std::move(row));
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  auto more = LockRows(conn, now_ms, ids);
+  if (!more) return Fail(more.error());
+  for (LockedRow& row : *more) {
+    input.locked.push_back(row.plan);
+    locked.push_back(std::move(row));
+  }
+  return {};
+}
+
+Result<Claim> WritePlan(MariaDbConnection& conn, const ClaimOptions& options, const ClaimPlan& plan,
+                        std::vector<LockedRow> locked, Claim claim) {
+  claim.more_due = plan.more_due;
+  if (!plan.lease.empty()) {
+    claim.token = NewClaimToken();
+    claim.lease_until_ms = claim.server_now_ms + options.lease_ms;
+    if (auto leased = Lease(conn, plan.lease, claim); !leased) return Fail(leased.error());
+  }
+  if (auto scheduled = Schedule(conn, plan.schedule, claim.server_now_ms); !scheduled) {
+    return Fail(scheduled.error());
+  }
+  for (const PlannedPacedRoom& room : plan.paced_rooms) {
+    const int64_t paced_for =
+        room.rows_scheduled > 0 ? std::max<int64_t>(0, room.last_slot_ms - claim.server_now_ms) : 0;
+    claim.paced_rooms.push_back(PacedRoom{room.room_id, room.rows_scheduled, paced_for});
+  }
+  std::sort(locked.begin(), locked.end(),
+            [](const LockedRow& a, const LockedRow& b) { return a.row.id < b.row.id; });
+  for (LockedRow& row : locked) {
+    // An extension may lock again a row the window holds: each row goes out once.
+    const bool repeated = !claim.rows.empty() && claim.rows.back().id == row.row.id;
+    if (!repeated && std::binary_search(plan.lease.begin(), plan.lease.end(), row.row.id)) {
+      claim.rows.push_back(std::move(row.row));
+    }
+  }
+  return claim;
+}
+
+// Read -> plan -> write, inside the caller's transaction.
+Result<Claim> ClaimOnce(MariaDbConnection& conn, const ClaimOptions& options) {
+  auto now = ServerNow(conn);
+  if (!now) return Fail(now.error());
+  Claim claim;
+  claim.server_now_ms = *now;
+  auto locked = SelectWindow(conn, *now, options.limit);
+  if (!locked) return Fail(locked.error());
+  if (locked->empty()) return claim;
+  PlanInput input;
+  input.window_rows = locked->size();
+  std::unordered_map<std::string, size_t> per_room;
+  for (const LockedRow& row : *locked) {
+    input.locked.push_back(row.plan);
+    ++per_room[row.row.room_id];
+  }
+  const PlanOptions plan_options = ToPlanOptions(options, *now);
+  if (options.per_room_order) {
+    std::vector<RoomRange> ranges;
+    for (const auto& [room, count] : per_room) ranges.push_back(RoomRange{room, 0, count + 1});
+    std::sort(ranges.begin(), ranges.end(),
+              [](const RoomRange& a, const RoomRange& b) { return a.room_id < b.room_id; });
+    if (auto read = ReadRooms(conn, ranges, false, input.pending); !read) return Fail(read.error());
+  }
+  ClaimPlan plan = PlanClaim(plan_options, input);
+  if (!plan.extensions.empty()) {
+    if (auto extended = Extend(conn, *now, plan, input, *locked); !extended) {
+      return Fail(extended.error());
+    }
+    plan = PlanClaim(plan_options, input);
+  }
+  return WritePlan(conn, options, plan, std::move(*locked), std::move(claim));
+}
+
+}  // namespace
+
+Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
+  if (options.lease_ms <= 0) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "ClaimDue: lease_ms must be positive, got " + std::to_string(options.lease_ms));
+  }
+  if (options.limit == 0) {
+    return Claim{};
+  }
+  return session_.WithConnection([&](MariaDbConnection& conn) -> Result<Claim> {
+    for (int attempt = 1;; ++attempt) {
+      auto claim = session_.InTransaction(conn, [&]() { return ClaimOnce(conn, options); });
+      // A deadlock or lock wait timeout rolled the whole claim back: run it again at once.
+      if (claim || claim.error().code != ErrorCode::kAborted || attempt == kClaimAttempts) {
+        return claim;
+      }
+    }
+  });
+}
+
+}  // namespace room_outbox

@@ -1,0 +1,41 @@
+// MariaDbRelayStore: the factory and Stats. The claim is in mariadb_claim.cc, the result writes
+// in relay_marks.cc.
+#include "store/mariadb_relay_store.h"
+
+#include "core/mysql/outbox_sql.h"
+
+namespace room_outbox {
+
+std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& options) {
+  return std::make_unique<MariaDbRelayStore>(options);
+}
+
+Result<OutboxStats> MariaDbRelayStore::Stats() {
+  return session_.WithConnection([&](MariaDbConnection& conn) -> Result<OutboxStats> {
+    auto stmt = conn.Prepared("stats", sql::kStats);
+    if (!stmt) {
+      return Fail(stmt.error());
+    }
+    if (auto done = (*stmt)->Execute({}); !done) {
+      return Fail(done.error());
+    }
+    auto rows = (*stmt)->FetchAll();
+    if (!rows) {
+      return Fail(rows.error());
+    }
+    if (rows->size() != 1) {
+      return Fail(ErrorCode::kInternal,
+                  "stats: expected one row, got " + std::to_string(rows->size()));
+    }
+    auto pending = (*rows)[0].Int(0);
+    auto age = (*rows)[0].Int(1);
+    auto held_back = (*rows)[0].Int(2);
+    if (!pending || !age || !held_back) {
+      return Fail(!pending ? pending.error() : !age ? age.error() : held_back.error());
+    }
+    return OutboxStats{
+        .pending = *pending, .oldest_pending_age_ms = *age, .rooms_held_back = *held_back};
+  });
+}
+
+}  // namespace room_outbox

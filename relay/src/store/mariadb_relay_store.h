@@ -1,0 +1,68 @@
+// MariaDbRelayStore: the RelayStore over one MariaDB connection (see relay_store.h for the
+// contract of each call; core/mysql/store_session.h for the connection policy).
+//
+// The calls are implemented by job: the claim in mariadb_claim.cc (read -> plan -> write,
+// claim_plan.h), the result writes in relay_marks.cc, Stats in mariadb_relay_store.cc. Every
+// statement that carries a value is a server-side prepared statement, prepared once per
+// connection; their texts are in core/mysql/outbox_sql.h. Id lists are bound into a few fixed
+// placeholder-list sizes (core/mysql/id_lists.h).
+//
+// Thread-safety: none; one store per thread (two stores may run concurrently against the same
+// database: claims never overlap).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/mysql/store_session.h"
+#include "room_outbox/options.h"
+#include "store/relay_store.h"
+
+namespace room_outbox {
+
+class MariaDbRelayStore final : public RelayStore {
+ public:
+  explicit MariaDbRelayStore(MysqlOptions options) : session_(std::move(options)) {}
+
+  // Connects now unless connected (StoreSession::Connect).
+  [[nodiscard]] Result<void> Connect() { return session_.Connect(); }
+  bool connected() const { return session_.connected(); }
+  // The server's id of the current connection; 0 when not connected.
+  uint64_t connection_id() const { return session_.connection_id(); }
+  // StoreSession::RowsRead: for tests and benchmarks of the claim's cost.
+  [[nodiscard]] Result<int64_t> RowsRead() { return session_.RowsRead(); }
+
+  [[nodiscard]] Result<Claim> ClaimDue(const ClaimOptions& options) override;
+  [[nodiscard]] Result<size_t> MarkPublished(const std::string& token,
+                                             std::span<const int64_t> ids) override {
+    return session_.MarkPublished(token, ids);
+  }
+  [[nodiscard]] Result<size_t> MarkFailed(const std::string& token,
+                                          std::span<const FailedAttempt> attempts) override;
+  [[nodiscard]] Result<size_t> MarkParked(const std::string& token,
+                                          std::span<const FailedAttempt> attempts) override;
+  [[nodiscard]] Result<size_t> Release(const std::string& token,
+                                       std::span<const int64_t> ids) override {
+    return session_.Release(token, ids);
+  }
+  [[nodiscard]] Result<OutboxStats> Stats() override;
+
+ private:
+  // Runs the prepared statement `name` (`sql`) once per attempt with params_of(attempt), all in
+  // one transaction when there is more than one; returns the rows changed.
+  template <class ParamsOf>
+  [[nodiscard]] Result<size_t> UpdateEachAttempt(std::string_view name, std::string_view sql,
+                                                 std::span<const FailedAttempt> attempts,
+                                                 ParamsOf&& params_of);
+
+  StoreSession session_;
+};
+
+// A store that connects on its first call (or on Connect()).
+[[nodiscard]] std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(
+    const MysqlOptions& options);
+
+}  // namespace room_outbox

@@ -1,0 +1,66 @@
+// MariaDbRelayStore: the writes of a failed attempt (MarkFailed, MarkParked). MarkPublished and
+// Release are StoreSession's, shared with the hook.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/mysql/outbox_sql.h"
+#include "core/utf8.h"
+#include "store/mariadb_relay_store.h"
+
+namespace room_outbox {
+
+template <class ParamsOf>
+Result<size_t> MariaDbRelayStore::UpdateEachAttempt(std::string_view name, std::string_view sql,
+                                                     std::span<const FailedAttempt> attempts,
+                                                     ParamsOf&& params_of) {
+  if (attempts.empty()) {
+    return 0;
+  }
+  return session_.WithConnection([&](MariaDbConnection& conn) {
+    auto run = [&]() -> Result<size_t> {
+      auto stmt = conn.Prepared(std::string(name), sql);
+      if (!stmt) {
+        return Fail(stmt.error());
+      }
+      size_t total = 0;
+      for (const FailedAttempt& attempt : attempts) {
+        const auto params = params_of(attempt);
+        if (auto done = (*stmt)->Execute(params); !done) {
+          return Fail(done.error());
+        }
+        total += static_cast<size_t>((*stmt)->AffectedRows());
+      }
+      return total;
+    };
+    if (attempts.size() == 1) {
+      return run();
+    }
+    return session_.InTransaction(conn, run);
+  });
+}
+
+Result<size_t> MariaDbRelayStore::MarkFailed(const std::string& token,
+                                              std::span<const FailedAttempt> attempts) {
+  return UpdateEachAttempt("mark_failed", sql::kMarkFailed, attempts,
+                           [&](const FailedAttempt& attempt) {
+                             return std::array<SqlValue, 5>{
+                                 TruncateUtf8(attempt.error, kMaxLastErrorChars),
+                                 attempt.retry_after_ms, int64_t{attempt.dropped ? 1 : 0},
+                                 attempt.id, token};
+                           });
+}
+
+// One statement per row (primary key, token-checked like mark_failed); several rows in one
+// transaction.
+Result<size_t> MariaDbRelayStore::MarkParked(const std::string& token,
+                                              std::span<const FailedAttempt> attempts) {
+  return UpdateEachAttempt("mark_parked", sql::kMarkParked, attempts,
+                           [&](const FailedAttempt& attempt) {
+                             return std::array<SqlValue, 3>{
+                                 TruncateUtf8(attempt.error, kMaxLastErrorChars), attempt.id,
+                                 token};
+                           });
+}
+
+}  // namespace room_outbox

@@ -1,0 +1,151 @@
+// RelayStore: every database operation of the relay's worker loop, behind one seam. The MariaDB
+// implementation is MariaDbRelayStore (store/mariadb_relay_store.h); unit tests use
+// MockRelayStore (tests/mocks/mock_relay_store.h). The hook writes the rows this store claims
+// through a store of its own (hook/src/hook_store.h); docs/sql-contract.md is the table contract
+// between them.
+//
+// One clock: every absolute time of the relay side (due times, leases, pace slots, retry times,
+// ages) is the database server's. The relay passes durations only (lease_ms, retry_after_ms,
+// room_pace_ms); the store adds them to the server's now inside the call, and hands back what it
+// decided relative to that now (Claim::server_now_ms, PacedRoom::paced_for_ms). A relay host's
+// wall clock can be wrong by minutes without moving any row.
+//
+// Claiming: ClaimDue picks due pending rows (status='pending' AND next_attempt_at_ms <= server
+// now) in one short transaction (read -> plan -> write, see claim_plan.h), stamps them with a
+// fresh claim token and a lease (next_attempt_at_ms = server now + lease), commits and returns
+// them. Every later write of the row's result names that token, so a relay whose lease ran out
+// cannot overwrite the result of the relay that took the row over. A relay that dies leaves its
+// rows pending; they are due again when the lease ends.
+//
+// Thread-safety: a RelayStore owns one connection; use it from one thread at a time.
+// Connection loss: the call fails with kUnavailable and the next call reconnects.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace room_outbox {
+
+// One room_outbox row as the relay sees it.
+struct OutboxRow {
+  int64_t id = 0;
+  std::string event_id;
+  std::string event_type;
+  std::string room_id;
+  std::string envelope;  // JSON text as stored; may be undecodable
+  int64_t retry_count = 0;
+  int64_t created_at_ms = 0;
+  // Definite drops so far (schema/004: IM answered OK + MsgDropReason): the drop_generation of
+  // the row's next send, so its Random changes after a drop and only then.
+  uint32_t drop_count = 0;
+};
+
+// A room that may not be sent to for `wait_ms` more (a duration; the store adds it to the
+// server's now).
+struct RestingRoom {
+  std::string room_id;
+  int64_t wait_ms = 0;
+};
+
+struct ClaimOptions {
+  size_t limit = 100;        // at most this many rows
+  int64_t lease_ms = 30000;  // claimed rows are not due again before server now + lease
+  // Per-room order: a row is claimed only together with every earlier pending row of its room
+  // (so a room's head row is never overtaken, even by another relay).
+  bool per_room_order = true;
+  // Per-room order only, with room_pace_ms > 0. A room's run is cut after this many rows (0: no
+  // cut), and the room's other rows this claim read (and holds locked) are scheduled one per
+  // room_pace_ms after the run (next_attempt_at_ms), so that later claims pass over them and
+  // take other rooms' rows until each can be sent. This keeps one busy room's pace from holding
+  // every other room's rows behind it.
+  size_t max_rows_per_room = 0;
+  int64_t room_pace_ms = 0;
+  // Types delivered without a send (skip_event_types): they neither count toward
+  // max_rows_per_room nor take a pace slot.
+  std::vector<std::string> unpaced_event_types;
+  // Per-room order with room_pace_ms > 0: rooms the relay sent to less than room_pace_ms ago.
+  // Their rows are not leased; the rows of such a room the claim holds locked get pace slots
+  // from server now + wait_ms on (one room_pace_ms apart), so later claims take them when the
+  // room may be sent to again, instead of a round waiting for the pace.
+  std::vector<RestingRoom> resting_rooms;
+};
+
+// A room whose run was cut at max_rows_per_room.
+struct PacedRoom {
+  std::string room_id;
+  uint64_t rows_scheduled = 0;  // locked rows of the room given a later next_attempt_at_ms
+  // From the claim's server_now_ms to the latest of those times (0 when none was scheduled):
+  // a duration, so the relay adds it to its own monotonic clock.
+  int64_t paced_for_ms = 0;
+};
+
+struct Claim {
+  std::string token;            // names this claim in every later write
+  int64_t server_now_ms = 0;    // the server time the claim used (read once, in its transaction)
+  int64_t lease_until_ms = 0;   // server time: server_now_ms + lease_ms
+  std::vector<OutboxRow> rows;  // ordered by id
+  // The scan stopped at the limit: more rows may be due even when per-room order left some of
+  // the selection out and `rows` is shorter than the limit.
+  bool more_due = false;
+  std::vector<PacedRoom> paced_rooms;  // rooms cut at max_rows_per_room (more_due is then set)
+};
+
+// The result of one failed attempt.
+struct FailedAttempt {
+  int64_t id = 0;
+  std::string error;           // short; stored bounded in last_error
+  int64_t retry_after_ms = 0;  // due again at server now + this (negative counts as 0)
+  // IM definitely did not deliver it (PublishOutcome::definite_drop): drop_count + 1.
+  bool dropped = false;
+};
+
+// Computed by the server in one statement whose cost follows the pending rows.
+struct OutboxStats {
+  int64_t pending = 0;  // rows with status='pending'
+  // Server now - MIN(created_at_ms) over the pending rows; 0 when nothing is pending (never
+  // negative, even when a hook host's clock wrote a created_at_ms ahead of the server).
+  int64_t oldest_pending_age_ms = 0;
+  // Rooms whose oldest pending row (the room's head, smallest id) has failed at least once
+  // (retry_count > 0): rooms that per-room order holds behind a failing row.
+  int64_t rooms_held_back = 0;
+};
+
+class RelayStore {
+ public:
+  virtual ~RelayStore() = default;
+
+  virtual Result<Claim> ClaimDue(const ClaimOptions& options) = 0;
+
+  // A claim that fails with kAborted (deadlock or lock wait timeout) was rolled back as a whole
+  // and may be repeated at once on the same store; the store already retried it a few times.
+
+  // status='published', last_error=NULL, published_at_ms=server now for the rows still held by
+  // `token`. Returns how many rows were marked (a row taken over by another claim is not).
+  virtual Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids) = 0;
+
+  // retry_count+1, last_error, next_attempt_at_ms = server now + retry_after_ms (and
+  // drop_count+1 for a dropped attempt) for the rows still held by `token`; they stay pending.
+  // Returns how many rows were marked.
+  virtual Result<size_t> MarkFailed(const std::string& token,
+                                    std::span<const FailedAttempt> attempts) = 0;
+
+  // A failed attempt that sets its row aside (the park policy, [outbox_worker]
+  // park_permanent_after): status='parked', retry_count+1, last_error, parked_at_ms = server
+  // now, for the rows still held by `token` and still pending (retry_after_ms is not used).
+  // A parked row is never claimed again until an operator requeues it; its room's later rows
+  // are claimed without it. Returns how many rows were parked.
+  virtual Result<size_t> MarkParked(const std::string& token,
+                                    std::span<const FailedAttempt> attempts) = 0;
+
+  // Gives rows back unattempted: due at once (server now), retry_count unchanged. Returns the
+  // count.
+  virtual Result<size_t> Release(const std::string& token, std::span<const int64_t> ids) = 0;
+
+  virtual Result<OutboxStats> Stats() = 0;
+};
+
+}  // namespace room_outbox

@@ -1,0 +1,278 @@
+#include "telemetry/metrics.h"
+
+#include <httplib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <type_traits>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "core/publisher.h"
+#include "telemetry/health.h"
+
+namespace room_outbox::relay {
+namespace {
+
+constexpr FailureReason kAllReasons[kFailureReasonCount] = {
+    FailureReason::kTimeout,     FailureReason::kHttp,      FailureReason::kImError,
+    FailureReason::kRateLimited, FailureReason::kPermanent, FailureReason::kUndecodable};
+
+// A Prometheus label value: backslash, quote and newline escaped.
+std::string LabelValue(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// A sample value: NaN as Prometheus spells it, whole numbers without an exponent, fractions with
+// millisecond precision.
+std::string Num(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (v == std::floor(v) && std::fabs(v) < 9e15) {
+    return std::to_string(static_cast<int64_t>(v));
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3f", v);
+  return buf;
+}
+
+}  // namespace
+
+const char* FailureReasonName(FailureReason reason) {
+  switch (reason) {
+    case FailureReason::kTimeout: return "timeout";
+    case FailureReason::kHttp: return "http";
+    case FailureReason::kImError: return "im_error";
+    case FailureReason::kRateLimited: return "rate_limited";
+    case FailureReason::kPermanent: return "permanent";
+    case FailureReason::kUndecodable: return "undecodable";
+  }
+  return "http";
+}
+
+FailureReason FailureReasonOf(const PublishOutcome& outcome) {
+  switch (outcome.status) {
+    case PublishStatus::kUnknown: return FailureReason::kTimeout;
+    case PublishStatus::kRateLimited: return FailureReason::kRateLimited;
+    case PublishStatus::kPermanent: return FailureReason::kPermanent;
+    default: break;
+  }
+  if (outcome.http_status == 200 && outcome.im_error_code != 0) return FailureReason::kImError;
+  return FailureReason::kHttp;
+}
+
+void Metrics::AddPublishFailureByReason(FailureReason reason, uint64_t n) {
+  by_reason_[static_cast<size_t>(reason)].fetch_add(n, std::memory_order_relaxed);
+}
+
+void Metrics::SetBuildInfo(std::string version, std::string revision) {
+  version_ = std::move(version);
+  revision_ = std::move(revision);
+}
+
+int64_t Metrics::stats_age_ms() const {
+  const int64_t read = stats_read_steady_ms_.load(std::memory_order_relaxed);
+  return read < 0 ? -1 : std::max<int64_t>(0, SteadyNowMs() - read);
+}
+
+void Metrics::ObservePublishLatency(int64_t latency_ms) {
+  if (latency_ms < 0) {
+    latency_ms = 0;
+  }
+  size_t i = 0;
+  while (i < kLatencyBucketsMs.size() && latency_ms > kLatencyBucketsMs[i]) {
+    ++i;
+  }
+  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  latency_sum_ms_.fetch_add(latency_ms, std::memory_order_relaxed);
+  latency_count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::SetPending(int64_t pending, int64_t oldest_pending_age_ms) {
+  pending_.store(pending, std::memory_order_relaxed);
+  oldest_age_ms_.store(oldest_pending_age_ms, std::memory_order_relaxed);
+  // A successful read of the outbox: the database is reachable and the gauges are fresh.
+  stats_read_steady_ms_.store(SteadyNowMs(), std::memory_order_relaxed);
+  db_up_.store(1, std::memory_order_relaxed);
+}
+
+void Metrics::AddRound(bool failed) {
+  rounds_.fetch_add(1, std::memory_order_relaxed);
+  if (failed) {
+    round_errors_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+std::string Metrics::RenderPrometheus() const {
+  std::ostringstream o;
+  auto simple = [&o](const char* name, const char* type, const char* help, auto value) {
+    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n' << name
+      << ' ';
+    if constexpr (std::is_floating_point_v<decltype(value)>) {
+      o << Num(value);
+    } else {
+      o << value;
+    }
+    o << '\n';
+  };
+  // The pending gauges are NaN (unknown) before the first read of the database and once the last
+  // read is older than stats_stale_after: never a reassuring 0 while the database is down.
+  const int64_t stats_age = stats_age_ms();
+  const bool stale = stats_age < 0 || stats_age > stats_stale_after_ms_;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto gauge_or_nan = [&](int64_t v) { return stale ? nan : static_cast<double>(v); };
+  simple("room_outbox_pending_total", "gauge", "Pending rows in room_outbox (NaN while stale).",
+         gauge_or_nan(pending()));
+  simple("room_outbox_oldest_pending_age_ms", "gauge",
+         "Age in milliseconds of the oldest pending row (0 when none, NaN while stale).",
+         gauge_or_nan(oldest_pending_age_ms()));
+  simple("room_outbox_publish_success_total", "counter",
+         "Rows delivered to Tencent IM or skipped as non-IM types.", publish_success());
+  simple("room_outbox_publish_failure_total", "counter",
+         "Failed delivery attempts (the row stays pending).", publish_failure());
+  simple("room_outbox_rooms_held_back", "gauge",
+         "Rooms whose later rows wait behind a failed row.", rooms_held_back());
+  simple("room_outbox_rounds_total", "counter", "Claim rounds run.",
+         rounds_.load(std::memory_order_relaxed));
+  simple("room_outbox_round_errors_total", "counter",
+         "Rounds that ended with a database error or an undecodable envelope.",
+         round_errors_.load(std::memory_order_relaxed));
+
+  o << "# HELP room_outbox_publish_failures_by_reason_total Failed delivery attempts by reason.\n"
+    << "# TYPE room_outbox_publish_failures_by_reason_total counter\n";
+  for (FailureReason reason : kAllReasons) {
+    o << "room_outbox_publish_failures_by_reason_total{reason=\"" << FailureReasonName(reason)
+      << "\"} " << publish_failure(reason) << '\n';
+  }
+  simple("room_outbox_db_up", "gauge",
+         "1 when the worker's last database call worked, 0 when the database cannot be read.",
+         db_up() ? 1 : 0);
+  simple("room_outbox_im_breaker_open", "gauge",
+         "1 while the Tencent IM circuit breaker is open (no sends).", im_breaker_open() ? 1 : 0);
+  const int64_t parked = parked_rows();
+  simple("room_outbox_parked_rows", "gauge", "Parked rows in room_outbox (NaN until known).",
+         parked < 0 ? nan : static_cast<double>(parked));
+  simple("room_outbox_in_flight_rows", "gauge", "Rows being published right now.", in_flight());
+  simple("room_outbox_stats_age_seconds", "gauge",
+         "Seconds since the pending gauges were last read from the database (NaN: never).",
+         stats_age < 0 ? nan : static_cast<double>(stats_age) / 1000.0);
+  simple("room_outbox_wakeups_total", "counter", "Wake-up datagrams received on the [wake] socket.",
+         wakeups());
+  if (heartbeat_ != nullptr) {
+    simple("room_outbox_worker_heartbeat_age_seconds", "gauge",
+           "Seconds since the worker loop last completed a round or a sleep slice.",
+           static_cast<double>(heartbeat_->AgeMs()) / 1000.0);
+  }
+  o << "# HELP room_outbox_build_info The running build (always 1).\n"
+    << "# TYPE room_outbox_build_info gauge\n"
+    << "room_outbox_build_info{version=\"" << LabelValue(version_) << "\",revision=\""
+    << LabelValue(revision_) << "\"} 1\n";
+
+  const char* h = "room_outbox_publish_latency_ms";
+  o << "# HELP " << h << " Latency of each publish attempt in milliseconds.\n"
+    << "# TYPE " << h << " histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < kLatencyBucketsMs.size(); ++i) {
+    cumulative += buckets_[i].load(std::memory_order_relaxed);
+    o << h << "_bucket{le=\"" << kLatencyBucketsMs[i] << "\"} " << cumulative << '\n';
+  }
+  cumulative += buckets_[kLatencyBucketsMs.size()].load(std::memory_order_relaxed);
+  o << h << "_bucket{le=\"+Inf\"} " << cumulative << '\n'
+    << h << "_sum " << latency_sum_ms_.load(std::memory_order_relaxed) << '\n'
+    << h << "_count " << latency_count() << '\n';
+  return o.str();
+}
+
+struct MetricsServer::State {
+  httplib::Server server;
+  std::thread thread;
+};
+
+MetricsServer::MetricsServer(std::unique_ptr<State> state, int port)
+    : state_(std::move(state)), port_(port) {}
+
+MetricsServer::~MetricsServer() {
+  state_->server.stop();
+  if (state_->thread.joinable()) {
+    state_->thread.join();
+  }
+}
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
+                                                            const Metrics& metrics,
+                                                            HealthOptions health) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" is not host:port");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  int port = 0;
+  try {
+    port = std::stoi(listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    return Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" has no port");
+  }
+  auto state = std::make_unique<State>();
+  // httplib's default adds SO_REUSEPORT, which would let a second relay on the same port take
+  // half of the scrapes silently; SO_REUSEADDR alone makes it a bind error.
+  state->server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  state->server.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  state->server.Get("/healthz", [health](const httplib::Request&, httplib::Response& res) {
+    if (health.heartbeat == nullptr) {
+      res.set_content("ok (no worker heartbeat attached)\n", "text/plain");
+      return;
+    }
+    const int64_t age = health.heartbeat->AgeMs();
+    if (age <= health.stale_after.count()) {
+      res.set_content("ok: worker loop beat " + std::to_string(age) + "ms ago\n", "text/plain");
+    } else {
+      res.status = 503;
+      res.set_content("stale: worker loop last beat " + std::to_string(age) + "ms ago (limit " +
+                          std::to_string(health.stale_after.count()) + "ms)\n",
+                      "text/plain");
+    }
+  });
+  state->server.Get("/readyz", [&metrics](const httplib::Request&, httplib::Response& res) {
+    if (metrics.ready()) {
+      res.set_content("ready\n", "text/plain");
+      return;
+    }
+    res.status = 503;
+    std::string why = "not ready:";
+    if (!metrics.db_up()) why += " database unreachable";
+    if (metrics.im_breaker_open()) why += " IM breaker open";
+    res.set_content(why + "\n", "text/plain");
+  });
+  const int bound = port == 0 ? state->server.bind_to_any_port(host.c_str())
+                              : (state->server.bind_to_port(host.c_str(), port) ? port : -1);
+  if (bound < 0) {
+    return Fail(ErrorCode::kUnavailable, "metrics: cannot listen on " + listen);
+  }
+  State* raw = state.get();
+  raw->thread = std::thread([raw] { raw->server.listen_after_bind(); });
+  // httplib's stop() is a no-op until the server runs: a server stopped before its thread reached
+  // the accept loop would then listen forever and the destructor's join would hang. Wait for it.
+  for (int i = 0; i < 5000 && !raw->server.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(state), bound));
+}
+
+}  // namespace room_outbox::relay

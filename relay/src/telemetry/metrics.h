@@ -1,0 +1,173 @@
+// The relay's metrics: lock-free counters and gauges, rendered in the Prometheus text format.
+//
+//   room_outbox_pending_total             gauge    pending rows in the outbox (from Stats)
+//   room_outbox_oldest_pending_age_ms     gauge    age of the oldest pending row (from Stats)
+//   room_outbox_publish_success_total     counter  rows delivered (published or skipped)
+//   room_outbox_publish_failure_total     counter  failed attempts (incl. rate-limited,
+//   undecodable) room_outbox_publish_latency_ms        histogram latency of each publish attempt
+//   room_outbox_rooms_held_back           gauge    rooms whose later rows wait behind a failed row
+//   room_outbox_rounds_total / room_outbox_round_errors_total  counters of claim rounds
+// Operations (issue 9):
+//   room_outbox_publish_failures_by_reason_total{reason}  counter  failed attempts by reason:
+//        timeout|http|im_error|rate_limited|permanent|undecodable. A name of its own: the seed's
+//        unlabelled room_outbox_publish_failure_total stays, and one family holding both an
+//        unlabelled and labelled samples would double every sum() over it (client libraries
+//        refuse such a family; promtool lets it pass).
+//   room_outbox_db_up                  gauge  1 when the last database call of the loop worked
+//   room_outbox_im_breaker_open        gauge  1 while the IM circuit breaker is open
+//   room_outbox_parked_rows            gauge  parked rows (NaN until first known)
+//   room_outbox_in_flight_rows         gauge  rows being published right now
+//   room_outbox_stats_age_seconds      gauge  age of the pending gauges' last database read; the
+//        pending gauges read NaN (not 0) before the first read and once it is older than
+//        stats_stale_after, so a dashboard shows a gap instead of an empty outbox
+//   room_outbox_worker_heartbeat_age_seconds  gauge  since the worker loop last beat (when a
+//        Heartbeat is attached)
+//   room_outbox_build_info{version,revision}  gauge  always 1
+// A relay that wakes (issue 10):
+//   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
+//        read at once is one wake-up of the worker but counts every datagram)
+//
+// Thread-safety: every method may be called from any thread (the /metrics server reads while the
+// worker writes).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/result.h"
+
+namespace room_outbox {
+struct PublishOutcome;
+}
+
+namespace room_outbox::relay {
+
+class Heartbeat;
+
+// Why an attempt failed, for room_outbox_publish_failures_by_reason_total.
+enum class FailureReason {
+  kTimeout,      // no answer within publish_timeout (the outcome is unknown)
+  kHttp,         // no HTTP answer (connect, reset) or a non-200 HTTP status
+  kImError,      // HTTP 200 with an IM ErrorCode that is neither a rate limit nor permanent
+  kRateLimited,  // a frequency limit (IM codes or MsgDropReason)
+  kPermanent,    // the publisher's permanent class (e.g. 10010 group dissolved)
+  kUndecodable,  // the stored envelope cannot be decoded
+};
+inline constexpr size_t kFailureReasonCount = 6;
+const char* FailureReasonName(FailureReason reason);
+// The reason of a failed publish outcome (not for a delivered one).
+FailureReason FailureReasonOf(const PublishOutcome& outcome);
+
+class Metrics {
+ public:
+  // Upper bounds (ms) of the latency buckets; a +Inf bucket follows.
+  static constexpr std::array<int64_t, 12> kLatencyBucketsMs = {5,   10,   25,   50,   100,  250,
+                                                                500, 1000, 2500, 5000, 10000, 30000};
+
+  void AddPublishSuccess(uint64_t n = 1) { success_.fetch_add(n, std::memory_order_relaxed); }
+  void AddPublishFailure(uint64_t n = 1) { failure_.fetch_add(n, std::memory_order_relaxed); }
+  void ObservePublishLatency(int64_t latency_ms);
+  void SetPending(int64_t pending, int64_t oldest_pending_age_ms);
+  void SetRoomsHeldBack(int64_t rooms) { rooms_held_back_.store(rooms, std::memory_order_relaxed); }
+  void AddRound(bool failed);
+
+  // --- operations (issue 9) ---
+  // One failed attempt (in addition to AddPublishFailure, which keeps the seed's total).
+  void AddPublishFailureByReason(FailureReason reason, uint64_t n = 1);
+  void SetDbUp(bool up) { db_up_.store(up ? 1 : 0, std::memory_order_relaxed); }
+  void SetImBreakerOpen(bool open) { breaker_open_.store(open ? 1 : 0, std::memory_order_relaxed); }
+  void SetParkedRows(int64_t rows) { parked_rows_.store(rows, std::memory_order_relaxed); }
+  void SetInFlight(int64_t rows) { in_flight_.store(rows, std::memory_order_relaxed); }
+  void AddInFlight(int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
+  // --- a relay that wakes (issue 10) ---
+  void AddWakeups(uint64_t datagrams) { wakeups_.fetch_add(datagrams, std::memory_order_relaxed); }
+  uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+  // The heartbeat whose age /metrics shows (optional; must outlive the Metrics).
+  void AttachHeartbeat(const Heartbeat* heartbeat) { heartbeat_ = heartbeat; }
+  // Pending gauges older than this read NaN. Default 30 s (the worker refreshes every second).
+  void SetStatsStaleAfter(std::chrono::milliseconds age) { stats_stale_after_ms_ = age.count(); }
+  // version/revision labels of room_outbox_build_info.
+  void SetBuildInfo(std::string version, std::string revision);
+
+  bool db_up() const { return db_up_.load(std::memory_order_relaxed) != 0; }
+  bool im_breaker_open() const { return breaker_open_.load(std::memory_order_relaxed) != 0; }
+  int64_t parked_rows() const { return parked_rows_.load(std::memory_order_relaxed); }
+  int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  uint64_t publish_failure(FailureReason reason) const {
+    return by_reason_[static_cast<size_t>(reason)].load(std::memory_order_relaxed);
+  }
+  // Milliseconds since SetPending was last called; -1 when it never was.
+  int64_t stats_age_ms() const;
+  // Ready: the database answered the loop's last call and the IM breaker is closed.
+  bool ready() const { return db_up() && !im_breaker_open(); }
+
+  uint64_t publish_success() const { return success_.load(std::memory_order_relaxed); }
+  uint64_t publish_failure() const { return failure_.load(std::memory_order_relaxed); }
+  int64_t pending() const { return pending_.load(std::memory_order_relaxed); }
+  int64_t oldest_pending_age_ms() const { return oldest_age_ms_.load(std::memory_order_relaxed); }
+  int64_t rooms_held_back() const { return rooms_held_back_.load(std::memory_order_relaxed); }
+  uint64_t latency_count() const { return latency_count_.load(std::memory_order_relaxed); }
+
+  // Prometheus text exposition format 0.0.4.
+  std::string RenderPrometheus() const;
+
+ private:
+  std::atomic<uint64_t> success_{0};
+  std::atomic<uint64_t> failure_{0};
+  std::atomic<int64_t> pending_{0};
+  std::atomic<int64_t> oldest_age_ms_{0};
+  std::atomic<int64_t> rooms_held_back_{0};
+  std::atomic<uint64_t> rounds_{0};
+  std::atomic<uint64_t> round_errors_{0};
+  // Per-bucket (non-cumulative) counts; the +Inf bucket is the last.
+  std::array<std::atomic<uint64_t>, kLatencyBucketsMs.size() + 1> buckets_{};
+  std::atomic<uint64_t> latency_count_{0};
+  std::atomic<int64_t> latency_sum_ms_{0};
+
+  std::array<std::atomic<uint64_t>, kFailureReasonCount> by_reason_{};
+  std::atomic<int> db_up_{0};
+  std::atomic<int> breaker_open_{0};
+  std::atomic<int64_t> parked_rows_{-1};  // -1: not known yet
+  std::atomic<int64_t> in_flight_{0};
+  std::atomic<int64_t> stats_read_steady_ms_{-1};  // -1: never read
+  std::atomic<uint64_t> wakeups_{0};
+  int64_t stats_stale_after_ms_ = 30000;
+  const Heartbeat* heartbeat_ = nullptr;
+  std::string version_;
+  std::string revision_ = "unknown";
+};
+
+// What /healthz and /readyz answer (MetricsServer):
+//   /healthz  200 "ok" while `heartbeat` is younger than `stale_after`, else 503 "stale: ..."
+//             (200 when no heartbeat is attached: nothing to judge by).
+//   /readyz   200 "ready" when Metrics::ready(), else 503 naming what is down.
+struct HealthOptions {
+  const Heartbeat* heartbeat = nullptr;
+  std::chrono::milliseconds stale_after{60000};
+};
+
+// GET /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a cpp-httplib thread.
+class MetricsServer {
+ public:
+  // Binds and starts serving; fails (kUnavailable) when the address cannot be bound.
+  static Result<std::unique_ptr<MetricsServer>> Start(const std::string& listen,
+                                                      const Metrics& metrics,
+                                                      HealthOptions health = {});
+  ~MetricsServer();  // stops the server and joins its thread
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  struct State;
+  explicit MetricsServer(std::unique_ptr<State> state, int port);
+  std::unique_ptr<State> state_;
+  int port_;
+};
+
+}  // namespace room_outbox::relay

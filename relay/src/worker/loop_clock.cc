@@ -1,0 +1,41 @@
+#include "worker/loop_clock.h"
+
+namespace room_outbox {
+
+void StopSignal::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+bool StopSignal::WaitFor(std::chrono::milliseconds duration) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, duration, [this] { return stop_requested(); });
+}
+
+void StopSignal::Wake() {
+  {
+    // Under the lock, so a WaitForWake between its check and its wait cannot miss it.
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+bool StopSignal::WaitForWake(std::chrono::milliseconds duration) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, duration, [this] { return stop_requested() || wake_pending(); });
+  return stop_requested();
+}
+
+bool SystemLoopClock::SleepFor(std::chrono::milliseconds duration, StopSignal& stop) {
+  return stop.WaitFor(duration);
+}
+
+bool SystemLoopClock::IdleFor(std::chrono::milliseconds duration, StopSignal& stop) {
+  return stop.WaitForWake(duration);
+}
+
+}  // namespace room_outbox

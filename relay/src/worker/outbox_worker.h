@@ -1,0 +1,215 @@
+// OutboxWorker: the relay loop. It claims due pending rows, publishes them to IM and writes each
+// row's result back, following the seed's worker semantics:
+//   success (or a type not sent to IM) -> MarkPublished
+//   failure -> MarkFailed: the store adds 1 to retry_count and keeps last_error; the row is due
+//              again poll_interval later (fixed interval, unbounded retries), never in the same
+//              round
+//   undecodable envelope -> MarkFailed with "undecodable envelope: <why>" (the row is kept), the
+//              rest of the batch continues, and the round reports an error
+//   permanent failure (publisher scope kPermanentRow, or undecodable) at the
+//              park_permanent_after-th attempt, when that is > 0 -> MarkParked (ParkPolicy): the
+//              row is set aside with its last_error; the room's later rows go back and the next
+//              claim takes them. Never for transient failures; never with the default 0.
+//   claim or mark failure -> an error of the round; Run() waits and tries again
+//
+// A round (Round) is four steps over single-job units:
+//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut and the rooms
+//      sent to less than room_min_interval ago, RoomPace::AddResting); nothing is
+//      claimed once a stop was requested. The lease is measured on the monotonic clock from just
+//      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
+//   2. prepare (RoomQueues): decode each row, block rooms whose row is not attempted, queue the
+//      rows per room in id order (ordering=per_room) or one queue per row (ordering=none).
+//   3. waves: each wave holds at most one row per room and at most max_in_flight rows, sent by
+//      Publisher::PublishMany, each bounded by publish_timeout. Rows of types the publisher never
+//      sends are delivered in order without a send slot or the pace. A room's sends are at least
+//      room_min_interval apart, also across rounds (RoomPace); when no room is ready the worker
+//      sleeps until the first one is. A failed row's later rows of its room are released (never
+//      overtaken). Before each wave: a stop request, or a lease left shorter than
+//      publish_timeout + lease_margin, releases the rows left. After each wave the results are
+//      marked (ResultWriter: one MarkPublished, one MarkFailed), so a relay killed mid-claim
+//      leaves at most its last wave (max_in_flight rows) delivered but unmarked. A failing mark
+//      ends the round. What else a failure holds back follows its scope (TENCENT_IM.md §9):
+//        row, permanent_row: the row is due again after poll_interval, its room's later rows of
+//          the claim are released;
+//        room (MsgFreqCtrl, 10023): the same, due after max(poll_interval, 1s); the other rooms
+//          of the batch go on;
+//        global_rate: as room, and the rest of the batch is given back; Run() waits
+//          poll_interval;
+//        app: the attempt is charged and the publisher's circuit breaker opens; rows it then
+//          keeps back (kNotAttempted) are released uncharged, the round sends nothing more, and
+//          Run() waits poll_interval between rounds until the breaker's probe closes it. The
+//          opening and the closing are logged once each.
+//   4. finish: the last marks, one Release for every row not attempted, metrics, the round line.
+//      A claim released whole without a single attempt (lease too short for one wave) is a
+//      failed round (round error metric and a warning), and Run() does not claim again at once.
+//
+// Claim ahead (Run only, when the worker was given a second store, and only without a pace:
+// with one, rows claimed ahead would wait for the pace in the next round): once a round's claim is
+// full (more rows are due), the next claim starts on the second store (ClaimAhead, its own
+// connection and thread) while this round's waves are sent and marked on the first; the next
+// round takes it instead of claiming. Its lease counts from its own start; WaveFits checks it
+// as any other. When the loop is not going on at once (a short claim, a database error, a rate
+// limit, the breaker, a stop) the claim made ahead is released unattempted on the first store
+// before the loop sleeps or Run returns. An error of the claim made ahead is the next round's
+// claim error. Marks stay on the first connection after every wave, so a kill -9 still leaves
+// at most one wave delivered but unmarked. RunRound and Drain never claim ahead.
+//
+// Modes: RoundMode::kDaemon (Run, RunRound) and RoundMode::kDrain (--once, Drain): a drain tries
+// every row at most once and keeps whole runs of a room (no cut, nothing scheduled for later).
+//
+// Time: in-process durations (pace, lease left, sleeps, the stats interval) use
+// Clock::SteadyMs; every sleep the loop computes is clamped to max(poll_interval,
+// room_min_interval), so no clock step can stretch it. Absolute times (due times, leases, pace
+// slots, the pending age) are the database server's: the store computes them there, and the
+// worker passes only durations (retry_after, lease, pace).
+//
+// Thread-safety: one thread drives a worker. The StopSignal may be set from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/publisher.h"
+#include "store/relay_store.h"
+#include "telemetry/log_line.h"
+#include "telemetry/metrics.h"
+#include "worker/claim_ahead.h"
+#include "worker/drain_state.h"
+#include "worker/loop_clock.h"
+#include "worker/park_policy.h"
+#include "worker/result_writer.h"
+#include "worker/retry_policy.h"
+#include "worker/room_pace.h"
+#include "worker/room_queues.h"
+#include "worker/worker_options.h"
+
+namespace room_outbox::relay {
+
+struct RoundResult {
+  size_t claimed = 0;
+  size_t published = 0;  // delivered: published or skipped
+  size_t failed = 0;     // failed attempts marked (incl. undecodable and rate-limited)
+  size_t undecodable = 0;
+  size_t released = 0;  // given back unattempted (held back, lease, stop, rate limit, breaker)
+  size_t waves = 0;     // PublishMany calls
+  bool full = false;    // the claim returned batch_size rows: more may be due
+  bool rate_limited = false;  // a global rate limit (not a room's refusal) was met
+  bool breaker_open = false;  // the publisher's circuit breaker was open when the round ended
+  // Rows were claimed but every one was given back without an attempt (the lease could not
+  // hold one wave): a failed round.
+  bool released_unsent = false;
+  bool claimed_ahead = false;  // the claim was made ahead, while the round before was sent
+  // The claim scheduled rows of paced rooms (a cut, a second row, a resting room) for later.
+  bool scheduled = false;
+  // The first error of the round: a store call failed (store_error) or an envelope was
+  // undecodable.
+  std::optional<Error> error;
+  bool store_error = false;
+};
+
+struct DrainResult {
+  size_t rounds = 0;
+  size_t published = 0;
+  size_t failed = 0;  // failed attempts, undecodable included
+  size_t undecodable = 0;
+  // Due rows the run gave back and never attempted (lease too short, a stop, a room held
+  // behind a failed row).
+  size_t unattempted = 0;
+  std::optional<Error> store_error;  // set when a round failed on the database
+  bool stopped = false;              // a stop was requested before the outbox was drained
+  bool ok() const { return failed == 0 && !store_error && unattempted == 0; }
+};
+
+class OutboxWorker {
+ public:
+  // The collaborators must outlive the worker. `on_status`, when set, receives short operator
+  // status texts (e.g. for sd_notify STATUS=) when the database state changes. `ahead_store`,
+  // when set, is a second store (its own connection, used by the worker alone) on which Run
+  // makes its next claim while a round is sent (see "Claim ahead" above).
+  OutboxWorker(WorkerOptions options, RelayStore& store, Publisher& publisher, LoopClock& clock,
+               StopSignal& stop, Metrics& metrics, Logger& logger,
+               std::function<void(std::string_view)> on_status = {},
+               RelayStore* ahead_store = nullptr);
+
+  // One claim + publish + mark. Claims nothing when a stop was requested.
+  RoundResult RunRound();
+
+  // The daemon loop: a round at once; the next round at once after a full batch, else after
+  // poll_interval (room_min_interval while rows a claim scheduled for a paced room are still
+  // coming due, so such a room keeps its pace); after a database error a back-off from
+  // poll_interval doubling to max_error_backoff. Returns when a stop was requested (after the
+  // current round is marked).
+  // Wake-ups (StopSignal::Wake, the [wake] socket) end only that idle wait, never a pace wait
+  // inside a round, the error back-off, or the wait while a rate limit, the open breaker or a
+  // claim given back unsent holds the loop. Each claim takes the pending wake-up just before
+  // it starts; one arriving later (during the round) ends the next idle wait at once.
+  void Run();
+
+  // The rooms_held_back gauge. Until OutboxStats carries the database's count
+  // (rooms_held_back), it is the rooms the latest round held back; then this becomes
+  // `return stats.rooms_held_back;` and the second argument goes.
+  static int64_t HeldBackGauge(const std::optional<OutboxStats>& stats,
+                               size_t rooms_held_last_round);
+
+  // For --once: rounds until a claim brings no row not yet attempted in this run, so every due
+  // row is tried once. Rows that come due again during the run (a failure's next attempt) are
+  // given back unattempted. Stops early on a database error or a stop request.
+  DrainResult Drain();
+
+ private:
+  enum class RoundMode { kDaemon, kDrain };
+  struct RoundContext;
+
+  RoundResult Round(RoundMode mode, bool claim_ahead = false);
+  ClaimOptions MakeClaimOptions(RoundMode mode);
+  ClaimAhead::Taken TakeClaim(const ClaimOptions& options);
+  void StartAhead(const RoundContext& round);
+  void DiscardAhead();
+  RoundResult ClaimFailed(const Error& error);
+  void NotePacedRooms(const Claim& claim, int64_t claimed_at);
+  void Prepare(RoundContext& round);
+  bool WaveFits(RoundContext& round);
+  std::vector<const QueuedRow*> TakeWave(RoundContext& round);
+  void SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave);
+  void RecordOutcome(RoundContext& round, const QueuedRow& item, const PublishOutcome& outcome);
+  void NoteBreaker(const PublishOutcome& outcome);
+  bool AfterWave(RoundContext& round);
+  RoundResult Finish(RoundContext& round);
+  void CheckReleasedWhole(RoundContext& round);
+  void NoteAttempt(RoundContext& round, const OutboxRow& row);
+  void LogRound(const RoundResult& result);
+  void RefreshStats();
+  // Sleeps a computed duration, clamped to [0, max(poll_interval, room_min_interval)].
+  bool Sleep(std::chrono::milliseconds duration);
+  // The idle sleep between rounds: Sleep that a wake-up on the StopSignal ends (Clock::IdleFor).
+  bool Idle(std::chrono::milliseconds duration);
+  void LogStarted();
+  LogLine Line(std::string_view message) const;
+
+  WorkerOptions options_;
+  RelayStore& store_;
+  Publisher& publisher_;
+  LoopClock& clock_;
+  StopSignal& stop_;
+  Metrics& metrics_;
+  Logger& logger_;
+  std::function<void(std::string_view)> on_status_;
+  RetryPolicy retry_;
+  ParkPolicy park_;       // [outbox_worker] park_permanent_after
+  HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
+  RoomPace pace_;
+  DrainState drain_;
+  std::unique_ptr<ClaimAhead> ahead_;      // set when a second store was given
+  std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any
+  int64_t last_stats_steady_ms_ = 0;
+  bool stats_refreshed_ = false;
+};
+
+}  // namespace room_outbox::relay

@@ -1,0 +1,100 @@
+// RoomQueues: a claim's rows in the order they may be sent.
+//
+// Load decodes every row. An undecodable row is not queued (the worker records it as a failed
+// attempt). With ordering = per_room each room has one queue in id order, and a room whose row
+// is not attempted in this round (undecodable, or given back by the caller's `give_back`, e.g.
+// already tried in this --once run) is blocked from that row on: its later rows are released
+// (not attempted, so they never overtake it). With ordering = none every row is its own queue.
+//
+// A wave takes the front row of each ready queue, at most `max_rows` of them, so it holds at
+// most one row per room. Rows of types that are never sent are popped separately, in order,
+// from the front of the queues (they need no send slot). When a sent row fails, HoldBack
+// releases the later rows of its queue; when a popped row was not attempted after all (the IM
+// circuit breaker kept it back), GiveBack releases it with the rest of its queue.
+//
+// The queues point into the claim's rows: keep the claim alive and unchanged while they live.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "room_outbox/envelope.h"
+#include "store/relay_store.h"
+
+namespace room_outbox::relay {
+
+struct QueuedRow {
+  const OutboxRow* row = nullptr;
+  Envelope envelope;
+  std::string queue;  // the room id (per_room) or a key of this row alone (none)
+};
+
+struct UndecodableRow {
+  const OutboxRow* row = nullptr;
+  std::string why;
+};
+
+// A room blocked in this claim, and how many of its rows were released for it.
+struct HeldRoom {
+  std::string room_id;
+  uint64_t rows = 0;
+};
+
+class RoomQueues {
+ public:
+  explicit RoomQueues(bool per_room_order) : per_room_order_(per_room_order) {}
+  RoomQueues(const RoomQueues&) = delete;
+  RoomQueues& operator=(const RoomQueues&) = delete;
+
+  void Load(std::span<const OutboxRow> rows,
+            const std::function<bool(const OutboxRow&)>& give_back);
+
+  const std::vector<UndecodableRow>& undecodable() const { return undecodable_; }
+  // Rooms blocked at Load, in the order of their first blocked row.
+  const std::vector<HeldRoom>& held_rooms() const { return held_at_load_; }
+  // Distinct rooms held back in this claim (at Load or by HoldBack).
+  size_t rooms_held() const { return rooms_held_.size(); }
+  // Ids of rows that will not be attempted: given back, held, or released since.
+  const std::vector<int64_t>& released() const { return released_; }
+  size_t remaining() const { return remaining_; }
+
+  // Pops the rows at the front of every queue whose type is never sent (sends() false).
+  std::vector<const QueuedRow*> PopNeverSent(const std::function<bool(std::string_view)>& sends);
+  // Pops the next wave: the front row of each queue whose room is `ready`, at most max_rows.
+  std::vector<const QueuedRow*> NextWave(size_t max_rows,
+                                         const std::function<bool(const std::string&)>& ready);
+  // Rooms (queue keys) that still have rows.
+  std::vector<std::string> QueuesLeft() const;
+  // `failed` was attempted and failed: the later rows of its queue are released. Returns how
+  // many (always 0 with ordering = none).
+  size_t HoldBack(const QueuedRow& failed);
+  // `unsent` was popped but not attempted: it and the later rows of its queue are released
+  // (retry_count unchanged); the room does not count as held back.
+  void GiveBack(const QueuedRow& unsent);
+  // Releases every row left.
+  void ReleaseAll();
+
+ private:
+  void Enqueue(size_t item);
+  void NoteHeldAtLoad(const std::string& room_id);
+
+  bool per_room_order_;
+  std::vector<QueuedRow> items_;
+  std::vector<std::string> keys_;  // queue keys in the order of their first row
+  std::unordered_map<std::string, std::deque<size_t>> queues_;
+  std::vector<UndecodableRow> undecodable_;
+  std::vector<HeldRoom> held_at_load_;
+  std::unordered_set<std::string> rooms_held_;
+  std::vector<int64_t> released_;
+  size_t remaining_ = 0;
+};
+
+}  // namespace room_outbox::relay

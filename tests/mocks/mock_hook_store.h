@@ -1,0 +1,23 @@
+// gMock double of HookStore, one method per interface method.
+#pragma once
+
+#include <gmock/gmock.h>
+
+#include "hook_store.h"
+
+namespace room_outbox::testing {
+
+class MockHookStore : public HookStore {
+ public:
+  MOCK_METHOD(Result<CommitWrite>, CommitCommand,
+              (const CommitRequest& request, const CallerStatements& caller_statements),
+              (override));
+  MOCK_METHOD(Result<std::optional<FoundCommand>>, FindCommand, (const std::string& command_id),
+              (override));
+  MOCK_METHOD(Result<size_t>, MarkPublished,
+              (const std::string& token, std::span<const int64_t> ids), (override));
+  MOCK_METHOD(Result<size_t>, Release, (const std::string& token, std::span<const int64_t> ids),
+              (override));
+};
+
+}  // namespace room_outbox::testing

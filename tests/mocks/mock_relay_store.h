@@ -1,0 +1,24 @@
+// gMock double of RelayStore, one method per interface method.
+#pragma once
+
+#include <gmock/gmock.h>
+
+#include "store/relay_store.h"
+
+namespace room_outbox::testing {
+
+class MockRelayStore : public RelayStore {
+ public:
+  MOCK_METHOD(Result<Claim>, ClaimDue, (const ClaimOptions& options), (override));
+  MOCK_METHOD(Result<size_t>, MarkPublished,
+              (const std::string& token, std::span<const int64_t> ids), (override));
+  MOCK_METHOD(Result<size_t>, MarkFailed,
+              (const std::string& token, std::span<const FailedAttempt> attempts), (override));
+  MOCK_METHOD(Result<size_t>, MarkParked,
+              (const std::string& token, std::span<const FailedAttempt> attempts), (override));
+  MOCK_METHOD(Result<size_t>, Release, (const std::string& token, std::span<const int64_t> ids),
+              (override));
+  MOCK_METHOD(Result<OutboxStats>, Stats, (), (override));
+};
+
+}  // namespace room_outbox::testing
