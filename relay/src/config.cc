@@ -53,6 +53,12 @@ class TableReader {
     return prefix_.empty() ? std::string(key) : prefix_ + "." + std::string(key);
   }
   bool failed() const { return error_->has_value(); }
+  // The dotted names of the keys asked for so far, present or not.
+  std::vector<std::string> KnownNames() const {
+    std::vector<std::string> names;
+    for (const std::string& key : known_) names.push_back(Name(key));
+    return names;
+  }
   void SetError(const toml::node* node, std::string_view key, const std::string& what) {
     if (failed()) {
       return;
@@ -535,6 +541,33 @@ std::string Quote(std::string_view s) {
 
 std::string Secret(const std::string& value) { return value.empty() ? "<unset>" : "<redacted>"; }
 
+// Reads the top-level keys and every section of `root` (null: an empty file) into `c`; when
+// `names` is set, appends the dotted name of every key and table the readers ask for.
+void ReadTables(const toml::table* root, const std::string& path, std::optional<Error>* error,
+                Config& c, std::vector<std::string>* names) {
+  TableReader top(root, "", path, error);
+  if (auto v = top.String("node_id")) c.node_id = *v;
+  struct Section {
+    const char* name;
+    void (*read)(TableReader&, Config&);
+  };
+  for (const Section& s :
+       {Section{"mysql", ReadMysql}, Section{"outbox_worker", ReadWorker},
+        Section{"tencent_im", ReadTencentIm}, Section{"hook", ReadHook}, Section{"log", ReadLog},
+        Section{"metrics", ReadMetrics}, Section{"wake", ReadWake}}) {
+    const toml::table* table = top.Table(s.name);
+    TableReader r(table, s.name, path, error);
+    s.read(r, c);
+    if (names != nullptr) {
+      for (std::string& name : r.KnownNames()) names->push_back(std::move(name));
+    }
+  }
+  top.CheckUnknown();
+  if (names != nullptr) {
+    for (std::string& name : top.KnownNames()) names->push_back(std::move(name));
+  }
+}
+
 }  // namespace
 
 bool IsValidLogLevel(const std::string& level) {
@@ -565,21 +598,7 @@ Result<Config> LoadConfig(const std::string& path) {
   Config c;
   c.path = path;
   std::optional<Error> error;
-  TableReader top(&root, "", path, &error);
-  if (auto v = top.String("node_id")) c.node_id = *v;
-  struct Section {
-    const char* name;
-    void (*read)(TableReader&, Config&);
-  };
-  for (const Section& s :
-       {Section{"mysql", ReadMysql}, Section{"outbox_worker", ReadWorker},
-        Section{"tencent_im", ReadTencentIm}, Section{"hook", ReadHook}, Section{"log", ReadLog},
-        Section{"metrics", ReadMetrics}, Section{"wake", ReadWake}}) {
-    const toml::table* table = top.Table(s.name);
-    TableReader r(table, s.name, path, &error);
-    s.read(r, c);
-  }
-  top.CheckUnknown();
+  ReadTables(&root, path, &error, c, nullptr);
   if (error) {
     return Fail(std::move(*error));
   }
@@ -600,6 +619,15 @@ Result<Config> LoadConfig(const std::string& path) {
   }
   c.tencent_im.secret_key = std::move(*key);
   return c;
+}
+
+std::vector<std::string> ConfigKeys() {
+  Config c;
+  std::optional<Error> error;
+  std::vector<std::string> names;
+  ReadTables(nullptr, "", &error, c, &names);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 Status CheckRunnable(const Config& config) {

@@ -1,6 +1,7 @@
 # outbox-relay: the relay library (everything of relay/src but main.cc) and its tests.
 target_sources(room_outbox_relay PRIVATE
   relay/src/build_info.cc
+  relay/src/command_line.cc
   relay/src/config.cc
   relay/src/duration.cc
   relay/src/global_init.cc
