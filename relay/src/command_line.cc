@@ -1,7 +1,6 @@
 #include "command_line.h"
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "build_info.h"
@@ -11,8 +10,8 @@
 namespace room_outbox::relay {
 
 std::unique_ptr<CLI::App> MakeCommandLine(CliOptions& cli, ops::OpsCli& ops) {
-  auto app = std::make_unique<CLI::App>(
-      "outbox-relay: delivers pending room_outbox events to Tencent IM");
+  auto app =
+      std::make_unique<CLI::App>("outbox-relay: delivers pending room_outbox events to Tencent IM");
   app->set_version_flag("--version", std::string("outbox-relay ") + Version());
   app->add_option("--config", cli.config_path, "Config file (TOML)")->capture_default_str();
   auto* once = app->add_flag("--once", cli.once,
@@ -47,10 +46,10 @@ std::unique_ptr<CLI::App> MakeCommandLine(CliOptions& cli, ops::OpsCli& ops) {
   requeue->add_option("--room", ops.room_id, "Every parked row of this room");
   requeue->add_flag("--all-parked", ops.all_parked, "Every parked row");
   requeue->add_option("--batch-size", ops.batch_size, "Rows per UPDATE")->capture_default_str();
-  CLI::App* purge =
-      add_ops("purge", "Delete published rows (and command-log rows) past retention");
-  purge->add_option("--published-before", ops.published_before,
-                    "Delete published outbox rows published longer ago than this (e.g. 7d)")
+  CLI::App* purge = add_ops("purge", "Delete published rows (and command-log rows) past retention");
+  purge
+      ->add_option("--published-before", ops.published_before,
+                   "Delete published outbox rows published longer ago than this (e.g. 7d)")
       ->required();
   purge->add_option("--command-log-before", ops.command_log_before,
                     "Also delete command-log rows created longer ago than this (e.g. 30d)");

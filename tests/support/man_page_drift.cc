@@ -1,7 +1,6 @@
 #include "man_page_drift.h"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <map>
 #include <set>
@@ -41,7 +40,8 @@ Names TermNames(const std::string& term) {
 std::map<std::string, std::string> PageOptions(const AdocSection& section) {
   std::map<std::string, std::string> options;
   for (const AdocItem& item : section.items) {
-    for (const std::string& name : TermNames(item.term)) options[name] = item.term + " " + item.body;
+    for (const std::string& name : TermNames(item.term))
+      options[name] = item.term + " " + item.body;
   }
   return options;
 }
@@ -117,8 +117,9 @@ std::vector<std::string> CommandLineDrift(const CLI::App& app, const std::string
     CompareScope(scope, *sub, PageOptions(*it->second), every_command, problems);
     for (const auto& [name, text] : every_command) {
       const auto options_of_sub = sub->get_options();
-      const bool has = std::any_of(options_of_sub.begin(), options_of_sub.end(),
-                                   [&](const CLI::Option* o) { return OptionNames(*o).count(name); });
+      const bool has =
+          std::any_of(options_of_sub.begin(), options_of_sub.end(),
+                      [&](const CLI::Option* o) { return OptionNames(*o).count(name); });
       if (!has) problems.push_back(scope + ": lacks option " + name + " of every command");
     }
   }

@@ -2,11 +2,11 @@
 // the command line main() parses (MakeCommandLine), every exit status, every config key the
 // loader accepts (ConfigKeys) with the default --check-config shows, and nothing that does not
 // exist. The last test shows each check failing on a page with one line taken out or changed.
-#include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -21,13 +21,13 @@
 namespace room_outbox::relay {
 namespace {
 
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 using room_outbox::testing::CommandLineDrift;
 using room_outbox::testing::ConfigPageDrift;
 using room_outbox::testing::ConfigSummaryDrift;
 using room_outbox::testing::ExitStatusDrift;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 const std::vector<int> kExitCodes = {kExitOk, kExitRuntimeFailure, kExitUsage};
 // Keys whose default the page states in words: node_id is the host name.
