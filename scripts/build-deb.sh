@@ -21,7 +21,7 @@ if [ "${version%%-*}" != "$project_version" ]; then
 fi
 
 # A fresh copy of the tree: the files git knows (tracked and new, not ignored) that exist.
-rm -rf "$out"/room-outbox-* "$out"/*.deb "$out"/*.ddeb "$out"/*.changes "$out"/*.buildinfo
+rm -rf "$out"/room-outbox-* "$out"/room-outbox_* "$out"/*.deb
 tree="$out/room-outbox-$version"
 mkdir -p "$tree"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
@@ -32,8 +32,12 @@ else
   tar --exclude='./build*' --exclude='./.git' -cf - . | tar -xf - -C "$tree"
 fi
 
+# The source package too (from the clean copy), only so that lintian checks debian/ as a source.
+(cd "$out" && dpkg-source -b "$(basename "$tree")" >"$out/source.log" 2>&1) ||
+  { cat "$out/source.log" >&2; echo "build-deb: dpkg-source -b failed" >&2; exit 1; }
+
 started=$SECONDS
-echo "build-deb: dpkg-buildpackage in $tree (parallel=$jobs)"
+echo "build-deb: dpkg-buildpackage -us -uc -b in $tree (parallel=$jobs)"
 (
   cd "$tree"
   export DEB_BUILD_OPTIONS="parallel=$jobs ${DEB_BUILD_OPTIONS:-}"
@@ -53,9 +57,10 @@ if command -v ccache >/dev/null; then
 fi
 
 changes=("$out"/room-outbox_"${version}"_*.changes)
-echo "build-deb: lintian $(basename "${changes[0]}")"
+dsc="$out/room-outbox_${version}.dsc"
+echo "build-deb: lintian $(basename "${changes[0]}") $(basename "$dsc")"
 set +e
-lintian --fail-on error,warning --display-info --show-overrides "${changes[0]}"
+lintian --fail-on error,warning --display-info --show-overrides "${changes[0]}" "$dsc"
 verdict=$?
 set -e
 
