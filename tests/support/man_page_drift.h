@@ -13,8 +13,8 @@ class App;
 namespace room_outbox::testing {
 
 // Every option (long, short and positional names) and subcommand of `app`, against the page's
-// OPTIONS and COMMANDS sections, both ways; an option's default value (when it shows one in
-// --help) must appear in its description.
+// OPTIONS and COMMANDS sections, both ways; an option that shows a default in --help must say
+// "Default: VALUE" (VALUE may be in backticks) in its description.
 std::vector<std::string> CommandLineDrift(const CLI::App& app, const std::string& page);
 
 // The EXIT STATUS section lists exactly `codes`.
