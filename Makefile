@@ -6,6 +6,7 @@ DESTDIR    ?=
 JOBS       ?= $(shell nproc)
 
 .PHONY: all deps configure build test unit-test integration-test demo bench install format clean
+.PHONY: deb deb-check
 .PHONY: test-sanitize test-tsan fuzz
 
 all: build
@@ -43,6 +44,17 @@ bench: deps
 
 install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# Debian packages (debian/): dpkg-buildpackage from a copy of the tree into DEB_DIR, then
+# lintian's verdict and the package sizes. deb-check installs them on this machine (root),
+# checks them and purges them again.
+DEB_DIR ?= $(BUILD_DIR)/deb
+
+deb: deps
+	scripts/build-deb.sh $(DEB_DIR) $(JOBS)
+
+deb-check: deb
+	tests/install/check-deb.sh $(DEB_DIR)
 
 format:
 	find hook relay sim tests -name '*.h' -o -name '*.cc' | xargs clang-format -i

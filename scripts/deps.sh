@@ -17,6 +17,10 @@ packages=(
   valgrind
   # make fuzz: clang and libFuzzer of the same (Debian 12: 14) version.
   clang libclang-rt-14-dev libfuzzer-14-dev
+  # Man pages: AsciiDoc -> groff at build time; groff checks the rendered pages; man-db for man -w.
+  asciidoctor groff-base man-db
+  # make deb: the Debian way (dpkg-buildpackage + debhelper), lintian, ccache for a cheap rebuild.
+  debhelper dpkg-dev fakeroot lintian ccache
 )
 
 missing=()

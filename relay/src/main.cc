@@ -1,69 +1,26 @@
-// outbox-relay: parses the command line, sets up the process-wide libraries and runs the relay.
-// Everything else lives in the relay library (relay_app.h).
+// outbox-relay: parses the command line (command_line.h), sets up the process-wide libraries and
+// runs the relay. Everything else lives in the relay library (relay_app.h).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <memory>
 
 #include "core/tencent/tencent_im_publisher.h"
-#include "daemon/build_info.h"
+#include "daemon/command_line.h"
 #include "daemon/relay_app.h"
 #include "ops/ops_commands.h"
 #include "room_outbox/hook.h"
 #include "store/mariadb_relay_store.h"
 
 int main(int argc, char** argv) {
-  using room_outbox::relay::CliOptions;
-  CliOptions cli;
-  CLI::App app{"outbox-relay: delivers pending room_outbox events to Tencent IM"};
-  app.set_version_flag("--version", std::string("outbox-relay ") + room_outbox::relay::Version());
-  app.add_option("--config", cli.config_path, "Config file (TOML)")->capture_default_str();
-  auto* once = app.add_flag("--once", cli.once,
-                            "Try every due row once, batch after batch, then exit "
-                            "(exit 1 when rows failed or the database is unreachable)");
-  app.add_flag("--check-config", cli.check_config,
-               "Validate the config, print it with secrets redacted, exit 0 or 2")
-      ->excludes(once);
-  app.add_option("--log-level", cli.log_level, "Override [log] level")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
-
-  // Operator subcommands (relay/src/ops/ops_commands.h): JSON on stdout, exit 0 / 1 / 2.
+  room_outbox::relay::CliOptions cli;
   room_outbox::relay::ops::OpsCli ops;
-  app.require_subcommand(0, 1);
-  auto add_ops = [&](const char* name, const char* help) {
-    CLI::App* sub = app.add_subcommand(name, help);
-    sub->add_option("--config", cli.config_path, "Config file (TOML); only [mysql] is used")
-        ->capture_default_str();
-    sub->final_callback([&ops, name] { ops.command = name; });
-    return sub;
-  };
-  add_ops("stats", "Counts per status, oldest pending age, rooms held back, the oldest rooms")
-      ->add_option("--top", ops.top_rooms, "Rooms listed in top_rooms")
-      ->capture_default_str();
-  add_ops("show", "One row and its envelope")
-      ->add_option("EVENT_ID", ops.event_id, "The row's event_id")
-      ->required();
-  CLI::App* park = add_ops("park", "Set a pending row aside: no more attempts until requeued");
-  park->add_option("EVENT_ID", ops.event_id, "The row's event_id")->required();
-  park->add_option("--reason", ops.reason, "Why (stored in last_error)")->required();
-  CLI::App* requeue = add_ops("requeue", "Parked rows -> pending, due at once, retry_count kept");
-  requeue->add_option("EVENT_ID", ops.event_id, "One parked row's event_id");
-  requeue->add_option("--room", ops.room_id, "Every parked row of this room");
-  requeue->add_flag("--all-parked", ops.all_parked, "Every parked row");
-  requeue->add_option("--batch-size", ops.batch_size, "Rows per UPDATE")->capture_default_str();
-  CLI::App* purge = add_ops("purge", "Delete published rows (and command-log rows) past retention");
-  purge->add_option("--published-before", ops.published_before,
-                    "Delete published outbox rows published longer ago than this (e.g. 7d)")
-      ->required();
-  purge->add_option("--command-log-before", ops.command_log_before,
-                    "Also delete command-log rows created longer ago than this (e.g. 30d)");
-  purge->add_option("--batch-size", ops.batch_size, "Rows per DELETE (one short transaction)")
-      ->capture_default_str();
-  purge->add_flag("--dry-run", ops.dry_run, "Count what would be deleted; delete nothing");
+  const std::unique_ptr<CLI::App> app = room_outbox::relay::MakeCommandLine(cli, ops);
   // As CLI11_PARSE, but a usage error exits 2 (the documented code), not CLI11's own codes.
   try {
-    app.parse(argc, argv);
+    app->parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
+    const int rc = app->exit(e);
     return rc == 0 ? room_outbox::relay::kExitOk : room_outbox::relay::kExitUsage;
   }
 

@@ -21,6 +21,7 @@ add_library(room_outbox_relay STATIC
   relay/src/ops/ops_store.cc
   relay/src/ops/parked_gauge.cc
   relay/src/daemon/build_info.cc
+  relay/src/daemon/command_line.cc
   relay/src/config/config.cc
   relay/src/config/config_render.cc
   relay/src/daemon/heartbeat_clock.cc
@@ -35,7 +36,7 @@ target_compile_definitions(room_outbox_relay PRIVATE ROOM_OUTBOX_VERSION="${PROJ
 target_link_libraries(room_outbox_relay
   PUBLIC room_outbox_core tomlplusplus::tomlplusplus spdlog::spdlog PkgConfig::SYSTEMD
          PkgConfig::HTTPLIB
-  PRIVATE room_outbox_build_settings)
+  PRIVATE room_outbox_build_settings CLI11::CLI11)
 
 add_executable(outbox-relay relay/src/main.cc)
 target_link_libraries(outbox-relay PRIVATE room_outbox_relay CLI11::CLI11 room_outbox_build_settings)

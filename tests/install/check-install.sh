@@ -22,6 +22,7 @@ for f in bin/outbox-relay bin/room-sim "$libdir/libroom_outbox_hook.a" include/r
          share/room-outbox/systemd/room-outbox-purge.service \
          share/room-outbox/systemd/room-outbox-purge.timer \
          share/room-outbox/sim/room_snapshot.sql share/doc/room-outbox/LICENSE \
+         share/man/man8/outbox-relay.8 share/man/man5/outbox-relay.toml.5 \
          "$libdir/pkgconfig/room_outbox_hook.pc" \
          "$libdir/cmake/room_outbox_hook/room_outbox_hookConfig.cmake" \
          "$libdir/cmake/room_outbox_hook/room_outbox_hookConfigVersion.cmake"; do

@@ -29,6 +29,7 @@ using ::testing::IsSupersetOf;
 
 const fs::path kSystemdDir = fs::path(ROOM_OUTBOX_SOURCE_DIR) / "systemd";
 const fs::path kRelayBinary = fs::path(ROOM_OUTBOX_BINARY_DIR) / "outbox-relay";
+const fs::path kManDir = fs::path(ROOM_OUTBOX_BINARY_DIR) / "man";
 
 // section -> key -> every value (repeated keys and space-separated lists are split).
 using Unit = std::map<std::string, std::map<std::string, std::vector<std::string>>>;
@@ -126,8 +127,10 @@ class SystemdUnitsTest : public ::testing::Test {
   void ExpectVerifies(const fs::path& unit) {
     const std::string analyze = FindSystemdAnalyze();
     ASSERT_FALSE(analyze.empty()) << "systemd-analyze not found; install systemd (make deps)";
-    auto [rc, output] = RunCommand("cd " + dir_.string() + " && SYSTEMD_LOG_LEVEL=notice " + analyze +
-                            " verify " + unit.string());
+    // verify also runs `man` on each Documentation= page: here the pages the build rendered.
+    auto [rc, output] = RunCommand("cd " + dir_.string() + " && MANPATH=" + kManDir.string() +
+                                   " SYSTEMD_LOG_LEVEL=notice " + analyze + " verify " +
+                                   unit.string());
     EXPECT_EQ(rc, 0) << output;
     EXPECT_THAT(output, ::testing::Not(HasSubstr(dir_.string()))) << output;
     EXPECT_THAT(output, ::testing::Not(HasSubstr("outbox-relay"))) << output;

@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
@@ -98,7 +99,34 @@ void ReadWake(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
+// Reads the top-level keys and every section of `root` (null: an empty file) into `c`; when
+// `names` is set, appends the dotted name of every key and table the readers ask for.
+void ReadTables(const toml::table* root, const std::string& path, std::optional<Error>* error,
+                Config& c, std::vector<std::string>* names) {
+  TableReader top(root, "", path, error, names);
+  ReadSharedSections(top, c);
+  struct Section {
+    const char* name;
+    void (*read)(TableReader&, Config&);
+  };
+  for (const Section& s : {Section{"outbox_worker", ReadWorker}, Section{"log", ReadLog},
+                           Section{"metrics", ReadMetrics}, Section{"wake", ReadWake}}) {
+    TableReader r = top.Section(s.name);
+    s.read(r, c);
+  }
+  top.CheckUnknown();
+}
+
 }  // namespace
+
+std::vector<std::string> ConfigKeys() {
+  Config c;
+  std::optional<Error> error;
+  std::vector<std::string> names;
+  ReadTables(nullptr, "", &error, c, &names);
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 bool IsValidLogLevel(const std::string& level) {
   return level == "trace" || level == "debug" || level == "info" || level == "warn" ||
@@ -113,18 +141,7 @@ Result<Config> LoadConfig(const std::string& path) {
   Config c;
   c.path = path;
   std::optional<Error> error;
-  TableReader top(&*root, "", path, &error);
-  ReadSharedSections(top, c);
-  struct Section {
-    const char* name;
-    void (*read)(TableReader&, Config&);
-  };
-  for (const Section& s : {Section{"outbox_worker", ReadWorker}, Section{"log", ReadLog},
-                           Section{"metrics", ReadMetrics}, Section{"wake", ReadWake}}) {
-    TableReader r = top.Section(s.name);
-    s.read(r, c);
-  }
-  top.CheckUnknown();
+  ReadTables(&*root, path, &error, c, nullptr);
   if (error) {
     return Fail(std::move(*error));
   }

@@ -41,6 +41,12 @@ struct Config : SharedConfig {
 // content and kNotFound/kPermissionDenied for an unreadable config or secret file.
 Result<Config> LoadConfig(const std::string& path);
 
+// Every name LoadConfig accepts, sorted, spelled as in the file: top-level keys ("node_id"),
+// tables ("mysql", "tencent_im.priority_by_type": its keys are free, event types) and the keys
+// of each table ("mysql.host"). What the loader asks for, so it cannot miss one (the man page
+// test compares it with outbox-relay.toml(5)).
+std::vector<std::string> ConfigKeys();
+
 // Checks what the daemon needs beyond a valid file: the IM sdk_app_id and secret key. A config can
 // be valid without them (e.g. for the hook), but the relay refuses to start (exit code 2).
 Status CheckRunnable(const Config& config);

@@ -50,8 +50,14 @@ void TableReader::SetError(const toml::node* node, std::string_view key, const s
   *error_ = Error{ErrorCode::kInvalidArgument, where + ": " + Name(key) + ": " + what};
 }
 
+void TableReader::Known(std::string_view key) {
+  if (known_.insert(std::string(key)).second && names_ != nullptr) {
+    names_->push_back(Name(key));
+  }
+}
+
 const toml::node* TableReader::Get(std::string_view key) {
-  known_.insert(std::string(key));
+  Known(key);
   if (table_ == nullptr || failed()) {
     return nullptr;
   }

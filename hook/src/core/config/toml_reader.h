@@ -27,10 +27,11 @@ Result<toml::table> ParseConfigFile(const std::string& path);
 class TableReader {
  public:
   // `table` null: an absent section (every key then takes its default). `error` receives the
-  // first error of every reader sharing it.
+  // first error of every reader sharing it. `names`, when set, receives the dotted name of every
+  // key and table asked for by this reader and its sections (ConfigKeys: what a loader accepts).
   TableReader(const toml::table* table, std::string prefix, const std::string& path,
-              std::optional<Error>* error)
-      : table_(table), prefix_(std::move(prefix)), path_(path), error_(error) {}
+              std::optional<Error>* error, std::vector<std::string>* names = nullptr)
+      : table_(table), prefix_(std::move(prefix)), path_(path), error_(error), names_(names) {}
 
   bool failed() const { return error_->has_value(); }
   // Records an error for `key` at `node`'s position (the file when null).
@@ -50,11 +51,11 @@ class TableReader {
   // A reader of the sub-table `key` (absent: a reader of nothing) sharing this reader's error.
   TableReader Section(std::string_view key) {
     const toml::table* table = Table(key);
-    return TableReader(table, Name(key), path_, error_);
+    return TableReader(table, Name(key), path_, error_, names_);
   }
   // Marks `key` as known without reading it (a section or key another reader of the same file
   // owns).
-  void Accept(std::string_view key) { known_.insert(std::string(key)); }
+  void Accept(std::string_view key) { Known(key); }
   // The node of `key` for positions in value errors (null when absent).
   const toml::node* NodeOf(std::string_view key) const {
     return table_ == nullptr ? nullptr : table_->get(key);
@@ -78,6 +79,7 @@ class TableReader {
 
  private:
   const toml::node* Get(std::string_view key);
+  void Known(std::string_view key);
   std::string Where(const toml::source_region& source) const;
   std::string Name(std::string_view key) const;
 
@@ -85,6 +87,7 @@ class TableReader {
   std::string prefix_;
   const std::string& path_;
   std::optional<Error>* error_;
+  std::vector<std::string>* names_;
   std::set<std::string> known_;
 };
 

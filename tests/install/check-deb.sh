@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Installs the packages `make deb` built on THIS machine (root), checks them as an operator and a
+# room-service developer would, purges them and checks that no file of theirs is left:
+#   - dpkg -i of every package of debian/control; outbox-relay --version is the package version;
+#   - systemd-analyze verify of the installed units (their Documentation= pages included);
+#   - man -w finds outbox-relay(8) and outbox-relay.toml(5); relay.toml is a conffile;
+#   - README.Debian's steps: write the two secrets, --check-config accepts the shipped config;
+#   - tests/install/consumer.cc builds against the installed dev package (pkg-config and CMake);
+#   - dpkg --purge; the packages' files, /etc/room-outbox and every file that appeared under
+#     /etc, /usr, /lib and /var/lib/systemd since the install are gone again.
+#
+#   tests/install/check-deb.sh DEB_DIR
+set -euo pipefail
+debs=$(cd "${1:?usage: check-deb.sh DEB_DIR}" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+fail() { echo "check-deb: $*" >&2; exit 1; }
+step() { echo "check-deb: $*"; }
+
+[ "$(id -u)" -eq 0 ] || fail "run as root: it installs and purges packages on this machine"
+version=$(cd "$src" && dpkg-parsechangelog -S Version)
+mapfile -t packages < <(sed -n 's/^Package: //p' "$src/debian/control")
+files=()
+for p in "${packages[@]}"; do
+  f=("$debs/${p}_${version}_"*.deb)
+  [ -e "${f[0]}" ] || fail "no ${p}_${version}_*.deb in $debs: run make deb"
+  files+=("${f[0]}")
+  if dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qv '^not-installed$'; then
+    fail "$p is already on this machine: dpkg --purge ${packages[*]} first"
+  fi
+done
+
+# Every path where a package or its maintainer scripts write (/var/lib/systemd: the state of
+# deb-systemd-helper); the dpkg database is checked on its own below.
+snapshot() {
+  find /etc /usr /lib /var/lib/systemd -xdev 2>/dev/null | LC_ALL=C sort
+}
+snapshot >"$scratch/before"
+
+step "dpkg -i ${files[*]##*/}"
+dpkg -i "${files[@]}" >"$scratch/install.log" 2>&1 ||
+  { cat "$scratch/install.log" >&2; fail "dpkg -i failed (missing dependencies: make deps)"; }
+snapshot >"$scratch/installed"
+for p in "${packages[@]}"; do dpkg -L "$p"; done | LC_ALL=C sort -u >"$scratch/owned"
+
+out=$(outbox-relay --version)
+step "outbox-relay --version: $out"
+[ "$out" = "outbox-relay ${version%%-*}" ] || fail "--version says '$out', the package is $version"
+
+units=(outbox-relay.service room-outbox-purge.service room-outbox-purge.timer)
+for u in "${units[@]}"; do
+  [ -f "/lib/systemd/system/$u" ] || fail "/lib/systemd/system/$u is not installed"
+done
+grep -qx 'ExecStart=/usr/bin/outbox-relay --config /etc/room-outbox/relay.toml' \
+  /lib/systemd/system/outbox-relay.service || fail "outbox-relay.service does not run /usr/bin"
+step "systemd-analyze verify ${units[*]}"
+verify=$(cd /lib/systemd/system && SYSTEMD_LOG_LEVEL=notice systemd-analyze verify "${units[@]}" 2>&1) ||
+  { echo "$verify" >&2; fail "systemd-analyze verify failed"; }
+if grep -E 'outbox|room-outbox' <<<"$verify"; then fail "systemd-analyze verify warns about the units"; fi
+if systemctl is-enabled outbox-relay.service >/dev/null 2>&1; then
+  fail "outbox-relay.service is enabled by the install; it must wait for its config"
+fi
+
+for page in "8 outbox-relay" "5 outbox-relay.toml"; do
+  # shellcheck disable=SC2086
+  path=$(man -w $page) || fail "man -w $page finds no page"
+  step "man -w $page: $path"
+  [[ "$path" == /usr/share/man/* ]] || fail "man -w $page is not the package's page"
+done
+dpkg-query -W -f='${Conffiles}\n' outbox-relay | grep -q '^ /etc/room-outbox/relay.toml ' ||
+  fail "/etc/room-outbox/relay.toml is not a conffile"
+
+step "README.Debian: the two secrets, then outbox-relay --check-config"
+install -m 600 /dev/null /etc/room-outbox/mysql-password
+printf 'not-a-real-key\n' | install -m 600 /dev/stdin /etc/room-outbox/tim-secret-key
+outbox-relay --check-config >"$scratch/check-config.out" 2>&1 ||
+  { cat "$scratch/check-config.out" >&2; fail "--check-config refuses the shipped relay.toml"; }
+
+step "consumer.cc against the installed hook: pkg-config and find_package"
+# shellcheck disable=SC2046
+g++ -std=c++17 "$src/tests/install/consumer.cc" -o "$scratch/consumer" \
+  $(pkg-config --cflags --libs room_outbox_hook)
+mkdir -p "$scratch/cmake"
+cat >"$scratch/cmake/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(room_outbox_consumer LANGUAGES CXX)
+find_package(room_outbox_hook 0.1 REQUIRED)
+add_executable(consumer "$src/tests/install/consumer.cc")
+target_link_libraries(consumer PRIVATE room_outbox::hook)
+CMAKE
+{ cmake -S "$scratch/cmake" -B "$scratch/cmake/build" && cmake --build "$scratch/cmake/build"; } \
+  >"$scratch/cmake.log" 2>&1 || { cat "$scratch/cmake.log" >&2; fail "CMake consumer build failed"; }
+for consumer in "$scratch/consumer" "$scratch/cmake/build/consumer"; do
+  set +e
+  said=$("$consumer" "$scratch/no-such-mysqld.sock")
+  rc=$?
+  set -e
+  [ "$rc" -eq 3 ] && [[ "$said" == *no-such-mysqld.sock* ]] ||
+    fail "$consumer exited $rc ('$said'); expected 3 and the socket named"
+done
+
+step "dpkg --purge ${packages[*]}"
+dpkg --purge "${packages[@]}" >"$scratch/purge.log" 2>&1 ||
+  { cat "$scratch/purge.log" >&2; fail "dpkg --purge failed"; }
+snapshot >"$scratch/after"
+# Left behind: what the packages own and did not exist before, and whatever appeared since the
+# install began, that still exists.
+comm -23 "$scratch/owned" "$scratch/before" >"$scratch/theirs"
+comm -23 "$scratch/installed" "$scratch/before" >>"$scratch/theirs"
+find /etc/room-outbox >>"$scratch/theirs" 2>/dev/null || true
+LC_ALL=C sort -u -o "$scratch/theirs" "$scratch/theirs"
+left=$(comm -12 "$scratch/theirs" "$scratch/after")
+for p in "${packages[@]}"; do
+  left+=$'\n'$(ls /var/lib/dpkg/info/"$p".* /var/lib/dpkg/info/"$p":*.* 2>/dev/null || true)
+done
+left=$(sed '/^$/d' <<<"$left")
+if [ -n "$left" ]; then
+  echo "$left" >&2
+  fail "the purge left the files above behind"
+fi
+echo "check-deb: installed, checked and purged ${packages[*]}; nothing left behind"
