@@ -94,6 +94,7 @@ add_executable(integration_tests
   tests/integration/relay_wake_test.cc
   tests/integration/room_sim_test.cc
   tests/integration/schema_test.cc
+  tests/integration/sql_contract_test.cc
   tests/integration/systemd_units_test.cc
   tests/integration/tencent_im_publisher_test.cc
   tests/integration/tencent_im_scopes_test.cc)
@@ -113,3 +114,4 @@ target_link_libraries(im-stub PRIVATE room_outbox_test_support CLI11::CLI11
 add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
   COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-install.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES LABELS integration)
+include(tests/c_abi/tests.cmake)
