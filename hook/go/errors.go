@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code says what kind of failure an Error is: the C ABI's room_outbox_status values, which
@@ -41,8 +42,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.cause != nil {
-		return fmt.Sprintf("roomoutbox: %s: %s (%v)", e.Code, e.Message, e.cause)
+	// The callback's error is shown unless it already is (or wraps) the statement's error.
+	if e.cause != nil && !strings.Contains(e.cause.Error(), e.Message) {
+		return fmt.Sprintf("roomoutbox: %s: %s: %v", e.Code, e.Message, e.cause)
 	}
 	return fmt.Sprintf("roomoutbox: %s: %s", e.Code, e.Message)
 }

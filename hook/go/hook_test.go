@@ -52,7 +52,8 @@ func TestOpenReportsAMissingFileAndAnUnreachableDatabase(t *testing.T) {
 	if !errors.Is(err, roomoutbox.ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/relay.toml") {
 		t.Fatalf("Open of a missing file: %v", err)
 	}
-	_, err = roomoutbox.Open(env.UpConfig, roomoutbox.WithSetting("mysql.socket", "/nonexistent/mysqld.sock"))
+	_, err = roomoutbox.Open(env.UpConfig, roomoutbox.WithSecret("tencent_im.secret_key", env.SecretKey),
+		roomoutbox.WithSetting("mysql.socket", "/nonexistent/mysqld.sock"))
 	var e *roomoutbox.Error
 	if !errors.As(err, &e) || !e.Retryable || !strings.Contains(e.Message, "/nonexistent/mysqld.sock") {
 		t.Fatalf("Open on a socket with no server: %v", err)
@@ -126,6 +127,7 @@ func TestCommitWithAFailingStatementRollsBackEverything(t *testing.T) {
 	if res.Status != roomoutbox.Failed || !errors.Is(err, errSnapshotRefused) || !errors.Is(err, roomoutbox.ErrCancelled) {
 		t.Fatalf("Commit with a refusing callback: %+v, %v", res, err)
 	}
+	t.Logf("refusing callback: %v", err)
 	for _, table := range []string{"room_command_log", "room_outbox"} {
 		if n := env.scalar(t, "SELECT COUNT(*) FROM "+table+" WHERE command_id = 'go-fail'"); n != 0 {
 			t.Fatalf("%d rows in %s after a rollback", n, table)

@@ -220,6 +220,9 @@ static void TestBadOptions(const char *scratch) {
   snprintf(path, sizeof path, "%s/no-such-mysqld.sock", scratch);
   CHECK(room_outbox_options_set(opts, "mysql.socket", path, strlen(path), NULL) == ROOM_OUTBOX_OK);
   CHECK(room_outbox_options_set(opts, "mysql.connect_timeout", "2s", 2, NULL) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "tencent_im.sdk_app_id", "1400000000", 10, NULL) ==
+        ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "tencent_im.secret_key", "k", 1, NULL) == ROOM_OUTBOX_OK);
   CHECK(room_outbox_hook_new(opts, &hook, &err) != ROOM_OUTBOX_OK);
   CHECK(hook == NULL);
   CHECK(room_outbox_error_retryable(err) == 1);
