@@ -80,6 +80,7 @@ done
 moved="$scratch/moved"
 mv "$scratch/root" "$moved"
 root="$moved$prefix"
+so="$root/$libdir/libroom_outbox_hook.so.1"
 
 # 1. pkg-config: the shared library (room_outbox_hook) and the archive (room_outbox_hook-static).
 # ROOM_OUTBOX_CONSUMER_CXXFLAGS: a sanitizer build's flags (cmake/sanitizers.cmake), which a
@@ -140,7 +141,8 @@ for name in ${relay_symbols//|/ }; do
 done
 # The static consumer and the shared library (its whole symbol table, not only the exports).
 for binary in "$scratch/consumer-room_outbox_hook-static" "$so"; do
-  leaked=$(nm -C "$binary" | grep -E "$relay_symbols" || true)
+  nm -C "$binary" >"$scratch/binary.nm" || { echo "check-install: nm $binary failed" >&2; exit 1; }
+  leaked=$(grep -E "$relay_symbols" "$scratch/binary.nm" || true)
   if [ -n "$leaked" ]; then
     echo "check-install: $binary holds relay symbols:" >&2
     echo "$leaked" >&2
