@@ -6,6 +6,8 @@ set -euo pipefail
 
 packages=(
   cmake g++ make pkg-config
+  # the Go package (hook/go) and its tests; abidiff for the ABI check of the shared library
+  golang-go abigail-tools
   mariadb-server mariadb-client libmariadb-dev
   libcurl4-openssl-dev libssl-dev zlib1g-dev
   libtomlplusplus-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libexpected-dev

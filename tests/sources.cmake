@@ -46,6 +46,7 @@ add_executable(unit_tests
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc
   tests/unit/mysql_error_test.cc
+  tests/unit/option_setter_test.cc
   tests/unit/ops_unit_test.cc
   tests/unit/outbox_worker_ahead_test.cc
   tests/unit/outbox_worker_test.cc
@@ -94,6 +95,7 @@ add_executable(integration_tests
   tests/integration/relay_wake_test.cc
   tests/integration/room_sim_test.cc
   tests/integration/schema_test.cc
+  tests/integration/sql_contract_test.cc
   tests/integration/systemd_units_test.cc
   tests/integration/tencent_im_publisher_test.cc
   tests/integration/tencent_im_scopes_test.cc)
@@ -113,3 +115,4 @@ target_link_libraries(im-stub PRIVATE room_outbox_test_support CLI11::CLI11
 add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
   COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-install.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES LABELS integration)
+include(tests/c_abi/tests.cmake)

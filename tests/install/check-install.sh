@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch DESTDIR and builds tests/install/consumer.cc against it the
-# way a room-service would, twice: with `pkg-config --cflags --libs room_outbox_hook`
-# and with CMake's `find_package(room_outbox_hook)` -> room_outbox::hook. Runs both. The
+# way a room-service would, four times: against the shared library with
+# `pkg-config --cflags --libs room_outbox_hook` and CMake's room_outbox::hook, and against the
+# static archive with room_outbox_hook-static and room_outbox::hook_static. Runs all four. The
 # installed tree must be relocatable: it is installed under one prefix and used from another
-# directory, and installing under a second prefix rewrites the units' ExecStart.
+# directory, and installing under a second prefix rewrites the units' ExecStart. Prints the number
+# of symbols the shared library exports.
 set -euo pipefail
 build=$(cd "${1:?usage: check-install.sh BUILD_DIR}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,6 +18,9 @@ root="$scratch/root$prefix"
 libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
 libdir=${libdir:-lib}
 for f in bin/outbox-relay bin/room-sim "$libdir/libroom_outbox_hook.a" include/room_outbox/hook.h \
+         "$libdir/libroom_outbox_hook.so" "$libdir/libroom_outbox_hook.so.1" \
+         include/room_outbox/c.h include/room_outbox/export.h \
+         "$libdir/pkgconfig/room_outbox_hook-static.pc" \
          share/room-outbox/schema/002_room_outbox.sql share/room-outbox/schema/003_parked.sql \
          share/room-outbox/conf/relay.toml share/room-outbox/conf/alerts.yml \
          share/room-outbox/systemd/outbox-relay.service \
@@ -36,13 +41,31 @@ fi
 
 # Relocatable: no install prefix in the .pc or the CMake config, no -std= imposed on consumers.
 pc="$root/$libdir/pkgconfig/room_outbox_hook.pc"
-if grep -n "$prefix\|-std=" "$pc" "$root/$libdir/cmake/room_outbox_hook/"*.cmake; then
+static_pc="$root/$libdir/pkgconfig/room_outbox_hook-static.pc"
+if grep -n "$prefix\|-std=" "$pc" "$static_pc" "$root/$libdir/cmake/room_outbox_hook/"*.cmake; then
   echo "check-install: an install prefix or -std= is baked into the package files" >&2
   exit 1
 fi
-# A static-only library: its link dependencies are Requires (see cmake/room_outbox_hook.pc.in).
-grep -q '^Requires: libmariadb libcurl libcrypto zlib tomlplusplus$' "$pc" ||
-  { echo "check-install: Requires is not libmariadb libcurl libcrypto zlib tomlplusplus" >&2; exit 1; }
+# The shared library brings its C libraries itself; every link of the archive needs them
+# (cmake/room_outbox_hook*.pc.in).
+c_libraries='libmariadb libcurl libcrypto zlib tomlplusplus'
+grep -q "^Requires.private: $c_libraries\$" "$pc" ||
+  { echo "check-install: room_outbox_hook.pc: Requires.private is not $c_libraries" >&2; exit 1; }
+grep -q "^Requires: $c_libraries\$" "$static_pc" ||
+  { echo "check-install: room_outbox_hook-static.pc: Requires is not $c_libraries" >&2; exit 1; }
+# The shared library: its SONAME, and only the C ABI and the C++ API exported, all in the
+# version node ROOM_OUTBOX_1.
+so="$root/$libdir/libroom_outbox_hook.so.1"
+readelf -d "$so" | grep -q 'Library soname: \[libroom_outbox_hook.so.1\]' ||
+  { echo "check-install: libroom_outbox_hook.so.1 has another SONAME" >&2; exit 1; }
+exported=$(nm -D --defined-only "$so" | awk '$2 != "A" {print $3}')
+stray=$(echo "$exported" | grep -v '^room_outbox_[a-z0-9_]*@@ROOM_OUTBOX_1$' |
+        c++filt | grep -v '^room_outbox::[^ ]*.*@@ROOM_OUTBOX_1$' || true)
+if [ -n "$stray" ]; then
+  echo "check-install: libroom_outbox_hook.so.1 exports more than the hook's API:" >&2
+  echo "$stray" >&2
+  exit 1
+fi
 # The unit runs the binary of the prefix it was installed under.
 grep -q "^ExecStart=$prefix/bin/outbox-relay --config" \
   "$root/share/room-outbox/systemd/outbox-relay.service" ||
@@ -58,31 +81,46 @@ done
 moved="$scratch/moved"
 mv "$scratch/root" "$moved"
 root="$moved$prefix"
+so="$root/$libdir/libroom_outbox_hook.so.1"
 
-# 1. pkg-config.
-flags=$(PKG_CONFIG_PATH="$root/$libdir/pkgconfig" pkg-config --cflags --libs room_outbox_hook)
+# 1. pkg-config: the shared library (room_outbox_hook) and the archive (room_outbox_hook-static).
 # ROOM_OUTBOX_CONSUMER_CXXFLAGS: a sanitizer build's flags (cmake/sanitizers.cmake), which a
 # consumer of the sanitized hook needs as well.
-# shellcheck disable=SC2086
-g++ "$src/tests/install/consumer.cc" -o "$scratch/consumer" ${ROOM_OUTBOX_CONSUMER_CXXFLAGS:-} $flags
+for package in room_outbox_hook room_outbox_hook-static; do
+  flags=$(PKG_CONFIG_PATH="$root/$libdir/pkgconfig" pkg-config --cflags --libs "$package")
+  # shellcheck disable=SC2086
+  g++ "$src/tests/install/consumer.cc" -o "$scratch/consumer-$package" \
+    ${ROOM_OUTBOX_CONSUMER_CXXFLAGS:-} $flags
+done
+readelf -d "$scratch/consumer-room_outbox_hook" | grep -q 'NEEDED.*\[libroom_outbox_hook.so.1\]' ||
+  { echo "check-install: the pkg-config consumer does not link libroom_outbox_hook.so.1" >&2; exit 1; }
+if readelf -d "$scratch/consumer-room_outbox_hook-static" | grep -q 'libroom_outbox_hook.so'; then
+  echo "check-install: the room_outbox_hook-static consumer links the shared library" >&2
+  exit 1
+fi
 
-# 2. CMake: find_package(room_outbox_hook) -> room_outbox::hook.
-mkdir -p "$scratch/cmake-consumer"
-cat >"$scratch/cmake-consumer/CMakeLists.txt" <<CMAKE
+# 2. CMake: find_package(room_outbox_hook) -> room_outbox::hook and room_outbox::hook_static.
+for target in hook hook_static; do
+  dir="$scratch/cmake-$target"
+  mkdir -p "$dir"
+  cat >"$dir/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
 project(room_outbox_consumer LANGUAGES CXX)
 find_package(room_outbox_hook 0.1 REQUIRED)
 add_executable(consumer "$src/tests/install/consumer.cc")
-target_link_libraries(consumer PRIVATE room_outbox::hook)
+target_link_libraries(consumer PRIVATE room_outbox::$target)
 CMAKE
-cmake -S "$scratch/cmake-consumer" -B "$scratch/cmake-consumer/build" \
-  -DCMAKE_PREFIX_PATH="$root" -DCMAKE_CXX_FLAGS="${ROOM_OUTBOX_CONSUMER_CXXFLAGS:-}" \
-  >"$scratch/cmake-consumer.log" 2>&1 ||
-  { cat "$scratch/cmake-consumer.log" >&2; echo "check-install: find_package failed" >&2; exit 1; }
-cmake --build "$scratch/cmake-consumer/build" >>"$scratch/cmake-consumer.log" 2>&1 ||
-  { cat "$scratch/cmake-consumer.log" >&2; echo "check-install: CMake consumer build failed" >&2; exit 1; }
+  cmake -S "$dir" -B "$dir/build" \
+    -DCMAKE_PREFIX_PATH="$root" -DCMAKE_CXX_FLAGS="${ROOM_OUTBOX_CONSUMER_CXXFLAGS:-}" \
+    >"$dir.log" 2>&1 ||
+    { cat "$dir.log" >&2; echo "check-install: find_package failed" >&2; exit 1; }
+  cmake --build "$dir/build" >>"$dir.log" 2>&1 ||
+    { cat "$dir.log" >&2; echo "check-install: CMake consumer of $target failed" >&2; exit 1; }
+done
 
-for consumer in "$scratch/consumer" "$scratch/cmake-consumer/build/consumer"; do
+export LD_LIBRARY_PATH="$root/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+for consumer in "$scratch/consumer-room_outbox_hook" "$scratch/consumer-room_outbox_hook-static" \
+                "$scratch/cmake-hook/build/consumer" "$scratch/cmake-hook_static/build/consumer"; do
   set +e
   out=$("$consumer" "$scratch/no-such-mysqld.sock")
   rc=$?
@@ -102,12 +140,19 @@ for name in ${relay_symbols//|/ }; do
   grep -q "$name" "$scratch/relay.nm" ||
     { echo "check-install: $name is not in libroom_outbox_relay.a any more; update the list" >&2; exit 1; }
 done
-leaked=$(nm -C "$scratch/consumer" | grep -E "$relay_symbols" || true)
-if [ -n "$leaked" ]; then
-  echo "check-install: the consumer holds relay symbols:" >&2
-  echo "$leaked" >&2
-  exit 1
-fi
-echo "check-install: installed hook compiles, links and runs via pkg-config and find_package;" \
-  "the consumer holds $(nm -C "$scratch/consumer" | grep -cE ' [TtWw] room_outbox::') hook" \
-  "functions and no relay symbol"
+# The static consumer and the shared library (its whole symbol table, not only the exports).
+for binary in "$scratch/consumer-room_outbox_hook-static" "$so"; do
+  nm -C "$binary" >"$scratch/binary.nm" || { echo "check-install: nm $binary failed" >&2; exit 1; }
+  leaked=$(grep -E "$relay_symbols" "$scratch/binary.nm" || true)
+  if [ -n "$leaked" ]; then
+    echo "check-install: $binary holds relay symbols:" >&2
+    echo "$leaked" >&2
+    exit 1
+  fi
+done
+echo "check-install: installed hook compiles, links and runs via pkg-config and find_package," \
+  "shared and static; the static consumer holds" \
+  "$(nm -C "$scratch/consumer-room_outbox_hook-static" | grep -cE ' [TtWw] room_outbox::') hook" \
+  "functions, libroom_outbox_hook.so.1 exports $(echo "$exported" | wc -l) symbols" \
+  "($(echo "$exported" | grep -c '^room_outbox_') C, $(echo "$exported" | grep -vc '^room_outbox_') C++)," \
+  "neither holds a relay symbol"

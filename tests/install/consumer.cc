@@ -1,9 +1,8 @@
-// A stand-alone room-service stub built only from the installed hook: its headers, its static
-// library and its pkg-config file. It must compile, link and run; with no database it reports
-// the connection error and exits 3.
-#include <curl/curl.h>
-#include <mysql.h>
-
+// A stand-alone room-service stub built only from the installed hook: its headers, one of its
+// libraries (shared or static) and its pkg-config or CMake package files. It must compile, link
+// and run; with no database it reports the connection error and exits 3. It calls no C library
+// itself (LibraryInit does the process-wide setup), so a link against the shared library needs
+// nothing but the hook.
 #include <cstdio>
 
 #include "room_outbox/hook.h"
@@ -13,8 +12,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: consumer SOCKET\n");
     return 2;
   }
-  mysql_library_init(0, nullptr, nullptr);
-  curl_global_init(CURL_GLOBAL_DEFAULT);
+  room_outbox::LibraryInit library;
+  if (!library.status().ok()) {
+    std::fprintf(stderr, "%s\n", library.status().error().message.c_str());
+    return 1;
+  }
   room_outbox::HookOptions options;
   options.mysql.socket = argv[1];
   options.tencent_im.sdk_app_id = 1400000000;
@@ -23,8 +25,5 @@ int main(int argc, char** argv) {
   auto hook = room_outbox::CreateHook(options, &error);
   const bool connected = hook != nullptr;
   std::printf("%s: %s\n", connected ? "connected" : "not connected", error.message.c_str());
-  hook.reset();
-  curl_global_cleanup();
-  mysql_library_end();
   return connected ? 0 : 3;
 }

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include "room_outbox/export.h"
+
 namespace room_outbox {
 
 // A small closed set of error kinds. Each carries one decision: retry or not.
@@ -23,7 +25,7 @@ enum class ErrorCode {
 };
 
 // The name of `code` as written in logs, e.g. "unavailable".
-std::string_view ErrorCodeName(ErrorCode code);
+ROOM_OUTBOX_EXPORT std::string_view ErrorCodeName(ErrorCode code);
 
 struct [[nodiscard]] Error {
   ErrorCode code = ErrorCode::kInternal;
@@ -34,7 +36,7 @@ struct [[nodiscard]] Error {
 
 // True for the kinds worth another try: kUnavailable, kDeadlineExceeded, kResourceExhausted,
 // kAborted.
-bool IsRetryable(const Error& error);
+ROOM_OUTBOX_EXPORT bool IsRetryable(const Error& error);
 
 // Either OK or one Error.
 class [[nodiscard]] Status {

@@ -75,6 +75,7 @@
 
 #include "room_outbox/envelope.h"
 #include "room_outbox/error.h"
+#include "room_outbox/export.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox {
@@ -97,9 +98,9 @@ enum class SyncPublishMode {
 };
 
 // "inline", "background", "off": the config's spelling.
-const char* SyncPublishModeName(SyncPublishMode mode);
+ROOM_OUTBOX_EXPORT const char* SyncPublishModeName(SyncPublishMode mode);
 // The inverse of SyncPublishModeName (exact, case-sensitive); nullopt for anything else.
-std::optional<SyncPublishMode> ParseSyncPublishMode(std::string_view name);
+ROOM_OUTBOX_EXPORT std::optional<SyncPublishMode> ParseSyncPublishMode(std::string_view name);
 
 // The defaults of HookOptions, also applied to a value <= 0 (or 0) by CreateHook and by
 // LoadHookOptions.
@@ -154,7 +155,7 @@ struct Event {
 using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;
 
 // The open transaction handed to the caller's statements.
-class Transaction {
+class ROOM_OUTBOX_EXPORT Transaction {
  public:
   virtual ~Transaction() = default;
   // Runs one statement with `?` placeholders as a prepared statement. A failure here rolls back
@@ -198,7 +199,7 @@ struct CommitResult {
   std::vector<EventDelivery> events;  // one per event, in order, when kCommitted
 };
 
-class Hook {
+class ROOM_OUTBOX_EXPORT Hook {
  public:
   virtual ~Hook() = default;
   Hook() = default;
@@ -216,7 +217,7 @@ class Hook {
 // that does not call them itself creates one LibraryInit in main() before any thread and any
 // Hook, and keeps it until the last Hook is destroyed. Not thread-safe (neither library's init
 // is); one per process.
-class LibraryInit {
+class ROOM_OUTBOX_EXPORT LibraryInit {
  public:
   LibraryInit();
   ~LibraryInit();
@@ -241,10 +242,11 @@ class LibraryInit {
 // unknown section, an unknown key of a section read here or an invalid value fails with
 // kInvalidArgument naming the key ("path:line:col: mysql.port: ..."); an unreadable file with
 // kNotFound. On failure returns nullopt and fills *error (never with a secret). `log` is empty.
-std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error);
+ROOM_OUTBOX_EXPORT std::optional<HookOptions> LoadHookOptions(const std::string& path,
+                                                           Error* error);
 
 // Connects to MariaDB and prepares the IM publisher. On failure returns null and fills *error
 // (connection or configuration problem, never a secret).
-std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error);
+ROOM_OUTBOX_EXPORT std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error);
 
 }  // namespace room_outbox

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "room_outbox/export.h"
+
 namespace room_outbox {
 
 struct MysqlOptions {
@@ -24,7 +26,7 @@ struct MysqlOptions {
 };
 
 // The event types that are never sent to IM; they count as delivered (no-op success).
-std::vector<std::string> DefaultSkipEventTypes();
+ROOM_OUTBOX_EXPORT std::vector<std::string> DefaultSkipEventTypes();
 
 // A message's MsgPriority in send_group_msg. Over a group's 40 msg/s cap IM drops lower
 // priorities first (TENCENT_IM.md §9.2): system events go High so audience chat (Normal) is
@@ -32,9 +34,9 @@ std::vector<std::string> DefaultSkipEventTypes();
 enum class MsgPriority { kHigh, kNormal, kLow };
 
 // "High", "Normal", "Low": the spelling IM and the config use.
-const char* MsgPriorityName(MsgPriority priority);
+ROOM_OUTBOX_EXPORT const char* MsgPriorityName(MsgPriority priority);
 // The inverse of MsgPriorityName (exact, case-sensitive); nullopt for anything else.
-std::optional<MsgPriority> ParseMsgPriority(std::string_view name);
+ROOM_OUTBOX_EXPORT std::optional<MsgPriority> ParseMsgPriority(std::string_view name);
 
 // The defaults of TencentImOptions that also replace a value <= 0 (or 0).
 inline constexpr std::chrono::milliseconds kDefaultBreakerCooldown{60000};

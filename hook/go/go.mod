@@ -1,0 +1,3 @@
+module roomoutbox
+
+go 1.19

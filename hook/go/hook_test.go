@@ -1,0 +1,217 @@
+package roomoutbox_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"roomoutbox"
+)
+
+func openUp(t *testing.T, env testEnv, opts ...roomoutbox.Option) *roomoutbox.Hook {
+	t.Helper()
+	// The up config names no secret key file: the key comes from memory.
+	opts = append([]roomoutbox.Option{roomoutbox.WithSecret("tencent_im.secret_key", env.SecretKey)}, opts...)
+	hook, err := roomoutbox.Open(env.UpConfig, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = hook.Close() })
+	return hook
+}
+
+func giftCommand(id string) (roomoutbox.Command, []roomoutbox.Event) {
+	room := "go-room-" + id
+	cmd := roomoutbox.Command{CommandID: id, RoomID: room, CommandType: "SendGift",
+		RequestID: "req-" + id, RoomSeq: 7, Payload: `{"user_id":"u1","gift":"rose"}`}
+	events := []roomoutbox.Event{
+		{EventID: id + "-gift", EventType: "RoomGiftSent", RoomSeq: 7, Payload: `{"gift":"rose"}`},
+		{EventID: id + "-heat", EventType: "RoomHeatChanged", RoomSeq: 7, Payload: `{"heat":3}`},
+	}
+	return cmd, events
+}
+
+func TestOpenRefusesABadSettingNamingTheKey(t *testing.T) {
+	env := environment(t)
+	_, err := roomoutbox.Open(env.UpConfig, roomoutbox.WithSetting("mysql.port", "0"))
+	var e *roomoutbox.Error
+	if !errors.As(err, &e) || !errors.Is(err, roomoutbox.ErrInvalidArgument) {
+		t.Fatalf("Open with mysql.port 0: %v, want an *Error with CodeInvalidArgument", err)
+	}
+	if !strings.Contains(e.Message, "mysql.port: must be 1..65535, got 0") || e.Retryable {
+		t.Fatalf("message %q (retryable %v) does not name mysql.port and its rule", e.Message, e.Retryable)
+	}
+	t.Logf("bad option: %v", err)
+}
+
+func TestOpenReportsAMissingFileAndAnUnreachableDatabase(t *testing.T) {
+	env := environment(t)
+	_, err := roomoutbox.Open("/nonexistent/relay.toml")
+	if !errors.Is(err, roomoutbox.ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/relay.toml") {
+		t.Fatalf("Open of a missing file: %v", err)
+	}
+	_, err = roomoutbox.Open(env.UpConfig, roomoutbox.WithSecret("tencent_im.secret_key", env.SecretKey),
+		roomoutbox.WithSetting("mysql.socket", "/nonexistent/mysqld.sock"))
+	var e *roomoutbox.Error
+	if !errors.As(err, &e) || !e.Retryable || !strings.Contains(e.Message, "/nonexistent/mysqld.sock") {
+		t.Fatalf("Open on a socket with no server: %v", err)
+	}
+	t.Logf("unreachable database: %v", err)
+}
+
+func TestCommitWithIMUpPublishesAndWritesTheSnapshot(t *testing.T) {
+	env := environment(t)
+	hook := openUp(t, env)
+	cmd, events := giftCommand("go-up")
+	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+		return tx.Exec("INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) VALUES (?, ?, ?, ?)",
+			cmd.RoomID, cmd.RoomSeq, `{"heat":3}`, int64(1))
+	})
+	if err != nil || res.Status != roomoutbox.Committed || len(res.Events) != 2 {
+		t.Fatalf("Commit: %+v, %v", res, err)
+	}
+	if res.Events[0].State != roomoutbox.Published || res.Events[1].State != roomoutbox.Skipped ||
+		res.Events[0].EventID != "go-up-gift" {
+		t.Fatalf("events %+v, want go-up-gift published and go-up-heat skipped", res.Events)
+	}
+	if n := env.scalar(t, "SELECT COUNT(*) FROM room_outbox WHERE command_id = 'go-up' AND status = 'published'"); n != 2 {
+		t.Fatalf("%d published rows, want 2", n)
+	}
+	if n := env.scalar(t, "SELECT room_seq FROM room_snapshot WHERE room_id = 'go-room-go-up'"); n != 7 {
+		t.Fatalf("snapshot room_seq %d, want 7", n)
+	}
+	t.Logf("IM up: %s %s, %s %s", res.Events[0].EventID, res.Events[0].State, res.Events[1].EventID, res.Events[1].State)
+}
+
+func TestCommitOfARepeatedCommandIDIsADuplicate(t *testing.T) {
+	env := environment(t)
+	var lines []string
+	hook := openUp(t, env, roomoutbox.WithLogger(func(level roomoutbox.Level, line string) {
+		lines = append(lines, level.String()+": "+line)
+	}))
+	cmd, events := giftCommand("go-dup")
+	if res, err := hook.Commit(cmd, events, nil); err != nil || res.Status != roomoutbox.Committed {
+		t.Fatalf("first Commit: %+v, %v", res, err)
+	}
+	res, err := hook.Commit(cmd, events, nil)
+	if err != nil || res.Status != roomoutbox.Duplicate || len(res.Events) != 0 {
+		t.Fatalf("second Commit: %+v, %v; want Duplicate and no error", res, err)
+	}
+	if n := env.scalar(t, "SELECT COUNT(*) FROM room_outbox WHERE command_id = 'go-dup'"); n != 2 {
+		t.Fatalf("%d outbox rows, want the first commit's 2", n)
+	}
+	if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], "duplicate command ignored") {
+		t.Fatalf("log lines %q: want the duplicate logged", lines)
+	}
+	t.Logf("duplicate: %s; log: %s", res.Status, lines[len(lines)-1])
+}
+
+var errSnapshotRefused = errors.New("snapshot refused by the room")
+
+func TestCommitWithAFailingStatementRollsBackEverything(t *testing.T) {
+	env := environment(t)
+	hook := openUp(t, env)
+	cmd, events := giftCommand("go-fail")
+	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+		return tx.Exec("UPDATE no_such_table SET x = ?", 1)
+	})
+	var e *roomoutbox.Error
+	if res.Status != roomoutbox.Failed || !errors.As(err, &e) || !strings.Contains(e.Message, "no_such_table") {
+		t.Fatalf("Commit with a failing statement: %+v, %v", res, err)
+	}
+	t.Logf("failing statement: %v", err)
+	// The callback's own error: wrapped, so errors.Is finds it.
+	res, err = hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error { return errSnapshotRefused })
+	if res.Status != roomoutbox.Failed || !errors.Is(err, errSnapshotRefused) || !errors.Is(err, roomoutbox.ErrCancelled) {
+		t.Fatalf("Commit with a refusing callback: %+v, %v", res, err)
+	}
+	t.Logf("refusing callback: %v", err)
+	for _, table := range []string{"room_command_log", "room_outbox"} {
+		if n := env.scalar(t, "SELECT COUNT(*) FROM "+table+" WHERE command_id = 'go-fail'"); n != 0 {
+			t.Fatalf("%d rows in %s after a rollback", n, table)
+		}
+	}
+}
+
+func TestCommitWithIMDownCommitsAndLeavesTheEventPending(t *testing.T) {
+	env := environment(t)
+	hook, err := roomoutbox.Open(env.DownConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hook.Close()
+	cmd, events := giftCommand("go-down")
+	res, err := hook.Commit(cmd, events, nil)
+	if err != nil || res.Status != roomoutbox.Committed {
+		t.Fatalf("Commit with IM down: %+v, %v; the command must still commit", res, err)
+	}
+	if res.Events[0].State != roomoutbox.Pending || res.Events[0].Error == "" {
+		t.Fatalf("event %+v, want pending with a reason", res.Events[0])
+	}
+	if n := env.scalar(t, "SELECT COUNT(*) FROM room_outbox WHERE event_id = 'go-down-gift' AND status = 'pending' AND retry_count = 0"); n != 1 {
+		t.Fatalf("go-down-gift is not pending with retry_count 0")
+	}
+	t.Logf("IM down: %s %s (%s)", res.Events[0].EventID, res.Events[0].State, res.Events[0].Error)
+}
+
+func TestAPanicInTheCallbackRollsBackAndIsRaisedAgain(t *testing.T) {
+	env := environment(t)
+	hook := openUp(t, env)
+	cmd, events := giftCommand("go-panic")
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v, want the callback's panic", p)
+			}
+		}()
+		_, _ = hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error { panic("boom") })
+	}()
+	if n := env.scalar(t, "SELECT COUNT(*) FROM room_command_log WHERE command_id = 'go-panic'"); n != 0 {
+		t.Fatalf("a panicking callback left %d command log rows", n)
+	}
+	// The hook is still usable.
+	if res, err := hook.Commit(cmd, events, nil); err != nil || res.Status != roomoutbox.Committed {
+		t.Fatalf("Commit after a panic: %+v, %v", res, err)
+	}
+}
+
+func TestOneHookSharedByGoroutinesSerialisesThem(t *testing.T) {
+	env := environment(t)
+	hook := openUp(t, env)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				cmd, events := giftCommand(fmt.Sprintf("go-shared-%d-%d", g, i))
+				if res, err := hook.Commit(cmd, events, nil); err != nil || res.Status != roomoutbox.Committed {
+					errs <- fmt.Errorf("%s: %+v, %v", cmd.CommandID, res, err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := env.scalar(t, "SELECT COUNT(*) FROM room_command_log WHERE command_id LIKE 'go-shared-%'"); n != 20 {
+		t.Fatalf("%d commands committed, want 20", n)
+	}
+}
+
+func TestCloseIsIdempotentAndAClosedHookRefuses(t *testing.T) {
+	env := environment(t)
+	hook := openUp(t, env)
+	if hook.Close() != nil || hook.Close() != nil {
+		t.Fatal("Close returned an error")
+	}
+	cmd, events := giftCommand("go-closed")
+	if _, err := hook.Commit(cmd, events, nil); !errors.Is(err, roomoutbox.ErrClosed) {
+		t.Fatalf("Commit after Close: %v, want ErrClosed", err)
+	}
+}

@@ -1,0 +1,401 @@
+/* The C ABI (room_outbox/c.h) as a C room service uses it: built with
+ * gcc -std=c99 -Wall -Wextra -pedantic -Werror against the INSTALLED headers and library through
+ * pkg-config, run against the private MariaDB and two fake IM servers (one up, one down) by
+ * tests/c_abi/run-c-abi-test.sh. Covers every function of c.h. Checks the database with its own
+ * Connector/C connection.
+ *
+ *   c_abi_test UP_CONFIG DOWN_CONFIG MYSQL_SOCKET DATABASE SCRATCH_DIR
+ *
+ * Prints one line per check group and "N passed, M failed"; exits 0 only when nothing failed. */
+#include <mysql.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "room_outbox/c.h"
+
+static int passed;
+static int failed;
+
+static void Check(int ok, const char *what, int line) {
+  if (ok) {
+    ++passed;
+  } else {
+    ++failed;
+    fprintf(stderr, "c_abi_test:%d: FAILED: %s\n", line, what);
+  }
+}
+#define CHECK(cond) Check((cond) ? 1 : 0, #cond, __LINE__)
+
+static MYSQL *db;
+
+/* The first column of the first row of `sql` as an integer; -1 when the query fails or is
+ * empty. */
+static long long Scalar(const char *sql) {
+  MYSQL_RES *res;
+  MYSQL_ROW row;
+  long long value = -1;
+  if (mysql_query(db, sql) != 0) {
+    fprintf(stderr, "c_abi_test: %s: %s\n", sql, mysql_error(db));
+    return -1;
+  }
+  res = mysql_store_result(db);
+  if (res == NULL) {
+    return -1;
+  }
+  row = mysql_fetch_row(res);
+  if (row != NULL && row[0] != NULL) {
+    value = atoll(row[0]);
+  }
+  mysql_free_result(res);
+  return value;
+}
+
+static long long Count(const char *format, const char *arg) {
+  char sql[512];
+  snprintf(sql, sizeof sql, format, arg);
+  return Scalar(sql);
+}
+
+/* Frees the error and reports whether it had `code` and its message contained `needle`. */
+static int ErrorIs(room_outbox_error *err, room_outbox_status code, const char *needle) {
+  int ok = err != NULL && room_outbox_error_code(err) == code &&
+           strstr(room_outbox_error_message(err), needle) != NULL;
+  printf("c_abi_test:   %s: %s\n", room_outbox_status_name(room_outbox_error_code(err)),
+         room_outbox_error_message(err));
+  room_outbox_error_free(err);
+  return ok;
+}
+
+static room_outbox_status SetText(room_outbox_command *cmd, const char *field, const char *value) {
+  return room_outbox_command_set_text(cmd, field, value, strlen(value), NULL);
+}
+
+/* A command with one event sent to IM and one type that never is (RoomHeatChanged). */
+static room_outbox_command *NewCommand(const char *command_id, const char *room_id) {
+  room_outbox_command *cmd = room_outbox_command_new();
+  char event_id[160];
+  const char *gift = "{\"user_id\":\"u1\",\"gift\":\"rose\"}";
+  const char *heat = "{\"heat\":130}";
+  CHECK(cmd != NULL);
+  CHECK(SetText(cmd, "command_id", command_id) == ROOM_OUTBOX_OK);
+  CHECK(SetText(cmd, "room_id", room_id) == ROOM_OUTBOX_OK);
+  CHECK(SetText(cmd, "command_type", "SendGift") == ROOM_OUTBOX_OK);
+  CHECK(SetText(cmd, "request_id", "req-c") == ROOM_OUTBOX_OK);
+  CHECK(SetText(cmd, "payload", gift) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_command_set_int(cmd, "room_seq", 12, NULL) == ROOM_OUTBOX_OK);
+  snprintf(event_id, sizeof event_id, "%s-gift", command_id);
+  CHECK(room_outbox_command_add_event(cmd, event_id, strlen(event_id), "RoomGiftSent", 12, 12,
+                                      gift, strlen(gift), NULL) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_command_set_event_int(cmd, 0, "occurred_at_ms", 1700000000123LL, NULL) ==
+        ROOM_OUTBOX_OK);
+  snprintf(event_id, sizeof event_id, "%s-heat", command_id);
+  CHECK(room_outbox_command_add_event(cmd, event_id, strlen(event_id), "RoomHeatChanged", 15, 12,
+                                      heat, strlen(heat), NULL) == ROOM_OUTBOX_OK);
+  return cmd;
+}
+
+/* The statements callback: the room snapshot, written in the commit's transaction with a
+ * parameter of each kind. user_data is the room id. */
+static room_outbox_status WriteSnapshot(room_outbox_tx *tx, void *user_data) {
+  const char *room_id = (const char *)user_data;
+  const char *sql =
+      "INSERT INTO c_snapshot (room_id, room_seq, heat, note) VALUES (?, ?, ?, ?) "
+      "ON DUPLICATE KEY UPDATE room_seq = VALUES(room_seq)";
+  room_outbox_params *params = room_outbox_params_new();
+  room_outbox_status status;
+  if (params == NULL) {
+    return ROOM_OUTBOX_NO_MEMORY;
+  }
+  room_outbox_params_add_text(params, "ignored", 7);
+  room_outbox_params_clear(params);
+  room_outbox_params_add_text(params, room_id, strlen(room_id));
+  room_outbox_params_add_int(params, 12);
+  room_outbox_params_add_double(params, 130.5);
+  room_outbox_params_add_null(params);
+  status = room_outbox_tx_execute(tx, sql, strlen(sql), params, NULL);
+  room_outbox_params_destroy(params);
+  return status;
+}
+
+/* A caller statement that fails: the table does not exist. */
+static room_outbox_status FailingStatement(room_outbox_tx *tx, void *user_data) {
+  const char *sql = "UPDATE no_such_table SET x = 1";
+  room_outbox_error *err = NULL;
+  room_outbox_status status = room_outbox_tx_execute(tx, sql, strlen(sql), NULL, &err);
+  (void)user_data;
+  CHECK(status != ROOM_OUTBOX_OK);
+  CHECK(ErrorIs(err, status, "no_such_table"));
+  return status;
+}
+
+/* Gives up without running a statement. */
+static room_outbox_status Refuse(room_outbox_tx *tx, void *user_data) {
+  (void)tx;
+  (void)user_data;
+  return ROOM_OUTBOX_ABORTED;
+}
+
+static int log_lines;
+static char last_log[512];
+
+static void Log(void *user_data, int32_t level, const char *message, size_t len) {
+  (void)user_data;
+  (void)level;
+  ++log_lines;
+  snprintf(last_log, sizeof last_log, "%.*s", (int)len, message);
+}
+
+/* The IM secret key the harness wrote to SCRATCH_DIR/tim-secret-key (one line). */
+static const char *ReadSecretKey(const char *scratch, char *out, size_t size) {
+  char path[512];
+  FILE *in;
+  snprintf(path, sizeof path, "%s/tim-secret-key", scratch);
+  in = fopen(path, "r");
+  out[0] = '\0';
+  if (in != NULL) {
+    if (fgets(out, (int)size, in) == NULL) {
+      out[0] = '\0';
+    }
+    fclose(in);
+  }
+  out[strcspn(out, "\r\n")] = '\0';
+  CHECK(out[0] != '\0');
+  return out;
+}
+
+static void TestVersionAndStatuses(void) {
+  CHECK(room_outbox_c_version() == ROOM_OUTBOX_C_VERSION);
+  CHECK(strcmp(room_outbox_status_name(ROOM_OUTBOX_OK), "ok") == 0);
+  CHECK(strcmp(room_outbox_status_name(ROOM_OUTBOX_UNAVAILABLE), "unavailable") == 0);
+  CHECK(strcmp(room_outbox_status_name(ROOM_OUTBOX_NO_MEMORY), "no_memory") == 0);
+  CHECK(strcmp(room_outbox_status_name(99), "unknown") == 0);
+  CHECK(room_outbox_error_code(NULL) == ROOM_OUTBOX_INTERNAL);
+  CHECK(strcmp(room_outbox_error_message(NULL), "") == 0);
+  CHECK(room_outbox_error_retryable(NULL) == 0);
+  room_outbox_error_free(NULL);
+  printf("c_abi_test: version 0x%08x, statuses: ok\n", (unsigned)room_outbox_c_version());
+}
+
+/* A bad option fails at once with a clear text naming the key; the options stay usable. */
+static void TestBadOptions(const char *scratch) {
+  room_outbox_options *opts = room_outbox_options_new();
+  room_outbox_error *err = NULL;
+  room_outbox_hook *hook = NULL;
+  char path[512];
+  FILE *bad;
+  CHECK(opts != NULL);
+  CHECK(room_outbox_options_set(opts, "mysql.port", "0", 1, &err) == ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "mysql.port: must be 1..65535, got 0"));
+  CHECK(room_outbox_options_set(opts, "mysql.prot", "1", 1, &err) == ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "unknown key 'mysql.prot'"));
+  CHECK(room_outbox_options_set(opts, "tencent_im.sdk_app_id", "many", 4, &err) != ROOM_OUTBOX_OK);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "tencent_im.sdk_app_id: expected an integer"));
+  CHECK(room_outbox_options_set(opts, "hook.sync_publish", "sometimes", 9, &err) != ROOM_OUTBOX_OK);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "hook.sync_publish: unknown value"));
+  CHECK(room_outbox_options_set(opts, "log.level", "debug", 5, &err) != ROOM_OUTBOX_OK);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "log"));
+  CHECK(room_outbox_options_set(NULL, "mysql.port", "1", 1, NULL) == ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(room_outbox_options_set(opts, "mysql.user", NULL, 3, NULL) == ROOM_OUTBOX_INVALID_ARGUMENT);
+  /* A value that is TOML of the wrong type is taken as the string: a user named 123. */
+  CHECK(room_outbox_options_set(opts, "mysql.user", "123", 3, &err) == ROOM_OUTBOX_OK);
+  CHECK(err == NULL);
+
+  snprintf(path, sizeof path, "%s/no-such-relay.toml", scratch);
+  CHECK(room_outbox_options_load_file(opts, path, strlen(path), &err) == ROOM_OUTBOX_NOT_FOUND);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_NOT_FOUND, "no-such-relay.toml"));
+  snprintf(path, sizeof path, "%s/bad-relay.toml", scratch);
+  bad = fopen(path, "w");
+  CHECK(bad != NULL);
+  if (bad != NULL) {
+    fputs("[mysql]\nsocket = \"/tmp/x.sock\"\n[hook]\nsync_publish_timeout = \"soon\"\n", bad);
+    fclose(bad);
+  }
+  CHECK(room_outbox_options_load_file(opts, path, strlen(path), &err) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "bad-relay.toml:4:24: hook.sync_publish_timeout"));
+
+  /* The options are still usable: a hook on a socket with no server says which socket. */
+  snprintf(path, sizeof path, "%s/no-such-mysqld.sock", scratch);
+  CHECK(room_outbox_options_set(opts, "mysql.socket", path, strlen(path), NULL) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "mysql.connect_timeout", "2s", 2, NULL) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "tencent_im.sdk_app_id", "1400000000", 10, NULL) ==
+        ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "tencent_im.secret_key", "k", 1, NULL) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_hook_new(opts, &hook, &err) != ROOM_OUTBOX_OK);
+  CHECK(hook == NULL);
+  CHECK(room_outbox_error_retryable(err) == 1);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_UNAVAILABLE, "no-such-mysqld.sock"));
+  room_outbox_options_destroy(opts);
+  room_outbox_options_destroy(NULL);
+  printf("c_abi_test: bad options: ok\n");
+}
+
+/* A hook from the config file; `secret_key`, when not NULL, is given from memory. */
+static room_outbox_hook *NewHook(const char *config, const char *secret_key) {
+  room_outbox_options *opts = room_outbox_options_new();
+  room_outbox_hook *hook = NULL;
+  room_outbox_error *err = NULL;
+  CHECK(room_outbox_options_load_file(opts, config, strlen(config), &err) == ROOM_OUTBOX_OK);
+  CHECK(err == NULL);
+  if (secret_key != NULL) {
+    CHECK(room_outbox_options_set(opts, "tencent_im.secret_key", secret_key, strlen(secret_key),
+                                  NULL) == ROOM_OUTBOX_OK);
+  }
+  CHECK(room_outbox_options_set(opts, "hook.sync_publish_timeout", "3s", 2, NULL) ==
+        ROOM_OUTBOX_OK);
+  room_outbox_options_set_log(opts, Log, NULL);
+  CHECK(room_outbox_hook_new(opts, &hook, &err) == ROOM_OUTBOX_OK);
+  if (err != NULL) {
+    fprintf(stderr, "c_abi_test: hook_new: %s\n", room_outbox_error_message(err));
+    room_outbox_error_free(err);
+  }
+  room_outbox_options_destroy(opts); /* the hook keeps its own copy */
+  return hook;
+}
+
+/* IM up: the event sent to IM is published by the sync publish, the other one skipped. */
+static void TestImUp(room_outbox_hook *hook) {
+  room_outbox_command *cmd = NewCommand("c-cmd-up", "c-room-up");
+  room_outbox_result *result = NULL;
+  room_outbox_error *err = NULL;
+  size_t len = 0;
+  CHECK(room_outbox_hook_commit(hook, cmd, WriteSnapshot, (void *)"c-room-up", &result, &err) ==
+        ROOM_OUTBOX_OK);
+  CHECK(err == NULL);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_COMMITTED);
+  CHECK(room_outbox_result_error(result) == NULL);
+  CHECK(room_outbox_result_event_count(result) == 2);
+  CHECK(room_outbox_result_event_state(result, 0) == ROOM_OUTBOX_PUBLISHED);
+  CHECK(room_outbox_result_event_state(result, 1) == ROOM_OUTBOX_SKIPPED);
+  CHECK(room_outbox_result_event_state(result, 2) == -1);
+  CHECK(strcmp(room_outbox_result_event_id(result, 0, &len), "c-cmd-up-gift") == 0);
+  CHECK(len == strlen("c-cmd-up-gift"));
+  CHECK(strcmp(room_outbox_result_event_error(result, 0, NULL), "") == 0);
+  CHECK(room_outbox_result_event_id(result, 2, NULL) == NULL);
+  CHECK(Count("SELECT COUNT(*) FROM room_outbox WHERE command_id = '%s' AND status = 'published'",
+              "c-cmd-up") == 2);
+  CHECK(Count("SELECT COUNT(*) FROM room_command_log WHERE command_id = '%s'", "c-cmd-up") == 1);
+  CHECK(Count("SELECT room_seq FROM c_snapshot WHERE room_id = '%s'", "c-room-up") == 12);
+  CHECK(Count("SELECT COUNT(*) FROM room_outbox WHERE event_id = '%s' AND "
+              "envelope LIKE '%%\"occurred_at_ms\":1700000000123%%'",
+              "c-cmd-up-gift") == 1);
+  printf("c_abi_test: IM up: committed, %s published, %s skipped\n",
+         room_outbox_result_event_id(result, 0, NULL), room_outbox_result_event_id(result, 1, NULL));
+  room_outbox_result_destroy(result);
+  room_outbox_result_destroy(NULL);
+
+  /* The same command_id again: a duplicate, nothing written. */
+  log_lines = 0;
+  CHECK(room_outbox_hook_commit(hook, cmd, WriteSnapshot, (void *)"c-room-up", &result, &err) ==
+        ROOM_OUTBOX_OK);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_DUPLICATE);
+  CHECK(room_outbox_result_event_count(result) == 0);
+  CHECK(Count("SELECT COUNT(*) FROM room_outbox WHERE command_id = '%s'", "c-cmd-up") == 2);
+  CHECK(Count("SELECT COUNT(*) FROM room_command_log WHERE command_id = '%s'", "c-cmd-up") == 1);
+  CHECK(log_lines == 1 && strstr(last_log, "duplicate") != NULL);
+  printf("c_abi_test: repeated command_id: duplicate, nothing written; log: %s\n", last_log);
+  room_outbox_result_destroy(result);
+  room_outbox_command_destroy(cmd);
+}
+
+/* A failing caller statement rolls the whole command back. */
+static void TestFailingStatement(room_outbox_hook *hook) {
+  room_outbox_command *cmd = NewCommand("c-cmd-fail", "c-room-fail");
+  room_outbox_result *result = NULL;
+  room_outbox_error *err = NULL;
+  room_outbox_status status =
+      room_outbox_hook_commit(hook, cmd, FailingStatement, NULL, &result, &err);
+  CHECK(status != ROOM_OUTBOX_OK);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_FAILED);
+  CHECK(room_outbox_result_event_count(result) == 0);
+  CHECK(room_outbox_error_code(room_outbox_result_error(result)) == status);
+  CHECK(strstr(room_outbox_error_message(room_outbox_result_error(result)), "no_such_table") != NULL);
+  CHECK(ErrorIs(err, status, "no_such_table"));
+  room_outbox_result_destroy(result);
+  CHECK(Count("SELECT COUNT(*) FROM room_command_log WHERE command_id = '%s'", "c-cmd-fail") == 0);
+  CHECK(Count("SELECT COUNT(*) FROM room_outbox WHERE command_id = '%s'", "c-cmd-fail") == 0);
+
+  /* A callback that returns a status of its own: the commit fails with that status. */
+  CHECK(room_outbox_hook_commit(hook, cmd, Refuse, NULL, &result, &err) == ROOM_OUTBOX_ABORTED);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_FAILED);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_ABORTED, "caller statements returned aborted"));
+  room_outbox_result_destroy(result);
+  CHECK(Count("SELECT COUNT(*) FROM room_command_log WHERE command_id = '%s'", "c-cmd-fail") == 0);
+  printf("c_abi_test: failing caller statement: rolled back, nothing written\n");
+
+  /* Refused arguments: no result. */
+  CHECK(room_outbox_hook_commit(hook, NULL, NULL, NULL, &result, NULL) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(result == NULL);
+  CHECK(SetText(cmd, "color", "red") == ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(room_outbox_command_set_int(cmd, "seq", 1, NULL) == ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(room_outbox_command_set_event_int(cmd, 2, "room_seq", 1, &err) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "no event 2"));
+  CHECK(room_outbox_params_add_int(NULL, 1) == ROOM_OUTBOX_INVALID_ARGUMENT);
+  room_outbox_command_destroy(cmd);
+  room_outbox_command_destroy(NULL);
+  room_outbox_params_destroy(NULL);
+  room_outbox_hook_destroy(NULL);
+}
+
+/* IM down: the command still commits; the event stays pending for outbox-relay. */
+static void TestImDown(room_outbox_hook *hook) {
+  room_outbox_command *cmd = NewCommand("c-cmd-down", "c-room-down");
+  room_outbox_result *result = NULL;
+  room_outbox_error *err = NULL;
+  size_t len = 0;
+  const char *why;
+  CHECK(room_outbox_hook_commit(hook, cmd, NULL, NULL, &result, &err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_COMMITTED);
+  CHECK(room_outbox_result_event_state(result, 0) == ROOM_OUTBOX_PENDING);
+  CHECK(room_outbox_result_event_state(result, 1) == ROOM_OUTBOX_SKIPPED);
+  why = room_outbox_result_event_error(result, 0, &len);
+  CHECK(why != NULL && len > 0);
+  CHECK(Count("SELECT COUNT(*) FROM room_command_log WHERE command_id = '%s'", "c-cmd-down") == 1);
+  CHECK(Count("SELECT COUNT(*) FROM room_outbox WHERE event_id = '%s' AND status = 'pending' "
+              "AND retry_count = 0",
+              "c-cmd-down-gift") == 1);
+  printf("c_abi_test: IM down: committed, c-cmd-down-gift pending (%s)\n", why ? why : "");
+  room_outbox_result_destroy(result);
+  room_outbox_command_destroy(cmd);
+}
+
+int main(int argc, char **argv) {
+  room_outbox_error *err = NULL;
+  room_outbox_hook *up;
+  room_outbox_hook *down;
+  char secret_key[256];
+  if (argc != 6) {
+    fprintf(stderr, "usage: c_abi_test UP_CONFIG DOWN_CONFIG MYSQL_SOCKET DATABASE SCRATCH_DIR\n");
+    return 2;
+  }
+  CHECK(room_outbox_library_init(&err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_library_init(NULL) == ROOM_OUTBOX_OK); /* a second call: the first's status */
+  db = mysql_init(NULL);
+  if (db == NULL ||
+      mysql_real_connect(db, NULL, "root", NULL, argv[4], 0, argv[3], 0) == NULL ||
+      mysql_query(db, "CREATE TABLE c_snapshot (room_id VARCHAR(64) PRIMARY KEY, "
+                      "room_seq BIGINT NOT NULL, heat DOUBLE, note TEXT)") != 0) {
+    fprintf(stderr, "c_abi_test: database %s: %s\n", argv[4], db ? mysql_error(db) : "no memory");
+    return 1;
+  }
+  TestVersionAndStatuses();
+  TestBadOptions(argv[5]);
+  /* The up config names no secret key file: the key is given from memory. */
+  up = NewHook(argv[1], ReadSecretKey(argv[5], secret_key, sizeof secret_key));
+  down = NewHook(argv[2], NULL);
+  if (up != NULL && down != NULL) {
+    TestImUp(up);
+    TestFailingStatement(up);
+    TestImDown(down);
+  }
+  room_outbox_hook_destroy(up);
+  room_outbox_hook_destroy(down);
+  mysql_close(db);
+  room_outbox_library_cleanup();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
