@@ -5,7 +5,8 @@
 #   - systemd-analyze verify of the installed units (their Documentation= pages included);
 #   - man -w finds outbox-relay(8) and outbox-relay.toml(5); relay.toml is a conffile;
 #   - README.Debian's steps: write the two secrets, --check-config accepts the shipped config;
-#   - tests/install/consumer.cc builds against the installed dev package (pkg-config and CMake);
+#   - tests/install/consumer.cc builds against the installed dev package (pkg-config and CMake),
+#     and a C99 program runs against the shared library of libroom-outbox-hook1;
 #   - dpkg --purge; the packages' files, /etc/room-outbox and every file that appeared under
 #     /etc, /usr, /lib and /var/lib/systemd since the install are gone again.
 #
@@ -14,7 +15,14 @@ set -euo pipefail
 debs=$(cd "${1:?usage: check-deb.sh DEB_DIR}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+# A failed check must not leave the packages on the machine: they are purged on any exit once
+# installed (the purge check below does it on success and then clears `installed`).
+installed=()
+cleanup() {
+  if [ ${#installed[@]} -gt 0 ]; then dpkg --purge "${installed[@]}" >/dev/null 2>&1 || true; fi
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
 fail() { echo "check-deb: $*" >&2; exit 1; }
 step() { echo "check-deb: $*"; }
 
@@ -41,6 +49,7 @@ snapshot >"$scratch/before"
 step "dpkg -i ${files[*]##*/}"
 dpkg -i "${files[@]}" >"$scratch/install.log" 2>&1 ||
   { cat "$scratch/install.log" >&2; fail "dpkg -i failed (missing dependencies: make deps)"; }
+installed=("${packages[@]}")
 snapshot >"$scratch/installed"
 for p in "${packages[@]}"; do dpkg -L "$p"; done | LC_ALL=C sort -u >"$scratch/owned"
 
@@ -100,9 +109,37 @@ for consumer in "$scratch/consumer" "$scratch/cmake/build/consumer"; do
     fail "$consumer exited $rc ('$said'); expected 3 and the socket named"
 done
 
+step "a C program against the installed shared library (libroom-outbox-hook1)"
+cat >"$scratch/c_consumer.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include "room_outbox/c.h"
+int main(void) {
+  room_outbox_options *opts = room_outbox_options_new();
+  room_outbox_error *err = NULL;
+  int rc = 0;
+  if (room_outbox_c_version() != ROOM_OUTBOX_C_VERSION) rc = 1;
+  if (room_outbox_options_set(opts, "mysql.port", "0", 1, &err) == 0) rc = 2;
+  if (err == NULL || strstr(room_outbox_error_message(err), "mysql.port") == NULL) rc = 3;
+  printf("c version %08x, bad option: %s\n", (unsigned)room_outbox_c_version(),
+         err != NULL ? room_outbox_error_message(err) : "(none)");
+  room_outbox_error_free(err);
+  room_outbox_options_destroy(opts);
+  return rc;
+}
+C
+# shellcheck disable=SC2046
+gcc -std=c99 -Wall -Wextra -pedantic -Werror "$scratch/c_consumer.c" -o "$scratch/c_consumer" \
+  $(pkg-config --cflags --libs room_outbox_hook)
+linked=$(ldd "$scratch/c_consumer")
+grep -Eq 'libroom_outbox_hook.so.1 => /(usr/)?lib/' <<<"$linked" ||
+  fail "the C program does not load /usr/lib/*/libroom_outbox_hook.so.1"
+"$scratch/c_consumer" || fail "the C program against the shared library failed ($?)"
+
 step "dpkg --purge ${packages[*]}"
 dpkg --purge "${packages[@]}" >"$scratch/purge.log" 2>&1 ||
   { cat "$scratch/purge.log" >&2; fail "dpkg --purge failed"; }
+installed=()
 snapshot >"$scratch/after"
 # Left behind: what the packages own and did not exist before, and whatever appeared since the
 # install began, that still exists.
