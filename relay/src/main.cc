@@ -7,6 +7,7 @@
 #include "core/tencent/tencent_im_publisher.h"
 #include "daemon/build_info.h"
 #include "daemon/relay_app.h"
+#include "migrate/migrate_command.h"
 #include "ops/ops_commands.h"
 #include "room_outbox/hook.h"
 #include "store/mariadb_relay_store.h"
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
   purge->add_option("--batch-size", ops.batch_size, "Rows per DELETE (one short transaction)")
       ->capture_default_str();
   purge->add_flag("--dry-run", ops.dry_run, "Count what would be deleted; delete nothing");
+  room_outbox::relay::migrate::MigrateCli migrate;
+  CLI::App* migrate_cmd = add_ops("migrate", "Create or upgrade the database schema (schema/*.sql)");
+  migrate_cmd->add_flag("--dry-run", migrate.dry_run, "List the steps that would run; change nothing");
   // As CLI11_PARSE, but a usage error exits 2 (the documented code), not CLI11's own codes.
   try {
     app.parse(argc, argv);
@@ -71,6 +75,10 @@ int main(int argc, char** argv) {
   if (!libraries.status().ok()) {
     std::cerr << "outbox-relay: " << libraries.status().error().message << "\n";
     return room_outbox::relay::kExitRuntimeFailure;
+  }
+  if (migrate_cmd->parsed()) {
+    migrate.config_path = cli.config_path;
+    return room_outbox::relay::migrate::RunMigrateCommand(migrate, std::cout, std::cerr);
   }
   if (!ops.command.empty()) {
     ops.config_path = cli.config_path;
