@@ -16,7 +16,7 @@ root="$scratch/root$prefix"
 libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")
 libdir=${libdir:-lib}
 for f in bin/outbox-relay bin/room-sim "$libdir/libroom_outbox_hook.a" include/room_outbox/hook.h \
-         share/room-outbox/schema/002_room_outbox.sql share/room-outbox/schema/003_parked.sql \
+         share/room-outbox/schema/000_schema_version.sql share/room-outbox/schema/003_parked.sql \
          share/room-outbox/conf/relay.toml share/room-outbox/conf/alerts.yml \
          share/room-outbox/systemd/outbox-relay.service \
          share/room-outbox/systemd/room-outbox-purge.service \
