@@ -2,7 +2,7 @@
 # relay/src/migrate/schema_steps.h, so the binary carries the one copy of the schema that
 # schema/*.sql is. Run at build time (cmake -P) whenever a file changes.
 #   -DOUT=path.cc -DFILES="a.sql;b.sql"
-set(delimiter "room_outbox_schema")
+set(delimiter "schema_sql")
 set(body "")
 foreach(file IN LISTS FILES)
   get_filename_component(name "${file}" NAME_WE)

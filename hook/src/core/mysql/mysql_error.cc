@@ -21,9 +21,9 @@ enum MysqlOnlyErrno : unsigned {
   kMysqlClientInteractionTimeout = 4031,  // the server closed an idle connection (8.0.24+)
 };
 
-ErrorCode CodeFor(unsigned err) {
+// The connection is unusable or could not be made; a new connection may succeed.
+bool IsConnectionClass(unsigned err) {
   switch (err) {
-    // The connection is unusable or could not be made; a new connection may succeed.
     case CR_SOCKET_CREATE_ERROR:
     case CR_CONNECTION_ERROR:
     case CR_CONN_HOST_ERROR:
@@ -55,7 +55,17 @@ ErrorCode CodeFor(unsigned err) {
     case ER_SERVER_OFFLINE_MODE:
     // A Galera node that is not synced refuses every statement; another node may take it.
     case kMysqlUnknownComError:
-      return ErrorCode::kUnavailable;
+      return true;
+    default:
+      return false;
+  }
+}
+
+ErrorCode CodeFor(unsigned err) {
+  if (IsConnectionClass(err)) {
+    return ErrorCode::kUnavailable;
+  }
+  switch (err) {
     // InnoDB gave up on a lock; running the transaction again at once is the documented remedy.
     // The connection is fine.
     // Galera and Percona XtraDB Cluster report a certification conflict (two nodes wrote the same
