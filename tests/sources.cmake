@@ -78,6 +78,7 @@ add_executable(integration_tests
   tests/integration/commit_command_test.cc
   tests/integration/commit_multirow_test.cc
   tests/integration/commit_outcome_test.cc
+  tests/integration/dialect_sets_test.cc
   tests/integration/global_environment.cc
   tests/integration/hook_delivery_test.cc
   tests/integration/hook_sync_mode_test.cc
