@@ -26,7 +26,7 @@ TEST(StatementTextTest, TheMySqlSetNeverUsesReturning) {
     EXPECT_THAT(std::string(text), Not(HasSubstr("RETURNING"))) << name;
     EXPECT_THAT(std::string(text), Not(HasSubstr("IF NOT EXISTS"))) << name;
   });
-  EXPECT_GT(statements, 100u);
+  EXPECT_GT(statements, sql::kStatements.size());  // the list shapes come in several sizes
 }
 
 TEST(StatementTextTest, SetsDifferOnlyInTheCommit) {
