@@ -1,6 +1,6 @@
 // TLS to the database for real: a private MariaDB on a free loopback port with a certificate this
 // test makes (openssl: a CA, a server certificate for the name "localhost" only, and a second CA
-// that signed nothing), and a second one without TLS. Every ssl_mode against them, through
+// that signed nothing), and, for the test that needs it, a second one without TLS. Every ssl_mode against them, through
 // MysqlOptions (what HookOptions carries), a Hook's commit, and outbox-relay's [mysql] keys.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -73,22 +73,30 @@ class MysqlTlsTest : public ::testing::Test {
     ASSERT_TRUE(tls_->Start({"--bind-address=127.0.0.1", "--port=" + std::to_string(tls_port_),
                              "--ssl-ca=" + d + "/ca.pem", "--ssl-cert=" + d + "/server.pem",
                              "--ssl-key=" + d + "/server.key"}));
+    ASSERT_TRUE(AddUser(*tls_));
+  }
+
+  // A second server with TCP and no TLS, for the tests that need one.
+  static bool StartPlainServer() {
     plain_port_ = FreePort();
     plain_ = new PrivateMariaDb(*dir_ / "plain-db");
-    ASSERT_TRUE(plain_->Start({"--bind-address=127.0.0.1",
-                               "--port=" + std::to_string(plain_port_)}));
-    for (PrivateMariaDb* server : {tls_, plain_}) {
-      ASSERT_TRUE(server->CreateDatabase("tls_test"));
-      std::string error;
-      MysqlPtr root = ConnectAsRoot(server->socket(), error);
-      ASSERT_TRUE(root) << error;
-      std::vector<SqlRow> ignored;
-      ASSERT_EQ(RunSql(root.get(),
-                       "CREATE USER 'tls_user'@'%' IDENTIFIED BY 'tls-pw'; "
-                       "GRANT ALL ON tls_test.* TO 'tls_user'@'%'",
-                       ignored),
-                "");
-    }
+    return plain_->Start({"--bind-address=127.0.0.1", "--port=" + std::to_string(plain_port_)}) &&
+           AddUser(*plain_);
+  }
+
+  // The database tls_test and the user tls_user (password tls-pw) that may use it from anywhere.
+  static bool AddUser(PrivateMariaDb& server) {
+    if (!server.CreateDatabase("tls_test")) return false;
+    std::string error;
+    MysqlPtr root = ConnectAsRoot(server.socket(), error);
+    std::vector<SqlRow> ignored;
+    error = root ? RunSql(root.get(),
+                          "CREATE USER 'tls_user'@'%' IDENTIFIED BY 'tls-pw'; "
+                          "GRANT ALL ON tls_test.* TO 'tls_user'@'%'",
+                          ignored)
+                 : error;
+    EXPECT_EQ(error, "");
+    return error.empty();
   }
   static void TearDownTestSuite() {
     delete tls_;
@@ -134,63 +142,59 @@ PrivateMariaDb* MysqlTlsTest::plain_ = nullptr;
 uint16_t MysqlTlsTest::tls_port_ = 0;
 uint16_t MysqlTlsTest::plain_port_ = 0;
 
-TEST_F(MysqlTlsTest, VerifyIdentityConnectsWithTheRightCaAndHostName) {
+TEST_F(MysqlTlsTest, VerifyIdentityNeedsTheRightCaAndAHostNameTheCertificateNames) {
   auto conn = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity));
   ASSERT_TRUE(conn) << conn.error().message;
   EXPECT_NE(Cipher(**conn), "");
+
+  MysqlOptions wrong_ca = Options(SslMode::kVerifyIdentity);
+  wrong_ca.ssl_ca = (*dir_ / "wrong-ca.pem").string();
+  auto refused = MariaDbConnection::Connect(wrong_ca);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("tls_user@localhost:"));
+  EXPECT_THAT(refused.error().message, HasSubstr("certificate"));
+  EXPECT_THAT(refused.error().message, HasSubstr("[errno 2026]"));
+
+  auto wrong_name = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "127.0.0.1"));
+  ASSERT_FALSE(wrong_name);
+  EXPECT_THAT(wrong_name.error().message,
+              HasSubstr("Validation of SSL server certificate failed"));
 }
 
-TEST_F(MysqlTlsTest, VerifyIdentityRefusesAnotherCa) {
-  MysqlOptions options = Options(SslMode::kVerifyIdentity);
-  options.ssl_ca = (*dir_ / "wrong-ca.pem").string();
-  auto conn = MariaDbConnection::Connect(options);
-  ASSERT_FALSE(conn);
-  EXPECT_THAT(conn.error().message, HasSubstr("tls_user@localhost:"));
-  EXPECT_THAT(conn.error().message, HasSubstr("certificate"));
-  EXPECT_THAT(conn.error().message, HasSubstr("[errno 2026]"));
-}
-
-TEST_F(MysqlTlsTest, VerifyIdentityRefusesAHostNameTheCertificateDoesNotName) {
-  auto conn = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "127.0.0.1"));
-  ASSERT_FALSE(conn);
-  EXPECT_THAT(conn.error().message, HasSubstr("Validation of SSL server certificate failed"));
-  // verify_ca checks the chain only: the same name is fine there.
-  auto chain_only = MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1"));
-  ASSERT_TRUE(chain_only) << chain_only.error().message;
-  EXPECT_NE(Cipher(**chain_only), "");
-}
-
-TEST_F(MysqlTlsTest, VerifyCaRefusesAnotherCa) {
-  MysqlOptions options = Options(SslMode::kVerifyCa, "127.0.0.1");
-  options.ssl_ca = (*dir_ / "wrong-ca.pem").string();
-  auto conn = MariaDbConnection::Connect(options);
-  ASSERT_FALSE(conn);
-  EXPECT_THAT(conn.error().message, HasSubstr("certificate"));
-}
-
-TEST_F(MysqlTlsTest, RequiredEncryptsWithoutVerifyingAndRefusesAServerWithoutTls) {
-  auto conn = MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1"));
+TEST_F(MysqlTlsTest, VerifyCaChecksTheChainOnly) {
+  // The certificate does not name 127.0.0.1: verify_ca does not look at names.
+  auto conn = MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1"));
   ASSERT_TRUE(conn) << conn.error().message;
   EXPECT_NE(Cipher(**conn), "");
+  MysqlOptions wrong_ca = Options(SslMode::kVerifyCa, "127.0.0.1");
+  wrong_ca.ssl_ca = (*dir_ / "wrong-ca.pem").string();
+  auto refused = MariaDbConnection::Connect(wrong_ca);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("certificate"));
+}
+
+TEST_F(MysqlTlsTest, RequiredRefusesAServerWithoutTlsAndPreferredFallsBack) {
+  auto required = MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1"));
+  ASSERT_TRUE(required) << required.error().message;
+  EXPECT_NE(Cipher(**required), "");
+  auto preferred = MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1"));
+  ASSERT_TRUE(preferred) << preferred.error().message;
+  EXPECT_NE(Cipher(**preferred), "");
+  auto disabled = MariaDbConnection::Connect(Options(SslMode::kDisabled, "127.0.0.1"));
+  ASSERT_TRUE(disabled) << disabled.error().message;
+  EXPECT_EQ(Cipher(**disabled), "");
+
+  ASSERT_TRUE(StartPlainServer());
   auto plain = MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1", true));
   ASSERT_FALSE(plain);
   EXPECT_EQ(plain.error().code, ErrorCode::kPermissionDenied);
   EXPECT_THAT(plain.error().message,
               HasSubstr("ssl_mode \"required\" requires TLS, but the server offered none"));
-  auto verified = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "localhost", true));
-  ASSERT_FALSE(verified);
-}
-
-TEST_F(MysqlTlsTest, PreferredUsesTlsWhenOfferedAndDisabledNever) {
-  auto preferred = MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1"));
-  ASSERT_TRUE(preferred) << preferred.error().message;
-  EXPECT_NE(Cipher(**preferred), "");
+  EXPECT_FALSE(MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1", true)));
+  EXPECT_FALSE(MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "localhost", true)));
   auto fallback = MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1", true));
   ASSERT_TRUE(fallback) << fallback.error().message;
   EXPECT_EQ(Cipher(**fallback), "");
-  auto disabled = MariaDbConnection::Connect(Options(SslMode::kDisabled, "127.0.0.1"));
-  ASSERT_TRUE(disabled) << disabled.error().message;
-  EXPECT_EQ(Cipher(**disabled), "");
 }
 
 TEST_F(MysqlTlsTest, AHookCommitsOverVerifiedTls) {
