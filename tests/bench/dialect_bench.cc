@@ -39,8 +39,8 @@ void CommitRows(const BenchContext& ctx, Report& report) {
     std::array<double, 2> took{};
     for (size_t turn = 0; turn < kSets.size(); ++turn) {
       const size_t s = (n + turn) % kSets.size();  // neither set always goes first
-      const CommandWithEvents c = MakeCommand(s == 0 ? "set-mariadb" : "set-mysql", n,
-                                              "room-" + std::to_string(n), 1);
+      const CommandWithEvents c =
+          MakeCommand(s == 0 ? "set-mariadb" : "set-mysql", n, "room-" + std::to_string(n), 1);
       Stopwatch watch;
       const CommitResult result = hooks[s]->Commit(c.command, c.events);
       took[s] = watch.Millis();
@@ -109,7 +109,8 @@ void CeilingRows(const BenchContext& ctx, Report& report) {
   report.Add({"12c", "Claim+mark ceiling, MariaDB set", settings + "; dialect = \"mariadb\"",
               FormatCount(rate_mariadb) + " rows/s", "x1"});
   report.Add({"12d", "Claim+mark ceiling, MySQL set", settings + "; dialect = \"mysql\"",
-              FormatCount(rate_mysql) + " rows/s", FormatRatio(rate_mysql, rate_mariadb) + " vs 12c"});
+              FormatCount(rate_mysql) + " rows/s",
+              FormatRatio(rate_mysql, rate_mariadb) + " vs 12c"});
 }
 
 }  // namespace

@@ -77,8 +77,9 @@ TEST(DialectSetsTest, BothSetsCommitTheSameRowsAndReadTheSameIdsClockAndCheck) {
           << p;
       // The room has pending rows from the second command on (the first has none).
       EXPECT_EQ(write->earlier_pending, events > 1) << p << " " << events;
-      const auto rows = db.Query("SELECT id, event_id, status FROM room_outbox WHERE command_id = '" +
-                                 request.command.command_id + "' ORDER BY id");
+      const auto rows =
+          db.Query("SELECT id, event_id, status FROM room_outbox WHERE command_id = '" +
+                   request.command.command_id + "' ORDER BY id");
       ASSERT_EQ(rows.size(), events) << p;
       ASSERT_EQ(write->row_ids.size(), events) << p;
       for (size_t i = 0; i < events; ++i) {

@@ -3,6 +3,8 @@
 // hand give the same schema, a database migrated by hand before the version table existed (or
 // half way through a step) is recognised and completed, a newer one is refused, --dry-run changes
 // nothing, and outbox-relay and its operator commands refuse a schema older than they need.
+#include "migrate/migrate.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "migrate/migrate.h"
 #include "support/fake_im_server.h"
 #include "support/mysql_admin.h"
 #include "support/relay_command.h"
@@ -39,19 +40,19 @@ class MigrateTest : public ::testing::Test {
   // Every column and index of the database, one line each, for comparing two schemas.
   std::string SchemaOf(TestDatabase& db) {
     std::string out;
-    for (const auto& row : db.Query(
-             "SELECT table_name, column_name, column_type, is_nullable, "
-             "COALESCE(column_default, '-') FROM information_schema.columns WHERE table_schema = '" +
-             db.name() + "' ORDER BY table_name, ordinal_position")) {
-      out += "column " + *row[0] + "." + *row[1] + " " + *row[2] + " " + *row[3] + " " +
-             *row[4] + "\n";
+    for (const auto& row : db.Query("SELECT table_name, column_name, column_type, is_nullable, "
+                                    "COALESCE(column_default, '-') FROM information_schema.columns "
+                                    "WHERE table_schema = '" +
+                                    db.name() + "' ORDER BY table_name, ordinal_position")) {
+      out += "column " + *row[0] + "." + *row[1] + " " + *row[2] + " " + *row[3] + " " + *row[4] +
+             "\n";
     }
-    for (const auto& row : db.Query(
-             "SELECT table_name, index_name, seq_in_index, column_name, non_unique FROM "
-             "information_schema.statistics WHERE table_schema = '" +
-             db.name() + "' ORDER BY table_name, index_name, seq_in_index")) {
-      out += "index " + *row[0] + "." + *row[1] + " " + *row[2] + " " + *row[3] + " " +
-             *row[4] + "\n";
+    for (const auto& row :
+         db.Query("SELECT table_name, index_name, seq_in_index, column_name, non_unique FROM "
+                  "information_schema.statistics WHERE table_schema = '" +
+                  db.name() + "' ORDER BY table_name, index_name, seq_in_index")) {
+      out +=
+          "index " + *row[0] + "." + *row[1] + " " + *row[2] + " " + *row[3] + " " + *row[4] + "\n";
     }
     return out;
   }
@@ -98,8 +99,9 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
 
 TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
   const std::string migrated = SchemaOf(db_);
-  db_.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
-           "created_at_ms, updated_at_ms) VALUES ('e1', 'T', 'r', 'c', '{}', 1, 1)");
+  db_.Exec(
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
+      "created_at_ms, updated_at_ms) VALUES ('e1', 'T', 'r', 'c', '{}', 1, 1)");
   // Every file of the earlier releases applied, but no version table.
   db_.Exec("DROP TABLE room_outbox_schema_version");
   CommandResult relay = Relay({"--once"});

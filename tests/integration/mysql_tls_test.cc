@@ -1,7 +1,8 @@
 // TLS to the database for real: a private MariaDB on a free loopback port with a certificate this
 // test makes (openssl: a CA, a server certificate for the name "localhost" only, and a second CA
-// that signed nothing), and, for the test that needs it, a second one without TLS. Every ssl_mode against them, through
-// MysqlOptions (what HookOptions carries), a Hook's commit, and outbox-relay's [mysql] keys.
+// that signed nothing), and, for the test that needs it, a second one without TLS. Every ssl_mode
+// against them, through MysqlOptions (what HookOptions carries), a Hook's commit, and
+// outbox-relay's [mysql] keys.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -54,17 +55,18 @@ bool MakeCertificates(const fs::path& dir) {
   return Run(req + "-x509 -keyout " + d + "/ca.key -out " + d + "/ca.pem -subj '/CN=test CA'") &&
          Run(req + "-x509 -keyout " + d + "/wrong-ca.key -out " + d +
              "/wrong-ca.pem -subj '/CN=another CA'") &&
-         Run(req + "-keyout " + d + "/server.key -out " + d + "/server.csr -subj '/CN=localhost'") &&
+         Run(req + "-keyout " + d + "/server.key -out " + d +
+             "/server.csr -subj '/CN=localhost'") &&
          Run("printf 'subjectAltName=DNS:localhost\\n' > " + d + "/san.cnf") &&
-         Run("openssl x509 -req -days 2 -in " + d + "/server.csr -CA " + d + "/ca.pem -CAkey " +
-             d + "/ca.key -CAcreateserial -out " + d + "/server.pem -extfile " + d + "/san.cnf");
+         Run("openssl x509 -req -days 2 -in " + d + "/server.csr -CA " + d + "/ca.pem -CAkey " + d +
+             "/ca.key -CAcreateserial -out " + d + "/server.pem -extfile " + d + "/san.cnf");
 }
 
 class MysqlTlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("room-outbox-tls-" + std::to_string(::getpid())));
+    dir_ =
+        new fs::path(fs::temp_directory_path() / ("room-outbox-tls-" + std::to_string(::getpid())));
     fs::create_directories(*dir_);
     ASSERT_TRUE(MakeCertificates(*dir_));
     tls_port_ = FreePort();
@@ -157,8 +159,7 @@ TEST_F(MysqlTlsTest, VerifyIdentityNeedsTheRightCaAndAHostNameTheCertificateName
 
   auto wrong_name = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "127.0.0.1"));
   ASSERT_FALSE(wrong_name);
-  EXPECT_THAT(wrong_name.error().message,
-              HasSubstr("Validation of SSL server certificate failed"));
+  EXPECT_THAT(wrong_name.error().message, HasSubstr("Validation of SSL server certificate failed"));
 }
 
 TEST_F(MysqlTlsTest, VerifyCaChecksTheChainOnly) {

@@ -54,19 +54,18 @@ TEST_F(ConfigMysqlTest, DefaultsAreAutoDialectAndPreferredTls) {
 }
 
 TEST_F(ConfigMysqlTest, EveryDialectAndSslModeIsAccepted) {
-  for (auto [text, dialect] : {std::pair{"auto", SqlDialect::kAuto},
-                               std::pair{"mariadb", SqlDialect::kMariaDb},
-                               std::pair{"mysql", SqlDialect::kMySql}}) {
+  for (auto [text, dialect] :
+       {std::pair{"auto", SqlDialect::kAuto}, std::pair{"mariadb", SqlDialect::kMariaDb},
+        std::pair{"mysql", SqlDialect::kMySql}}) {
     auto c = Load(std::string("[mysql]\ndialect = \"") + text + "\"\n");
     ASSERT_TRUE(c) << text << ": " << c.error().message;
     EXPECT_EQ(c->mysql.dialect, dialect) << text;
   }
   Write("ca.pem", "ca");
-  for (auto [text, mode] : {std::pair{"disabled", SslMode::kDisabled},
-                            std::pair{"preferred", SslMode::kPreferred},
-                            std::pair{"required", SslMode::kRequired},
-                            std::pair{"verify_ca", SslMode::kVerifyCa},
-                            std::pair{"verify_identity", SslMode::kVerifyIdentity}}) {
+  for (auto [text, mode] :
+       {std::pair{"disabled", SslMode::kDisabled}, std::pair{"preferred", SslMode::kPreferred},
+        std::pair{"required", SslMode::kRequired}, std::pair{"verify_ca", SslMode::kVerifyCa},
+        std::pair{"verify_identity", SslMode::kVerifyIdentity}}) {
     const bool verify = mode == SslMode::kVerifyCa || mode == SslMode::kVerifyIdentity;
     auto c = Load(std::string("[mysql]\nssl_mode = \"") + text + "\"\n" +
                   (verify ? "ssl_ca = \"ca.pem\"\n" : ""));
@@ -100,16 +99,18 @@ TEST_F(ConfigMysqlTest, TlsKeysMustFitTheMode) {
                       "ssl_key = \"client.key\"\n"),
               HasSubstr("mysql.ssl_cert: is not used with ssl_mode \"disabled\""));
   // verify_identity may use the system's CAs.
-  auto c = Load("[mysql]\nssl_mode = \"verify_identity\"\nssl_cert = \"client.pem\"\n"
-                "ssl_key = \"client.key\"\n");
+  auto c = Load(
+      "[mysql]\nssl_mode = \"verify_identity\"\nssl_cert = \"client.pem\"\n"
+      "ssl_key = \"client.key\"\n");
   ASSERT_TRUE(c) << c.error().message;
 }
 
 TEST_F(ConfigMysqlTest, TlsFilesResolveLikeSecretFilesAndMustBeReadable) {
   Write("ca.pem", "ca");
   Write("server-rsa.pem", "pub");
-  auto c = Load("[mysql]\nssl_mode = \"verify_ca\"\nssl_ca = \"ca.pem\"\n"
-                "server_public_key_file = \"server-rsa.pem\"\n");
+  auto c = Load(
+      "[mysql]\nssl_mode = \"verify_ca\"\nssl_ca = \"ca.pem\"\n"
+      "server_public_key_file = \"server-rsa.pem\"\n");
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->mysql.ssl_ca, (dir_ / "ca.pem").string());
   EXPECT_EQ(c->mysql.server_public_key_file, (dir_ / "server-rsa.pem").string());
@@ -132,8 +133,9 @@ TEST_F(ConfigMysqlTest, EffectiveConfigShowsTheKeysAndLoadsBack) {
   Write("ca.pem", "ca");
   Write("client.pem", "cert");
   Write("client.key", "-----BEGIN PRIVATE KEY----- never shown");
-  auto c = Load("[mysql]\ndialect = \"mysql\"\nssl_mode = \"verify_identity\"\n"
-                "ssl_ca = \"ca.pem\"\nssl_cert = \"client.pem\"\nssl_key = \"client.key\"\n");
+  auto c = Load(
+      "[mysql]\ndialect = \"mysql\"\nssl_mode = \"verify_identity\"\n"
+      "ssl_ca = \"ca.pem\"\nssl_cert = \"client.pem\"\nssl_key = \"client.key\"\n");
   ASSERT_TRUE(c) << c.error().message;
   const std::string text = RenderEffectiveConfig(*c);
   EXPECT_THAT(text, HasSubstr("dialect = \"mysql\"\n"));

@@ -63,8 +63,8 @@ TEST(StatementTextTest, ShapesAreComposedForEverySizeTheStoresUse) {
                        std::string(sql::kRoomPrefixPart) + ")");
 
   const std::string rows = StatementText(StatementSet::kMariaDb, sql::Stmt::kInsertOutbox, 2);
-  EXPECT_EQ(rows, std::string(sql::kInsertOutboxHead) + std::string(sql::kInsertOutboxRow) +
-                      ", " + std::string(sql::kInsertOutboxRow) + " RETURNING id, event_id");
+  EXPECT_EQ(rows, std::string(sql::kInsertOutboxHead) + std::string(sql::kInsertOutboxRow) + ", " +
+                      std::string(sql::kInsertOutboxRow) + " RETURNING id, event_id");
   EXPECT_EQ(StatementText(StatementSet::kMySql, sql::Stmt::kInsertOutbox, 2),
             rows.substr(0, rows.find(" RETURNING")));
 

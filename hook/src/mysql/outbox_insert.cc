@@ -3,7 +3,6 @@
 #include <array>
 #include <string>
 
-
 namespace room_outbox {
 namespace {
 
@@ -148,7 +147,7 @@ Result<void> ReadBackCommit(MariaDbConnection& conn, const Command& command,
   for (bool first_row = true;; first_row = false) {
     auto more = (*stmt)->Next();
     if (!more || !*more) {
-      return !more ? Fail(more.error())
+      return !more       ? Fail(more.error())
              : first_row ? Fail(ErrorCode::kInternal, (*stmt)->name() + ": no command log row")
                          : CheckCount(**stmt, returned, rows.size());
     }

@@ -39,7 +39,8 @@ int RunMigrateCommand(const MigrateCli& cli, std::ostream& out, std::ostream& er
     return Failure(out, err, conn.error());
   }
   auto state = ReadSchemaState(**conn);
-  auto pending = state ? PendingSteps(*state) : Result<std::vector<SchemaStep>>(Fail(state.error()));
+  auto pending =
+      state ? PendingSteps(*state) : Result<std::vector<SchemaStep>>(Fail(state.error()));
   if (!pending) {
     return Failure(out, err, pending.error());
   }

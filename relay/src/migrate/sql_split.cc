@@ -19,8 +19,7 @@ void Finish(std::string& statement, std::vector<std::string>& out) {
 
 // The index just past the comment starting at `at`, or `at` when none starts there.
 size_t SkipComment(std::string_view text, size_t at) {
-  const bool dash = text.substr(at, 2) == "--" &&
-                    (at + 2 == text.size() || IsSpace(text[at + 2]));
+  const bool dash = text.substr(at, 2) == "--" && (at + 2 == text.size() || IsSpace(text[at + 2]));
   if (dash || text[at] == '#') {
     const size_t eol = text.find('\n', at);
     return eol == std::string_view::npos ? text.size() : eol;

@@ -45,7 +45,8 @@ Result<void> SetClientOptions(MYSQL* mysql, const MysqlOptions& options) {
   const unsigned int protocol = options.socket.empty() ? MYSQL_PROTOCOL_TCP : MYSQL_PROTOCOL_SOCKET;
   const unsigned int no_local_infile = 0;
   for (auto set : {
-           SetOption(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout, "MYSQL_OPT_CONNECT_TIMEOUT"),
+           SetOption(mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout,
+                     "MYSQL_OPT_CONNECT_TIMEOUT"),
            SetOption(mysql, MYSQL_OPT_READ_TIMEOUT, &io_timeout, "MYSQL_OPT_READ_TIMEOUT"),
            SetOption(mysql, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout, "MYSQL_OPT_WRITE_TIMEOUT"),
            SetOption(mysql, MYSQL_OPT_PROTOCOL, &protocol, "MYSQL_OPT_PROTOCOL"),

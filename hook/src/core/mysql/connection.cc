@@ -15,8 +15,8 @@ Result<Dialect> DetectDialect(MYSQL* mysql, const MysqlOptions& options) {
       ServerVersionOf(mariadb_connection(mysql) != 0, mysql_get_server_version(mysql));
   auto dialect = ChooseDialect(server, options.dialect);
   if (!dialect) {
-    return Fail(dialect.error().code, "mysql_real_connect(" + ConnectTarget(options) +
-                                          "): " + dialect.error().message);
+    return Fail(dialect.error().code,
+                "mysql_real_connect(" + ConnectTarget(options) + "): " + dialect.error().message);
   }
   return dialect;
 }
@@ -156,8 +156,8 @@ Result<void> MariaDbConnection::PrepareNow(std::span<const sql::Stmt> ids) {
   return {};
 }
 
-Result<std::vector<MariaDbConnection::TextRow>> MariaDbConnection::QueryText(
-    std::string_view where, std::string_view sql) {
+Result<std::vector<MariaDbConnection::TextRow>> MariaDbConnection::QueryText(std::string_view where,
+                                                                             std::string_view sql) {
   if (mysql_real_query(mysql_.get(), sql.data(), sql.size()) != 0) {
     return Fail(FromMysqlErrno(mysql_errno(mysql_.get()),
                                "mysql_real_query(" + std::string(where) + ")",
@@ -178,9 +178,9 @@ Result<std::vector<MariaDbConnection::TextRow>> MariaDbConnection::QueryText(
     const unsigned long* lengths = mysql_fetch_lengths(res.get());
     TextRow& out = rows.emplace_back();
     for (unsigned int i = 0; i < fields; ++i) {
-      out.push_back(row[i] == nullptr ? std::nullopt
-                                      : std::optional<std::string>(std::in_place, row[i],
-                                                                   lengths[i]));
+      out.push_back(row[i] == nullptr
+                        ? std::nullopt
+                        : std::optional<std::string>(std::in_place, row[i], lengths[i]));
     }
   }
   return rows;

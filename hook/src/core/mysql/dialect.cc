@@ -35,8 +35,8 @@ Result<Dialect> ChooseDialect(const ServerVersion& server, SqlDialect requested)
                     ServerVersionText(ServerVersion{server.vendor, minimum}) +
                     " or later (FOR UPDATE SKIP LOCKED)");
   }
-  StatementSet set = server.vendor == ServerVendor::kMariaDb ? StatementSet::kMariaDb
-                                                             : StatementSet::kMySql;
+  StatementSet set =
+      server.vendor == ServerVendor::kMariaDb ? StatementSet::kMariaDb : StatementSet::kMySql;
   if (requested == SqlDialect::kMariaDb) {
     set = StatementSet::kMariaDb;
   } else if (requested == SqlDialect::kMySql) {

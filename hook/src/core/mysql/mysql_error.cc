@@ -13,11 +13,11 @@ namespace {
 // unused there, 4031 is a CREATE TRIGGER ... FOLLOWS error (a caller statement that raised it
 // would cost one reconnect).
 enum MysqlOnlyErrno : unsigned {
-  kMysqlUnknownComError = 1047,        // Galera: "WSREP has not yet prepared node for application use"
-  kMysqlQueryTimeout = 3024,           // max_execution_time exceeded
-  kMysqlRunHookError = 3100,           // group replication refused the commit (before_commit hook)
-  kMysqlRollbackDuringCommit = 3101,   // group replication rolled the transaction back
-  kMysqlSessionWasKilled = 3169,       // KILL of the session
+  kMysqlUnknownComError = 1047,  // Galera: "WSREP has not yet prepared node for application use"
+  kMysqlQueryTimeout = 3024,     // max_execution_time exceeded
+  kMysqlRunHookError = 3100,     // group replication refused the commit (before_commit hook)
+  kMysqlRollbackDuringCommit = 3101,      // group replication rolled the transaction back
+  kMysqlSessionWasKilled = 3169,          // KILL of the session
   kMysqlClientInteractionTimeout = 4031,  // the server closed an idle connection (8.0.24+)
 };
 
