@@ -63,28 +63,18 @@ Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(const Mysq
 }
 
 Result<void> MariaDbConnection::SetUpSession() {
-  if (auto r = Run("session_isolation", "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-      !r) {
-    return r;
+  // READ COMMITTED: a claim's locking reads see the latest committed rows and lock only what they
+  // return. UTC: the store's times come from UNIX_TIMESTAMP(NOW(3)) (outbox_sql.h), which in UTC
+  // has no DST gap or repeat to resolve. Strict modes: a value that does not fit its column is an
+  // error, never silently truncated (commit_checks.h refuses such input first; this is the
+  // database's own guard). A short lock wait: a blocked write fails fast and is retried.
+  for (sql::Stmt id : {sql::Stmt::kSessionIsolation, sql::Stmt::kSessionTimeZone,
+                       sql::Stmt::kSessionSqlMode, sql::Stmt::kSessionLockWait}) {
+    if (auto r = Run(id); !r) {
+      return r;
+    }
   }
-  // The store's times come from UNIX_TIMESTAMP(NOW(3)) (outbox_sql.h): in UTC it has no DST
-  // gap or repeat to resolve.
-  if (auto r = Run("session_time_zone", "SET SESSION time_zone = '+00:00'"); !r) {
-    return r;
-  }
-  // Strict: a value that does not fit its column is an error, never silently truncated or
-  // replaced (commit_checks.h refuses such input first; this is the database's own guard).
-  // Appended to the server's modes, which stay as configured. Every mode named here exists in
-  // MariaDB 10.6+ and MySQL 8.
-  if (auto r = Run("session_sql_mode",
-                   "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), "
-                   "'STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
-                   "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION')");
-      !r) {
-    return r;
-  }
-  return Run("session_lock_wait",
-             "SET SESSION innodb_lock_wait_timeout = " + std::to_string(kLockWaitTimeoutSeconds));
+  return {};
 }
 
 MariaDbConnection::~MariaDbConnection() {
@@ -94,7 +84,11 @@ MariaDbConnection::~MariaDbConnection() {
   caller_statements_.clear();
 }
 
-Result<void> MariaDbConnection::Run(std::string_view where, std::string_view sql) {
+Result<void> MariaDbConnection::Run(sql::Stmt id) {
+  const sql::Statement& entry = sql::StatementOf(id);
+  const auto& text = dialect_.statements == StatementSet::kMariaDb ? entry.mariadb : entry.mysql;
+  const std::string_view sql = text->prefix;  // a fixed text of both sets: never absent
+  const std::string_view where = entry.name;
   if (mysql_real_query(mysql_.get(), sql.data(), sql.size()) != 0) {
     return Fail(FromMysqlErrno(mysql_errno(mysql_.get()),
                                "mysql_real_query(" + std::string(where) + ")",
@@ -120,9 +114,9 @@ Result<void> MariaDbConnection::Ping() {
   return {};
 }
 
-Result<void> MariaDbConnection::Begin() { return Run("begin", "START TRANSACTION"); }
-Result<void> MariaDbConnection::Commit() { return Run("commit", "COMMIT"); }
-Result<void> MariaDbConnection::Rollback() { return Run("rollback", "ROLLBACK"); }
+Result<void> MariaDbConnection::Begin() { return Run(sql::Stmt::kBegin); }
+Result<void> MariaDbConnection::Commit() { return Run(sql::Stmt::kCommit); }
+Result<void> MariaDbConnection::Rollback() { return Run(sql::Stmt::kRollback); }
 
 Result<PreparedStatement*> MariaDbConnection::Prepared(sql::Stmt id, size_t n) {
   const uint32_t key = TableKey(id, n);

@@ -41,7 +41,7 @@ namespace room_outbox {
 class MariaDbConnection {
  public:
   // innodb_lock_wait_timeout of the session, in seconds.
-  static constexpr int kLockWaitTimeoutSeconds = 5;
+  static constexpr int kLockWaitTimeoutSeconds = sql::kLockWaitTimeoutSeconds;
 
   // Connects over options.socket when set, else TCP to host:port, with the TLS of
   // options.ssl_mode, reads the dialect from the handshake and sets up the session. Errors:
@@ -100,8 +100,9 @@ class MariaDbConnection {
       : mysql_(std::move(mysql)), dialect_(dialect) {}
   // Isolation, time zone, sql_mode, lock wait timeout.
   [[nodiscard]] Result<void> SetUpSession();
-  // A statement without parameters or result (session settings, transaction control).
-  [[nodiscard]] Result<void> Run(std::string_view where, std::string_view sql);
+  // Statement `id`, sent as text: no parameters, no result (session settings, transaction
+  // control).
+  [[nodiscard]] Result<void> Run(sql::Stmt id);
 
   // Declared first so it is destroyed last, after the statements that refer to it.
   // Lets the statement map be searched by string_view without building a std::string.

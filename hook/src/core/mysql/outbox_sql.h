@@ -27,6 +27,35 @@
 
 namespace room_outbox::sql {
 
+// --- session and transaction control (every connection; sent as text, they carry no value) ---
+
+// innodb_lock_wait_timeout of every session, in seconds: a blocked write fails fast (kAborted)
+// and is retried instead of stalling the relay.
+#define ROOM_OUTBOX_LOCK_WAIT_SECONDS 5
+#define ROOM_OUTBOX_STRINGIFY2(x) #x
+#define ROOM_OUTBOX_STRINGIFY(x) ROOM_OUTBOX_STRINGIFY2(x)
+inline constexpr int kLockWaitTimeoutSeconds = ROOM_OUTBOX_LOCK_WAIT_SECONDS;
+
+// Right after connect (connection.h says why each).
+inline constexpr std::string_view kSessionIsolation =
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+inline constexpr std::string_view kSessionTimeZone = "SET SESSION time_zone = '+00:00'";
+// Appended to the server's modes, which stay as configured. Every mode named here exists in
+// MariaDB 10.6+ and MySQL 8.
+inline constexpr std::string_view kSessionSqlMode =
+    "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), "
+    "'STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION')";
+inline constexpr std::string_view kSessionLockWait =
+    "SET SESSION innodb_lock_wait_timeout = " ROOM_OUTBOX_STRINGIFY(ROOM_OUTBOX_LOCK_WAIT_SECONDS);
+#undef ROOM_OUTBOX_STRINGIFY
+#undef ROOM_OUTBOX_STRINGIFY2
+#undef ROOM_OUTBOX_LOCK_WAIT_SECONDS
+
+inline constexpr std::string_view kBegin = "START TRANSACTION";
+inline constexpr std::string_view kCommit = "COMMIT";
+inline constexpr std::string_view kRollback = "ROLLBACK";
+
 // --- commit (hook) ---
 //
 // Every absolute time the commit writes is the database server's clock, read in the statement
@@ -376,6 +405,13 @@ enum class Stmt : uint8_t {
   kOpsCountPurgeableCommandLog,
   kSchemaVersions,
   kSessionRowsRead,
+  kSessionIsolation,
+  kSessionTimeZone,
+  kSessionSqlMode,
+  kSessionLockWait,
+  kBegin,
+  kCommit,
+  kRollback,
 };
 
 // How a statement is built from its fragments for a size n (statement_text.h).
@@ -422,6 +458,11 @@ constexpr Statement MariaDbOnly(Stmt id, std::string_view name, std::string_view
 constexpr Statement MySqlOnly(Stmt id, std::string_view name, std::string_view text) {
   return Statement{id, name, Shape::kFixed, std::nullopt, Fragments{text, {}, {}}};
 }
+// One text for both sets, sent as text (no value, nothing to prepare).
+constexpr Statement SharedText(Stmt id, std::string_view name, std::string_view text) {
+  return Statement{id, name, Shape::kFixed, Fragments{text, {}, {}}, Fragments{text, {}, {}},
+                   /*text_protocol=*/true};
+}
 
 inline constexpr std::array kStatements = {
     PerSet(Stmt::kInsertCommandLog, "insert_command_log", Shape::kFixed,
@@ -467,9 +508,14 @@ inline constexpr std::array kStatements = {
     Shared(Stmt::kOpsCountPurgeableCommandLog, "ops_count_purgeable_command_log",
            kOpsCountPurgeableCommandLog),
     Shared(Stmt::kSchemaVersions, "schema_versions", kSchemaVersions),
-    Statement{Stmt::kSessionRowsRead, "session_rows_read", Shape::kFixed,
-              Fragments{kSessionRowsRead, {}, {}}, Fragments{kSessionRowsRead, {}, {}},
-              /*text_protocol=*/true},
+    SharedText(Stmt::kSessionRowsRead, "session_rows_read", kSessionRowsRead),
+    SharedText(Stmt::kSessionIsolation, "session_isolation", kSessionIsolation),
+    SharedText(Stmt::kSessionTimeZone, "session_time_zone", kSessionTimeZone),
+    SharedText(Stmt::kSessionSqlMode, "session_sql_mode", kSessionSqlMode),
+    SharedText(Stmt::kSessionLockWait, "session_lock_wait", kSessionLockWait),
+    SharedText(Stmt::kBegin, "begin", kBegin),
+    SharedText(Stmt::kCommit, "commit", kCommit),
+    SharedText(Stmt::kRollback, "rollback", kRollback),
 };
 
 // The entry of `id` (the table is in Stmt order).
@@ -479,7 +525,7 @@ static_assert([] {
   for (size_t i = 0; i < kStatements.size(); ++i) {
     if (static_cast<size_t>(kStatements[i].id) != i) return false;
   }
-  return kStatements.size() == static_cast<size_t>(Stmt::kSessionRowsRead) + 1;
+  return kStatements.size() == static_cast<size_t>(Stmt::kRollback) + 1;
 }(), "kStatements must list every Stmt once, in Stmt order");
 
 #undef ROOM_OUTBOX_CLAIM_COLUMNS
