@@ -12,3 +12,6 @@ CREATE TABLE IF NOT EXISTS room_command_log (
   UNIQUE KEY uk_command_id (command_id),
   KEY idx_room_seq (room_id, room_seq)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+INSERT INTO room_outbox_schema_version (version, name, applied_at_ms)
+  VALUES (1, '001_room_command_log', CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED))
+  ON DUPLICATE KEY UPDATE version = version;

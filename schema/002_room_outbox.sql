@@ -31,3 +31,6 @@ CREATE TABLE IF NOT EXISTS room_outbox (
   KEY idx_room_status (room_id, status, id),
   KEY idx_command_id (command_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+INSERT INTO room_outbox_schema_version (version, name, applied_at_ms)
+  VALUES (2, '002_room_outbox', CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED))
+  ON DUPLICATE KEY UPDATE version = version;

@@ -32,7 +32,6 @@ sock=$("$here/mariadb-local.sh" start "$work/mariadb")
 sql() { mariadb --no-defaults --socket="$sock" -uroot room_outbox "$@"; }
 mariadb --no-defaults --socket="$sock" -uroot -e \
   "CREATE DATABASE room_outbox CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
-for f in "$root"/schema/*.sql "$root"/sim/room_snapshot.sql; do sql <"$f"; done
 counts() {
   sql -N -e "SELECT CONCAT('outbox: ', SUM(status='pending'), ' pending, ',
                 SUM(status='published'), ' published, ', COALESCE(SUM(retry_count),0),
@@ -82,6 +81,10 @@ sync_publish_timeout = "300ms"
 level = "info"
 format = "text"
 TOML
+
+say "creating the schema: outbox-relay migrate (room-sim's own table: sim/room_snapshot.sql)"
+"$build/outbox-relay" migrate --config "$work/relay.toml"
+sql <"$root/sim/room_snapshot.sql"
 
 say "room-sim: $commands commands over $rooms rooms while IM is down"
 "$build/room-sim" --config "$work/relay.toml" --rooms "$rooms" --commands "$commands" --seed 7 \

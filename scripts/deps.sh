@@ -23,7 +23,25 @@ packages=(
   asciidoctor groff-base man-db
   # make deb: the Debian way (dpkg-buildpackage + debhelper), lintian, ccache for a cheap rebuild.
   debhelper dpkg-dev fakeroot lintian ccache
+  # the grammar check (tests/sqlcheck) and the TLS test's certificates
+  openssl
 )
+# The grammar check's Node.js: Debian's nodejs and npm, unless a Node.js with its npm is there.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
+# The grammar check's npm packages (tests/sqlcheck/package-lock.json), into that folder.
+install_sqlcheck() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/sqlcheck"
+  if [ -d "$dir/node_modules/ts-mysql-parser" ] && [ "$dir/node_modules" -nt "$dir/package-lock.json" ]; then
+    return 0
+  fi
+  echo "deps: npm ci in $dir"
+  (cd "$dir" && npm ci --no-audit --no-fund)
+  touch "$dir/node_modules"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -33,6 +51,7 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "deps: all ${#packages[@]} packages present"
+  install_sqlcheck
   exit 0
 fi
 
@@ -41,3 +60,4 @@ if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
 echo "deps: installing ${missing[*]}"
 "${sudo[@]}" apt-get update
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+install_sqlcheck

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A private MariaDB server for tests, the demo and benchmarks: its own datadir and unix socket
-# under DIR, no TCP port, nothing shared with a system server.
+# under DIR, no TCP port unless asked for, nothing shared with a system server.
 #
-#   scripts/mariadb-local.sh start DIR   # install the datadir if new, start, wait until ready
+#   scripts/mariadb-local.sh start DIR [ARG...]  # install the datadir if new, start, wait until
+#                                                # ready; ARGs go to mariadbd (a --port=... one
+#                                                # turns networking on, e.g. for a TLS test)
 #   scripts/mariadb-local.sh stop DIR    # shut down and wait for the process to end
 #   scripts/mariadb-local.sh socket DIR  # print the socket path
 #
@@ -11,6 +13,12 @@ set -euo pipefail
 
 cmd=${1:?usage: mariadb-local.sh start|stop|socket DIR}
 dir=${2:?usage: mariadb-local.sh start|stop|socket DIR}
+shift 2
+extra=("$@")
+networking=(--skip-networking)
+for arg in "${extra[@]}"; do
+  case "$arg" in --port=*) networking=() ;; esac
+done
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 sock="$dir/mysqld.sock"
@@ -48,10 +56,10 @@ case "$cmd" in
       }
     fi
     "$mariadbd" --no-defaults --user=root --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$sock" \
-      --pid-file="$pidfile" --skip-networking --log-error="$dir/error.log" \
+      --pid-file="$pidfile" "${networking[@]}" --log-error="$dir/error.log" \
       --innodb-buffer-pool-size=256M --innodb-log-file-size=128M \
       --innodb-flush-log-at-trx-commit=2 --skip-log-bin --max-connections=500 \
-      --character-set-server=utf8mb4 --collation-server=utf8mb4_bin >/dev/null 2>&1 &
+      --character-set-server=utf8mb4 --collation-server=utf8mb4_bin "${extra[@]}" >/dev/null 2>&1 &
     for _ in $(seq 1 300); do
       if "$admin" --no-defaults --socket="$sock" -uroot ping >/dev/null 2>&1; then
         echo "$sock"

@@ -4,7 +4,8 @@
 //
 //   room-sim --config PATH --rooms N --commands M [--seed S] [--run-id ID]
 //
-// It needs the table of sim/room_snapshot.sql beside the outbox schema. A commit failing for a
+// It needs the table of sim/room_snapshot.sql beside the outbox schema (one CREATE TABLE IF NOT
+// EXISTS, valid on MariaDB and MySQL: apply it where room-sim runs). A commit failing for a
 // non-retryable reason (e.g. a missing table) ends the run. A commit whose outcome is unknown
 // (kUnknown) is counted in "unknown" and retried once with the same command_id, which tells
 // whether it had committed (kDuplicate) or not (then it commits now). Exit codes: 0 when every
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "room_cell.h"
+#include "room_snapshot_sql.h"
 #include "room_outbox/hook.h"
 
 namespace {
@@ -107,11 +109,10 @@ void CountResolvedUnknown(const room_outbox::sim::Applied& applied,
 room_outbox::CommitResult CommitApplied(room_outbox::Hook& hook,
                                         const room_outbox::sim::Applied& applied) {
   return hook.Commit(applied.command, applied.events, [&applied](room_outbox::Transaction& tx) {
-    return tx.Execute(
-        "INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) "
-        "VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE room_seq = VALUES(room_seq), "
-        "state = VALUES(state), updated_at_ms = VALUES(updated_at_ms)",
-        {applied.command.room_id, applied.command.room_seq, applied.snapshot, NowMs()});
+    const int64_t now = NowMs();
+    return tx.Execute(room_outbox::sim::kUpsertRoomSnapshot,
+                      {applied.command.room_id, applied.command.room_seq, applied.snapshot, now,
+                       applied.command.room_seq, applied.snapshot, now});
   });
 }
 

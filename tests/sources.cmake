@@ -32,10 +32,12 @@ add_executable(unit_tests
   tests/unit/claim_plan_test.cc
   tests/unit/commit_checks_test.cc
   tests/unit/config_hook_test.cc
+  tests/unit/config_mysql_test.cc
   tests/unit/config_tencent_im_test.cc
   tests/unit/config_test.cc
   tests/unit/config_wake_test.cc
   tests/unit/curl_error_test.cc
+  tests/unit/dialect_test.cc
   tests/unit/duration_test.cc
   tests/unit/envelope_codec_test.cc
   tests/unit/hook_sync_breaker_test.cc
@@ -60,6 +62,7 @@ add_executable(unit_tests
   tests/unit/room_cell_test.cc
   tests/unit/room_pace_test.cc
   tests/unit/room_queues_test.cc
+  tests/unit/statement_text_test.cc
   tests/unit/sync_breaker_test.cc
   tests/unit/usersig_test.cc
   tests/unit/wake_signal_test.cc
@@ -76,11 +79,14 @@ add_executable(integration_tests
   tests/integration/commit_command_test.cc
   tests/integration/commit_multirow_test.cc
   tests/integration/commit_outcome_test.cc
+  tests/integration/dialect_sets_test.cc
   tests/integration/global_environment.cc
   tests/integration/hook_delivery_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/hook_sync_test.cc
   tests/integration/metrics_server_test.cc
+  tests/integration/migrate_test.cc
+  tests/integration/mysql_tls_test.cc
   tests/integration/ops_commands_test.cc
   tests/integration/ops_daemon_test.cc
   tests/integration/ops_health_endpoints_test.cc
@@ -116,3 +122,21 @@ add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
   COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-install.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES LABELS integration)
 include(tests/c_abi/tests.cmake)
+
+# The grammar check (tests/sqlcheck): sql-statements prints every statement of the MySQL set, the
+# schema files and room-sim's; check.js parses them with MySQL Workbench's MySQL 8.0 grammar
+# (the npm packages `make deps` installs into tests/sqlcheck/node_modules). The second test
+# proves the check can fail: it must refuse each MariaDB-only statement it is given.
+add_executable(sql-statements tests/sqlcheck/sql_statements_main.cc)
+target_include_directories(sql-statements PRIVATE ${PROJECT_SOURCE_DIR}/sim)
+target_compile_definitions(sql-statements PRIVATE ROOM_OUTBOX_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_link_libraries(sql-statements PRIVATE room_outbox_relay nlohmann_json::nlohmann_json
+  room_outbox_build_settings)
+add_test(NAME SqlCheck.MySqlSetParsesWithTheMySql80Grammar
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/sqlcheck/run-sqlcheck.sh $<TARGET_FILE:sql-statements>)
+add_test(NAME SqlCheck.RefusesMariaDbOnlyStatements
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/sqlcheck/run-sqlcheck.sh $<TARGET_FILE:sql-statements>
+          --expect-failure)
+set_tests_properties(SqlCheck.MySqlSetParsesWithTheMySql80Grammar SqlCheck.RefusesMariaDbOnlyStatements
+  PROPERTIES LABELS sqlcheck)
+add_dependencies(integration_tests sql-statements)

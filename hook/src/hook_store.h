@@ -44,8 +44,9 @@ struct CommitRequest {
   // leaves them due at once. Every absolute time of the commit is the server's.
   std::string token;
   std::chrono::milliseconds sync_lease{0};
-  // Per-room order: look, inside the transaction (with the command log insert, before the
-  // caller's statements), for an earlier pending row of the room. Only when the rows are written
+  // Per-room order: look, inside the transaction, for an earlier pending row of the room (a
+  // pending row of another command; the MariaDB set looks with the command log insert, the MySQL
+  // set with its read-back after the outbox insert). Only when the rows are written
   // leased (a token): the answer tells the lease holder (the sync publish) whether it may send
   // ahead of the relay. Unleased rows go to the relay, which keeps each room's order itself, so
   // the answer would go unused (earlier_pending is then false). The check costs the commit a
@@ -87,9 +88,9 @@ class HookStore {
  public:
   virtual ~HookStore() = default;
 
-  // In one transaction: the command log row (its insert also reads the server's clock and the
-  // earlier-pending check), caller_statements, then the outbox rows (the last statements before
-  // COMMIT). A failure before COMMIT was sent rolls back and is returned (nothing was written:
+  // In one transaction: the command log row (its insert takes the server's clock), caller_statements,
+  // then the outbox rows (the last writes before COMMIT; the MySQL set then reads the rows' ids,
+  // the clock and the earlier-pending check back in one SELECT). A failure before COMMIT was sent rolls back and is returned (nothing was written:
   // with kUnavailable the connection is gone and the server rolled the transaction back). A
   // duplicate command_id is not an error (kDuplicate); neither is a COMMIT whose answer was lost
   // (kCommitLost).

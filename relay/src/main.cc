@@ -8,6 +8,7 @@
 #include "core/tencent/tencent_im_publisher.h"
 #include "daemon/command_line.h"
 #include "daemon/relay_app.h"
+#include "migrate/migrate_command.h"
 #include "ops/ops_commands.h"
 #include "room_outbox/hook.h"
 #include "store/mariadb_relay_store.h"
@@ -15,7 +16,8 @@
 int main(int argc, char** argv) {
   room_outbox::relay::CliOptions cli;
   room_outbox::relay::ops::OpsCli ops;
-  const std::unique_ptr<CLI::App> app = room_outbox::relay::MakeCommandLine(cli, ops);
+  room_outbox::relay::migrate::MigrateCli migrate;
+  const std::unique_ptr<CLI::App> app = room_outbox::relay::MakeCommandLine(cli, ops, migrate);
   // As CLI11_PARSE, but a usage error exits 2 (the documented code), not CLI11's own codes.
   try {
     app->parse(argc, argv);
@@ -28,6 +30,10 @@ int main(int argc, char** argv) {
   if (!libraries.status().ok()) {
     std::cerr << "outbox-relay: " << libraries.status().error().message << "\n";
     return room_outbox::relay::kExitRuntimeFailure;
+  }
+  if (ops.command == "migrate") {
+    migrate.config_path = cli.config_path;
+    return room_outbox::relay::migrate::RunMigrateCommand(migrate, std::cout, std::cerr);
   }
   if (!ops.command.empty()) {
     ops.config_path = cli.config_path;

@@ -1,10 +1,30 @@
 # room_outbox_relay: everything of relay/src but main.cc (see relay/src/README.md), over
 # room_outbox_core. It never links the hook library.
+# The schema files, in order: embedded into the relay (relay/src/migrate/schema_steps.h) at build
+# time, so outbox-relay migrate applies exactly what schema/ holds.
+set(ROOM_OUTBOX_SCHEMA_FILES
+  ${PROJECT_SOURCE_DIR}/schema/000_schema_version.sql
+  ${PROJECT_SOURCE_DIR}/schema/001_room_command_log.sql
+  ${PROJECT_SOURCE_DIR}/schema/002_room_outbox.sql
+  ${PROJECT_SOURCE_DIR}/schema/003_parked.sql
+  ${PROJECT_SOURCE_DIR}/schema/004_drop_count.sql)
+set(ROOM_OUTBOX_SCHEMA_STEPS_CC ${PROJECT_BINARY_DIR}/generated/schema_steps.cc)
+add_custom_command(OUTPUT ${ROOM_OUTBOX_SCHEMA_STEPS_CC}
+  COMMAND ${CMAKE_COMMAND} -DOUT=${ROOM_OUTBOX_SCHEMA_STEPS_CC} "-DFILES=${ROOM_OUTBOX_SCHEMA_FILES}"
+          -P ${PROJECT_SOURCE_DIR}/cmake/embed_schema.cmake
+  DEPENDS ${ROOM_OUTBOX_SCHEMA_FILES} ${PROJECT_SOURCE_DIR}/cmake/embed_schema.cmake
+  COMMENT "Embedding schema/*.sql"
+  VERBATIM)
+
 add_library(room_outbox_relay STATIC
   relay/src/store/claim_plan.cc
   relay/src/store/mariadb_claim.cc
   relay/src/store/mariadb_relay_store.cc
   relay/src/store/relay_marks.cc
+  relay/src/migrate/migrate.cc
+  relay/src/migrate/migrate_command.cc
+  relay/src/migrate/sql_split.cc
+  ${ROOM_OUTBOX_SCHEMA_STEPS_CC}
   relay/src/worker/claim_ahead.cc
   relay/src/worker/loop_clock.cc
   relay/src/worker/outbox_worker.cc

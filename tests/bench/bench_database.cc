@@ -30,7 +30,7 @@ BenchDatabase::BenchDatabase(const std::string& socket, std::string name)
     throw BenchFailure(error);
   }
   Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
-  error = testing::CreateSchemaDatabase(conn_.get(), name_);
+  error = testing::CreateSchemaDatabase(conn_.get(), socket_, name_);
   if (!error.empty()) {
     throw BenchFailure(error);
   }

@@ -56,6 +56,10 @@ int RunCallgrindRounds(const BenchContext& ctx, size_t rows_per_round);
 //     aggregate rate without and with a budget per relay, and exactly-once at the stub.
 void RunScaleOut(const BenchContext& ctx, Report& report);
 
+// 12. The MySQL statement set beside the MariaDB set on the same server: Commit latency and the
+//     claim + mark ceiling.
+void RunDialectSets(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

@@ -42,6 +42,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"9", "sync publish inline / background / off", room_outbox::bench::RunSyncModes},
       {"10", "cost per row", room_outbox::bench::RunCostPerRow},
       {"11", "scale-out: relays on one database", room_outbox::bench::RunScaleOut},
+      {"12", "the MySQL statement set beside the MariaDB set", room_outbox::bench::RunDialectSets},
   };
   return all;
 }
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
   app.add_option("--relay-binary", ctx.relay_binary, "the outbox-relay binary (benchmark 5)")
       ->capture_default_str();
   app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
-  app.add_option("--only", only, "run only these benchmarks (1..11)")->delimiter(',');
+  app.add_option("--only", only, "run only these benchmarks (1..12)")->delimiter(',');
   app.add_flag("--quick", quick, "small sizes, for trying the program out");
   app.add_option("--drain-rows", ctx.drain_rows, "rows of the backlog drain (benchmark 1)")
       ->capture_default_str();

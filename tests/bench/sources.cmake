@@ -12,6 +12,7 @@ add_executable(outbox-bench
   tests/bench/commit_floor.cc
   tests/bench/commit_support.cc
   tests/bench/cost_bench.cc
+  tests/bench/dialect_bench.cc
   tests/bench/drain_bench.cc
   tests/bench/idle_bench.cc
   tests/bench/outbox_bench.cc

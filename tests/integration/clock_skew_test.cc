@@ -72,6 +72,7 @@ class ClockSkewTest : public ::testing::TestWithParam<const char*> {
     config << "node_id = \"sim-skewed\"\n"
            << "[mysql]\nsocket = \"" << db_.Options().socket << "\"\nuser = \"root\"\n"
            << "database = \"" << db_.name() << "\"\n"
+           << "dialect = \"" << SqlDialectName(db_.Options().dialect) << "\"\n"
            << "[tencent_im]\nendpoint = \"" << sim_im_.endpoint() << "\"\n"
            << "sdk_app_id = " << sim_im_.options().sdk_app_id << "\n"
            << "admin_identifier = \"" << sim_im_.options().identifier << "\"\n"

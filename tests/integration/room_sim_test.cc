@@ -37,6 +37,7 @@ class RoomSimTest : public ::testing::Test {
     config << "node_id = \"sim-test\"\n"
            << "[mysql]\nsocket = \"" << db_.Options().socket << "\"\nuser = \"root\"\n"
            << "database = \"" << db_.name() << "\"\n"
+           << "dialect = \"" << SqlDialectName(db_.Options().dialect) << "\"\n"
            << "[tencent_im]\nendpoint = \"" << im_.endpoint() << "\"\n"
            << "sdk_app_id = " << im_.options().sdk_app_id << "\n"
            << "admin_identifier = \"" << im_.options().identifier << "\"\n"

@@ -1,9 +1,14 @@
 #include "support/mysql_admin.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <utility>
+
+#include "core/mysql/connection.h"
+#include "migrate/migrate.h"
 
 namespace room_outbox::testing {
 
@@ -70,23 +75,17 @@ std::vector<std::filesystem::path> SchemaFiles() {
   return files;
 }
 
-std::string ApplySchemaFiles(MYSQL* conn) {
-  for (const auto& file : SchemaFiles()) {
-    std::ifstream in(file);
-    if (!in) {
-      return "cannot read " + file.string();
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    std::vector<SqlRow> ignored;
-    if (std::string error = RunSql(conn, text.str(), ignored); !error.empty()) {
-      return error;
-    }
+std::string MigrateSchema(const std::string& socket, const std::string& name) {
+  auto conn = MariaDbConnection::Connect(RootOptions(socket, name));
+  if (!conn) {
+    return "migrate " + name + ": " + conn.error().message;
   }
-  return "";
+  auto migrated = relay::migrate::MigrateToLatest(**conn);
+  return migrated ? "" : "migrate " + name + ": " + migrated.error().message;
 }
 
-std::string CreateSchemaDatabase(MYSQL* conn, const std::string& name) {
+std::string CreateSchemaDatabase(MYSQL* conn, const std::string& socket,
+                                 const std::string& name) {
   std::vector<SqlRow> ignored;
   for (const std::string& sql :
        {"CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
@@ -95,11 +94,25 @@ std::string CreateSchemaDatabase(MYSQL* conn, const std::string& name) {
       return error;
     }
   }
-  return ApplySchemaFiles(conn);
+  return MigrateSchema(socket, name);
+}
+
+SqlDialect TestDialect() {
+  const char* value = std::getenv("ROOM_OUTBOX_TEST_MYSQL_DIALECT");
+  if (value == nullptr || *value == '\0') {
+    return SqlDialect::kAuto;
+  }
+  if (auto dialect = ParseSqlDialect(value)) {
+    return *dialect;
+  }
+  std::fprintf(stderr, "ROOM_OUTBOX_TEST_MYSQL_DIALECT=%s: expected mysql, mariadb or auto\n",
+               value);
+  std::abort();
 }
 
 MysqlOptions RootOptions(const std::string& socket, const std::string& database) {
   MysqlOptions options;
+  options.dialect = TestDialect();
   options.socket = socket;
   options.user = "root";
   options.password = "";

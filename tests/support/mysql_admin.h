@@ -34,14 +34,22 @@ std::string RunSql(MYSQL* conn, const std::string& sql, std::vector<SqlRow>& row
 // schema/*.sql in file-name order.
 std::vector<std::filesystem::path> SchemaFiles();
 
-// Runs every schema file on `conn` (in its current database); returns the first error or "".
-std::string ApplySchemaFiles(MYSQL* conn);
+// Migrates database `name` on the server at `socket` to the latest schema through the code of
+// `outbox-relay migrate` (relay/src/migrate), so every test database exercises it. Returns the
+// first error or "".
+std::string MigrateSchema(const std::string& socket, const std::string& name);
 
-// Creates database `name` (utf8mb4, binary collation), makes it current and applies the schema.
-// Returns the first error or "".
-std::string CreateSchemaDatabase(MYSQL* conn, const std::string& name);
+// Creates database `name` (utf8mb4, binary collation) on `conn`, the root connection to the
+// server at `socket`, makes it current and migrates it. Returns the first error or "".
+std::string CreateSchemaDatabase(MYSQL* conn, const std::string& socket, const std::string& name);
 
-// Options reaching `database` as root over the unix socket `socket`.
+// The statement set every test and benchmark forces: ROOM_OUTBOX_TEST_MYSQL_DIALECT ("mysql",
+// "mariadb" or "auto"; unset or empty: auto). `make test` runs the integration suite a second
+// time with "mysql", so every statement of the MySQL set runs against the private MariaDB. An
+// unknown value ends the process with a message.
+SqlDialect TestDialect();
+
+// Options reaching `database` as root over the unix socket `socket`, with TestDialect().
 MysqlOptions RootOptions(const std::string& socket, const std::string& database);
 
 // `sql` with each `?` replaced by the next of `values` (EXPLAIN cannot take placeholders).

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "room_outbox/options.h"
 
@@ -18,9 +19,10 @@ class PrivateMariaDb {
   PrivateMariaDb(const PrivateMariaDb&) = delete;
   PrivateMariaDb& operator=(const PrivateMariaDb&) = delete;
 
-  // Installs the datadir when new, starts the server and waits until it answers. On a failure
-  // records a test failure with the script's output and returns false.
-  bool Start();
+  // Installs the datadir when new, starts the server and waits until it answers. `mariadbd_args`
+  // go to the server (a --port=... one turns TCP on, e.g. with --ssl-cert for a TLS test). On a
+  // failure records a test failure with the script's output and returns false.
+  bool Start(const std::vector<std::string>& mariadbd_args = {});
   // Shuts the server down and waits for the process to end (no-op when never started); false
   // when the script failed.
   bool Stop();

@@ -43,7 +43,7 @@ TestDatabase::TestDatabase() : socket_(TestMysqlSocket()), name_(NewName()) {
     ADD_FAILURE() << "test MariaDB: " << error;
     return;
   }
-  error = CreateSchemaDatabase(conn_.get(), name_);
+  error = CreateSchemaDatabase(conn_.get(), socket_, name_);
   if (!error.empty()) {
     ADD_FAILURE() << error;
   }
@@ -54,7 +54,7 @@ void TestDatabase::ApplySchema() {
     ADD_FAILURE() << "no test database to apply the schema to";
     return;
   }
-  const std::string error = ApplySchemaFiles(conn_.get());
+  const std::string error = MigrateSchema(socket_, name_);
   if (!error.empty()) {
     ADD_FAILURE() << error;
   }

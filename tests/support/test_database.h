@@ -1,6 +1,7 @@
 // A private database on the test MariaDB server (started by scripts/run-tests.sh, socket in
 // $ROOM_OUTBOX_TEST_MYSQL_SOCKET). Each TestDatabase creates its own uniquely named schema,
-// applies schema/*.sql in file-name order, and drops it on destruction.
+// migrates it as `outbox-relay migrate` does (schema/*.sql in order), and drops it on
+// destruction.
 //
 // Without the server, construction fails the test loudly (ADD_FAILURE + valid() false): an
 // integration test never skips.
@@ -32,7 +33,8 @@ class TestDatabase {
   // Options that reach this database (root over the unix socket).
   MysqlOptions Options() const;
 
-  // Applies schema/*.sql in file-name order (the constructor does this once).
+  // Migrates to the latest schema as `outbox-relay migrate` does (the constructor does this once;
+  // a second run applies nothing).
   void ApplySchema();
 
   // Runs SQL text (test-controlled, no outside data) and returns every row; NULL is nullopt.

@@ -52,6 +52,14 @@ TEST(MysqlErrorTest, MapsEachErrnoToItsCode) {
       {ER_BAD_DB_ERROR, ErrorCode::kNotFound},
       {ER_NO_SUCH_TABLE, ErrorCode::kNotFound},
       {ER_STATEMENT_TIMEOUT, ErrorCode::kDeadlineExceeded},
+      // MySQL 8's own numbers, in the same classes as MariaDB's.
+      {4031, ErrorCode::kUnavailable},  // ER_CLIENT_INTERACTION_TIMEOUT: idle connection closed
+      {3169, ErrorCode::kUnavailable},  // ER_SESSION_WAS_KILLED
+      {3032, ErrorCode::kUnavailable},  // ER_SERVER_OFFLINE_MODE
+      {1047, ErrorCode::kUnavailable},  // Galera: node not ready for application use
+      {3024, ErrorCode::kDeadlineExceeded},  // ER_QUERY_TIMEOUT: max_execution_time
+      {3100, ErrorCode::kAborted},           // ER_RUN_HOOK_ERROR: group replication refused
+      {3101, ErrorCode::kAborted},  // ER_TRANSACTION_ROLLBACK_DURING_COMMIT: group replication
       {ER_PARSE_ERROR, ErrorCode::kInternal},
       {ER_BAD_FIELD_ERROR, ErrorCode::kInternal},
       {CR_COMMANDS_OUT_OF_SYNC, ErrorCode::kInternal},
@@ -68,6 +76,8 @@ TEST(MysqlErrorTest, RetryableOnlyForConnectionAndLockErrors) {
   EXPECT_TRUE(IsRetryable(FromMysqlErrno(CR_SERVER_LOST, "w", "t")));
   EXPECT_TRUE(IsRetryable(FromMysqlErrno(ER_LOCK_DEADLOCK, "w", "t")));
   EXPECT_TRUE(IsRetryable(FromMysqlErrno(ER_LOCK_WAIT_TIMEOUT, "w", "t")));
+  EXPECT_TRUE(IsRetryable(FromMysqlErrno(4031, "w", "t")));
+  EXPECT_TRUE(IsRetryable(FromMysqlErrno(3101, "w", "t")));
   EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_DUP_ENTRY, "w", "t")));
   EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_ACCESS_DENIED_ERROR, "w", "t")));
   EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_PARSE_ERROR, "w", "t")));

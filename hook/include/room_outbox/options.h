@@ -15,6 +15,32 @@
 
 namespace room_outbox {
 
+// Which statement set the store sends ([mysql] dialect). kAuto: the set of the server the
+// connection reached, read from its handshake (MariaDB 10.6+ or MySQL 8.0.1+; an older server is
+// refused at connect). kMariaDb, kMySql: that set whatever the server says (the server's minimum
+// version still applies). MariaDB accepts the MySQL set too.
+enum class SqlDialect { kAuto, kMariaDb, kMySql };
+
+// "auto", "mariadb", "mysql": the spelling of the config.
+const char* SqlDialectName(SqlDialect dialect);
+// The inverse of SqlDialectName (exact, case-sensitive); nullopt for anything else.
+std::optional<SqlDialect> ParseSqlDialect(std::string_view name);
+
+// TLS to the database ([mysql] ssl_mode), as MySQL's clients spell it:
+//   kDisabled        never
+//   kPreferred       when the server offers it, without verifying its certificate; not over a
+//                    unix socket (the default)
+//   kRequired        always (the connection fails when the server offers none), unverified
+//   kVerifyCa        always, the certificate chain verified against ssl_ca
+//   kVerifyIdentity  always, the chain verified (ssl_ca, else the system's CAs) and the host name
+//                    checked against the certificate
+enum class SslMode { kDisabled, kPreferred, kRequired, kVerifyCa, kVerifyIdentity };
+
+// "disabled", "preferred", "required", "verify_ca", "verify_identity".
+const char* SslModeName(SslMode mode);
+// The inverse of SslModeName (exact, case-sensitive); nullopt for anything else.
+std::optional<SslMode> ParseSslMode(std::string_view name);
+
 struct MysqlOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 3306;
@@ -23,6 +49,18 @@ struct MysqlOptions {
   std::string password;  // secret: never logged
   std::string database = "room_outbox";
   std::chrono::milliseconds connect_timeout{5000};
+  SqlDialect dialect = SqlDialect::kAuto;
+  SslMode ssl_mode = SslMode::kPreferred;
+  // PEM file paths. ssl_ca: the CA certificate(s) the server's certificate must chain to;
+  // ssl_cert and ssl_key: a client certificate and its private key (both or neither; the key is a
+  // secret: only its path is held here, never its content, and it is never logged).
+  std::string ssl_ca;
+  std::string ssl_cert;
+  std::string ssl_key;
+  // The server's RSA public key (PEM path) for caching_sha2_password / sha256_password over a
+  // connection without TLS: the password is sent encrypted with it. Empty: such an account needs
+  // TLS.
+  std::string server_public_key_file;
 };
 
 // The event types that are never sent to IM; they count as delivered (no-op success).

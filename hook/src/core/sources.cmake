@@ -14,10 +14,14 @@ add_library(room_outbox_core STATIC
   hook/src/core/config/secrets.cc
   hook/src/core/config/shared_config.cc
   hook/src/core/config/toml_reader.cc
+  hook/src/core/mysql/connect_options.cc
   hook/src/core/mysql/connection.cc
+  hook/src/core/mysql/dialect.cc
   hook/src/core/mysql/id_lists.cc
   hook/src/core/mysql/mysql_error.cc
+  hook/src/core/mysql/mysql_option_names.cc
   hook/src/core/mysql/statement.cc
+  hook/src/core/mysql/statement_text.cc
   hook/src/core/mysql/store_session.cc
   hook/src/core/tencent/curl_error.cc
   hook/src/core/tencent/im_breaker.cc

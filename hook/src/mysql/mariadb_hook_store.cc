@@ -55,13 +55,40 @@ struct LoggedCommand {
   bool earlier_pending = false;
 };
 
-// INSERT room_command_log, which also reads the server's clock and, when asked, the per-room
-// order check (outbox_sql.h: kInsertCommandLogChecked).
+// Whether the commit looks for an earlier pending row of the room: only the holder of a lease
+// publishes out of the relay's order (hook_store.h).
+bool ChecksEarlierPending(const CommitRequest& request) {
+  return request.check_earlier_pending && !request.token.empty();
+}
+
+// The RETURNING row of the MariaDB set's command log insert: the server's clock and, when
+// `check`, the per-room order check.
+Result<LoggedCommand> ReadLogged(PreparedStatement& log, bool check) {
+  auto row = log.Next();
+  if (!row || !*row) {
+    return Fail(!row ? row.error()
+                     : Error{ErrorCode::kInternal, "insert_command_log: RETURNING gave no row"});
+  }
+  auto now = log.IntAt(0);
+  auto earlier = check ? log.IntAt(1) : Result<int64_t>(0);
+  if (!now || !earlier) {
+    return Fail(!now ? now.error() : earlier.error());
+  }
+  if (auto end = log.Next(); !end || *end) {
+    return Fail(!end ? end.error()
+                     : Error{ErrorCode::kInternal, "insert_command_log: RETURNING gave two rows"});
+  }
+  return LoggedCommand{.server_now_ms = *now, .earlier_pending = *earlier != 0};
+}
+
+// INSERT room_command_log. In the MariaDB set it also reads the server's clock and, when asked,
+// the per-room order check (outbox_sql.h: kInsertCommandLogChecked); the MySQL set reads them
+// after the outbox rows (ReadBackCommit).
 Result<LoggedCommand> InsertCommandLog(MariaDbConnection& conn, const CommitRequest& request) {
-  // Only the holder of a lease publishes out of the relay's order (outbox_store.h).
-  const bool check = request.check_earlier_pending && !request.token.empty();
-  auto log = check ? conn.Prepared("insert_command_log_checked", sql::kInsertCommandLogChecked)
-                   : conn.Prepared("insert_command_log", sql::kInsertCommandLog);
+  const bool returning = conn.dialect().returning;
+  const bool check = returning && ChecksEarlierPending(request);
+  auto log = conn.Prepared(check ? sql::Stmt::kInsertCommandLogChecked
+                                 : sql::Stmt::kInsertCommandLog);
   if (!log) {
     return Fail(log.error());
   }
@@ -78,21 +105,7 @@ Result<LoggedCommand> InsertCommandLog(MariaDbConnection& conn, const CommitRequ
     }
     return Fail(inserted.error());
   }
-  auto row = (*log)->Next();
-  if (!row || !*row) {
-    return Fail(!row ? row.error()
-                     : Error{ErrorCode::kInternal, "insert_command_log: RETURNING gave no row"});
-  }
-  auto now = (*log)->IntAt(0);
-  auto earlier = check ? (*log)->IntAt(1) : Result<int64_t>(0);
-  if (!now || !earlier) {
-    return Fail(!now ? now.error() : earlier.error());
-  }
-  if (auto end = (*log)->Next(); !end || *end) {
-    return Fail(!end ? end.error()
-                     : Error{ErrorCode::kInternal, "insert_command_log: RETURNING gave two rows"});
-  }
-  return LoggedCommand{.server_now_ms = *now, .earlier_pending = *earlier != 0};
+  return returning ? ReadLogged(**log, check) : LoggedCommand{};
 }
 
 Result<void> RunCallerStatements(MariaDbConnection& conn, const CallerStatements& statements) {
@@ -118,6 +131,40 @@ Result<void> RunCallerStatements(MariaDbConnection& conn, const CallerStatements
   return {};
 }
 
+// Everything of the commit between BEGIN and COMMIT: the command log row, the caller's
+// statements, the outbox rows and, in the MySQL set, the read-back. `write` gets what the
+// transaction wrote and saw (outcome kDuplicate: nothing was written).
+Result<void> WriteCommand(MariaDbConnection& conn, const CommitRequest& request,
+                          const CallerStatements& caller_statements, CommitWrite& write) {
+  auto logged = InsertCommandLog(conn, request);
+  if (!logged) {
+    return Fail(logged.error());
+  }
+  if (logged->duplicate) {
+    write.outcome = CommitOutcome::kDuplicate;
+    return {};
+  }
+  write.server_now_ms = logged->server_now_ms;
+  write.earlier_pending = logged->earlier_pending;
+  if (auto ran = RunCallerStatements(conn, caller_statements); !ran) {
+    return ran;
+  }
+  // The outbox rows go last, right before COMMIT, so their sync lease starts as late as it
+  // can; the hook measures its publish deadline from lease_start, taken after the server's
+  // clock was read (the command log insert's, in both sets) and before the insert starts the
+  // lease.
+  write.lease_start = std::chrono::steady_clock::now();
+  const int64_t lease_ms = request.token.empty() ? 0 : request.sync_lease.count();
+  if (auto inserted = InsertOutboxRows(conn, request.rows, request.token, lease_ms, write.row_ids);
+      !inserted) {
+    return inserted;
+  }
+  if (conn.dialect().returning) {
+    return {};
+  }
+  return ReadBackCommit(conn, request.command, request.rows, ChecksEarlierPending(request), write);
+}
+
 }  // namespace
 
 Result<CommitWrite> MariaDbHookStore::CommitCommand(const CommitRequest& request,
@@ -126,39 +173,21 @@ Result<CommitWrite> MariaDbHookStore::CommitCommand(const CommitRequest& request
     if (auto begun = conn.Begin(); !begun) {
       return Fail(begun.error());
     }
-    auto fail = [&](Error error) -> Result<CommitWrite> {
-      session_.Abort(conn);
-      return Fail(std::move(error));
-    };
-    auto logged = InsertCommandLog(conn, request);
-    if (!logged) {
-      return fail(logged.error());
-    }
-    if (logged->duplicate) {
-      session_.Abort(conn);
-      CommitWrite write;
-      write.outcome = CommitOutcome::kDuplicate;
-      return write;
-    }
     CommitWrite write;
-    write.server_now_ms = logged->server_now_ms;
-    write.earlier_pending = logged->earlier_pending;
-    if (auto ran = RunCallerStatements(conn, caller_statements); !ran) {
-      return fail(ran.error());
+    if (auto written = WriteCommand(conn, request, caller_statements, write); !written) {
+      session_.Abort(conn);
+      return Fail(written.error());
     }
-    // The outbox rows go last, right before COMMIT, so their sync lease starts as late as it
-    // can; the hook measures its publish deadline from lease_start, taken after the server's
-    // clock was read and before the insert starts the lease.
-    write.lease_start = std::chrono::steady_clock::now();
-    const int64_t lease_ms = request.token.empty() ? 0 : request.sync_lease.count();
-    if (auto inserted =
-            InsertOutboxRows(conn, request.rows, request.token, lease_ms, write.row_ids);
-        !inserted) {
-      return fail(inserted.error());
+    if (write.outcome == CommitOutcome::kDuplicate) {
+      session_.Abort(conn);
+      return write;
     }
     if (auto committed = conn.Commit(); !committed) {
       if (committed.error().code != ErrorCode::kUnavailable) {
-        return fail(committed.error());  // the server answered: rolled back
+        // The server answered: rolled back (a cluster's certification conflict is a 1213 here,
+        // kAborted: nothing was committed).
+        session_.Abort(conn);
+        return Fail(committed.error());
       }
       // No answer: the outcome is unknown. The connection is useless now.
       session_.DropAfterCall();
@@ -173,8 +202,8 @@ Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(const std::str
   using Found = std::optional<FoundCommand>;
   return session_.WithConnection([&](MariaDbConnection& conn) -> Result<Found> {
     return session_.InTransaction(conn, [&]() -> Result<Found> {
-      auto ids = [&](const char* name, std::string_view text) -> Result<std::vector<int64_t>> {
-        auto stmt = conn.Prepared(name, text);
+      auto ids = [&](sql::Stmt id) -> Result<std::vector<int64_t>> {
+        auto stmt = conn.Prepared(id);
         if (!stmt) {
           return Fail(stmt.error());
         }
@@ -196,14 +225,14 @@ Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(const std::str
         }
         return out;
       };
-      auto log = ids("find_command", sql::kFindCommand);
+      auto log = ids(sql::Stmt::kFindCommand);
       if (!log) {
         return Fail(log.error());
       }
       if (log->empty()) {
         return Found{};
       }
-      auto rows = ids("command_rows", sql::kCommandRows);
+      auto rows = ids(sql::Stmt::kCommandRows);
       if (!rows) {
         return Fail(rows.error());
       }

@@ -5,7 +5,8 @@
 // per-room order check; the caller's statements; the outbox rows in one multi-row INSERT per 16
 // rows (outbox_insert.h), which hands back their ids; COMMIT. For a command of up to 16 events
 // and no caller statement that is four round trips, the minimum for a transaction of two
-// inserts. Every statement that carries a value is a server-side prepared statement, prepared
+// inserts. The MySQL set (no RETURNING) adds one SELECT before COMMIT that reads the clock, the
+// check and the ids (five round trips). Every statement that carries a value is a server-side prepared statement, prepared
 // once per connection; their texts are in core/mysql/outbox_sql.h.
 //
 // Thread-safety: none; one store per thread.
@@ -25,7 +26,8 @@ namespace room_outbox {
 
 class MariaDbHookStore final : public HookStore {
  public:
-  explicit MariaDbHookStore(MysqlOptions options) : session_(std::move(options)) {}
+  explicit MariaDbHookStore(MysqlOptions options)
+      : session_(std::move(options), kHookStatements) {}
 
   // Connects now unless connected (StoreSession::Connect).
   [[nodiscard]] Result<void> Connect() { return session_.Connect(); }

@@ -3,46 +3,53 @@
 #include <array>
 #include <string>
 
-#include "core/mysql/outbox_sql.h"
-
 namespace room_outbox {
 namespace {
 
 constexpr size_t kParamsPerRow = 10;
-
-// The statement for n rows: its name and text, built once per process.
-struct Shape {
-  std::string name;
-  std::string sql;
-};
-
-const Shape& ShapeFor(size_t rows) {
-  static const std::array<Shape, kMaxRowsPerOutboxInsert + 1> shapes = [] {
-    std::array<Shape, kMaxRowsPerOutboxInsert + 1> out;
-    for (size_t n = 1; n <= kMaxRowsPerOutboxInsert; ++n) {
-      out[n].name = "insert_outbox_rows_" + std::to_string(n);
-      out[n].sql = sql::kInsertOutboxHead;
-      for (size_t i = 0; i < n; ++i) {
-        out[n].sql += i == 0 ? "" : ", ";
-        out[n].sql += sql::kInsertOutboxRow;
-      }
-      out[n].sql += sql::kInsertOutboxReturning;
-    }
-    return out;
-  }();
-  return shapes[rows];
-}
 
 size_t ValueBytes(const NewOutboxRow& row) {
   return row.event_id.size() + row.event_type.size() + row.room_id.size() + row.command_id.size() +
          row.request_id.size() + row.envelope.size();
 }
 
+// Stores the id of the current row of `stmt` (columns id_column, id_column + 1: id, event_id) in
+// ids[first + k] for the row k of `rows` with that event_id. Rows come in insert order, so the
+// next unmatched row is tried first; a row that came back in another place is still matched to
+// its own id.
+Result<void> MatchId(const PreparedStatement& stmt, size_t id_column,
+                     std::span<const NewOutboxRow> rows, std::vector<int64_t>& ids, size_t first,
+                     size_t returned) {
+  auto id = stmt.IntAt(id_column);
+  auto event_id = stmt.TextAt(id_column + 1);
+  if (!id || !event_id) {
+    return Fail(!id ? id.error() : event_id.error());
+  }
+  size_t at = returned;
+  if (at >= rows.size() || rows[at].event_id != *event_id) {
+    at = 0;
+    while (at < rows.size() && (rows[at].event_id != *event_id || ids[first + at] != 0)) {
+      ++at;
+    }
+  }
+  if (at == rows.size() || *id <= 0) {
+    return Fail(ErrorCode::kInternal, stmt.name() + ": returned a row that was not inserted");
+  }
+  ids[first + at] = *id;
+  return {};
+}
+
+Result<void> CheckCount(const PreparedStatement& stmt, size_t returned, size_t rows) {
+  if (returned != rows) {
+    return Fail(ErrorCode::kInternal, stmt.name() + ": returned " + std::to_string(returned) +
+                                          " ids for " + std::to_string(rows) + " rows");
+  }
+  return {};
+}
+
 // The RETURNING rows (id, event_id) of `chunk`, stored in ids[first ...] in the chunk's order.
-// The server returns them in insert order; the event_id confirms each one, and a row that came
-// back in another place is still matched to its own id.
-Result<void> ReadIds(PreparedStatement& stmt, std::span<const NewOutboxRow> chunk,
-                     std::vector<int64_t>& ids, size_t first) {
+Result<void> ReadReturnedIds(PreparedStatement& stmt, std::span<const NewOutboxRow> chunk,
+                             std::vector<int64_t>& ids, size_t first) {
   size_t returned = 0;
   while (true) {
     auto more = stmt.Next();
@@ -50,31 +57,13 @@ Result<void> ReadIds(PreparedStatement& stmt, std::span<const NewOutboxRow> chun
       return Fail(more.error());
     }
     if (!*more) {
-      break;
+      return CheckCount(stmt, returned, chunk.size());
     }
-    auto id = stmt.IntAt(0);
-    auto event_id = stmt.TextAt(1);
-    if (!id || !event_id) {
-      return Fail(!id ? id.error() : event_id.error());
+    if (auto matched = MatchId(stmt, 0, chunk, ids, first, returned); !matched) {
+      return matched;
     }
-    size_t at = returned;
-    if (at >= chunk.size() || chunk[at].event_id != *event_id) {
-      at = 0;
-      while (at < chunk.size() && (chunk[at].event_id != *event_id || ids[first + at] != 0)) {
-        ++at;
-      }
-    }
-    if (at == chunk.size() || *id <= 0) {
-      return Fail(ErrorCode::kInternal, stmt.name() + ": returned a row that was not inserted");
-    }
-    ids[first + at] = *id;
     ++returned;
   }
-  if (returned != chunk.size()) {
-    return Fail(ErrorCode::kInternal, stmt.name() + ": returned " + std::to_string(returned) +
-                                          " ids for " + std::to_string(chunk.size()) + " rows");
-  }
-  return {};
 }
 
 // Binds the values of `chunk` into `refs` (which must have room for them).
@@ -116,25 +105,68 @@ size_t OutboxInsertChunk(std::span<const NewOutboxRow> rows) {
 Result<void> InsertOutboxRows(MariaDbConnection& conn, std::span<const NewOutboxRow> rows,
                               std::string_view token, int64_t lease_ms, std::vector<int64_t>& ids) {
   std::array<SqlRef, kMaxRowsPerOutboxInsert * kParamsPerRow> refs;
-  ids.reserve(ids.size() + rows.size());
+  const bool returning = conn.dialect().returning;
+  if (returning) {
+    ids.reserve(ids.size() + rows.size());
+  }
   while (!rows.empty()) {
     const std::span<const NewOutboxRow> chunk = rows.first(OutboxInsertChunk(rows));
-    const Shape& shape = ShapeFor(chunk.size());
-    auto stmt = conn.Prepared(shape.name, shape.sql);
+    auto stmt = conn.Prepared(sql::Stmt::kInsertOutbox, chunk.size());
     if (!stmt) {
       return Fail(stmt.error());
     }
     if (auto inserted = (*stmt)->ExecuteRefs(BindRows(chunk, token, lease_ms, refs)); !inserted) {
       return inserted;
     }
-    const size_t first = ids.size();
-    ids.resize(first + chunk.size(), 0);
-    if (auto read = ReadIds(**stmt, chunk, ids, first); !read) {
-      return read;
+    if (returning) {
+      const size_t first = ids.size();
+      ids.resize(first + chunk.size(), 0);
+      if (auto read = ReadReturnedIds(**stmt, chunk, ids, first); !read) {
+        return read;
+      }
     }
     rows = rows.subspan(chunk.size());
   }
   return {};
+}
+
+Result<void> ReadBackCommit(MariaDbConnection& conn, const Command& command,
+                            std::span<const NewOutboxRow> rows, bool check, CommitWrite& write) {
+  auto stmt = check ? conn.Prepared(sql::Stmt::kCommitReadBackChecked)
+                    : conn.Prepared(sql::Stmt::kCommitReadBack);
+  if (!stmt) {
+    return Fail(stmt.error());
+  }
+  const std::array<SqlRef, 3> params = {command.room_id, command.command_id, command.command_id};
+  if (auto done = (*stmt)->ExecuteRefs(check ? std::span(params) : std::span(params).last(1));
+      !done) {
+    return done;
+  }
+  write.row_ids.assign(rows.size(), 0);
+  size_t returned = 0;
+  for (bool first_row = true;; first_row = false) {
+    auto more = (*stmt)->Next();
+    if (!more || !*more) {
+      return !more       ? Fail(more.error())
+             : first_row ? Fail(ErrorCode::kInternal, (*stmt)->name() + ": no command log row")
+                         : CheckCount(**stmt, returned, rows.size());
+    }
+    auto now = (*stmt)->IntAt(0);
+    auto earlier = (*stmt)->IntAt(1);
+    auto id = (*stmt)->IntAt(2);
+    if (!now || !earlier || !id) {
+      return Fail(!now ? now.error() : !earlier ? earlier.error() : id.error());
+    }
+    write.server_now_ms = *now;
+    write.earlier_pending = *earlier != 0;
+    if (*id == 0) {
+      continue;  // the NULLs of a command without events
+    }
+    if (auto matched = MatchId(**stmt, 2, rows, write.row_ids, 0, returned); !matched) {
+      return matched;
+    }
+    ++returned;
+  }
 }
 
 }  // namespace room_outbox

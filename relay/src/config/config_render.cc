@@ -51,7 +51,13 @@ std::string RenderEffectiveConfig(const Config& c) {
     << "password_file = " << Quote(c.mysql_password_file) << "\n"
     << "# password = " << Quote(Secret(c.mysql.password)) << "\n"
     << "database = " << Quote(c.mysql.database) << "\n"
-    << "connect_timeout = " << Quote(FormatDuration(c.mysql.connect_timeout)) << "\n\n";
+    << "connect_timeout = " << Quote(FormatDuration(c.mysql.connect_timeout)) << "\n"
+    << "dialect = " << Quote(SqlDialectName(c.mysql.dialect)) << "\n"
+    << "ssl_mode = " << Quote(SslModeName(c.mysql.ssl_mode)) << "\n"
+    << "ssl_ca = " << Quote(c.mysql.ssl_ca) << "\n"
+    << "ssl_cert = " << Quote(c.mysql.ssl_cert) << "\n"
+    << "ssl_key = " << Quote(c.mysql.ssl_key) << "\n"
+    << "server_public_key_file = " << Quote(c.mysql.server_public_key_file) << "\n\n";
   o << "[outbox_worker]\n"
     << "enabled = " << (w.enabled ? "true" : "false") << "\n"
     << "poll_interval = " << Quote(FormatDuration(w.poll_interval)) << "\n"

@@ -7,7 +7,9 @@
 //      metrics endpoint or the [wake] socket could not be bound; a library could not be
 //      initialised
 //   2  bad usage or invalid config (parse error, unknown key, bad value, missing IM app id or
-//      secret key)
+//      secret key), or a database the binary refuses: a schema older than it needs (run
+//      `outbox-relay migrate`) or newer than it knows (migrate only), a server below its minimum
+//      version. Restarting would not help: an operator must act.
 #pragma once
 
 namespace room_outbox::relay {

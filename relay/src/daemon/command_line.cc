@@ -5,11 +5,13 @@
 
 #include "daemon/build_info.h"
 #include "daemon/relay_app.h"
+#include "migrate/migrate_command.h"
 #include "ops/ops_commands.h"
 
 namespace room_outbox::relay {
 
-std::unique_ptr<CLI::App> MakeCommandLine(CliOptions& cli, ops::OpsCli& ops) {
+std::unique_ptr<CLI::App> MakeCommandLine(CliOptions& cli, ops::OpsCli& ops,
+                                          migrate::MigrateCli& migrate) {
   auto app =
       std::make_unique<CLI::App>("outbox-relay: delivers pending room_outbox events to Tencent IM");
   app->set_version_flag("--version", std::string("outbox-relay ") + Version());
@@ -56,6 +58,8 @@ std::unique_ptr<CLI::App> MakeCommandLine(CliOptions& cli, ops::OpsCli& ops) {
   purge->add_option("--batch-size", ops.batch_size, "Rows per DELETE (one short transaction)")
       ->capture_default_str();
   purge->add_flag("--dry-run", ops.dry_run, "Count what would be deleted; delete nothing");
+  add_ops("migrate", "Create or upgrade the database schema (schema/*.sql)")
+      ->add_flag("--dry-run", migrate.dry_run, "List the steps that would run; change nothing");
   return app;
 }
 

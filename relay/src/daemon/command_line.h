@@ -15,10 +15,14 @@ struct CliOptions;
 namespace ops {
 struct OpsCli;
 }  // namespace ops
+namespace migrate {
+struct MigrateCli;
+}  // namespace migrate
 
-// The app with every option and subcommand bound to `cli` and `ops`, which must outlive it.
-// After a successful parse, `ops.command` names the operator subcommand given (empty: run the
-// relay as `cli` says).
-std::unique_ptr<CLI::App> MakeCommandLine(CliOptions& cli, ops::OpsCli& ops);
+// The app with every option and subcommand bound to `cli`, `ops` and `migrate`, which must
+// outlive it. After a successful parse, `ops.command` names the subcommand given ("migrate" or
+// an operator command; empty: run the relay as `cli` says).
+std::unique_ptr<CLI::App> MakeCommandLine(CliOptions& cli, ops::OpsCli& ops,
+                                          migrate::MigrateCli& migrate);
 
 }  // namespace room_outbox::relay

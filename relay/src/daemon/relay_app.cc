@@ -18,6 +18,7 @@
 #include "daemon/signals.h"
 #include "daemon/wake_listener.h"
 #include "daemon/wake_socket.h"
+#include "migrate/migrate.h"
 #include "ops/parked_gauge.h"
 #include "telemetry/health.h"
 #include "telemetry/log_line.h"
@@ -209,6 +210,24 @@ int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
   return kExitOk;
 }
 
+// The database's schema version (migrate.h): false, logged, when it is older than this relay
+// needs or the server is below its minimum version (the caller exits 2). A database that cannot
+// be reached now is not refused: the worker connects when it can (and its statements, prepared
+// at connect, fail on a schema they do not fit).
+bool SchemaReady(const Config& config, Logger& logger) {
+  auto schema = migrate::CheckSchemaVersion(config.mysql);
+  if (schema) {
+    return true;
+  }
+  if (schema.error().code == ErrorCode::kInvalidArgument) {
+    logger.Error(Lifecycle("database refused", config).Add("error", schema.error().message));
+    return false;
+  }
+  logger.Warn(Lifecycle("cannot check the database schema version now", config)
+                  .Add("error", schema.error().message));
+  return true;
+}
+
 }  // namespace
 
 int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
@@ -249,6 +268,9 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   Status runnable = CheckRunnable(config);
   if (!runnable.ok()) {
     logger->Error(Lifecycle("invalid config", config).Add("error", runnable.error().message));
+    return kExitUsage;
+  }
+  if (!SchemaReady(config, *logger)) {
     return kExitUsage;
   }
 

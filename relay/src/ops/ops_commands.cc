@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "config/exit_codes.h"
 #include "core/config/duration.h"
+#include "migrate/migrate.h"
 #include "ops/ops_store.h"
 
 namespace room_outbox::relay::ops {
@@ -80,13 +81,7 @@ std::string_view CodeName(ErrorCode code) { return ErrorCodeName(code); }
 
 int RuntimeFailure(std::ostream& out, std::ostream& err, const std::string& command,
                    const Error& error) {
-  std::string message = error.message;
-  // A database without schema 003 (status 'parked', parked_at_ms): say what to apply.
-  if (message.find("parked_at_ms") != std::string::npos ||
-      message.find("idx_status_published") != std::string::npos ||
-      message.find("column 'status'") != std::string::npos) {
-    message += " (apply schema/003_parked.sql: it is idempotent)";
-  }
+  const std::string& message = error.message;
   out << json{{"error", message}, {"code", CodeName(error.code)}}.dump() << "\n";
   err << "outbox-relay " << command << ": " << message << "\n";
   return kExitRuntimeFailure;
@@ -210,6 +205,13 @@ int RunOpsCommand(const OpsCli& cli, std::ostream& out, std::ostream& err) {
 
   auto config = LoadConfig(cli.config_path);
   if (!config) return Usage(err, c, config.error().message);
+  // A schema older than the commands need (or a server below its minimum) is refused with exit 2.
+  if (auto schema = migrate::CheckSchemaVersion(config->mysql); !schema) {
+    if (schema.error().code == ErrorCode::kInvalidArgument) {
+      return Usage(err, c, schema.error().message);
+    }
+    return RuntimeFailure(out, err, c, schema.error());
+  }
   auto store = OpsStore::Connect(config->mysql);
   if (!store) return RuntimeFailure(out, err, c, store.error());
 

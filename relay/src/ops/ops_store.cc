@@ -37,25 +37,27 @@ Result<void> Ints(const ResultRow& row, std::initializer_list<std::pair<size_t, 
 Result<std::unique_ptr<OpsStore>> OpsStore::Connect(const MysqlOptions& options) {
   auto conn = MariaDbConnection::Connect(options);
   if (!conn) return Fail(conn.error());
+  if (auto prepared = (*conn)->PrepareNow(kOpsStatements); !prepared) {
+    return Fail(prepared.error());
+  }
   return std::unique_ptr<OpsStore>(new OpsStore(std::move(*conn)));
 }
 
-Result<int64_t> OpsStore::CountScalar(const char* name, std::string_view sql,
-                                      std::vector<SqlValue> params) {
-  auto stmt = conn_->Prepared(name, sql);
+Result<int64_t> OpsStore::CountScalar(sql::Stmt id, std::vector<SqlValue> params) {
+  auto stmt = conn_->Prepared(id);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute(params); !done) return Fail(done.error());
   auto rows = (*stmt)->FetchAll();
   if (!rows) return Fail(rows.error());
   if (rows->size() != 1) {
     return Fail(ErrorCode::kInternal,
-                std::string(name) + ": expected one row, got " + std::to_string(rows->size()));
+                (*stmt)->name() + ": expected one row, got " + std::to_string(rows->size()));
   }
   return (*rows)[0].Int(0);
 }
 
 Result<int64_t> OpsStore::ServerNowMinus(int64_t ms) {
-  auto stmt = conn_->Prepared("ops_server_now_minus", sql::kOpsServerNowMinus);
+  auto stmt = conn_->Prepared(sql::Stmt::kOpsServerNowMinus);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{ms}}); !done) {
     return Fail(done.error());
@@ -73,7 +75,7 @@ Result<int64_t> OpsStore::ServerNowMs() { return ServerNowMinus(0); }
 Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
   OutboxCounts counts;
   {
-    auto stmt = conn_->Prepared("ops_count_by_status", sql::kOpsCountByStatus);
+    auto stmt = conn_->Prepared(sql::Stmt::kOpsCountByStatus);
     if (!stmt) return Fail(stmt.error());
     if (auto done = (*stmt)->Execute({}); !done) return Fail(done.error());
     auto rows = (*stmt)->FetchAll();
@@ -87,14 +89,14 @@ Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
       if (status == "published") counts.published = *n;
     }
   }
-  auto age = CountScalar("ops_oldest_pending_age", sql::kOpsOldestPendingAge, {});
+  auto age = CountScalar(sql::Stmt::kOpsOldestPendingAge, {});
   if (!age) return Fail(age.error());
   counts.oldest_pending_age_ms = *age;
-  auto held = CountScalar("ops_rooms_held_back", sql::kOpsRoomsHeldBack, {});
+  auto held = CountScalar(sql::Stmt::kOpsRoomsHeldBack, {});
   if (!held) return Fail(held.error());
   counts.rooms_held_back = *held;
 
-  auto stmt = conn_->Prepared("ops_top_rooms", sql::kOpsTopRooms);
+  auto stmt = conn_->Prepared(sql::Stmt::kOpsTopRooms);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{top_rooms}}); !done) {
     return Fail(done.error());
@@ -115,11 +117,11 @@ Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
 }
 
 Result<int64_t> OpsStore::CountParked() {
-  return CountScalar("ops_count_parked", sql::kOpsCountParked, {});
+  return CountScalar(sql::Stmt::kOpsCountParked, {});
 }
 
 Result<OutboxRowDetail> OpsStore::Show(const std::string& event_id) {
-  auto stmt = conn_->Prepared("ops_show", sql::kOpsShow);
+  auto stmt = conn_->Prepared(sql::Stmt::kOpsShow);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{event_id}}); !done) {
     return Fail(done.error());
@@ -160,7 +162,7 @@ Result<OutboxRowDetail> OpsStore::Show(const std::string& event_id) {
 Result<OutboxRowDetail> OpsStore::Park(const std::string& event_id, const std::string& reason) {
   const std::string last_error =
       TruncateUtf8(std::string(kParkedByOperator) + reason, kMaxLastErrorChars);
-  auto stmt = conn_->Prepared("ops_park", sql::kOpsPark);
+  auto stmt = conn_->Prepared(sql::Stmt::kOpsPark);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{last_error}, SqlValue{event_id}});
       !done) {
@@ -187,7 +189,7 @@ Result<OutboxRowDetail> OpsStore::Park(const std::string& event_id, const std::s
 }
 
 Result<int64_t> OpsStore::RequeueEvent(const std::string& event_id) {
-  auto stmt = conn_->Prepared("ops_requeue_event", sql::kOpsRequeueEvent);
+  auto stmt = conn_->Prepared(sql::Stmt::kOpsRequeueEvent);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{event_id}}); !done) {
     return Fail(done.error());
@@ -199,10 +201,9 @@ Result<int64_t> OpsStore::RequeueEvent(const std::string& event_id) {
               "event \"" + event_id + "\" is " + row->status + ", not parked: nothing to requeue");
 }
 
-Result<int64_t> OpsStore::UpdateInBatches(const char* name, std::string_view sql,
-                                          std::vector<SqlValue> params, int64_t batch_size,
-                                          int64_t* batches) {
-  auto stmt = conn_->Prepared(name, sql);
+Result<int64_t> OpsStore::UpdateInBatches(sql::Stmt id, std::vector<SqlValue> params,
+                                          int64_t batch_size, int64_t* batches) {
+  auto stmt = conn_->Prepared(id);
   if (!stmt) return Fail(stmt.error());
   params.emplace_back(batch_size);
   int64_t total = 0;
@@ -218,12 +219,12 @@ Result<int64_t> OpsStore::UpdateInBatches(const char* name, std::string_view sql
 }
 
 Result<int64_t> OpsStore::RequeueRoom(const std::string& room_id, int64_t batch_size) {
-  return UpdateInBatches("ops_requeue_room", sql::kOpsRequeueRoom, {SqlValue{room_id}}, batch_size,
+  return UpdateInBatches(sql::Stmt::kOpsRequeueRoom, {SqlValue{room_id}}, batch_size,
                          nullptr);
 }
 
 Result<int64_t> OpsStore::RequeueAllParked(int64_t batch_size) {
-  return UpdateInBatches("ops_requeue_all_parked", sql::kOpsRequeueAllParked, {}, batch_size,
+  return UpdateInBatches(sql::Stmt::kOpsRequeueAllParked, {}, batch_size,
                          nullptr);
 }
 
@@ -241,12 +242,12 @@ Result<PurgeResult> OpsStore::Purge(const PurgeRequest& request) {
     result.command_log_cutoff_ms = *log_cutoff;
   }
   if (request.dry_run) {
-    auto n = CountScalar("ops_count_purgeable_outbox", sql::kOpsCountPurgeableOutbox,
+    auto n = CountScalar(sql::Stmt::kOpsCountPurgeableOutbox,
                          {SqlValue{result.outbox_cutoff_ms}});
     if (!n) return Fail(n.error());
     result.outbox_matching = *n;
     if (request.command_log_before_ms) {
-      auto m = CountScalar("ops_count_purgeable_command_log", sql::kOpsCountPurgeableCommandLog,
+      auto m = CountScalar(sql::Stmt::kOpsCountPurgeableCommandLog,
                            {SqlValue{result.command_log_cutoff_ms}});
       if (!m) return Fail(m.error());
       result.command_log_matching = *m;
@@ -256,12 +257,12 @@ Result<PurgeResult> OpsStore::Purge(const PurgeRequest& request) {
   // Outbox rows first: a command-log row is kept while its command has unpublished rows, and
   // deleting published outbox rows never changes that.
   auto deleted =
-      UpdateInBatches("ops_purge_outbox", sql::kOpsPurgeOutbox, {SqlValue{result.outbox_cutoff_ms}},
+      UpdateInBatches(sql::Stmt::kOpsPurgeOutbox, {SqlValue{result.outbox_cutoff_ms}},
                       request.batch_size, &result.outbox_batches);
   if (!deleted) return Fail(deleted.error());
   result.outbox_deleted = *deleted;
   if (request.command_log_before_ms) {
-    auto log_deleted = UpdateInBatches("ops_purge_command_log", sql::kOpsPurgeCommandLog,
+    auto log_deleted = UpdateInBatches(sql::Stmt::kOpsPurgeCommandLog,
                                        {SqlValue{result.command_log_cutoff_ms}}, request.batch_size,
                                        &result.command_log_batches);
     if (!log_deleted) return Fail(log_deleted.error());

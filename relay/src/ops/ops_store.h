@@ -1,6 +1,6 @@
 // OpsStore: the database side of the operator commands (outbox-relay stats, show, park, requeue,
-// purge), over one MariaDbConnection with prepared statements (SQL in mysql/outbox_sql.h,
-// section "operator commands").
+// purge), over one MariaDbConnection with prepared statements (SQL in core/mysql/outbox_sql.h,
+// section "operator commands"), all prepared right after connect.
 //
 // Every call is one or more short autocommit statements: nothing here holds a lock across calls,
 // so the commands run beside live relays and hooks. Every absolute time (ages, parked_at_ms, the
@@ -81,6 +81,18 @@ struct PurgeResult {
   int64_t command_log_matching = 0;
 };
 
+// The statements the operator commands send, prepared right after connect.
+inline constexpr sql::Stmt kOpsStatements[] = {
+    sql::Stmt::kOpsServerNowMinus,   sql::Stmt::kOpsCountByStatus,
+    sql::Stmt::kOpsCountParked,      sql::Stmt::kOpsOldestPendingAge,
+    sql::Stmt::kOpsTopRooms,         sql::Stmt::kOpsRoomsHeldBack,
+    sql::Stmt::kOpsShow,             sql::Stmt::kOpsPark,
+    sql::Stmt::kOpsRequeueEvent,     sql::Stmt::kOpsRequeueRoom,
+    sql::Stmt::kOpsRequeueAllParked, sql::Stmt::kOpsPurgeOutbox,
+    sql::Stmt::kOpsCountPurgeableOutbox, sql::Stmt::kOpsPurgeCommandLog,
+    sql::Stmt::kOpsCountPurgeableCommandLog,
+};
+
 class OpsStore {
  public:
   // Connects at once; fails with the connection's error (kUnavailable when the server is down).
@@ -119,9 +131,8 @@ class OpsStore {
  private:
   explicit OpsStore(std::unique_ptr<MariaDbConnection> conn) : conn_(std::move(conn)) {}
   [[nodiscard]] Result<int64_t> ServerNowMinus(int64_t ms);
-  [[nodiscard]] Result<int64_t> CountScalar(const char* name, std::string_view sql,
-                                            std::vector<SqlValue> params);
-  [[nodiscard]] Result<int64_t> UpdateInBatches(const char* name, std::string_view sql,
+  [[nodiscard]] Result<int64_t> CountScalar(sql::Stmt id, std::vector<SqlValue> params);
+  [[nodiscard]] Result<int64_t> UpdateInBatches(sql::Stmt id,
                                                 std::vector<SqlValue> params_before_limit,
                                                 int64_t batch_size, int64_t* batches);
 

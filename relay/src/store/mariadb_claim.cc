@@ -32,7 +32,7 @@ struct RoomRange {
 };
 
 Result<int64_t> ServerNow(MariaDbConnection& conn) {
-  auto stmt = conn.Prepared("server_now", sql::kServerNow);
+  auto stmt = conn.Prepared(sql::Stmt::kServerNow);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute({}); !done) return Fail(done.error());
   auto rows = (*stmt)->FetchAll();
@@ -73,7 +73,7 @@ Result<std::vector<LockedRow>> ReadLocked(PreparedStatement& stmt) {
 
 Result<std::vector<LockedRow>> SelectWindow(MariaDbConnection& conn, int64_t now_ms,
                                             size_t limit) {
-  auto stmt = conn.Prepared("claim_window", sql::kClaimWindow);
+  auto stmt = conn.Prepared(sql::Stmt::kClaimWindow);
   if (!stmt) return Fail(stmt.error());
   const std::array<SqlValue, 2> params = {now_ms, static_cast<int64_t>(limit)};
   if (auto done = (*stmt)->Execute(params); !done) return Fail(done.error());
@@ -83,13 +83,8 @@ Result<std::vector<LockedRow>> SelectWindow(MariaDbConnection& conn, int64_t now
 // Reads the pending rows of each range (non-locking) into `pending`, per room in id order.
 Result<void> ReadRooms(MariaDbConnection& conn, const std::vector<RoomRange>& ranges, bool after,
                        std::map<std::string, std::vector<PlanRow>>& pending) {
-  const std::string_view part = after ? sql::kRoomAfterPart : sql::kRoomPrefixPart;
   return ForEachChunk(ranges.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-    std::string text;
-    for (size_t k = 0; k < size; ++k) {
-      text += (k == 0 ? "(" : " UNION ALL (") + std::string(part) + ")";
-    }
-    auto stmt = conn.Prepared((after ? "room_after_" : "room_prefix_") + std::to_string(size), text);
+    auto stmt = conn.Prepared(after ? sql::Stmt::kRoomAfter : sql::Stmt::kRoomPrefix, size);
     if (!stmt) return Fail(stmt.error());
     std::vector<SqlValue> params;
     for (size_t k = 0; k < size; ++k) {
@@ -117,9 +112,7 @@ Result<std::vector<LockedRow>> LockRows(MariaDbConnection& conn, int64_t now_ms,
                                         const std::vector<int64_t>& ids) {
   std::vector<LockedRow> out;
   auto locked = ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-    auto stmt = conn.Prepared("lock_extension_" + std::to_string(size),
-                              std::string(sql::kLockExtensionPrefix) + Placeholders(size) +
-                                  std::string(sql::kLockExtensionSuffix));
+    auto stmt = conn.Prepared(sql::Stmt::kLockExtension, size);
     if (!stmt) return Fail(stmt.error());
     std::vector<SqlValue> params = {now_ms};
     for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
@@ -136,8 +129,7 @@ Result<std::vector<LockedRow>> LockRows(MariaDbConnection& conn, int64_t now_ms,
 Result<void> Lease(MariaDbConnection& conn, const std::vector<int64_t>& ids, const Claim& claim) {
   uint64_t leased = 0;
   auto updated = ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-    auto stmt = conn.Prepared("lease_" + std::to_string(size),
-                              std::string(sql::kLeasePrefix) + Placeholders(size));
+    auto stmt = conn.Prepared(sql::Stmt::kLease, size);
     if (!stmt) return Fail(stmt.error());
     std::vector<SqlValue> params = {claim.token, claim.lease_until_ms, claim.server_now_ms};
     for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
@@ -157,10 +149,7 @@ Result<void> Lease(MariaDbConnection& conn, const std::vector<int64_t>& ids, con
 Result<void> Schedule(MariaDbConnection& conn, const std::vector<PlannedSchedule>& rows,
                       int64_t now_ms) {
   return ForEachChunk(rows.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-    std::string text(sql::kScheduleHead);
-    for (size_t k = 0; k < size; ++k) text += sql::kScheduleWhen;
-    text += std::string(sql::kScheduleTail) + Placeholders(size);
-    auto stmt = conn.Prepared("schedule_" + std::to_string(size), text);
+    auto stmt = conn.Prepared(sql::Stmt::kSchedule, size);
     if (!stmt) return Fail(stmt.error());
     std::vector<SqlValue> params;
     for (size_t k = 0; k < size; ++k) {

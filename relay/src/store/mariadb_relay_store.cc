@@ -12,7 +12,7 @@ std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& opt
 
 Result<OutboxStats> MariaDbRelayStore::Stats() {
   return session_.WithConnection([&](MariaDbConnection& conn) -> Result<OutboxStats> {
-    auto stmt = conn.Prepared("stats", sql::kStats);
+    auto stmt = conn.Prepared(sql::Stmt::kStats);
     if (!stmt) {
       return Fail(stmt.error());
     }

@@ -25,7 +25,8 @@ namespace room_outbox {
 
 class MariaDbRelayStore final : public RelayStore {
  public:
-  explicit MariaDbRelayStore(MysqlOptions options) : session_(std::move(options)) {}
+  explicit MariaDbRelayStore(MysqlOptions options)
+      : session_(std::move(options), kRelayStatements) {}
 
   // Connects now unless connected (StoreSession::Connect).
   [[nodiscard]] Result<void> Connect() { return session_.Connect(); }
@@ -51,10 +52,10 @@ class MariaDbRelayStore final : public RelayStore {
   [[nodiscard]] Result<OutboxStats> Stats() override;
 
  private:
-  // Runs the prepared statement `name` (`sql`) once per attempt with params_of(attempt), all in
-  // one transaction when there is more than one; returns the rows changed.
+  // Runs the prepared statement `id` once per attempt with params_of(attempt), all in one
+  // transaction when there is more than one; returns the rows changed.
   template <class ParamsOf>
-  [[nodiscard]] Result<size_t> UpdateEachAttempt(std::string_view name, std::string_view sql,
+  [[nodiscard]] Result<size_t> UpdateEachAttempt(sql::Stmt id,
                                                  std::span<const FailedAttempt> attempts,
                                                  ParamsOf&& params_of);
 

@@ -11,7 +11,7 @@
 namespace room_outbox {
 
 template <class ParamsOf>
-Result<size_t> MariaDbRelayStore::UpdateEachAttempt(std::string_view name, std::string_view sql,
+Result<size_t> MariaDbRelayStore::UpdateEachAttempt(sql::Stmt id,
                                                      std::span<const FailedAttempt> attempts,
                                                      ParamsOf&& params_of) {
   if (attempts.empty()) {
@@ -19,7 +19,7 @@ Result<size_t> MariaDbRelayStore::UpdateEachAttempt(std::string_view name, std::
   }
   return session_.WithConnection([&](MariaDbConnection& conn) {
     auto run = [&]() -> Result<size_t> {
-      auto stmt = conn.Prepared(std::string(name), sql);
+      auto stmt = conn.Prepared(id);
       if (!stmt) {
         return Fail(stmt.error());
       }
@@ -42,7 +42,7 @@ Result<size_t> MariaDbRelayStore::UpdateEachAttempt(std::string_view name, std::
 
 Result<size_t> MariaDbRelayStore::MarkFailed(const std::string& token,
                                               std::span<const FailedAttempt> attempts) {
-  return UpdateEachAttempt("mark_failed", sql::kMarkFailed, attempts,
+  return UpdateEachAttempt(sql::Stmt::kMarkFailed, attempts,
                            [&](const FailedAttempt& attempt) {
                              return std::array<SqlValue, 5>{
                                  TruncateUtf8(attempt.error, kMaxLastErrorChars),
@@ -55,7 +55,7 @@ Result<size_t> MariaDbRelayStore::MarkFailed(const std::string& token,
 // transaction.
 Result<size_t> MariaDbRelayStore::MarkParked(const std::string& token,
                                               std::span<const FailedAttempt> attempts) {
-  return UpdateEachAttempt("mark_parked", sql::kMarkParked, attempts,
+  return UpdateEachAttempt(sql::Stmt::kMarkParked, attempts,
                            [&](const FailedAttempt& attempt) {
                              return std::array<SqlValue, 3>{
                                  TruncateUtf8(attempt.error, kMaxLastErrorChars), attempt.id,

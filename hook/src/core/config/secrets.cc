@@ -40,6 +40,21 @@ Result<std::string> ReadSecretFile(const std::string& key, const std::filesystem
 
 }  // namespace
 
+Result<std::string> ResolveReadableFile(const std::string& key, const std::string& file,
+                                        const std::string& config_path) {
+  if (file.empty()) {
+    return std::string();
+  }
+  const std::filesystem::path path = ResolveSecretPath(file, config_path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    return Fail(ErrorCode::kInvalidArgument, key + ": cannot read \"" + path.string() + "\": " +
+                                                 (err != 0 ? std::strerror(err) : "open failed"));
+  }
+  return path.string();
+}
+
 Result<std::string> LoadSecret(const std::string& key, const std::string& file,
                                const char* env_name, const std::string& config_path) {
   std::string secret;

@@ -24,4 +24,10 @@ inline constexpr const char* kTimSecretKeyEnv = "ROOM_OUTBOX_TIM_SECRET_KEY";
 Result<std::string> LoadSecret(const std::string& key, const std::string& file,
                                const char* env_name, const std::string& config_path);
 
+// A file that a library reads itself (the [mysql] TLS files: the client key is a secret, so the
+// rule of the secret files holds for all of them): `file` resolved as above, checked readable
+// (its content is not read here). Empty `file`: "". Errors name the key and the path.
+Result<std::string> ResolveReadableFile(const std::string& key, const std::string& file,
+                                        const std::string& config_path);
+
 }  // namespace room_outbox

@@ -1,6 +1,7 @@
 #include "core/config/shared_config.h"
 
 #include <optional>
+#include <utility>
 #include <string_view>
 
 #include "core/config/secrets.h"
@@ -12,6 +13,51 @@ namespace room_outbox {
 namespace {
 
 constexpr std::chrono::seconds kMinUsersigTtl{60};
+
+// [mysql] dialect, ssl_mode and the files TLS uses, with the rules between them.
+void ReadMysqlDialectAndTls(TableReader& r, SharedConfig& c) {
+  MysqlOptions& m = c.mysql;
+  if (auto v = r.String("dialect")) {
+    if (auto dialect = ParseSqlDialect(*v)) {
+      m.dialect = *dialect;
+    } else {
+      r.SetError(r.NodeOf("dialect"), "dialect",
+                 "unknown value \"" + *v + "\" (accepted: \"auto\", \"mariadb\", \"mysql\")");
+    }
+  }
+  if (auto v = r.String("ssl_mode")) {
+    if (auto mode = ParseSslMode(*v)) {
+      m.ssl_mode = *mode;
+    } else {
+      r.SetError(r.NodeOf("ssl_mode"), "ssl_mode",
+                 "unknown value \"" + *v +
+                     "\" (accepted: \"disabled\", \"preferred\", \"required\", \"verify_ca\", "
+                     "\"verify_identity\")");
+    }
+  }
+  for (auto [key, target] : {std::pair{"ssl_ca", &m.ssl_ca}, std::pair{"ssl_cert", &m.ssl_cert},
+                             std::pair{"ssl_key", &m.ssl_key},
+                             std::pair{"server_public_key_file", &m.server_public_key_file}}) {
+    if (auto v = r.String(key)) *target = *v;
+  }
+  if (r.failed()) {
+    return;
+  }
+  const bool verify = m.ssl_mode == SslMode::kVerifyCa || m.ssl_mode == SslMode::kVerifyIdentity;
+  if (!m.ssl_ca.empty() && !verify) {
+    r.SetError(r.NodeOf("ssl_ca"), "ssl_ca",
+               "is used only with ssl_mode \"verify_ca\" or \"verify_identity\", not \"" +
+                   std::string(SslModeName(m.ssl_mode)) + "\"");
+  } else if (m.ssl_ca.empty() && m.ssl_mode == SslMode::kVerifyCa) {
+    r.SetError(r.NodeOf("ssl_mode"), "ssl_mode",
+               "\"verify_ca\" needs ssl_ca (the CA certificate file the server's must chain to)");
+  } else if (m.ssl_cert.empty() != m.ssl_key.empty()) {
+    const char* set = m.ssl_cert.empty() ? "ssl_key" : "ssl_cert";
+    r.SetError(r.NodeOf(set), set, "ssl_cert and ssl_key (a client certificate) go together");
+  } else if (!m.ssl_cert.empty() && m.ssl_mode == SslMode::kDisabled) {
+    r.SetError(r.NodeOf("ssl_cert"), "ssl_cert", "is not used with ssl_mode \"disabled\"");
+  }
+}
 
 void ReadMysql(TableReader& r, SharedConfig& c) {
   if (auto v = r.String("host")) c.mysql.host = *v;
@@ -27,6 +73,7 @@ void ReadMysql(TableReader& r, SharedConfig& c) {
   if (auto v = r.String("password_file")) c.mysql_password_file = *v;
   if (auto v = r.String("database")) c.mysql.database = *v;
   r.PositiveDuration("connect_timeout", &c.mysql.connect_timeout);
+  ReadMysqlDialectAndTls(r, c);
   r.CheckUnknown();
 }
 
@@ -173,6 +220,17 @@ void ReadSharedSections(TableReader& top, SharedConfig& config) {
 Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c) {
   if (c.node_id.empty()) {
     c.node_id = HostName();
+  }
+  for (auto [key, path] : {std::pair{"mysql.ssl_ca", &c.mysql.ssl_ca},
+                           std::pair{"mysql.ssl_cert", &c.mysql.ssl_cert},
+                           std::pair{"mysql.ssl_key", &c.mysql.ssl_key},
+                           std::pair{"mysql.server_public_key_file",
+                                     &c.mysql.server_public_key_file}}) {
+    auto resolved = ResolveReadableFile(key, *path, c.path);
+    if (!resolved) {
+      return Fail(resolved.error());
+    }
+    *path = std::move(*resolved);
   }
   auto password = LoadSecret("mysql.password_file", c.mysql_password_file, kMysqlPasswordEnv,
                              c.path);

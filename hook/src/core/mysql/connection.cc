@@ -2,34 +2,28 @@
 
 #include <algorithm>
 
+#include "core/mysql/connect_options.h"
 #include "core/mysql/mysql_error.h"
+#include "core/mysql/statement_text.h"
 
 namespace room_outbox {
 namespace {
 
-// Where a connection goes, for error texts: never the password.
-std::string Target(const MysqlOptions& options) {
-  std::string where = options.user + "@";
-  if (!options.socket.empty()) {
-    where += "unix:" + options.socket;
-  } else {
-    where += options.host + ":" + std::to_string(options.port);
+// The dialect of the server `mysql` reached (its handshake), as `options` ask.
+Result<Dialect> DetectDialect(MYSQL* mysql, const MysqlOptions& options) {
+  const ServerVersion server =
+      ServerVersionOf(mariadb_connection(mysql) != 0, mysql_get_server_version(mysql));
+  auto dialect = ChooseDialect(server, options.dialect);
+  if (!dialect) {
+    return Fail(dialect.error().code,
+                "mysql_real_connect(" + ConnectTarget(options) + "): " + dialect.error().message);
   }
-  return where + "/" + options.database;
+  return dialect;
 }
 
-template <class T>
-Result<void> SetOption(MYSQL* mysql, mysql_option option, const T* value, const char* name) {
-  if (mysql_options(mysql, option, value) != 0) {
-    return Fail(ErrorCode::kInvalidArgument,
-                std::string("mysql_options(") + name + "): rejected by the client library");
-  }
-  return {};
-}
-
-unsigned int CeilSeconds(std::chrono::milliseconds ms) {
-  const auto seconds = (std::max<int64_t>(ms.count(), 1) + 999) / 1000;
-  return static_cast<unsigned int>(std::min<int64_t>(seconds, 3600));
+// The cache key of statement `id` at size `n`.
+uint32_t TableKey(sql::Stmt id, size_t n) {
+  return (static_cast<uint32_t>(id) << 16) | static_cast<uint32_t>(n);
 }
 
 }  // namespace
@@ -39,25 +33,8 @@ Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(const Mysq
   if (!mysql) {
     return Fail(ErrorCode::kInternal, "mysql_init: out of memory");
   }
-  const unsigned int connect_timeout =
-      CeilSeconds(options.connect_timeout.count() > 0 ? options.connect_timeout
-                                                      : std::chrono::milliseconds(5000));
-  const unsigned int io_timeout = static_cast<unsigned int>(kIoTimeout.count());
-  const unsigned int protocol = options.socket.empty() ? MYSQL_PROTOCOL_TCP : MYSQL_PROTOCOL_SOCKET;
-  const unsigned int no_local_infile = 0;
-  for (auto set : {
-           SetOption(mysql.get(), MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout,
-                     "MYSQL_OPT_CONNECT_TIMEOUT"),
-           SetOption(mysql.get(), MYSQL_OPT_READ_TIMEOUT, &io_timeout, "MYSQL_OPT_READ_TIMEOUT"),
-           SetOption(mysql.get(), MYSQL_OPT_WRITE_TIMEOUT, &io_timeout, "MYSQL_OPT_WRITE_TIMEOUT"),
-           SetOption(mysql.get(), MYSQL_OPT_PROTOCOL, &protocol, "MYSQL_OPT_PROTOCOL"),
-           SetOption(mysql.get(), MYSQL_OPT_LOCAL_INFILE, &no_local_infile,
-                     "MYSQL_OPT_LOCAL_INFILE"),
-           SetOption(mysql.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4", "MYSQL_SET_CHARSET_NAME"),
-       }) {
-    if (!set) {
-      return Fail(set.error());
-    }
+  if (auto set = SetConnectOptions(mysql.get(), options); !set) {
+    return Fail(set.error());
   }
   const char* password = options.password.empty() ? nullptr : options.password.c_str();
   const char* socket = options.socket.empty() ? nullptr : options.socket.c_str();
@@ -68,45 +45,50 @@ Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(const Mysq
                          options.database.c_str(), socket ? 0 : options.port, socket,
                          CLIENT_FOUND_ROWS) == nullptr) {
     return Fail(FromMysqlErrno(mysql_errno(mysql.get()),
-                               "mysql_real_connect(" + Target(options) + ")",
+                               "mysql_real_connect(" + ConnectTarget(options) + ")",
                                mysql_error(mysql.get())));
   }
-  std::unique_ptr<MariaDbConnection> conn(new MariaDbConnection(std::move(mysql)));
-  if (auto r =
-          conn->Run("session_isolation", "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-      !r) {
-    return Fail(r.error());
+  if (auto tls = CheckTlsInUse(mysql.get(), options); !tls) {
+    return Fail(tls.error());
   }
-  // The store's times come from UNIX_TIMESTAMP(NOW(3)) (outbox_sql.h): in UTC it has no DST
-  // gap or repeat to resolve.
-  if (auto r = conn->Run("session_time_zone", "SET SESSION time_zone = '+00:00'"); !r) {
-    return Fail(r.error());
+  auto dialect = DetectDialect(mysql.get(), options);
+  if (!dialect) {
+    return Fail(dialect.error());
   }
-  // Strict: a value that does not fit its column is an error, never silently truncated or
-  // replaced (commit_checks.h refuses such input first; this is the database's own guard).
-  // Appended to the server's modes, which stay as configured.
-  if (auto r = conn->Run("session_sql_mode",
-                         "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), "
-                         "'STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
-                         "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION')");
-      !r) {
-    return Fail(r.error());
-  }
-  if (auto r = conn->Run("session_lock_wait", "SET SESSION innodb_lock_wait_timeout = " +
-                                                  std::to_string(kLockWaitTimeoutSeconds));
-      !r) {
-    return Fail(r.error());
+  std::unique_ptr<MariaDbConnection> conn(new MariaDbConnection(std::move(mysql), *dialect));
+  if (auto session = conn->SetUpSession(); !session) {
+    return Fail(session.error());
   }
   return conn;
 }
 
+Result<void> MariaDbConnection::SetUpSession() {
+  // READ COMMITTED: a claim's locking reads see the latest committed rows and lock only what they
+  // return. UTC: the store's times come from UNIX_TIMESTAMP(NOW(3)) (outbox_sql.h), which in UTC
+  // has no DST gap or repeat to resolve. Strict modes: a value that does not fit its column is an
+  // error, never silently truncated (commit_checks.h refuses such input first; this is the
+  // database's own guard). A short lock wait: a blocked write fails fast and is retried.
+  for (sql::Stmt id : {sql::Stmt::kSessionIsolation, sql::Stmt::kSessionTimeZone,
+                       sql::Stmt::kSessionSqlMode, sql::Stmt::kSessionLockWait}) {
+    if (auto r = Run(id); !r) {
+      return r;
+    }
+  }
+  return {};
+}
+
 MariaDbConnection::~MariaDbConnection() {
   // Statements first: they belong to the handle closed after them.
+  table_statements_.clear();
   statements_.clear();
   caller_statements_.clear();
 }
 
-Result<void> MariaDbConnection::Run(std::string_view where, std::string_view sql) {
+Result<void> MariaDbConnection::Run(sql::Stmt id) {
+  const sql::Statement& entry = sql::StatementOf(id);
+  const auto& text = dialect_.statements == StatementSet::kMariaDb ? entry.mariadb : entry.mysql;
+  const std::string_view sql = text->prefix;  // a fixed text of both sets: never absent
+  const std::string_view where = entry.name;
   if (mysql_real_query(mysql_.get(), sql.data(), sql.size()) != 0) {
     return Fail(FromMysqlErrno(mysql_errno(mysql_.get()),
                                "mysql_real_query(" + std::string(where) + ")",
@@ -132,9 +114,71 @@ Result<void> MariaDbConnection::Ping() {
   return {};
 }
 
-Result<void> MariaDbConnection::Begin() { return Run("begin", "START TRANSACTION"); }
-Result<void> MariaDbConnection::Commit() { return Run("commit", "COMMIT"); }
-Result<void> MariaDbConnection::Rollback() { return Run("rollback", "ROLLBACK"); }
+Result<void> MariaDbConnection::Begin() { return Run(sql::Stmt::kBegin); }
+Result<void> MariaDbConnection::Commit() { return Run(sql::Stmt::kCommit); }
+Result<void> MariaDbConnection::Rollback() { return Run(sql::Stmt::kRollback); }
+
+Result<PreparedStatement*> MariaDbConnection::Prepared(sql::Stmt id, size_t n) {
+  const uint32_t key = TableKey(id, n);
+  if (auto it = table_statements_.find(key); it != table_statements_.end()) {
+    return it->second.get();
+  }
+  if (!InSet(id, dialect_.statements)) {
+    return Fail(ErrorCode::kInternal, "statement " + std::string(sql::StatementOf(id).name) +
+                                          " is not in the " +
+                                          StatementSetName(dialect_.statements) + " set");
+  }
+  auto stmt = PreparedStatement::Prepare(mysql_.get(), StatementName(id, n),
+                                         StatementText(dialect_.statements, id, n));
+  if (!stmt) {
+    return Fail(stmt.error());
+  }
+  PreparedStatement* raw = stmt->get();
+  table_statements_.emplace(key, std::move(*stmt));
+  return raw;
+}
+
+Result<void> MariaDbConnection::PrepareNow(std::span<const sql::Stmt> ids) {
+  for (sql::Stmt id : ids) {
+    if (!InSet(id, dialect_.statements) || sql::StatementOf(id).text_protocol) {
+      continue;
+    }
+    if (auto stmt = Prepared(id, SizesOf(id).front()); !stmt) {
+      return Fail(stmt.error());
+    }
+  }
+  return {};
+}
+
+Result<std::vector<MariaDbConnection::TextRow>> MariaDbConnection::QueryText(std::string_view where,
+                                                                             std::string_view sql) {
+  if (mysql_real_query(mysql_.get(), sql.data(), sql.size()) != 0) {
+    return Fail(FromMysqlErrno(mysql_errno(mysql_.get()),
+                               "mysql_real_query(" + std::string(where) + ")",
+                               mysql_error(mysql_.get())));
+  }
+  std::vector<TextRow> rows;
+  if (mysql_field_count(mysql_.get()) == 0) {
+    return rows;
+  }
+  MysqlResPtr res{mysql_store_result(mysql_.get())};
+  if (!res) {
+    return Fail(FromMysqlErrno(mysql_errno(mysql_.get()),
+                               "mysql_store_result(" + std::string(where) + ")",
+                               mysql_error(mysql_.get())));
+  }
+  const unsigned int fields = mysql_num_fields(res.get());
+  while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
+    const unsigned long* lengths = mysql_fetch_lengths(res.get());
+    TextRow& out = rows.emplace_back();
+    for (unsigned int i = 0; i < fields; ++i) {
+      out.push_back(row[i] == nullptr
+                        ? std::nullopt
+                        : std::optional<std::string>(std::in_place, row[i], lengths[i]));
+    }
+  }
+  return rows;
+}
 
 Result<PreparedStatement*> MariaDbConnection::Prepared(std::string_view name,
                                                        std::string_view sql) {
@@ -168,10 +212,7 @@ Result<PreparedStatement*> MariaDbConnection::PreparedCallerStatement(std::strin
 
 Result<std::unique_ptr<PreparedStatement>> MariaDbConnection::Prepare(std::string name,
                                                                       std::string_view sql) {
-  auto stmt = PreparedStatement::Prepare(mysql_.get(), std::move(name), sql);
-  if (stmt) {
-  }
-  return stmt;
+  return PreparedStatement::Prepare(mysql_.get(), std::move(name), sql);
 }
 
 uint64_t MariaDbConnection::ConnectionId() const { return mysql_thread_id(mysql_.get()); }

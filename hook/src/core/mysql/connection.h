@@ -1,5 +1,10 @@
-// MariaDbConnection: one client connection with its session settings and its prepared
-// statements.
+// MariaDbConnection: one client connection (MariaDB Connector/C, to a MariaDB or MySQL server)
+// with its dialect, its session settings and its prepared statements.
+//
+// Connect: the options of connect_options.h (timeouts, protocol, TLS), then the server's
+// handshake decides the dialect (dialect.h: a server below its minimum version is refused), then
+// the session is set up. The statements of outbox_sql.h are asked for by id and come in the
+// connection's statement set.
 //
 // Session: READ COMMITTED (a claim's locking reads see the latest committed rows and lock only
 // what they return), innodb_lock_wait_timeout of a few seconds (a blocked write fails fast and
@@ -17,11 +22,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "core/mysql/dialect.h"
 #include "core/mysql/mysql_handles.h"
+#include "core/mysql/outbox_sql.h"
 #include "core/mysql/statement.h"
 #include "core/result.h"
 #include "room_outbox/options.h"
@@ -30,12 +40,13 @@ namespace room_outbox {
 
 class MariaDbConnection {
  public:
-  // How long a read or write on the socket may block before the call fails.
-  static constexpr std::chrono::seconds kIoTimeout{30};
   // innodb_lock_wait_timeout of the session, in seconds.
-  static constexpr int kLockWaitTimeoutSeconds = 5;
+  static constexpr int kLockWaitTimeoutSeconds = sql::kLockWaitTimeoutSeconds;
 
-  // Connects over options.socket when set, else TCP to host:port, and sets up the session.
+  // Connects over options.socket when set, else TCP to host:port, with the TLS of
+  // options.ssl_mode, reads the dialect from the handshake and sets up the session. Errors:
+  // kUnavailable (unreachable), kPermissionDenied (credentials; TLS required but not offered),
+  // kInvalidArgument (a server below the minimum version; options the library refuses), ...
   [[nodiscard]] static Result<std::unique_ptr<MariaDbConnection>> Connect(
       const MysqlOptions& options);
 
@@ -48,9 +59,18 @@ class MariaDbConnection {
   [[nodiscard]] Result<void> Commit();
   [[nodiscard]] Result<void> Rollback();
 
-  // The statement named `name`, prepared from `sql` on first use and reused afterwards. The
-  // pointer stays valid as long as this connection.
-  // The lookup makes no allocation once the statement is there.
+  const Dialect& dialect() const { return dialect_; }
+
+  // Statement `id` of outbox_sql.h at size `n` (statement_text.h), in this connection's statement
+  // set: prepared on first use and reused afterwards. The pointer stays valid as long as this
+  // connection. The lookup makes no allocation once the statement is there. kInternal when the set
+  // has no such statement.
+  [[nodiscard]] Result<PreparedStatement*> Prepared(sql::Stmt id, size_t n = 0);
+  // Prepares each of `ids` in the set (at its smallest size) now, so a statement the server
+  // cannot parse fails here rather than at its first use. Statements outside the set are skipped.
+  [[nodiscard]] Result<void> PrepareNow(std::span<const sql::Stmt> ids);
+  // A statement of the caller's own (tests, benchmarks) named `name`, prepared from `sql` on
+  // first use and reused afterwards. The pointer stays valid as long as this connection.
   [[nodiscard]] Result<PreparedStatement*> Prepared(std::string_view name, std::string_view sql);
   // A caller's own statement (CommitCommand's caller_statements), keyed by its SQL text:
   // prepared on first use and reused by later commits, so a host that runs the same statements
@@ -62,13 +82,27 @@ class MariaDbConnection {
   [[nodiscard]] Result<std::unique_ptr<PreparedStatement>> Prepare(std::string name,
                                                                    std::string_view sql);
 
+  // A statement without parameters, sent as text (DDL, SHOW): every row of its result as text,
+  // NULL as nullopt. `where` names it in errors.
+  using TextRow = std::vector<std::optional<std::string>>;
+  [[nodiscard]] Result<std::vector<TextRow>> QueryText(std::string_view where,
+                                                       std::string_view sql);
+
+  // The server's error number of the last call on this connection that failed (0: none), for
+  // callers that tell one server error from another (a migration's "already applied").
+  unsigned LastErrno() const { return mysql_errno(mysql_.get()); }
+
   // The server's id for this connection (what KILL and information_schema.processlist use).
   uint64_t ConnectionId() const;
 
  private:
-  explicit MariaDbConnection(MysqlPtr mysql) : mysql_(std::move(mysql)) {}
-  // A statement without parameters or result (session settings, transaction control).
-  [[nodiscard]] Result<void> Run(std::string_view where, std::string_view sql);
+  MariaDbConnection(MysqlPtr mysql, Dialect dialect)
+      : mysql_(std::move(mysql)), dialect_(dialect) {}
+  // Isolation, time zone, sql_mode, lock wait timeout.
+  [[nodiscard]] Result<void> SetUpSession();
+  // Statement `id`, sent as text: no parameters, no result (session settings, transaction
+  // control).
+  [[nodiscard]] Result<void> Run(sql::Stmt id);
 
   // Declared first so it is destroyed last, after the statements that refer to it.
   // Lets the statement map be searched by string_view without building a std::string.
@@ -78,6 +112,9 @@ class MariaDbConnection {
   };
 
   MysqlPtr mysql_;
+  Dialect dialect_;
+  // outbox_sql.h's statements by (id, size).
+  std::unordered_map<uint32_t, std::unique_ptr<PreparedStatement>> table_statements_;
   std::unordered_map<std::string, std::unique_ptr<PreparedStatement>, NameHash, std::equal_to<>>
       statements_;
   std::unordered_map<std::string, std::unique_ptr<PreparedStatement>, NameHash, std::equal_to<>>

@@ -8,9 +8,22 @@
 namespace room_outbox {
 namespace {
 
-ErrorCode CodeFor(unsigned err) {
+// MySQL 8 server error numbers that MariaDB's mysqld_error.h does not name (or names otherwise).
+// The numbers MariaDB uses differently are never raised by a statement of the store: 3024 is
+// unused there, 4031 is a CREATE TRIGGER ... FOLLOWS error (a caller statement that raised it
+// would cost one reconnect).
+enum MysqlOnlyErrno : unsigned {
+  kMysqlUnknownComError = 1047,  // Galera: "WSREP has not yet prepared node for application use"
+  kMysqlQueryTimeout = 3024,     // max_execution_time exceeded
+  kMysqlRunHookError = 3100,     // group replication refused the commit (before_commit hook)
+  kMysqlRollbackDuringCommit = 3101,      // group replication rolled the transaction back
+  kMysqlSessionWasKilled = 3169,          // KILL of the session
+  kMysqlClientInteractionTimeout = 4031,  // the server closed an idle connection (8.0.24+)
+};
+
+// The connection is unusable or could not be made; a new connection may succeed.
+bool IsConnectionClass(unsigned err) {
   switch (err) {
-    // The connection is unusable or could not be made; a new connection may succeed.
     case CR_SOCKET_CREATE_ERROR:
     case CR_CONNECTION_ERROR:
     case CR_CONN_HOST_ERROR:
@@ -35,11 +48,33 @@ ErrorCode CodeFor(unsigned err) {
     // can reach the new primary.
     case ER_OPTION_PREVENTS_STATEMENT:
     case ER_READ_ONLY_MODE:
-      return ErrorCode::kUnavailable;
+    // MySQL: the idle connection was closed, the session was killed, the server is in
+    // offline_mode (it accepts no client but admins: a new connection may reach another one).
+    case kMysqlClientInteractionTimeout:
+    case kMysqlSessionWasKilled:
+    case ER_SERVER_OFFLINE_MODE:
+    // A Galera node that is not synced refuses every statement; another node may take it.
+    case kMysqlUnknownComError:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ErrorCode CodeFor(unsigned err) {
+  if (IsConnectionClass(err)) {
+    return ErrorCode::kUnavailable;
+  }
+  switch (err) {
     // InnoDB gave up on a lock; running the transaction again at once is the documented remedy.
     // The connection is fine.
+    // Galera and Percona XtraDB Cluster report a certification conflict (two nodes wrote the same
+    // row) as a deadlock, also at COMMIT; group replication uses its own two numbers. Either way
+    // the transaction was rolled back and may run again.
     case ER_LOCK_DEADLOCK:
     case ER_LOCK_WAIT_TIMEOUT:
+    case kMysqlRunHookError:
+    case kMysqlRollbackDuringCommit:
       return ErrorCode::kAborted;
     case ER_DUP_KEY:
     case ER_DUP_ENTRY:
@@ -56,7 +91,8 @@ ErrorCode CodeFor(unsigned err) {
     case ER_BAD_DB_ERROR:
     case ER_NO_SUCH_TABLE:
       return ErrorCode::kNotFound;
-    case ER_STATEMENT_TIMEOUT:
+    case ER_STATEMENT_TIMEOUT:  // MariaDB's max_statement_time
+    case kMysqlQueryTimeout:    // MySQL's max_execution_time
       return ErrorCode::kDeadlineExceeded;
     default:
       return ErrorCode::kInternal;

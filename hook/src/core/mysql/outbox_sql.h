@@ -1,11 +1,23 @@
-// Every SQL text of the outbox store, in one place. Each statement names the index it relies on
-// (schema/*.sql): idx_pending_due (status, next_attempt_at_ms, id), idx_room_status (room_id,
-// status, id), idx_command_id (command_id), uk_command_id, uk_event_id, and the primary key.
+// Every SQL text of the outbox store, in one place, as a table keyed by statement id (kStatements
+// at the end): one shared text unless a statement set overrides it. The MariaDB set (MariaDB
+// 10.6+) and the MySQL set (MySQL 8.0.1+; MariaDB accepts it too, which is how CI runs it) differ
+// only where they must: MySQL has no INSERT ... RETURNING, so its commit reads back with one
+// SELECT what MariaDB's inserts return. Both sets avoid what either server deprecates where an
+// equivalent exists; LOCK IN SHARE MODE stays (MariaDB 10.11 rejects FOR SHARE).
+//
+// Each statement names the index it relies on (schema/*.sql): idx_pending_due (status,
+// next_attempt_at_ms, id), idx_room_status (room_id, status, id), idx_command_id (command_id),
+// uk_command_id, uk_event_id, and the primary key.
 //
 // Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
-// (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes.
+// (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes;
+// statement_text.h composes every shape from the fragments of the table.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 // The server's clock in epoch milliseconds: the one clock of every absolute time the store
@@ -14,6 +26,35 @@
 #define ROOM_OUTBOX_SERVER_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
 
 namespace room_outbox::sql {
+
+// --- session and transaction control (every connection; sent as text, they carry no value) ---
+
+// innodb_lock_wait_timeout of every session, in seconds: a blocked write fails fast (kAborted)
+// and is retried instead of stalling the relay.
+#define ROOM_OUTBOX_LOCK_WAIT_SECONDS 5
+#define ROOM_OUTBOX_STRINGIFY2(x) #x
+#define ROOM_OUTBOX_STRINGIFY(x) ROOM_OUTBOX_STRINGIFY2(x)
+inline constexpr int kLockWaitTimeoutSeconds = ROOM_OUTBOX_LOCK_WAIT_SECONDS;
+
+// Right after connect (connection.h says why each).
+inline constexpr std::string_view kSessionIsolation =
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+inline constexpr std::string_view kSessionTimeZone = "SET SESSION time_zone = '+00:00'";
+// Appended to the server's modes, which stay as configured. Every mode named here exists in
+// MariaDB 10.6+ and MySQL 8.
+inline constexpr std::string_view kSessionSqlMode =
+    "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), "
+    "'STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION')";
+inline constexpr std::string_view kSessionLockWait =
+    "SET SESSION innodb_lock_wait_timeout = " ROOM_OUTBOX_STRINGIFY(ROOM_OUTBOX_LOCK_WAIT_SECONDS);
+#undef ROOM_OUTBOX_STRINGIFY
+#undef ROOM_OUTBOX_STRINGIFY2
+#undef ROOM_OUTBOX_LOCK_WAIT_SECONDS
+
+inline constexpr std::string_view kBegin = "START TRANSACTION";
+inline constexpr std::string_view kCommit = "COMMIT";
+inline constexpr std::string_view kRollback = "ROLLBACK";
 
 // --- commit (hook) ---
 //
@@ -24,21 +65,26 @@ namespace room_outbox::sql {
 // expression for code that builds no literal.
 inline constexpr std::string_view kServerNowMs = ROOM_OUTBOX_SERVER_NOW_MS;
 
-// The commit is BEGIN, kInsertCommandLog(Checked), the caller's statements, one or a few
-// multi-row outbox INSERTs, COMMIT: the statements it needs anyway, nothing read separately.
+// The commit is BEGIN, the command log INSERT, the caller's statements, one or a few multi-row
+// outbox INSERTs, COMMIT: with RETURNING (the MariaDB set) the statements it needs anyway, nothing
+// read separately; the MySQL set adds one SELECT before COMMIT (kCommitReadBack).
 
 // uk_command_id: a repeated command_id fails with a duplicate-key error and nothing is written.
-// RETURNING hands back the server's clock (created_at_ms, CommitWrite::server_now_ms).
-// Placeholders: command_id, room_id, command_type, request_id, room_seq, payload.
+// The MariaDB set's RETURNING hands back the server's clock (created_at_ms,
+// CommitWrite::server_now_ms). Placeholders: command_id, room_id, command_type, request_id,
+// room_seq, payload.
+#define ROOM_OUTBOX_INSERT_COMMAND_LOG                                                      \
+  "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, " \
+  "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS ")"
 inline constexpr std::string_view kInsertCommandLog =
-    "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
-    "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
-    ") RETURNING created_at_ms";
+    ROOM_OUTBOX_INSERT_COMMAND_LOG " RETURNING created_at_ms";
+inline constexpr std::string_view kInsertCommandLogPlain = ROOM_OUTBOX_INSERT_COMMAND_LOG;
+#undef ROOM_OUTBOX_INSERT_COMMAND_LOG
 
-// The same insert with the per-room order check in its RETURNING: whether the room already has
-// a pending outbox row (idx_room_status: one dive). INSERT ... SELECT rather than VALUES: under
-// READ COMMITTED InnoDB reads the subquery as a consistent, non-locking read only for
-// INSERT ... SELECT (with VALUES it takes shared locks and waits for a claim that holds the
+// MariaDB set: the same insert with the per-room order check in its RETURNING: whether the room
+// already has a pending outbox row (idx_room_status: one dive). INSERT ... SELECT rather than
+// VALUES: under READ COMMITTED InnoDB reads the subquery as a consistent, non-locking read only
+// for INSERT ... SELECT (with VALUES it takes shared locks and waits for a claim that holds the
 // room's rows). One row, so innodb_autoinc_lock_mode 1 holds the table's AUTO-INC lock for this
 // short statement only. Placeholders: command_id, room_id, command_type, request_id, room_seq,
 // payload, room_id.
@@ -49,10 +95,10 @@ inline constexpr std::string_view kInsertCommandLogChecked =
     "WHERE room_id = ? AND status = 'pending' LIMIT 1)";
 
 // uk_event_id. The command's outbox rows: kInsertOutboxHead, then kInsertOutboxRow once per row
-// (comma-separated), then kInsertOutboxReturning, which hands back each row's id with its
-// event_id in insert order (so no reliance on consecutive AUTO_INCREMENT ids). A pending row is
-// leased to the sync publish until the server's now + lease_ms (0 and a NULL token: due at
-// once); a row of a type never sent (skip_event_types) is written 'published' with
+// (comma-separated), then, in the MariaDB set, kInsertOutboxReturning, which hands back each
+// row's id with its event_id in insert order (so no reliance on consecutive AUTO_INCREMENT ids).
+// A pending row is leased to the sync publish until the server's now + lease_ms (0 and a NULL
+// token: due at once); a row of a type never sent (skip_event_types) is written 'published' with
 // published_at_ms, lease_ms 0 and a NULL token, so it is never claimed.
 // Placeholders per row: event_id, event_type, room_id, command_id, request_id, envelope,
 // status ('pending' | 'published'), lease_ms, claim_token, published (0 | 1).
@@ -64,6 +110,29 @@ inline constexpr std::string_view kInsertOutboxRow =
     "(?, ?, ?, ?, ?, ?, ?, 0, " ROOM_OUTBOX_SERVER_NOW_MS " + ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
     ", " ROOM_OUTBOX_SERVER_NOW_MS ", IF(?, " ROOM_OUTBOX_SERVER_NOW_MS ", NULL))";
 inline constexpr std::string_view kInsertOutboxReturning = " RETURNING id, event_id";
+// The most rows one outbox INSERT takes (the hook's chunk size, outbox_insert.h).
+inline constexpr size_t kMaxRowsPerOutboxInsert = 16;
+
+// MySQL set: what MariaDB's RETURNING hands back, read in one plain SELECT after the outbox
+// INSERTs, before COMMIT. A plain SELECT under READ COMMITTED is a consistent, non-locking read:
+// it sees this transaction's own rows and never waits for a claim's locks. Columns: the command
+// log row's created_at_ms (the server's clock, taken by its INSERT before the outbox rows were
+// written), the per-room check, then each new row's id and event_id in id order (one row of NULLs
+// for a command without events). The ids are read by command_id (idx_command_id) and matched by
+// event_id, never computed from LAST_INSERT_ID(): with innodb_autoinc_lock_mode 2, or a cluster's
+// auto-increment step, a multi-row INSERT's ids need not be consecutive. uk_command_id for the
+// log row. Placeholder: command_id.
+#define ROOM_OUTBOX_READ_BACK(check)                                                       \
+  "SELECT l.created_at_ms, " check ", o.id, o.event_id FROM room_command_log l "            \
+  "LEFT JOIN room_outbox o ON o.command_id = l.command_id WHERE l.command_id = ? ORDER BY o.id"
+inline constexpr std::string_view kCommitReadBack = ROOM_OUTBOX_READ_BACK("0");
+// The same with the per-room order check: whether the room has a pending row of another command
+// (idx_room_status, then the row's command_id; this command's rows, written last, come last in
+// the range). Placeholders: room_id, command_id, command_id.
+inline constexpr std::string_view kCommitReadBackChecked = ROOM_OUTBOX_READ_BACK(
+    "EXISTS (SELECT 1 FROM room_outbox e FORCE INDEX (idx_room_status) WHERE e.room_id = ? "
+    "AND e.status = 'pending' AND e.command_id <> ? LIMIT 1)");
+#undef ROOM_OUTBOX_READ_BACK
 
 // uk_command_id, a locking read: when the command's transaction is still open on the server
 // (its COMMIT in flight), this waits for its end instead of reading the old state.
@@ -281,10 +350,183 @@ inline constexpr std::string_view kMarkParked =
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
 
 
+// --- schema version (outbox-relay migrate, relay/src/migrate) ---
+// schema/000_schema_version.sql makes the table; each schema file records its own number in it
+// as its last statement, so a schema applied with other tools is recognised too.
+
+// The versions recorded, in order (the primary key).
+inline constexpr std::string_view kSchemaVersions =
+    "SELECT version FROM room_outbox_schema_version ORDER BY version";
+
 // --- diagnostics (tests, benchmarks) ---
 
-// No table: this session's handler read counters.
+// No table: this session's handler read counters. Sent as text, not prepared: SHOW is not among
+// MySQL's preparable statements.
 inline constexpr std::string_view kSessionRowsRead = "SHOW SESSION STATUS LIKE 'Handler_read%'";
+
+// --- the table ---
+
+// Every statement the store sends, by id. Composed statements (statement_text.h) name their
+// fragments: a prefix, a repeated part and a suffix.
+enum class Stmt : uint8_t {
+  kInsertCommandLog,
+  kInsertCommandLogChecked,
+  kInsertOutbox,
+  kCommitReadBack,
+  kCommitReadBackChecked,
+  kFindCommand,
+  kCommandRows,
+  kServerNow,
+  kClaimWindow,
+  kRoomPrefix,
+  kRoomAfter,
+  kLockExtension,
+  kLease,
+  kSchedule,
+  kMarkPublished,
+  kRelease,
+  kMarkFailed,
+  kMarkParked,
+  kStats,
+  kOpsServerNowMinus,
+  kOpsCountByStatus,
+  kOpsCountParked,
+  kOpsOldestPendingAge,
+  kOpsTopRooms,
+  kOpsRoomsHeldBack,
+  kOpsShow,
+  kOpsPark,
+  kOpsRequeueEvent,
+  kOpsRequeueRoom,
+  kOpsRequeueAllParked,
+  kOpsPurgeOutbox,
+  kOpsCountPurgeableOutbox,
+  kOpsPurgeCommandLog,
+  kOpsCountPurgeableCommandLog,
+  kSchemaVersions,
+  kSessionRowsRead,
+  kSessionIsolation,
+  kSessionTimeZone,
+  kSessionSqlMode,
+  kSessionLockWait,
+  kBegin,
+  kCommit,
+  kRollback,
+};
+
+// How a statement is built from its fragments for a size n (statement_text.h).
+enum class Shape : uint8_t {
+  kFixed,      // prefix
+  kIdList,     // prefix "(?, ..., ?)" suffix: n placeholders (id_lists.h sizes)
+  kUnionAll,   // "(" part ")" joined by " UNION ALL ", n parts (id_lists.h sizes)
+  kRows,       // prefix, n parts joined by ", ", suffix (1..kMaxRowsPerOutboxInsert)
+  kCaseList,   // prefix, n parts, suffix "(?, ..., ?)" (id_lists.h sizes)
+};
+
+struct Fragments {
+  std::string_view prefix;
+  std::string_view part;
+  std::string_view suffix;
+};
+
+struct Statement {
+  Stmt id;
+  std::string_view name;  // in error messages and as the prepared statement's key
+  Shape shape;
+  // The text of each set; nullopt: the set never sends this statement.
+  std::optional<Fragments> mariadb;
+  std::optional<Fragments> mysql;
+  // Sent as text, never prepared (it carries no value and is not preparable everywhere).
+  bool text_protocol = false;
+};
+
+// One text for both sets.
+constexpr Statement Shared(Stmt id, std::string_view name, Shape shape, Fragments text) {
+  return Statement{id, name, shape, text, text};
+}
+constexpr Statement Shared(Stmt id, std::string_view name, std::string_view text) {
+  return Shared(id, name, Shape::kFixed, Fragments{text, {}, {}});
+}
+// A text per set.
+constexpr Statement PerSet(Stmt id, std::string_view name, Shape shape, Fragments mariadb,
+                           Fragments mysql) {
+  return Statement{id, name, shape, mariadb, mysql};
+}
+constexpr Statement MariaDbOnly(Stmt id, std::string_view name, std::string_view text) {
+  return Statement{id, name, Shape::kFixed, Fragments{text, {}, {}}, std::nullopt};
+}
+constexpr Statement MySqlOnly(Stmt id, std::string_view name, std::string_view text) {
+  return Statement{id, name, Shape::kFixed, std::nullopt, Fragments{text, {}, {}}};
+}
+// One text for both sets, sent as text (no value, nothing to prepare).
+constexpr Statement SharedText(Stmt id, std::string_view name, std::string_view text) {
+  return Statement{id, name, Shape::kFixed, Fragments{text, {}, {}}, Fragments{text, {}, {}},
+                   /*text_protocol=*/true};
+}
+
+inline constexpr std::array kStatements = {
+    PerSet(Stmt::kInsertCommandLog, "insert_command_log", Shape::kFixed,
+           {kInsertCommandLog, {}, {}}, {kInsertCommandLogPlain, {}, {}}),
+    MariaDbOnly(Stmt::kInsertCommandLogChecked, "insert_command_log_checked",
+                kInsertCommandLogChecked),
+    PerSet(Stmt::kInsertOutbox, "insert_outbox_rows", Shape::kRows,
+           {kInsertOutboxHead, kInsertOutboxRow, kInsertOutboxReturning},
+           {kInsertOutboxHead, kInsertOutboxRow, {}}),
+    MySqlOnly(Stmt::kCommitReadBack, "commit_read_back", kCommitReadBack),
+    MySqlOnly(Stmt::kCommitReadBackChecked, "commit_read_back_checked", kCommitReadBackChecked),
+    Shared(Stmt::kFindCommand, "find_command", kFindCommand),
+    Shared(Stmt::kCommandRows, "command_rows", kCommandRows),
+    Shared(Stmt::kServerNow, "server_now", kServerNow),
+    Shared(Stmt::kClaimWindow, "claim_window", kClaimWindow),
+    Shared(Stmt::kRoomPrefix, "room_prefix", Shape::kUnionAll, {{}, kRoomPrefixPart, {}}),
+    Shared(Stmt::kRoomAfter, "room_after", Shape::kUnionAll, {{}, kRoomAfterPart, {}}),
+    Shared(Stmt::kLockExtension, "lock_extension", Shape::kIdList,
+           {kLockExtensionPrefix, {}, kLockExtensionSuffix}),
+    Shared(Stmt::kLease, "lease", Shape::kIdList, {kLeasePrefix, {}, {}}),
+    Shared(Stmt::kSchedule, "schedule", Shape::kCaseList,
+           {kScheduleHead, kScheduleWhen, kScheduleTail}),
+    Shared(Stmt::kMarkPublished, "mark_published", Shape::kIdList, {kMarkPublishedPrefix, {}, {}}),
+    Shared(Stmt::kRelease, "release", Shape::kIdList, {kReleasePrefix, {}, {}}),
+    Shared(Stmt::kMarkFailed, "mark_failed", kMarkFailed),
+    Shared(Stmt::kMarkParked, "mark_parked", kMarkParked),
+    Shared(Stmt::kStats, "stats", kStats),
+    Shared(Stmt::kOpsServerNowMinus, "ops_server_now_minus", kOpsServerNowMinus),
+    Shared(Stmt::kOpsCountByStatus, "ops_count_by_status", kOpsCountByStatus),
+    Shared(Stmt::kOpsCountParked, "ops_count_parked", kOpsCountParked),
+    Shared(Stmt::kOpsOldestPendingAge, "ops_oldest_pending_age", kOpsOldestPendingAge),
+    Shared(Stmt::kOpsTopRooms, "ops_top_rooms", kOpsTopRooms),
+    Shared(Stmt::kOpsRoomsHeldBack, "ops_rooms_held_back", kOpsRoomsHeldBack),
+    Shared(Stmt::kOpsShow, "ops_show", kOpsShow),
+    Shared(Stmt::kOpsPark, "ops_park", kOpsPark),
+    Shared(Stmt::kOpsRequeueEvent, "ops_requeue_event", kOpsRequeueEvent),
+    Shared(Stmt::kOpsRequeueRoom, "ops_requeue_room", kOpsRequeueRoom),
+    Shared(Stmt::kOpsRequeueAllParked, "ops_requeue_all_parked", kOpsRequeueAllParked),
+    Shared(Stmt::kOpsPurgeOutbox, "ops_purge_outbox", kOpsPurgeOutbox),
+    Shared(Stmt::kOpsCountPurgeableOutbox, "ops_count_purgeable_outbox",
+           kOpsCountPurgeableOutbox),
+    Shared(Stmt::kOpsPurgeCommandLog, "ops_purge_command_log", kOpsPurgeCommandLog),
+    Shared(Stmt::kOpsCountPurgeableCommandLog, "ops_count_purgeable_command_log",
+           kOpsCountPurgeableCommandLog),
+    Shared(Stmt::kSchemaVersions, "schema_versions", kSchemaVersions),
+    SharedText(Stmt::kSessionRowsRead, "session_rows_read", kSessionRowsRead),
+    SharedText(Stmt::kSessionIsolation, "session_isolation", kSessionIsolation),
+    SharedText(Stmt::kSessionTimeZone, "session_time_zone", kSessionTimeZone),
+    SharedText(Stmt::kSessionSqlMode, "session_sql_mode", kSessionSqlMode),
+    SharedText(Stmt::kSessionLockWait, "session_lock_wait", kSessionLockWait),
+    SharedText(Stmt::kBegin, "begin", kBegin),
+    SharedText(Stmt::kCommit, "commit", kCommit),
+    SharedText(Stmt::kRollback, "rollback", kRollback),
+};
+
+// The entry of `id` (the table is in Stmt order).
+constexpr const Statement& StatementOf(Stmt id) { return kStatements[static_cast<size_t>(id)]; }
+
+static_assert([] {
+  for (size_t i = 0; i < kStatements.size(); ++i) {
+    if (static_cast<size_t>(kStatements[i].id) != i) return false;
+  }
+  return kStatements.size() == static_cast<size_t>(Stmt::kRollback) + 1;
+}(), "kStatements must list every Stmt once, in Stmt order");
 
 #undef ROOM_OUTBOX_CLAIM_COLUMNS
 }  // namespace room_outbox::sql

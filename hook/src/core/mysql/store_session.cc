@@ -28,6 +28,9 @@ Result<MariaDbConnection*> StoreSession::Live() {
     if (!conn) {
       return Fail(conn.error());
     }
+    if (auto prepared = (*conn)->PrepareNow(prepare_at_connect_); !prepared) {
+      return Fail(prepared.error());
+    }
     conn_ = std::move(*conn);
   }
   last_used_ = std::chrono::steady_clock::now();
@@ -41,16 +44,14 @@ void StoreSession::Abort(MariaDbConnection& conn) {
   }
 }
 
-Result<size_t> StoreSession::UpdateHeld(MariaDbConnection& conn, std::string_view name,
-                                        std::string_view sql_prefix,
+Result<size_t> StoreSession::UpdateHeld(MariaDbConnection& conn, sql::Stmt id,
                                         std::vector<SqlValue> set_params, const std::string& token,
                                         std::span<const int64_t> ids) {
   auto run = [&]() -> Result<size_t> {
     size_t total = 0;
     auto updated =
         ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-          auto stmt = conn.Prepared(std::string(name) + "_" + std::to_string(size),
-                                    std::string(sql_prefix) + Placeholders(size));
+          auto stmt = conn.Prepared(id, size);
           if (!stmt) {
             return Fail(stmt.error());
           }
@@ -83,7 +84,7 @@ Result<size_t> StoreSession::MarkPublished(const std::string& token,
     return 0;
   }
   return WithConnection([&](MariaDbConnection& conn) {
-    return UpdateHeld(conn, "mark_published", sql::kMarkPublishedPrefix, {}, token, ids);
+    return UpdateHeld(conn, sql::Stmt::kMarkPublished, {}, token, ids);
   });
 }
 
@@ -92,30 +93,23 @@ Result<size_t> StoreSession::Release(const std::string& token, std::span<const i
     return 0;
   }
   return WithConnection([&](MariaDbConnection& conn) {
-    return UpdateHeld(conn, "release", sql::kReleasePrefix, {}, token, ids);
+    return UpdateHeld(conn, sql::Stmt::kRelease, {}, token, ids);
   });
 }
 
 Result<int64_t> StoreSession::RowsRead() {
   return WithConnection([&](MariaDbConnection& conn) -> Result<int64_t> {
-    auto stmt = conn.Prepared("rows_read", sql::kSessionRowsRead);
-    if (!stmt) {
-      return Fail(stmt.error());
-    }
-    if (auto done = (*stmt)->Execute({}); !done) {
-      return Fail(done.error());
-    }
-    auto rows = (*stmt)->FetchAll();
+    auto rows = conn.QueryText(sql::StatementOf(sql::Stmt::kSessionRowsRead).name,
+                               sql::kSessionRowsRead);
     if (!rows) {
       return Fail(rows.error());
     }
     int64_t total = 0;
-    for (const ResultRow& row : *rows) {
-      auto value = row.Int(1);
-      if (!value) {
-        return Fail(value.error());
+    for (const MariaDbConnection::TextRow& row : *rows) {
+      if (row.size() < 2 || !row[1]) {
+        return Fail(ErrorCode::kInternal, "session_rows_read: a row without a value");
       }
-      total += *value;
+      total += std::stoll(*row[1]);
     }
     return total;
   });

@@ -9,7 +9,9 @@
 // statements; the next call connects anew. kAborted (deadlock, lock wait timeout) keeps the
 // connection: the transaction was rolled back and can run again at once. A connection idle for
 // kPingAfterIdle is pinged before use, so a server-side idle timeout costs a reconnect, not a
-// failed call.
+// failed call. Right after each connect the session prepares the statements its owner names
+// (kHookStatements, kRelayStatements below): a statement the server cannot parse fails the
+// connect, not the first call that needs it.
 //
 // Thread-safety: none; one session per thread.
 #pragma once
@@ -29,12 +31,30 @@
 
 namespace room_outbox {
 
+// What each store prepares at connect: the statements of its calls (a composed statement at its
+// smallest size). A statement outside the connection's set is skipped.
+inline constexpr sql::Stmt kHookStatements[] = {
+    sql::Stmt::kInsertCommandLog,      sql::Stmt::kInsertCommandLogChecked,
+    sql::Stmt::kInsertOutbox,          sql::Stmt::kCommitReadBack,
+    sql::Stmt::kCommitReadBackChecked, sql::Stmt::kFindCommand,
+    sql::Stmt::kCommandRows,           sql::Stmt::kMarkPublished,
+    sql::Stmt::kRelease,
+};
+inline constexpr sql::Stmt kRelayStatements[] = {
+    sql::Stmt::kServerNow,      sql::Stmt::kClaimWindow, sql::Stmt::kRoomPrefix,
+    sql::Stmt::kRoomAfter,      sql::Stmt::kLockExtension, sql::Stmt::kLease,
+    sql::Stmt::kSchedule,       sql::Stmt::kMarkPublished, sql::Stmt::kRelease,
+    sql::Stmt::kMarkFailed,     sql::Stmt::kMarkParked,  sql::Stmt::kStats,
+};
+
 class StoreSession {
  public:
   // A connection unused for this long is pinged before the next call.
   static constexpr std::chrono::seconds kPingAfterIdle{30};
 
-  explicit StoreSession(MysqlOptions options) : options_(std::move(options)) {}
+  // `prepare_at_connect` must outlive the session (the lists above do).
+  StoreSession(MysqlOptions options, std::span<const sql::Stmt> prepare_at_connect)
+      : options_(std::move(options)), prepare_at_connect_(prepare_at_connect) {}
   StoreSession(const StoreSession&) = delete;
   StoreSession& operator=(const StoreSession&) = delete;
 
@@ -57,11 +77,10 @@ class StoreSession {
   // The connection is useless after this call (e.g. a COMMIT whose answer was lost).
   void DropAfterCall() { drop_after_call_ = true; }
 
-  // UPDATE `sql_prefix` ... claim_token=? ... AND id IN (...) for every id, in fixed-size chunks
-  // (one transaction when there is more than one chunk). `set_params` come before the token.
-  // Returns the rows changed.
-  [[nodiscard]] Result<size_t> UpdateHeld(MariaDbConnection& conn, std::string_view name,
-                                          std::string_view sql_prefix,
+  // The UPDATE `id` (an id list: ... claim_token=? ... AND id IN (...)) for every id, in
+  // fixed-size chunks (one transaction when there is more than one chunk). `set_params` come
+  // before the token. Returns the rows changed.
+  [[nodiscard]] Result<size_t> UpdateHeld(MariaDbConnection& conn, sql::Stmt id,
                                           std::vector<SqlValue> set_params,
                                           const std::string& token, std::span<const int64_t> ids);
 
@@ -74,13 +93,15 @@ class StoreSession {
 
   // The sum of this connection's Handler_read_* session counters: how many index and row reads
   // the server did for it so far, this call's own SHOW STATUS included (take a difference of two
-  // calls to cost a statement). For tests and benchmarks of a statement's cost.
+  // calls to cost a statement). For tests and benchmarks of a statement's cost; sent as text on
+  // both servers (SHOW is not preparable on MySQL).
   [[nodiscard]] Result<int64_t> RowsRead();
 
  private:
   [[nodiscard]] Result<MariaDbConnection*> Live();
 
   MysqlOptions options_;
+  std::span<const sql::Stmt> prepare_at_connect_;
   std::unique_ptr<MariaDbConnection> conn_;
   bool drop_after_call_ = false;
   std::chrono::steady_clock::time_point last_used_{};

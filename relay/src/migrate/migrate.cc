@@ -1,0 +1,128 @@
+#include "migrate/migrate.h"
+
+#include <mysqld_error.h>
+
+#include <algorithm>
+
+#include "core/mysql/outbox_sql.h"
+#include "migrate/sql_split.h"
+
+namespace room_outbox::relay::migrate {
+namespace {
+
+// An ALTER whose work is done: the column or index it adds is there, the one it drops is gone.
+bool AlreadyApplied(unsigned err) {
+  return err == ER_DUP_FIELDNAME || err == ER_DUP_KEYNAME || err == ER_CANT_DROP_FIELD_OR_KEY;
+}
+
+constexpr const char* kRunMigrate =
+    "run `outbox-relay migrate` (`outbox-relay migrate --dry-run` lists the steps)";
+
+}  // namespace
+
+Result<SchemaState> ReadSchemaState(MariaDbConnection& conn) {
+  auto rows = conn.QueryText("schema_versions", sql::kSchemaVersions);
+  SchemaState state;
+  if (!rows) {
+    if (conn.LastErrno() == ER_NO_SUCH_TABLE) {
+      return state;
+    }
+    return Fail(rows.error());
+  }
+  state.has_version_table = true;
+  for (const MariaDbConnection::TextRow& row : *rows) {
+    if (row.empty() || !row[0]) {
+      return Fail(ErrorCode::kInternal, "schema_versions: a row without a version");
+    }
+    state.recorded.push_back(std::stoll(*row[0]));
+  }
+  std::sort(state.recorded.begin(), state.recorded.end());
+  return state;
+}
+
+Result<std::vector<SchemaStep>> PendingSteps(const SchemaState& state) {
+  const auto steps = SchemaSteps();
+  const int64_t latest = steps.back().version;
+  if (state.current() > latest) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "the database's schema is version " + std::to_string(state.current()) +
+                    ", newer than this outbox-relay knows (" + std::to_string(latest) +
+                    "): use the outbox-relay that migrated it");
+  }
+  std::vector<SchemaStep> pending;
+  for (const SchemaStep& step : steps) {
+    if (!std::binary_search(state.recorded.begin(), state.recorded.end(), step.version)) {
+      pending.push_back(step);
+    }
+  }
+  return pending;
+}
+
+Result<AppliedStep> ApplyStep(MariaDbConnection& conn, const SchemaStep& step) {
+  AppliedStep applied{.version = step.version, .name = std::string(step.name)};
+  for (const std::string& statement : SplitSqlStatements(step.text)) {
+    ++applied.statements;
+    auto done = conn.QueryText(step.name, statement);
+    if (done) {
+      continue;
+    }
+    if (AlreadyApplied(conn.LastErrno())) {
+      ++applied.already_applied;
+      continue;
+    }
+    return Fail(done.error().code, "schema step " + std::string(step.name) + ", statement " +
+                                       std::to_string(applied.statements) + " (" +
+                                       statement.substr(0, 80) + "): " + done.error().message);
+  }
+  return applied;
+}
+
+Result<std::vector<AppliedStep>> MigrateToLatest(MariaDbConnection& conn) {
+  auto state = ReadSchemaState(conn);
+  if (!state) {
+    return Fail(state.error());
+  }
+  auto pending = PendingSteps(*state);
+  if (!pending) {
+    return Fail(pending.error());
+  }
+  std::vector<AppliedStep> applied;
+  for (const SchemaStep& step : *pending) {
+    auto done = ApplyStep(conn, step);
+    if (!done) {
+      return Fail(done.error());
+    }
+    applied.push_back(std::move(*done));
+  }
+  return applied;
+}
+
+Result<void> CheckSchemaVersion(MariaDbConnection& conn) {
+  auto state = ReadSchemaState(conn);
+  if (!state) {
+    return Fail(state.error());
+  }
+  if (!state->has_version_table) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "the database has no room_outbox_schema_version table (its schema was never "
+                "migrated, or was applied by hand before that table existed): " +
+                    std::string(kRunMigrate) + "; it recognises what is there already");
+  }
+  if (state->current() < kRequiredSchemaVersion) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "the database's schema is version " + std::to_string(state->current()) +
+                    ", older than the " + std::to_string(kRequiredSchemaVersion) +
+                    " this outbox-relay needs: " + kRunMigrate);
+  }
+  return {};
+}
+
+Result<void> CheckSchemaVersion(const MysqlOptions& options) {
+  auto conn = MariaDbConnection::Connect(options);
+  if (!conn) {
+    return Fail(conn.error());
+  }
+  return CheckSchemaVersion(**conn);
+}
+
+}  // namespace room_outbox::relay::migrate

@@ -1,0 +1,242 @@
+// TLS to the database for real: a private MariaDB on a free loopback port with a certificate this
+// test makes (openssl: a CA, a server certificate for the name "localhost" only, and a second CA
+// that signed nothing), and, for the test that needs it, a second one without TLS. Every ssl_mode
+// against them, through MysqlOptions (what HookOptions carries), a Hook's commit, and
+// outbox-relay's [mysql] keys.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "core/mysql/connection.h"
+#include "support/fake_im_server.h"
+#include "support/mysql_admin.h"
+#include "support/private_mariadb.h"
+#include "support/relay_command.h"
+
+namespace room_outbox::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A TCP port nobody listens on now (the kernel's choice for port 0).
+uint16_t FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "no free port";
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool Run(const std::string& command) {
+  const int rc = std::system((command + " >/dev/null 2>&1").c_str());
+  EXPECT_EQ(rc, 0) << command;
+  return rc == 0;
+}
+
+// ca.pem (+ its key), wrong-ca.pem, server.pem/server.key for DNS:localhost, signed by ca.pem.
+bool MakeCertificates(const fs::path& dir) {
+  const std::string d = dir.string();
+  const std::string req = "openssl req -newkey rsa:2048 -nodes -days 2 ";
+  return Run(req + "-x509 -keyout " + d + "/ca.key -out " + d + "/ca.pem -subj '/CN=test CA'") &&
+         Run(req + "-x509 -keyout " + d + "/wrong-ca.key -out " + d +
+             "/wrong-ca.pem -subj '/CN=another CA'") &&
+         Run(req + "-keyout " + d + "/server.key -out " + d +
+             "/server.csr -subj '/CN=localhost'") &&
+         Run("printf 'subjectAltName=DNS:localhost\\n' > " + d + "/san.cnf") &&
+         Run("openssl x509 -req -days 2 -in " + d + "/server.csr -CA " + d + "/ca.pem -CAkey " + d +
+             "/ca.key -CAcreateserial -out " + d + "/server.pem -extfile " + d + "/san.cnf");
+}
+
+class MysqlTlsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ =
+        new fs::path(fs::temp_directory_path() / ("room-outbox-tls-" + std::to_string(::getpid())));
+    fs::create_directories(*dir_);
+    ASSERT_TRUE(MakeCertificates(*dir_));
+    tls_port_ = FreePort();
+    tls_ = new PrivateMariaDb(*dir_ / "tls-db");
+    const std::string d = dir_->string();
+    ASSERT_TRUE(tls_->Start({"--bind-address=127.0.0.1", "--port=" + std::to_string(tls_port_),
+                             "--ssl-ca=" + d + "/ca.pem", "--ssl-cert=" + d + "/server.pem",
+                             "--ssl-key=" + d + "/server.key"}));
+    ASSERT_TRUE(AddUser(*tls_));
+  }
+
+  // A second server with TCP and no TLS, for the tests that need one.
+  static bool StartPlainServer() {
+    plain_port_ = FreePort();
+    plain_ = new PrivateMariaDb(*dir_ / "plain-db");
+    return plain_->Start({"--bind-address=127.0.0.1", "--port=" + std::to_string(plain_port_)}) &&
+           AddUser(*plain_);
+  }
+
+  // The database tls_test and the user tls_user (password tls-pw) that may use it from anywhere.
+  static bool AddUser(PrivateMariaDb& server) {
+    if (!server.CreateDatabase("tls_test")) return false;
+    std::string error;
+    MysqlPtr root = ConnectAsRoot(server.socket(), error);
+    std::vector<SqlRow> ignored;
+    error = root ? RunSql(root.get(),
+                          "CREATE USER 'tls_user'@'%' IDENTIFIED BY 'tls-pw'; "
+                          "GRANT ALL ON tls_test.* TO 'tls_user'@'%'",
+                          ignored)
+                 : error;
+    EXPECT_EQ(error, "");
+    return error.empty();
+  }
+  static void TearDownTestSuite() {
+    delete tls_;
+    delete plain_;
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+
+  // TCP to the TLS server (or the plain one) as `host`, with `mode`.
+  static MysqlOptions Options(SslMode mode, const std::string& host = "localhost",
+                              bool plain_server = false) {
+    MysqlOptions options;
+    options.host = host;
+    options.port = plain_server ? plain_port_ : tls_port_;
+    options.user = "tls_user";
+    options.password = "tls-pw";
+    options.database = "tls_test";
+    options.dialect = TestDialect();
+    options.ssl_mode = mode;
+    if (mode == SslMode::kVerifyCa || mode == SslMode::kVerifyIdentity) {
+      options.ssl_ca = (*dir_ / "ca.pem").string();
+    }
+    return options;
+  }
+
+  // The cipher the connection negotiated; "" for none.
+  static std::string Cipher(MariaDbConnection& conn) {
+    auto rows = conn.QueryText("ssl_cipher", "SHOW SESSION STATUS LIKE 'Ssl_cipher'");
+    EXPECT_TRUE(rows) << rows.error().message;
+    return rows && !rows->empty() && (*rows)[0].size() > 1 ? (*rows)[0][1].value_or("") : "";
+  }
+
+  static fs::path* dir_;
+  static PrivateMariaDb* tls_;
+  static PrivateMariaDb* plain_;
+  static uint16_t tls_port_;
+  static uint16_t plain_port_;
+};
+
+fs::path* MysqlTlsTest::dir_ = nullptr;
+PrivateMariaDb* MysqlTlsTest::tls_ = nullptr;
+PrivateMariaDb* MysqlTlsTest::plain_ = nullptr;
+uint16_t MysqlTlsTest::tls_port_ = 0;
+uint16_t MysqlTlsTest::plain_port_ = 0;
+
+TEST_F(MysqlTlsTest, VerifyIdentityNeedsTheRightCaAndAHostNameTheCertificateNames) {
+  auto conn = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity));
+  ASSERT_TRUE(conn) << conn.error().message;
+  EXPECT_NE(Cipher(**conn), "");
+
+  MysqlOptions wrong_ca = Options(SslMode::kVerifyIdentity);
+  wrong_ca.ssl_ca = (*dir_ / "wrong-ca.pem").string();
+  auto refused = MariaDbConnection::Connect(wrong_ca);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("tls_user@localhost:"));
+  EXPECT_THAT(refused.error().message, HasSubstr("certificate"));
+  EXPECT_THAT(refused.error().message, HasSubstr("[errno 2026]"));
+
+  auto wrong_name = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "127.0.0.1"));
+  ASSERT_FALSE(wrong_name);
+  EXPECT_THAT(wrong_name.error().message, HasSubstr("Validation of SSL server certificate failed"));
+}
+
+TEST_F(MysqlTlsTest, VerifyCaChecksTheChainOnly) {
+  // The certificate does not name 127.0.0.1: verify_ca does not look at names.
+  auto conn = MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1"));
+  ASSERT_TRUE(conn) << conn.error().message;
+  EXPECT_NE(Cipher(**conn), "");
+  MysqlOptions wrong_ca = Options(SslMode::kVerifyCa, "127.0.0.1");
+  wrong_ca.ssl_ca = (*dir_ / "wrong-ca.pem").string();
+  auto refused = MariaDbConnection::Connect(wrong_ca);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("certificate"));
+}
+
+TEST_F(MysqlTlsTest, RequiredRefusesAServerWithoutTlsAndPreferredFallsBack) {
+  auto required = MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1"));
+  ASSERT_TRUE(required) << required.error().message;
+  EXPECT_NE(Cipher(**required), "");
+  auto preferred = MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1"));
+  ASSERT_TRUE(preferred) << preferred.error().message;
+  EXPECT_NE(Cipher(**preferred), "");
+  auto disabled = MariaDbConnection::Connect(Options(SslMode::kDisabled, "127.0.0.1"));
+  ASSERT_TRUE(disabled) << disabled.error().message;
+  EXPECT_EQ(Cipher(**disabled), "");
+
+  ASSERT_TRUE(StartPlainServer());
+  auto plain = MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1", true));
+  ASSERT_FALSE(plain);
+  EXPECT_EQ(plain.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_THAT(plain.error().message,
+              HasSubstr("ssl_mode \"required\" requires TLS, but the server offered none"));
+  EXPECT_FALSE(MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1", true)));
+  EXPECT_FALSE(MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "localhost", true)));
+  auto fallback = MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1", true));
+  ASSERT_TRUE(fallback) << fallback.error().message;
+  EXPECT_EQ(Cipher(**fallback), "");
+}
+
+TEST_F(MysqlTlsTest, AHookCommitsOverVerifiedTls) {
+  FakeImServer im;
+  ASSERT_TRUE(im.running()) << im.start_error();
+  HookOptions options;
+  options.mysql = Options(SslMode::kVerifyIdentity);
+  options.tencent_im = im.ClientOptions();
+  options.sync_publish = SyncPublishMode::kOff;
+  Error error;
+  auto hook = CreateHook(options, &error);
+  ASSERT_TRUE(hook) << error.message;
+  Command command{"tls-cmd-1", "room-1", "SendGift", "req-1", 1, "{}"};
+  auto result = hook->Commit(command, {Event{"tls-evt-1", "RoomGiftSent", 1, 0, "{}"}});
+  EXPECT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
+}
+
+TEST_F(MysqlTlsTest, OutboxRelayReadsTheTlsKeysOfItsConfig) {
+  const fs::path config = *dir_ / "relay.toml";
+  std::ofstream(config) << "[mysql]\nhost = \"localhost\"\nport = " << tls_port_
+                        << "\nuser = \"tls_user\"\ndatabase = \"tls_test\"\n"
+                        << "dialect = \"" << SqlDialectName(TestDialect()) << "\"\n"
+                        << "ssl_mode = \"verify_identity\"\nssl_ca = \"ca.pem\"\n";
+  std::ofstream(*dir_ / "pw") << "tls-pw";
+  std::ofstream(config, std::ios::app) << "password_file = \"pw\"\n";
+  CommandResult migrate = RunRelayCommand({"migrate", "--config", config.string()});
+  EXPECT_EQ(migrate.exit_code, 0) << migrate.Describe();
+  std::ofstream(config, std::ios::app) << "\n";
+  std::string text;
+  {
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t ca = text.find("ssl_ca = \"ca.pem\"");
+  ASSERT_NE(ca, std::string::npos);
+  text.replace(ca, 17, "ssl_ca = \"wrong-ca.pem\"");
+  std::ofstream(config) << text;
+  CommandResult refused = RunRelayCommand({"stats", "--config", config.string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.Describe();
+  EXPECT_THAT(refused.err, HasSubstr("certificate")) << refused.Describe();
+}
+
+}  // namespace
+}  // namespace room_outbox::testing
