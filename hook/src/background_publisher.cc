@@ -8,8 +8,6 @@
 namespace room_outbox::internal {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 constexpr const char* kRoomHeld = "an earlier event of the room was left to the relay";
 constexpr const char* kBreakerOpen = "IM failing, breaker open";
 constexpr const char* kOutOfTime = "the sync lease ran out";
@@ -140,8 +138,7 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
   std::string reason = HeldReason(job);
   bool probing = job.probe;
   for (const BackgroundRow& row : job.rows) {
-    const auto remaining =
-        std::chrono::duration_cast<std::chrono::milliseconds>(job.deadline - SteadyClock::now());
+    const std::chrono::milliseconds remaining(job.deadline_ms - clock_.SteadyMs());
     if (reason.empty() && remaining.count() <= 0) {
       reason = kOutOfTime;
     }

@@ -147,9 +147,9 @@ Result<CommitWrite> MariaDbHookStore::CommitCommand(const CommitRequest& request
       return fail(ran.error());
     }
     // The outbox rows go last, right before COMMIT, so their sync lease starts as late as it
-    // can; the hook measures its publish deadline from lease_start, taken after the server's
+    // can; the hook measures its publish deadline from lease_start_ms, taken after the server's
     // clock was read and before the insert starts the lease.
-    write.lease_start = std::chrono::steady_clock::now();
+    write.lease_start_ms = session_.clock().SteadyMs();
     const int64_t lease_ms = request.token.empty() ? 0 : request.sync_lease.count();
     if (auto inserted =
             InsertOutboxRows(conn, request.rows, request.token, lease_ms, write.row_ids);
@@ -214,6 +214,10 @@ Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(const std::str
 
 std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options) {
   return std::make_unique<MariaDbHookStore>(options);
+}
+
+std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options, Clock& clock) {
+  return std::make_unique<MariaDbHookStore>(options, clock);
 }
 
 }  // namespace room_outbox
