@@ -1,5 +1,6 @@
 // The hook against the real MariaDB and a loopback stand-in for Tencent IM, and the relay's
-// worker picking up what the sync publish left: the seed's acceptance rows end to end.
+// worker picking up what the sync publish left: the original specification's acceptance rows end
+// to end.
 #include <gtest/gtest.h>
 
 #include <memory>

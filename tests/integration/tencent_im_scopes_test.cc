@@ -1,4 +1,4 @@
-// TencentImPublisher against a FakeImServer that models Tencent (issue 8): failure scopes, the
+// TencentImPublisher against a FakeImServer that models Tencent: failure scopes, the
 // app-scope circuit breaker, MsgPriority, Random across resends, the process-wide budget, and the
 // fake's own per-group cap, dedupe window, per-group faults and 70050 lock-out.
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
-// The hook at its seams (store, publisher, clock): every acceptance row of the seed that
-// concerns the command path, and the outcome of a commit whose connection failed.
+// The hook at its seams (store, publisher, clock): every acceptance row of the original
+// specification that concerns the command path, the command's one sync_publish_timeout on the
+// Hook's clock, and the outcome of a commit whose connection failed.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -104,7 +104,7 @@ class Metrics {
   Metrics& operator=(const Metrics&) = delete;
 
   // --- operations ---
-  // One failed attempt (in addition to AddPublishFailure, which keeps the seed's total).
+  // One failed attempt (in addition to AddPublishFailure, which keeps the original specification's total).
   void AddPublishFailureByReason(FailureReason reason, uint64_t n = 1);
   void SetDbUp(bool up) { db_up_.store(up ? 1 : 0, std::memory_order_relaxed); }
   void SetImBreakerOpen(bool open) { breaker_open_.store(open ? 1 : 0, std::memory_order_relaxed); }
