@@ -384,6 +384,38 @@ TEST(CommitCommandTest, OutboxRowsAreInsertedAfterTheCallersStatements) {
   EXPECT_EQ(write->lease_start_ms, start_ms + 1000);
 }
 
+TEST(CommitCommandTest, AConnectionIdleForThePingIntervalIsPingedAndReplacedWhenDead) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  FakeClock clock;
+  auto store = MakeMariaDbHookStore(db.Options(), clock);
+  ASSERT_TRUE(store->Connect());
+  const uint64_t first = store->connection_id();
+  db.Exec("KILL " + std::to_string(first));  // e.g. the server's idle timeout
+  clock.Advance(StoreSession::kPingAfterIdle);
+  auto found = store->FindCommand("c-none");
+  ASSERT_TRUE(found) << "pinged, found dead and replaced before the call: " << found.error().message;
+  EXPECT_FALSE(found->has_value());
+  EXPECT_NE(store->connection_id(), first);
+}
+
+TEST(CommitCommandTest, AConnectionIdleForLessThanThePingIntervalIsUsedAsItIs) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  FakeClock clock;
+  auto store = MakeMariaDbHookStore(db.Options(), clock);
+  ASSERT_TRUE(store->Connect());
+  const uint64_t first = store->connection_id();
+  db.Exec("KILL " + std::to_string(first));
+  clock.Advance(StoreSession::kPingAfterIdle - std::chrono::milliseconds(1));
+  auto failed = store->FindCommand("c-none");
+  ASSERT_FALSE(failed) << "no ping: the call meets the dead connection";
+  EXPECT_EQ(failed.error().code, ErrorCode::kUnavailable);
+  auto again = store->FindCommand("c-none");
+  ASSERT_TRUE(again) << "the next call reconnects: " << again.error().message;
+  EXPECT_NE(store->connection_id(), first);
+}
+
 TEST(CommitCommandTest, FindCommandReadsACommittedCommandsRowsBackInOrder) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
