@@ -8,8 +8,6 @@
 namespace room_outbox::internal {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 constexpr const char* kRoomHeld = "an earlier event of the room was left to the relay";
 constexpr const char* kBreakerOpen = "IM failing, breaker open";
 constexpr const char* kOutOfTime = "the sync lease ran out";
@@ -140,8 +138,7 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
   std::string reason = HeldReason(job);
   bool probing = job.probe;
   for (const BackgroundRow& row : job.rows) {
-    const auto remaining =
-        std::chrono::duration_cast<std::chrono::milliseconds>(job.deadline - SteadyClock::now());
+    const std::chrono::milliseconds remaining(job.deadline_ms - clock_.SteadyMs());
     if (reason.empty() && remaining.count() <= 0) {
       reason = kOutOfTime;
     }
@@ -149,11 +146,12 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
       left.push_back(row.row_id);
       continue;
     }
-    const std::chrono::milliseconds timeout = std::min(options_.sync_publish_timeout, remaining);
+    const std::chrono::milliseconds call_timeout =
+        std::min(options_.sync_publish_timeout, remaining);
     PublishOutcome outcome =
-        publisher_->Publish(PublishMessage{row.row_id, 0, row.envelope, {}}, timeout);
+        publisher_->Publish(PublishMessage{row.row_id, 0, row.envelope, {}}, call_timeout);
     // A call the command's deadline cut well short proves nothing about IM when it times out.
-    const bool cut = timeout < options_.sync_publish_timeout * 9 / 10;
+    const bool cut = call_timeout < options_.sync_publish_timeout * 9 / 10;
     NoteSyncOutcome(*breaker_, outcome, cut, probing, clock_.SteadyMs(), options_.log);
     probing = false;
     if (outcome.delivered()) {

@@ -3,12 +3,13 @@
 // Commit writes a command's pending rows leased to the command's claim token for the sync lease
 // (as the inline sync publish does), then offers them here and returns. This thread publishes
 // the offered commands one after the other, in commit order, each row bounded by
-// sync_publish_timeout and all rows of a command by its deadline (lease_start +
-// sync_publish_timeout, on the monotonic clock, so a row is never sent after its lease would
-// have ended). Delivered rows are marked published with the command's token; a row that fails
-// or runs out of time is released with that token (due for the relay at once, retry_count
-// unchanged), and so is every later row of its room that is still in the queue, so a room's
-// later rows never overtake an earlier failed one. Whenever rows are released the relay is woken.
+// sync_publish_timeout and all rows of a command by its deadline (lease_start_ms +
+// sync_publish_timeout, on the monotonic clock that took lease_start_ms, so a row is never sent
+// after its lease would have ended). Delivered rows are marked published with the command's token;
+// a row that fails or runs out of time is released with that token (due for the relay at once,
+// retry_count unchanged), and so is every later row of its room that is still in the queue, so a
+// room's later rows never overtake an earlier failed one. Whenever rows are released the relay is
+// woken.
 //
 // Per-room order at the door (Offer): when the commit's transaction saw an earlier pending row
 // of the room, the rows are taken only if that earlier row is one of the queue's own, i.e. the
@@ -63,8 +64,9 @@ struct BackgroundRow {
 struct BackgroundJob {
   std::string token;
   std::string room_id;
-  std::chrono::steady_clock::time_point deadline;  // lease_start + sync_publish_timeout
-  std::vector<BackgroundRow> rows;                 // in commit order
+  // lease_start_ms + sync_publish_timeout, in the clock's monotonic milliseconds.
+  int64_t deadline_ms = 0;
+  std::vector<BackgroundRow> rows;  // in commit order
   bool probe = false;  // the sync breaker admitted this command as its probe
 };
 
@@ -82,7 +84,8 @@ class BackgroundPublisher {
     LogCallback log;
   };
 
-  // `clock` (the breaker's time) and `wake` must outlive this object. Starts the thread.
+  // `clock` and `wake` must outlive this object. `clock` is the one the jobs' deadlines are on
+  // (the store's that took lease_start_ms); the sync breaker's time too. Starts the thread.
   BackgroundPublisher(Options options, std::unique_ptr<HookStore> store,
                       std::unique_ptr<Publisher> publisher, std::shared_ptr<SyncBreaker> breaker,
                       Clock& clock, WakeSender& wake);

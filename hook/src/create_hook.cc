@@ -12,17 +12,18 @@ namespace room_outbox {
 
 namespace {
 
-// The background publisher's own connection and HTTP client (kBackground only).
-Result<internal::BackgroundParts> MakeBackgroundParts(const HookOptions& options) {
+// The background publisher's own connection and HTTP client (kBackground only), on the Hook's
+// clock.
+Result<internal::BackgroundParts> MakeBackgroundParts(const HookOptions& options, Clock& clock) {
   internal::BackgroundParts parts;
   if (options.sync_publish != SyncPublishMode::kBackground) {
     return parts;
   }
-  auto publisher = MakeTencentImPublisher(options.tencent_im);
+  auto publisher = MakeTencentImPublisher(options.tencent_im, clock);
   if (!publisher) {
     return Fail(publisher.error());
   }
-  auto store = MakeMariaDbHookStore(options.mysql);
+  auto store = MakeMariaDbHookStore(options.mysql, clock);
   if (auto connected = store->Connect(); !connected) {
     return Fail(connected.error());
   }
@@ -43,22 +44,26 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
   if (std::string bad = CheckWakeSocketPath(options.wake_socket); !bad.empty()) {
     return fail(Error{ErrorCode::kInvalidArgument, "HookOptions::wake_socket: " + bad});
   }
-  auto publisher = MakeTencentImPublisher(options.tencent_im);
+  // The Hook's one clock: the store takes lease_start_ms from it and the Hook measures the
+  // command's deadline on it. It moves into the Hook, which keeps it until everything built on
+  // it is gone.
+  auto clock = std::make_unique<SystemClock>();
+  auto publisher = MakeTencentImPublisher(options.tencent_im, *clock);
   if (!publisher) {
     return fail(publisher.error());
   }
-  auto store = MakeMariaDbHookStore(options.mysql);
+  auto store = MakeMariaDbHookStore(options.mysql, *clock);
   // Fail fast: a room-service that cannot reach its database should know at startup.
   if (auto connected = store->Connect(); !connected) {
     return fail(connected.error());
   }
-  auto background = MakeBackgroundParts(options);
+  auto background = MakeBackgroundParts(options, *clock);
   if (!background) {
     return fail(background.error());
   }
   // One sync breaker for every Hook of the process aimed at this IM app (sync_breaker.h).
   return internal::MakeHook(
-      options, std::move(store), std::move(*publisher), std::make_unique<SystemClock>(),
+      options, std::move(store), std::move(*publisher), std::move(clock),
       internal::ProcessSyncBreaker(options.tencent_im.endpoint, options.tencent_im.sdk_app_id),
       std::move(*background));
 }

@@ -39,9 +39,10 @@ struct NewOutboxRow {
 struct CommitRequest {
   Command command;
   std::vector<NewOutboxRow> rows;
-  // The pending rows are written leased to `token` for `sync_lease`, counted on the database
-  // server's clock from their insert (the sync publish window). An empty token or a zero lease
-  // leaves them due at once. Every absolute time of the commit is the server's.
+  // The pending rows are written leased to `token` for `sync_lease` (sync_publish_timeout and a
+  // margin, SyncLeaseMs), counted on the database server's clock from their insert. An empty
+  // token or a zero lease leaves them due at once. Every absolute time of the commit is the
+  // server's.
   std::string token;
   std::chrono::milliseconds sync_lease{0};
   // Per-room order: look, inside the transaction, for an earlier pending row of the room (a
@@ -59,7 +60,7 @@ enum class CommitOutcome {
   kCommitted,  // durable
   kDuplicate,  // command_id was committed before: nothing was written
   // COMMIT was sent and its answer was lost (connection-class error): it may have committed.
-  // row_ids, earlier_pending and lease_start hold what the transaction wrote and saw;
+  // row_ids, earlier_pending and lease_start_ms hold what the transaction wrote and saw;
   // commit_error says what happened. Resolve it with FindCommand.
   kCommitLost,
 };
@@ -70,12 +71,13 @@ struct CommitWrite {
   // The room had a pending row before this command's (read in the transaction; false when
   // not asked for or the rows were written unleased).
   bool earlier_pending = false;
-  // The database server's clock (epoch ms), read in the transaction before lease_start, so
-  // server_now_ms + (time since lease_start) never runs ahead of the server.
+  // The database server's clock (epoch ms), read in the transaction before lease_start_ms, so
+  // server_now_ms + (time since lease_start_ms) never runs ahead of the server.
   int64_t server_now_ms = 0;
-  // Taken just before the outbox insert: the sync lease cannot have started earlier, so a
-  // deadline measured from here ends before the lease does.
-  std::chrono::steady_clock::time_point lease_start{};
+  // The store clock's monotonic milliseconds (Clock::SteadyMs), read just before the outbox
+  // insert: the sync lease cannot have started earlier, so a deadline measured from here on the
+  // same clock ends before the lease does.
+  int64_t lease_start_ms = 0;
   Error commit_error;  // kCommitLost only
 };
 

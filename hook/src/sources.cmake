@@ -6,11 +6,14 @@
 add_library(room_outbox_hook STATIC
   hook/src/background_publisher.cc
   hook/src/commit_checks.cc
+  hook/src/commit_prepare.cc
   hook/src/create_hook.cc
   hook/src/hook_impl.cc
   hook/src/load_hook_options.cc
+  hook/src/lost_commit.cc
   hook/src/sync_breaker.cc
   hook/src/sync_hand_back.cc
+  hook/src/sync_publish.cc
   hook/src/wake_sender.cc
   hook/src/c_api/c_command.cc
   hook/src/c_api/c_errors.cc

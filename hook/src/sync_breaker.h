@@ -1,6 +1,6 @@
-// SyncBreaker: the circuit breaker of the hook's sync publish (issue 8).
+// SyncBreaker: the circuit breaker of the hook's sync publish.
 //
-// During an IM outage every command would otherwise pay the sync publish's timeout before its
+// During an IM outage every command would otherwise pay sync_publish_timeout before its
 // rows go to the relay anyway. After kFailuresToOpen (3) consecutive sync publishes that found
 // IM failing (no answer, HTTP 5xx, an app-wide or global-rate error, the publisher's own
 // breaker open) the breaker opens: for kCooldown (30 s) Commit does not try the sync publish at

@@ -119,7 +119,7 @@ void RunCommitLatency(const BenchContext& ctx, Report& report) {
   auto down = StartStub(milliseconds(0));
   down->SetMode("down");  // every request answered with IM ErrorCode 10002 at once
 
-  // IM down as an outage looks: every answer later than the sync timeout.
+  // IM down as an outage looks: every answer later than sync_publish_timeout.
   auto silent = StartStub(milliseconds(0));
   silent->SetDefaultFault(testing::FakeImFault::Ok().After(milliseconds(2000)));
 

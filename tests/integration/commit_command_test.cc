@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/mysql/outbox_sql.h"
+#include "fake_clock.h"
 #include "mysql/mariadb_hook_store.h"
 #include "support/test_database.h"
 
@@ -362,8 +363,11 @@ TEST(CommitCommandTest, OutboxRowsAreInsertedAfterTheCallersStatements) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   db.Exec("CREATE TABLE probe (log_rows BIGINT NOT NULL, outbox_rows BIGINT NOT NULL)");
-  auto store = MakeMariaDbHookStore(db.Options());
-  auto write = store->CommitCommand(Request("c1", "room-1", 2), [](Transaction& tx) {
+  FakeClock clock;
+  const int64_t start_ms = clock.SteadyMs();
+  auto store = MakeMariaDbHookStore(db.Options(), clock);
+  auto write = store->CommitCommand(Request("c1", "room-1", 2), [&clock](Transaction& tx) {
+    clock.Advance(std::chrono::milliseconds(1000));  // the caller's statements take a second
     return tx.Execute(
         "INSERT INTO probe SELECT (SELECT COUNT(*) FROM room_command_log), "
         "(SELECT COUNT(*) FROM room_outbox)",
@@ -376,9 +380,40 @@ TEST(CommitCommandTest, OutboxRowsAreInsertedAfterTheCallersStatements) {
   EXPECT_EQ(*probe[0][0], "1");
   EXPECT_EQ(*probe[0][1], "0");
   EXPECT_EQ(Count(db, "room_outbox"), 2);
-  const auto since_lease_start = std::chrono::steady_clock::now() - write->lease_start;
-  EXPECT_GE(since_lease_start.count(), 0);
-  EXPECT_LT(since_lease_start, std::chrono::seconds(5));
+  // The store's clock read after the caller's statements: the hook's deadline counts from there.
+  EXPECT_EQ(write->lease_start_ms, start_ms + 1000);
+}
+
+TEST(CommitCommandTest, AConnectionIdleForThePingIntervalIsPingedAndReplacedWhenDead) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  FakeClock clock;
+  auto store = MakeMariaDbHookStore(db.Options(), clock);
+  ASSERT_TRUE(store->Connect());
+  const uint64_t first = store->connection_id();
+  db.Exec("KILL " + std::to_string(first));  // e.g. the server's idle timeout
+  clock.Advance(StoreSession::kPingAfterIdle);
+  auto found = store->FindCommand("c-none");
+  ASSERT_TRUE(found) << "pinged, found dead and replaced before the call: " << found.error().message;
+  EXPECT_FALSE(found->has_value());
+  EXPECT_NE(store->connection_id(), first);
+}
+
+TEST(CommitCommandTest, AConnectionIdleForLessThanThePingIntervalIsUsedAsItIs) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  FakeClock clock;
+  auto store = MakeMariaDbHookStore(db.Options(), clock);
+  ASSERT_TRUE(store->Connect());
+  const uint64_t first = store->connection_id();
+  db.Exec("KILL " + std::to_string(first));
+  clock.Advance(StoreSession::kPingAfterIdle - std::chrono::milliseconds(1));
+  auto failed = store->FindCommand("c-none");
+  ASSERT_FALSE(failed) << "no ping: the call meets the dead connection";
+  EXPECT_EQ(failed.error().code, ErrorCode::kUnavailable);
+  auto again = store->FindCommand("c-none");
+  ASSERT_TRUE(again) << "the next call reconnects: " << again.error().message;
+  EXPECT_NE(store->connection_id(), first);
 }
 
 TEST(CommitCommandTest, FindCommandReadsACommittedCommandsRowsBackInOrder) {

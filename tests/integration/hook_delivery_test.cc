@@ -1,5 +1,6 @@
 // The hook against the real MariaDB and a loopback stand-in for Tencent IM, and the relay's
-// worker picking up what the sync publish left: the seed's acceptance rows end to end.
+// worker picking up what the sync publish left: the original specification's acceptance rows end
+// to end.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -131,7 +132,7 @@ TEST_F(HookDeliveryTest, EveryImFaultLeavesTheRowPendingWithAShortSecretFreeErro
       {"expired usersig 70001", FakeImFault::ImError(70001, "usersig expired")},
       {"group gone 10010", FakeImFault::ImError(10010, "group not found")},
       {"http 502", FakeImFault::HttpStatus(502)},
-      {"slower than the sync timeout", FakeImFault::Ok().After(milliseconds(1500))},
+      {"slower than sync_publish_timeout", FakeImFault::Ok().After(milliseconds(1500))},
       {"dropped connection", FakeImFault::DropConnection()},
       {"not json", FakeImFault::NotJson()},
       {"frequency control drop", FakeImFault::FreqCtrl()},
@@ -159,7 +160,7 @@ TEST_F(HookDeliveryTest, EveryImFaultLeavesTheRowPendingWithAShortSecretFreeErro
     const std::string event_id = "evt-" + room_id + "-1";
     EXPECT_EQ(Column(event_id, "status"), "pending");
     EXPECT_EQ(Column(event_id, "retry_count"), "0");
-    // The commit returns within the sync timeout (plus the one 70001 re-sign retry and slack).
+    // The commit returns within sync_publish_timeout (plus the one 70001 re-sign retry and slack).
     EXPECT_LT(took, milliseconds(1400));
   }
   im_.ClearFaults();  // let delayed answers finish fast before the server stops

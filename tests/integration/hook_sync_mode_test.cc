@@ -76,11 +76,12 @@ class HookSyncModeTest : public ::testing::Test {
     ASSERT_TRUE(wake_.bound()) << wake_.path();
   }
 
-  HookOptions Options(SyncPublishMode mode, milliseconds sync_timeout = milliseconds(500)) {
+  HookOptions Options(SyncPublishMode mode,
+                      milliseconds sync_publish_timeout = milliseconds(500)) {
     HookOptions options;
     options.mysql = db_.Options();
     options.tencent_im = im_.ClientOptions();
-    options.sync_publish_timeout = sync_timeout;
+    options.sync_publish_timeout = sync_publish_timeout;
     options.sync_publish = mode;
     options.node_id = "node-test";
     options.wake_socket = wake_.path();

@@ -1,4 +1,4 @@
-// The hook's side of issue 8 against the test MariaDB and the fake IM: one sync deadline per
+// The hook's sync publish against the test MariaDB and the fake IM: one sync_publish_timeout per
 // command, the process-wide sync breaker, the commit-time body-size and nesting checks, and the
 // session's strict sql_mode.
 #include <gtest/gtest.h>
@@ -32,11 +32,11 @@ class HookSyncTest : public ::testing::Test {
     ASSERT_TRUE(im_.running()) << im_.start_error();
   }
 
-  std::unique_ptr<Hook> NewHook(milliseconds sync_timeout) {
+  std::unique_ptr<Hook> NewHook(milliseconds sync_publish_timeout) {
     HookOptions options;
     options.mysql = db_.Options();
     options.tencent_im = im_.ClientOptions();
-    options.sync_publish_timeout = sync_timeout;
+    options.sync_publish_timeout = sync_publish_timeout;
     options.node_id = "node-test";
     Error error;
     auto hook = CreateHook(options, &error);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "fake_clock.h"
 #include "telemetry/health.h"
 #include "telemetry/metrics.h"
 
@@ -12,8 +13,9 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(HealthEndpointsTest, HealthzFollowsTheHeartbeat) {
-  Metrics m;
-  Heartbeat heartbeat;
+  testing::FakeClock clock;
+  Metrics m(clock);
+  Heartbeat heartbeat(clock);
   heartbeat.Beat();
   auto server =
       MetricsServer::Start("127.0.0.1:0", m, HealthOptions{&heartbeat, std::chrono::seconds(60)});
@@ -23,7 +25,7 @@ TEST(HealthEndpointsTest, HealthzFollowsTheHeartbeat) {
   ASSERT_TRUE(fresh);
   EXPECT_EQ(fresh->status, 200);
   EXPECT_THAT(fresh->body, HasSubstr("ok"));
-  heartbeat.Beat(SteadyNowMs() - 61'000);  // the loop has not beaten for over a minute
+  clock.Advance(std::chrono::seconds(61));  // the loop has not beaten for over a minute
   auto stale = client.Get("/healthz");
   ASSERT_TRUE(stale);
   EXPECT_EQ(stale->status, 503);

@@ -21,6 +21,19 @@ using testing::FakeImServer;
 using testing::FakeImServerOptions;
 using SteadyClock = std::chrono::steady_clock;
 
+// A clock whose wall time is a second later at each read (the UserSig's time, starting at the
+// real one: the fake IM server checks the sig's validity against that) and whose monotonic time
+// stands still.
+class TickingWallClock final : public Clock {
+ public:
+  explicit TickingWallClock(int64_t start_s) : next_s_(start_s) {}
+  int64_t NowMs() override { return 1000 * next_s_++; }
+  int64_t SteadyMs() override { return 5'000'000; }
+
+ private:
+  std::atomic<int64_t> next_s_;
+};
+
 constexpr milliseconds kTimeout{3000};
 
 FakeImServerOptions ServerOptions() {
@@ -231,12 +244,9 @@ TEST_F(TencentImPublisherTest, DelayPastTimeoutIsUnknownAndReturnsInTime) {
 
 TEST_F(TencentImPublisherTest, ExpiredUserSigIsRenewedAndRetriedOnce) {
   server_.PushFault(FakeImFault::ImError(70001, "usersig expired"));
-  // Each clock read is a second later, so the renewed sig carries a later TLS.time.
-  std::atomic<int64_t> ticks{0};
-  int64_t base = std::chrono::duration_cast<std::chrono::seconds>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
-  auto made = MakeTencentImPublisher(server_.ClientOptions(), [&] { return base + ticks++; });
+  // Each wall-clock read is a second later, so the renewed sig carries a later TLS.time.
+  TickingWallClock clock(SystemClock().NowMs() / 1000);
+  auto made = MakeTencentImPublisher(server_.ClientOptions(), clock);
   ASSERT_TRUE(made) << made.error().message;
   PublishOutcome out = (*made)->Publish(Msg(Event("evt-sig")), kTimeout);
   EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;

@@ -1,4 +1,4 @@
-// TencentImPublisher against a FakeImServer that models Tencent (issue 8): failure scopes, the
+// TencentImPublisher against a FakeImServer that models Tencent: failure scopes, the
 // app-scope circuit breaker, MsgPriority, Random across resends, the process-wide budget, and the
 // fake's own per-group cap, dedupe window, per-group faults and 70050 lock-out.
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 #include "core/tencent/im_request.h"
 #include "core/tencent/process_rate_budget.h"
 #include "core/tencent/tencent_im_publisher.h"
+#include "fake_clock.h"
 #include "support/fake_im_server.h"
 
 namespace room_outbox {
@@ -53,37 +54,20 @@ PublishMessage Msg(int64_t row_id, const std::string& room = "r1",
   return m;
 }
 
-// A monotonic clock the test moves by hand, for the breaker's cooldowns.
-class ManualClock {
- public:
-  std::chrono::steady_clock::time_point Now() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return now_;
-  }
-  void Advance(milliseconds d) {
-    std::lock_guard<std::mutex> lock(mu_);
-    now_ += d;
-  }
-
- private:
-  std::mutex mu_;
-  std::chrono::steady_clock::time_point now_{seconds(1000)};
-};
-
 class TencentImScopesTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(server_.running()) << server_.start_error(); }
 
   std::unique_ptr<Publisher> Make(const TencentImOptions& options) {
-    TencentImClocks clocks;
-    clocks.monotonic = [this] { return clock_.Now(); };
-    auto publisher = MakeTencentImPublisher(options, std::move(clocks));
+    auto publisher = MakeTencentImPublisher(options, clock_);
     EXPECT_TRUE(publisher) << publisher.error().message;
     return publisher ? std::move(*publisher) : nullptr;
   }
   std::unique_ptr<Publisher> Make() { return Make(server_.ClientOptions()); }
 
-  ManualClock clock_;
+  // The publishers' clock, moved by hand over the breaker's cooldowns; it outlives them. Its wall
+  // time starts at the real one: the fake IM server checks the UserSig's validity against that.
+  testing::FakeClock clock_{SystemClock().NowMs()};
   FakeImServer server_{ServerOptions()};
 };
 

@@ -55,10 +55,9 @@ class BackgroundPublisherTest : public ::testing::Test {
         std::move(publisher), std::make_shared<internal::SyncBreaker>(), clock_, wake_);
   }
 
-  static BackgroundJob Job(const std::string& token, const std::string& room,
-                           std::vector<int64_t> ids) {
-    BackgroundJob job{
-        token, room, std::chrono::steady_clock::now() + milliseconds(2000), {}, false};
+  // A command committed now: its deadline is 2 s away on the publisher's clock.
+  BackgroundJob Job(const std::string& token, const std::string& room, std::vector<int64_t> ids) {
+    BackgroundJob job{token, room, clock_.SteadyMs() + 2000, {}, false};
     for (int64_t id : ids) {
       job.rows.push_back(BackgroundRow{id, Envelope{"evt-" + std::to_string(id), "RoomGiftSent",
                                                     room, 1, "cmd", "req", "node", 1, "{}"}});
@@ -147,6 +146,40 @@ TEST_F(BackgroundPublisherTest, TheQueueHoldsAtMostItsCapacityAndShutdownRelease
   EXPECT_CALL(*store_, Release(Eq("tok-b"), IdsAre(std::vector<int64_t>{2})))
       .WillOnce(Return(Result<size_t>(1)));
   gate.set_value();
+  background_.reset();
+}
+
+TEST_F(BackgroundPublisherTest, EachRowGetsWhatIsLeftOfItsCommandsTime) {
+  Start();
+  std::atomic<bool> marked{false};
+  BackgroundJob job = Job("tok-a", "room-1", {1});
+  clock_.Advance(milliseconds(1500));  // the command waited in the queue
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 1),
+                                   Eq(milliseconds(500))))
+      .WillOnce(Return(Delivered()));
+  EXPECT_CALL(*store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
+      .WillOnce([&](const std::string&, std::span<const int64_t>) {
+        marked = true;
+        return Result<size_t>(1);
+      });
+  ASSERT_TRUE(Offer(std::move(job), false));
+  ASSERT_TRUE(Eventually([&] { return marked.load(); }, milliseconds(5000)));
+  background_.reset();
+}
+
+TEST_F(BackgroundPublisherTest, ACommandPastItsDeadlineIsReleasedUntried) {
+  Start();
+  std::atomic<bool> released{false};
+  BackgroundJob job = Job("tok-a", "room-1", {1, 2});
+  clock_.Advance(milliseconds(2000));  // its lease would end before a publish could
+  // No Publish (a StrictMock fails on one): both rows go back to the relay unattempted.
+  EXPECT_CALL(*store_, Release(Eq("tok-a"), IdsAre(std::vector<int64_t>{1, 2})))
+      .WillOnce([&](const std::string&, std::span<const int64_t>) {
+        released = true;
+        return Result<size_t>(2);
+      });
+  ASSERT_TRUE(Offer(std::move(job), false));
+  ASSERT_TRUE(Eventually([&] { return released.load(); }, milliseconds(5000)));
   background_.reset();
 }
 

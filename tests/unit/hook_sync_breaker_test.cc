@@ -29,8 +29,10 @@ class HookSyncBreakerTest : public ::testing::Test {
     options.node_id = "node-a";
     options.sync_publish_timeout = std::chrono::milliseconds(250);
     options.tencent_im.max_body_bytes = 1000;
-    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher),
-                               std::make_unique<FakeClock>(1'000'000), breaker_);
+    auto clock = std::make_unique<FakeClock>(1'000'000);
+    clock_ = clock.get();
+    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher), std::move(clock),
+                               breaker_);
   }
 
   void ExpectCommit(int64_t id) {
@@ -39,7 +41,7 @@ class HookSyncBreakerTest : public ::testing::Test {
           last_request_ = request;
           CommitWrite write;
           write.row_ids = {id};
-          write.lease_start = std::chrono::steady_clock::now();
+          write.lease_start_ms = clock_->SteadyMs();
           return Result<CommitWrite>(write);
         });
   }
@@ -53,6 +55,7 @@ class HookSyncBreakerTest : public ::testing::Test {
   std::shared_ptr<internal::SyncBreaker> breaker_ = std::make_shared<internal::SyncBreaker>();
   StrictMock<MockHookStore>* store_;
   StrictMock<MockPublisher>* publisher_;
+  FakeClock* clock_;  // the Hook's
   std::unique_ptr<Hook> hook_;
   CommitRequest last_request_;
 };

@@ -1,5 +1,6 @@
-// The hook at its seams (store, publisher, clock): every acceptance row of the seed that
-// concerns the command path, and the outcome of a commit whose connection failed.
+// The hook at its seams (store, publisher, clock): every acceptance row of the original
+// specification that concerns the command path, the command's one sync_publish_timeout on the
+// Hook's clock, and the outcome of a commit whose connection failed.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,15 +13,13 @@
 namespace room_outbox::testing {
 namespace {
 
+using std::chrono::milliseconds;
+
 using ::testing::_;
-using ::testing::AllOf;
 using ::testing::AnyNumber;
 using ::testing::ElementsAre;
+using ::testing::Eq;
 using ::testing::Field;
-using ::testing::Ge;
-using ::testing::Gt;
-using ::testing::Le;
-using ::testing::Lt;
 using ::testing::NiceMock;
 using ::testing::Return;
 using ::testing::StrictMock;
@@ -42,8 +41,9 @@ class HookTest : public ::testing::Test {
     options.node_id = "node-a";
     options.sync_publish_timeout = std::chrono::milliseconds(250);
     options.log = [this](LogLevel, std::string_view line) { logs_.emplace_back(line); };
-    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher),
-                               std::make_unique<FakeClock>(1'000'000));
+    auto clock = std::make_unique<FakeClock>(1'000'000);
+    clock_ = clock.get();
+    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher), std::move(clock));
   }
 
   static Command JoinCommand() {
@@ -59,13 +59,19 @@ class HookTest : public ::testing::Test {
     return {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"},
             Event{"evt-3", "RoomGiftSent", 5, 0, "{}"}};
   }
-  static CommitWrite Written(std::vector<int64_t> ids,
-                             CommitOutcome outcome = CommitOutcome::kCommitted) {
+  // Three events sent to IM.
+  static std::vector<Event> ThreeEvents() {
+    return {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"},
+            Event{"evt-3", "RoomGiftSent", 5, 0, "{}"}, Event{"evt-4", "RoomGiftSent", 5, 0, "{}"}};
+  }
+  // The store's answer; its lease starts now on the Hook's clock.
+  CommitWrite Written(std::vector<int64_t> ids,
+                      CommitOutcome outcome = CommitOutcome::kCommitted) const {
     CommitWrite write;
     write.outcome = outcome;
     write.row_ids = std::move(ids);
     write.server_now_ms = 5'000'000;
-    write.lease_start = std::chrono::steady_clock::now();
+    write.lease_start_ms = clock_->SteadyMs();
     if (outcome == CommitOutcome::kCommitLost) {
       write.commit_error = Error{ErrorCode::kUnavailable, "mysql_real_query(commit): lost"};
     }
@@ -82,6 +88,7 @@ class HookTest : public ::testing::Test {
 
   StrictMock<MockHookStore>* store_;
   StrictMock<MockPublisher>* publisher_;
+  FakeClock* clock_;  // the Hook's; time moves only when a test says so
   std::unique_ptr<Hook> hook_;
   CommitRequest last_request_;
   std::vector<std::string> logs_;
@@ -89,9 +96,8 @@ class HookTest : public ::testing::Test {
 
 TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) {
   ExpectCommit({11, 12});
-  // The command's one sync window (250ms from the insert) bounds the publish.
-  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), AllOf(Gt(std::chrono::milliseconds(200)),
-                                                             Le(std::chrono::milliseconds(250)))))
+  // The command's one sync_publish_timeout (250ms from the insert) bounds the publish.
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), Eq(milliseconds(250))))
       .WillOnce(Return(FailedWith(PublishStatus::kRetryable, "HTTP 502")));
   // The second event must not overtake the failed first one: it is not attempted.
   // The rows go back to the relay unattempted: Release, never MarkFailed (a StrictMock fails on
@@ -117,7 +123,8 @@ TEST_F(HookTest, CommitCarriesALeaseDurationAndNoHostTime) {
 
   ASSERT_EQ(result.status, CommitStatus::kCommitted);
   EXPECT_EQ(last_request_.command.command_id, "cmd-1");
-  // One pending event: one sync timeout plus the margin, counted by the server from the insert.
+  // One pending event: sync_publish_timeout plus the margin, counted by the server from the
+  // insert.
   EXPECT_EQ(last_request_.sync_lease, std::chrono::milliseconds(250 + 2000));
   EXPECT_TRUE(last_request_.check_earlier_pending);
   EXPECT_EQ(last_request_.token.size(), 32u);
@@ -192,7 +199,7 @@ TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
 
 TEST_F(HookTest, SyncPublishNeverOutlivesTheLease) {
   CommitWrite write = Written({11, 12});
-  write.lease_start = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  write.lease_start_ms = clock_->SteadyMs() - 3'600'000;  // an hour ago
   ExpectCommit(write);
   EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12})))
       .WillOnce(Return(size_t{2}));
@@ -205,11 +212,75 @@ TEST_F(HookTest, SyncPublishNeverOutlivesTheLease) {
 
 TEST_F(HookTest, EachPublishIsBoundedByTheTimeLeftOfTheWindow) {
   CommitWrite write = Written({11});
-  write.lease_start = std::chrono::steady_clock::now() - std::chrono::milliseconds(150);
+  write.lease_start_ms = clock_->SteadyMs() - 150;
   ExpectCommit(write);
-  EXPECT_CALL(*publisher_, Publish(_, AllOf(Gt(std::chrono::milliseconds(0)),
-                                            Le(std::chrono::milliseconds(100)))))
-      .WillOnce(Return(Published()));
+  EXPECT_CALL(*publisher_, Publish(_, Eq(milliseconds(100)))).WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
+
+  EXPECT_EQ(hook_->Commit(JoinCommand(), {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"}}).status,
+            CommitStatus::kCommitted);
+}
+
+TEST_F(HookTest, TheWholeCommandGetsOneSyncPublishTimeout) {
+  ExpectCommit({11, 12, 13});
+  std::vector<milliseconds> timeouts;
+  EXPECT_CALL(*publisher_, Publish(_, _))
+      .Times(3)
+      .WillRepeatedly([this, &timeouts](const PublishMessage&, milliseconds timeout) {
+        timeouts.push_back(timeout);
+        clock_->Advance(milliseconds(100));  // IM answers in 100ms
+        return Published();
+      });
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11, 12, 13})))
+      .WillOnce(Return(size_t{3}));
+
+  CommitResult result = hook_->Commit(JoinCommand(), ThreeEvents());
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted);
+  // Each publish gets what is left of the command's 250ms, not 250ms of its own.
+  EXPECT_THAT(timeouts, ElementsAre(milliseconds(250), milliseconds(150), milliseconds(50)));
+  for (const EventDelivery& delivery : result.events) {
+    EXPECT_EQ(delivery.state, DeliveryState::kPublished) << delivery.event_id;
+  }
+}
+
+TEST_F(HookTest, TheSyncLeaseRunningOutMidCommandLeavesTheRestToTheRelay) {
+  ExpectCommit({11, 12, 13});
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), Eq(milliseconds(250))))
+      .WillOnce([this](const PublishMessage&, milliseconds) {
+        clock_->Advance(milliseconds(200));
+        return Published();
+      });
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-3"), Eq(milliseconds(50))))
+      .WillOnce([this](const PublishMessage&, milliseconds) {
+        clock_->Advance(milliseconds(50));  // answered just as the command's time ran out
+        return Published();
+      });
+  // evt-4 is never sent (a StrictMock fails on a third Publish): released, retry_count unchanged.
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11, 12})))
+      .WillOnce(Return(size_t{2}));
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{13}))).WillOnce(Return(size_t{1}));
+
+  CommitResult result = hook_->Commit(JoinCommand(), ThreeEvents());
+
+  ASSERT_EQ(result.status, CommitStatus::kCommitted);
+  EXPECT_EQ(result.events[0].state, DeliveryState::kPublished);
+  EXPECT_EQ(result.events[1].state, DeliveryState::kPublished);
+  EXPECT_EQ(result.events[2].state, DeliveryState::kPending);
+  EXPECT_EQ(result.events[2].error, "sync publish skipped: the sync lease ran out");
+}
+
+TEST_F(HookTest, TheCommandsTimeCountsFromTheLeaseStartNotFromTheCall) {
+  EXPECT_CALL(*store_, CommitCommand(_, _))
+      .WillOnce([this](const CommitRequest&, const CallerStatements&) {
+        clock_->Advance(milliseconds(80));  // BEGIN, the command log, the caller's statements
+        CommitWrite write = Written({11});  // the lease starts with the outbox insert
+        clock_->Advance(milliseconds(30));  // the insert and COMMIT
+        return Result<CommitWrite>(write);
+      });
+  // 250ms from the lease start, 30ms of which are gone: not 250 from the publish, not 170 from
+  // the call.
+  EXPECT_CALL(*publisher_, Publish(_, Eq(milliseconds(220)))).WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
 
   EXPECT_EQ(hook_->Commit(JoinCommand(), {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"}}).status,

@@ -15,8 +15,9 @@ constexpr milliseconds kNoMinimum{0};
 
 class ImBreakerTest : public ::testing::Test {
  protected:
-  ImBreaker::TimePoint At(milliseconds ms) const { return ImBreaker::TimePoint{} + ms; }
-  ImBreaker::TimePoint At(seconds s) const { return ImBreaker::TimePoint{} + s; }
+  // A monotonic reading (Clock::SteadyMs) `ms` after an arbitrary origin.
+  int64_t At(milliseconds ms) const { return ms.count(); }
+  int64_t At(seconds s) const { return milliseconds(s).count(); }
 
   ImBreaker breaker_{seconds(60)};
 };
@@ -39,7 +40,7 @@ TEST_F(ImBreakerTest, AnAppFailureOpensItOnceAndNothingIsAdmittedDuringTheCooldo
             BreakerTransition::kOpened);
   EXPECT_TRUE(breaker_.is_open());
   EXPECT_EQ(breaker_.state(), State::kOpen);
-  EXPECT_EQ(breaker_.reopens_at(), At(seconds(160)));
+  EXPECT_EQ(breaker_.reopens_at_ms(), At(seconds(160)));
   // Stragglers that were in flight: no second "opened".
   EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(100))),
             BreakerTransition::kNone);
@@ -82,7 +83,7 @@ TEST_F(ImBreakerTest, AFailedProbeReopensForAFullCooldown) {
   EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, true, kNoMinimum, At(seconds(61))),
             BreakerTransition::kReopened);
   EXPECT_EQ(breaker_.state(), State::kOpen);
-  EXPECT_EQ(breaker_.reopens_at(), At(seconds(121)));
+  EXPECT_EQ(breaker_.reopens_at_ms(), At(seconds(121)));
   EXPECT_EQ(breaker_.Admit(At(seconds(120))), Admission::kReject);
   EXPECT_EQ(breaker_.Admit(At(seconds(121))), Admission::kProbe);
 }
@@ -110,26 +111,26 @@ TEST_F(ImBreakerTest, LockoutKeepsItOpenAtLeastItsMinimumCooldown) {
   ImBreaker short_breaker{seconds(5)};
   EXPECT_EQ(short_breaker.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(10))),
             BreakerTransition::kOpened);
-  EXPECT_EQ(short_breaker.reopens_at(), At(seconds(70))) << "70050: 60 s, not the 5 s configured";
+  EXPECT_EQ(short_breaker.reopens_at_ms(), At(seconds(70))) << "70050: 60 s, not the 5 s configured";
   EXPECT_EQ(short_breaker.Admit(At(seconds(16))), Admission::kReject);
   EXPECT_EQ(short_breaker.Admit(At(seconds(69))), Admission::kReject);
   EXPECT_EQ(short_breaker.Admit(At(seconds(70))), Admission::kProbe);
   // A longer configured cooldown wins over the minimum.
   ImBreaker long_breaker{seconds(120)};
   (void)long_breaker.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(0)));
-  EXPECT_EQ(long_breaker.reopens_at(), At(seconds(120)));
+  EXPECT_EQ(long_breaker.reopens_at_ms(), At(seconds(120)));
 }
 
 TEST_F(ImBreakerTest, ALaterLockoutWhileOpenPushesTheEndOut) {
   ImBreaker b{seconds(5)};
   (void)b.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
-  EXPECT_EQ(b.reopens_at(), At(seconds(5)));
+  EXPECT_EQ(b.reopens_at_ms(), At(seconds(5)));
   EXPECT_EQ(b.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(1))),
             BreakerTransition::kNone);
-  EXPECT_EQ(b.reopens_at(), At(seconds(61)));
+  EXPECT_EQ(b.reopens_at_ms(), At(seconds(61)));
   // An earlier end never shortens it.
   (void)b.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(2)));
-  EXPECT_EQ(b.reopens_at(), At(seconds(61)));
+  EXPECT_EQ(b.reopens_at_ms(), At(seconds(61)));
 }
 
 TEST_F(ImBreakerTest, ANonPositiveCooldownMeansSixtySeconds) {

@@ -1,4 +1,4 @@
-// Operations (issue 9) without a database: the heartbeat, watchdog and heartbeat clock; the new
+// Operations without a database: the heartbeat, watchdog and heartbeat clock; the new
 // metrics; JOURNAL_STREAM matching and syslog prefixes; park_permanent_after; SIGHUP reloads.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "config/config.h"
 #include "core/publisher.h"
@@ -35,7 +34,8 @@ using ::testing::Not;
 // --- heartbeat, watchdog, heartbeat clock ---
 
 TEST(HeartbeatTest, AgeCountsFromTheLastBeat) {
-  Heartbeat heartbeat;
+  testing::FakeClock clock;
+  Heartbeat heartbeat(clock);
   heartbeat.Beat(1000);
   EXPECT_EQ(heartbeat.AgeMs(1000), 0);
   EXPECT_EQ(heartbeat.AgeMs(1750), 750);
@@ -46,11 +46,24 @@ TEST(HeartbeatTest, AgeCountsFromTheLastBeat) {
 }
 
 TEST(HeartbeatTest, FreshUntilTheStaleLimit) {
-  Heartbeat heartbeat;
+  testing::FakeClock clock;
+  Heartbeat heartbeat(clock);
   heartbeat.Beat();
   EXPECT_TRUE(heartbeat.Fresh(seconds(60)));
-  heartbeat.Beat(SteadyNowMs() - 61'000);
+  clock.Advance(seconds(60));
+  EXPECT_TRUE(heartbeat.Fresh(seconds(60))) << "at the limit";
+  clock.Advance(milliseconds(1));
   EXPECT_FALSE(heartbeat.Fresh(seconds(60)));
+  heartbeat.Beat();
+  EXPECT_TRUE(heartbeat.Fresh(seconds(60))) << "a beat makes it fresh again";
+}
+
+TEST(HeartbeatTest, TheAgeCountsFromConstructionUntilTheFirstBeat) {
+  testing::FakeClock clock;
+  Heartbeat heartbeat(clock);
+  clock.Advance(milliseconds(1234));
+  EXPECT_EQ(heartbeat.AgeMs(), 1234);
+  EXPECT_EQ(heartbeat.beats(), 0u);
 }
 
 TEST(HeartbeatTest, StaleLimitIsThreePollsOrAMinute) {
@@ -69,7 +82,8 @@ TEST(WatchdogTest, KicksAtMostOncePerHalfInterval) {
 
 TEST(WatchdogTest, HeartbeatKicksTheWatchdog) {
   Watchdog watchdog(std::chrono::microseconds(200'000));
-  Heartbeat heartbeat(&watchdog);
+  testing::FakeClock clock;
+  Heartbeat heartbeat(clock, &watchdog);
   for (int64_t t = 0; t <= 1000; t += 50) heartbeat.Beat(t);
   EXPECT_EQ(watchdog.kicks(), 11u) << "one per 100ms over 1s";
 }
@@ -98,7 +112,7 @@ TEST(WatchdogTest, FromEnvironmentHonoursWatchdogPid) {
 
 TEST(HeartbeatClockTest, SleepsInSlicesAndBeatsOnEachOne) {
   testing::FakeClock inner;
-  Heartbeat heartbeat;
+  Heartbeat heartbeat(inner);
   HeartbeatClock clock(inner, heartbeat, milliseconds(1000));
   StopSignal stop;
   const uint64_t before = heartbeat.beats();
@@ -113,7 +127,7 @@ TEST(HeartbeatClockTest, SleepsInSlicesAndBeatsOnEachOne) {
 
 TEST(HeartbeatClockTest, AStopEndsTheSleepAtTheNextSlice) {
   testing::FakeClock inner;
-  Heartbeat heartbeat;
+  Heartbeat heartbeat(inner);
   HeartbeatClock clock(inner, heartbeat, milliseconds(100));
   StopSignal stop;
   int slept = 0;
@@ -127,7 +141,8 @@ TEST(HeartbeatClockTest, AStopEndsTheSleepAtTheNextSlice) {
 // --- metrics ---
 
 TEST(OpsMetricsTest, PendingGaugesAreNaNUntilTheDatabaseWasRead) {
-  Metrics m;
+  testing::FakeClock clock;
+  Metrics m(clock);
   std::string text = m.RenderPrometheus();
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_pending_total NaN\n"));
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_oldest_pending_age_ms NaN\n"));
@@ -142,17 +157,24 @@ TEST(OpsMetricsTest, PendingGaugesAreNaNUntilTheDatabaseWasRead) {
 }
 
 TEST(OpsMetricsTest, PendingGaugesGoNaNWhenTheLastReadIsTooOld) {
-  Metrics m;
-  m.SetStatsStaleAfter(milliseconds(0));
+  testing::FakeClock clock;
+  Metrics m(clock);
+  m.SetStatsStaleAfter(milliseconds(5000));
   m.SetPending(5, 10);
-  std::this_thread::sleep_for(milliseconds(5));
+  clock.Advance(milliseconds(5000));
+  EXPECT_THAT(m.RenderPrometheus(), HasSubstr("\nroom_outbox_pending_total 5\n"))
+      << "at the limit the read is still fresh";
+  clock.Advance(milliseconds(1));
   const std::string text = m.RenderPrometheus();
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_pending_total NaN\n"));
-  EXPECT_THAT(text, Not(HasSubstr("\nroom_outbox_stats_age_seconds NaN\n")));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_stats_age_seconds 5.001\n"))
+      << "the age itself stays known";
+  EXPECT_EQ(m.stats_age_ms(), 5001);
 }
 
 TEST(OpsMetricsTest, ReadinessFollowsTheDatabaseAndTheBreaker) {
-  Metrics m;
+  testing::FakeClock clock;
+  Metrics m(clock);
   m.SetDbUp(true);
   EXPECT_TRUE(m.ready());
   m.SetImBreakerOpen(true);
@@ -164,9 +186,10 @@ TEST(OpsMetricsTest, ReadinessFollowsTheDatabaseAndTheBreaker) {
 }
 
 TEST(OpsMetricsTest, FailuresByReasonBesideTheSeedTotal) {
-  Metrics m;
+  testing::FakeClock clock;
+  Metrics m(clock);
   m.AddPublishFailure(3);
-  m.AddPublishFailureByReason(FailureReason::kTimeout);
+  m.AddPublishFailureByReason(FailureReason::kUnknownOutcome);
   m.AddPublishFailureByReason(FailureReason::kPermanent, 2);
   const std::string text = m.RenderPrometheus();
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_publish_failure_total 3\n"));
@@ -183,7 +206,7 @@ TEST(OpsMetricsTest, FailuresByReasonBesideTheSeedTotal) {
 TEST(OpsMetricsTest, FailureReasonOfAnOutcome) {
   PublishOutcome o;
   o.status = PublishStatus::kUnknown;
-  EXPECT_EQ(FailureReasonOf(o), FailureReason::kTimeout);
+  EXPECT_EQ(FailureReasonOf(o), FailureReason::kUnknownOutcome);
   o.status = PublishStatus::kRateLimited;
   EXPECT_EQ(FailureReasonOf(o), FailureReason::kRateLimited);
   o.status = PublishStatus::kPermanent;
@@ -199,8 +222,9 @@ TEST(OpsMetricsTest, FailureReasonOfAnOutcome) {
 }
 
 TEST(OpsMetricsTest, GaugesAndBuildInfo) {
-  Metrics m;
-  Heartbeat heartbeat;
+  testing::FakeClock clock;
+  Metrics m(clock);
+  Heartbeat heartbeat(clock);
   m.AttachHeartbeat(&heartbeat);
   m.SetBuildInfo("0.1.0", "abc\"def");
   m.SetInFlight(4);
@@ -213,7 +237,10 @@ TEST(OpsMetricsTest, GaugesAndBuildInfo) {
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_in_flight_rows 3\n"));
   EXPECT_THAT(text,
               HasSubstr("room_outbox_build_info{version=\"0.1.0\",revision=\"abc\\\"def\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("\nroom_outbox_worker_heartbeat_age_seconds "));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_worker_heartbeat_age_seconds 0\n"));
+  clock.Advance(milliseconds(2500));
+  EXPECT_THAT(m.RenderPrometheus(),
+              HasSubstr("\nroom_outbox_worker_heartbeat_age_seconds 2.500\n"));
   // Every family has HELP and TYPE once.
   for (const char* name :
        {"room_outbox_db_up", "room_outbox_parked_rows",

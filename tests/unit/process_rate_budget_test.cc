@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "fake_clock.h"
+
 namespace room_outbox {
 namespace {
 
@@ -38,17 +40,34 @@ TEST(ProcessRateBudgetTest, AFreshBudgetOnceNobodyHoldsTheOldOne) {
   EXPECT_EQ(second->effective_rate(), 100) << "a new, full budget";
 }
 
+TEST(ProcessRateBudgetTest, EveryThreadGetsTheSameBudget) {
+  auto mine = ProcessRateBudget("https://threads.example", 9, 100);
+  std::vector<SharedRateBudget*> seen(8, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t) {
+    threads.emplace_back([&seen, t] {
+      seen[t] = ProcessRateBudget("https://threads.example", 9, 100).get();
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (SharedRateBudget* budget : seen) {
+    EXPECT_EQ(budget, mine.get());
+  }
+}
+
 TEST(ProcessRateBudgetTest, TokensAreSharedAcrossThreads) {
-  // 100/s holds a burst of 10 tokens; eight threads together take exactly those 10.
-  const auto started = std::chrono::steady_clock::now();
-  auto budget = ProcessRateBudget("https://threads.example", 9, 100);
+  // 100/s holds a burst of 10 tokens; eight threads together take exactly those 10 (the clock
+  // does not move, so none refills).
+  testing::FakeClock clock;
+  SharedRateBudget budget(100, clock);
   std::atomic<int> taken{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
-      auto mine = ProcessRateBudget("https://threads.example", 9, 100);
       for (int i = 0; i < 5; ++i) {
-        if (mine->TryAcquire() == microseconds::zero()) {
+        if (budget.TryAcquire() == microseconds::zero()) {
           ++taken;
         }
       }
@@ -57,13 +76,7 @@ TEST(ProcessRateBudgetTest, TokensAreSharedAcrossThreads) {
   for (auto& t : threads) {
     t.join();
   }
-  // Tokens refill while the threads run (100/s: one per 10 ms): a few, or more on a loaded
-  // machine where starting eight threads takes long.
-  const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now() - started)
-                              .count();
-  EXPECT_GE(taken.load(), 10);
-  EXPECT_LE(taken.load(), 10 + 1 + static_cast<int>(elapsed_ms / 10)) << elapsed_ms << " ms";
+  EXPECT_EQ(taken.load(), 10);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_clock.h"
+
 namespace room_outbox {
 namespace {
 
@@ -10,8 +12,7 @@ using std::chrono::milliseconds;
 
 class RateBudgetTest : public ::testing::Test {
  protected:
-  RateBudget::TimePoint now_{std::chrono::seconds(1000)};
-  RateBudget::Now clock_ = [this] { return now_; };
+  testing::FakeClock clock_;
 
   // Takes tokens until the bucket says wait; returns how many were taken.
   int Drain(RateBudget& budget) {
@@ -34,9 +35,9 @@ TEST_F(RateBudgetTest, WaitIsTimeToNextToken) {
   RateBudget budget(10, clock_);
   ASSERT_EQ(budget.TryAcquire(), microseconds::zero());
   EXPECT_EQ(budget.TryAcquire(), microseconds(100'000));
-  now_ += milliseconds(40);
+  clock_.Advance(milliseconds(40));
   EXPECT_NEAR(budget.TryAcquire().count(), 60'000, 1);
-  now_ += milliseconds(60);
+  clock_.Advance(milliseconds(60));
   EXPECT_EQ(budget.TryAcquire(), microseconds::zero());
 }
 
@@ -46,7 +47,7 @@ TEST_F(RateBudgetTest, KeepsToRateOverOneSecond) {
   // Step 1ms at a time through one second, taking every token offered.
   for (int ms = 0; ms < 1000; ++ms) {
     sent += Drain(budget);
-    now_ += milliseconds(1);
+    clock_.Advance(milliseconds(1));
   }
   // 5 burst + 50 refilled in the second.
   EXPECT_GE(sent, 53);
@@ -57,11 +58,11 @@ TEST_F(RateBudgetTest, RateLimitHalvesRateWithFloorOfOne) {
   RateBudget budget(8, clock_);
   budget.OnRateLimited();
   EXPECT_DOUBLE_EQ(budget.effective_rate(), 4);
-  now_ += std::chrono::seconds(1);
+  clock_.Advance(std::chrono::seconds(1));
   budget.OnRateLimited();
   EXPECT_DOUBLE_EQ(budget.effective_rate(), 2);
   for (int i = 0; i < 5; ++i) {
-    now_ += std::chrono::seconds(1);
+    clock_.Advance(std::chrono::seconds(1));
     budget.OnRateLimited();
   }
   EXPECT_DOUBLE_EQ(budget.effective_rate(), 1);
@@ -70,7 +71,7 @@ TEST_F(RateBudgetTest, RateLimitHalvesRateWithFloorOfOne) {
 TEST_F(RateBudgetTest, LimitAnswersWithinASecondCountOnce) {
   RateBudget budget(100, clock_);
   budget.OnRateLimited();
-  now_ += milliseconds(500);
+  clock_.Advance(milliseconds(500));
   budget.OnRateLimited();
   budget.OnRateLimited();
   EXPECT_DOUBLE_EQ(budget.effective_rate(), 50);
@@ -82,12 +83,12 @@ TEST_F(RateBudgetTest, RecoversTenPercentPerSecondOfCleanAnswers) {
   ASSERT_DOUBLE_EQ(budget.effective_rate(), 50);
   budget.OnCleanAnswer();
   EXPECT_DOUBLE_EQ(budget.effective_rate(), 50) << "no raise within a second of the cut";
-  now_ += std::chrono::seconds(1);
+  clock_.Advance(std::chrono::seconds(1));
   budget.OnCleanAnswer();
   budget.OnCleanAnswer();
   EXPECT_DOUBLE_EQ(budget.effective_rate(), 55) << "one raise per second";
   for (int i = 0; i < 20; ++i) {
-    now_ += std::chrono::seconds(1);
+    clock_.Advance(std::chrono::seconds(1));
     budget.OnCleanAnswer();
   }
   EXPECT_DOUBLE_EQ(budget.effective_rate(), 100) << "capped at the configured rate";
@@ -97,16 +98,25 @@ TEST_F(RateBudgetTest, CutRateSlowsTokenRefill) {
   RateBudget budget(10, clock_);
   Drain(budget);
   budget.OnRateLimited();  // 5/s
-  now_ += milliseconds(100);
+  clock_.Advance(milliseconds(100));
   EXPECT_GT(budget.TryAcquire(), microseconds::zero()) << "at 5/s a token takes 200ms";
-  now_ += milliseconds(100);
+  clock_.Advance(milliseconds(100));
   EXPECT_EQ(budget.TryAcquire(), microseconds::zero());
 }
 
+// A clock that breaks the monotonic contract (a defensive path): set by hand, also backwards.
+class BackwardsClock final : public Clock {
+ public:
+  int64_t NowMs() override { return 0; }
+  int64_t SteadyMs() override { return steady_ms; }
+  int64_t steady_ms = 1'000'000;
+};
+
 TEST_F(RateBudgetTest, ClockGoingBackwardsGivesNoTokens) {
-  RateBudget budget(10, clock_);
+  BackwardsClock backwards;
+  RateBudget budget(10, backwards);
   Drain(budget);
-  now_ -= std::chrono::seconds(5);
+  backwards.steady_ms -= 5000;
   EXPECT_GT(budget.TryAcquire(), microseconds::zero());
 }
 

@@ -22,8 +22,13 @@ enum class PublishStatus {
   kSkipped,       // an event type not sent to IM (skip_event_types): a no-op success
   kRetryable,     // transient: network error, HTTP 5xx, IM internal error, expired UserSig
   kRateLimited,   // a frequency limit (60007, 60011, 60018, 60019, 10006, 10023, MsgDropReason)
-  kUnknown,       // timed out or the connection dropped after sending: IM may have it
-  kPermanent,     // config or data problem (bad group, bad signature); retried all the same
+  kUnknown,       // the outcome is unknown: no answer in time after the request went out, the
+                  // connection dropped after it went out, or the answer was too large to read.
+                  // IM may have it. (Counted under the metrics label "timeout".)
+  kPermanent,     // a refusal not known to be transient (a bad group, a bad signature, an
+                  // ErrorCode missing from the table, HTTP 4xx other than 408/429). Says nothing
+                  // about whom it concerns: the scope does. Retried like any failure; only
+                  // scope kPermanentRow may be parked.
   kNotAttempted,  // not sent: the app-scope circuit breaker is open. Do not charge the row.
 };
 
@@ -40,7 +45,8 @@ enum class FailureScope {
                   // reschedule that room's rows only; other rooms go on, the budget stays
   kApp,           // nobody can succeed (bad key or identifier, app disabled, 70050, ...): the
                   // publisher's circuit breaker opened; also the scope of kNotAttempted
-  kPermanentRow,  // this row can never succeed as it is (80001, 80002, 10004, 10010, ...)
+  kPermanentRow,  // this row can never succeed as it is (80001, 80002, 10004, 10010, ...): the
+                  // one meaning of "permanent" that parking (park_permanent_after) acts on
   kGlobalRate,    // the app's REST rate limit (60007, 60011, 60018, 60019, 10006, HTTP 429):
                   // the process budget slows down
 };

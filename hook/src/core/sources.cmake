@@ -25,11 +25,15 @@ add_library(room_outbox_core STATIC
   hook/src/core/mysql/store_session.cc
   hook/src/core/tencent/curl_error.cc
   hook/src/core/tencent/im_breaker.cc
+  hook/src/core/tencent/im_endpoint.cc
   hook/src/core/tencent/im_request.cc
   hook/src/core/tencent/im_response.cc
   hook/src/core/tencent/process_rate_budget.cc
+  hook/src/core/tencent/publish_admission.cc
+  hook/src/core/tencent/publish_completion.cc
   hook/src/core/tencent/rate_budget.cc
   hook/src/core/tencent/tencent_im_publisher.cc
+  hook/src/core/tencent/transfer_pool.cc
   hook/src/core/tencent/usersig.cc)
 # In-tree consumers (the hook, the relay, tests) include core headers as "core/..." and get the C
 # libraries those headers include.

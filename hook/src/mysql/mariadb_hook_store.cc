@@ -135,7 +135,8 @@ Result<void> RunCallerStatements(MariaDbConnection& conn, const CallerStatements
 // statements, the outbox rows and, in the MySQL set, the read-back. `write` gets what the
 // transaction wrote and saw (outcome kDuplicate: nothing was written).
 Result<void> WriteCommand(MariaDbConnection& conn, const CommitRequest& request,
-                          const CallerStatements& caller_statements, CommitWrite& write) {
+                          const CallerStatements& caller_statements, Clock& clock,
+                          CommitWrite& write) {
   auto logged = InsertCommandLog(conn, request);
   if (!logged) {
     return Fail(logged.error());
@@ -150,10 +151,10 @@ Result<void> WriteCommand(MariaDbConnection& conn, const CommitRequest& request,
     return ran;
   }
   // The outbox rows go last, right before COMMIT, so their sync lease starts as late as it
-  // can; the hook measures its publish deadline from lease_start, taken after the server's
+  // can; the hook measures its publish deadline from lease_start_ms, taken after the server's
   // clock was read (the command log insert's, in both sets) and before the insert starts the
   // lease.
-  write.lease_start = std::chrono::steady_clock::now();
+  write.lease_start_ms = clock.SteadyMs();
   const int64_t lease_ms = request.token.empty() ? 0 : request.sync_lease.count();
   if (auto inserted = InsertOutboxRows(conn, request.rows, request.token, lease_ms, write.row_ids);
       !inserted) {
@@ -174,7 +175,8 @@ Result<CommitWrite> MariaDbHookStore::CommitCommand(const CommitRequest& request
       return Fail(begun.error());
     }
     CommitWrite write;
-    if (auto written = WriteCommand(conn, request, caller_statements, write); !written) {
+    if (auto written = WriteCommand(conn, request, caller_statements, session_.clock(), write);
+        !written) {
       session_.Abort(conn);
       return Fail(written.error());
     }
@@ -243,6 +245,10 @@ Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(const std::str
 
 std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options) {
   return std::make_unique<MariaDbHookStore>(options);
+}
+
+std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options, Clock& clock) {
+  return std::make_unique<MariaDbHookStore>(options, clock);
 }
 
 }  // namespace room_outbox

@@ -26,8 +26,12 @@ namespace room_outbox {
 
 class MariaDbHookStore final : public HookStore {
  public:
+  // On a SystemClock of its own.
   explicit MariaDbHookStore(MysqlOptions options)
       : session_(std::move(options), kHookStatements) {}
+  // On `clock` (CommitWrite::lease_start_ms, the idle ping), which must outlive the store.
+  MariaDbHookStore(MysqlOptions options, Clock& clock)
+      : session_(std::move(options), kHookStatements, clock) {}
 
   // Connects now unless connected (StoreSession::Connect).
   [[nodiscard]] Result<void> Connect() { return session_.Connect(); }
@@ -52,7 +56,10 @@ class MariaDbHookStore final : public HookStore {
   StoreSession session_;
 };
 
-// A store that connects on its first call (or on Connect()).
+// A store that connects on its first call (or on Connect()), on a SystemClock of its own.
 [[nodiscard]] std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options);
+// The same on `clock`, which must outlive the store.
+[[nodiscard]] std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options,
+                                                                     Clock& clock);
 
 }  // namespace room_outbox

@@ -290,8 +290,9 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
 
   // --- operations (issue 9): heartbeat, watchdog, health endpoints ---
   std::unique_ptr<Watchdog> watchdog = Watchdog::FromEnvironment();
-  Heartbeat heartbeat(watchdog.get());
-  Metrics metrics;
+  SystemLoopClock system_clock;  // the daemon's one clock
+  Heartbeat heartbeat(system_clock, watchdog.get());
+  Metrics metrics(system_clock);
   metrics.SetBuildInfo(Version(), ROOM_OUTBOX_REVISION);
   metrics.AttachHeartbeat(&heartbeat);
   if (watchdog) {
@@ -316,7 +317,6 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
         std::chrono::duration_cast<std::chrono::milliseconds>(watchdog->interval() / 4),
         std::chrono::milliseconds(10), slice);
   }
-  SystemLoopClock system_clock;
   HeartbeatClock clock(system_clock, heartbeat, slice);
   auto wake = ListenForWakeUps(cli, config, stop, metrics, *logger);
   if (!wake) {

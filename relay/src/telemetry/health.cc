@@ -6,12 +6,6 @@
 
 namespace room_outbox::relay {
 
-int64_t SteadyNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 std::unique_ptr<Watchdog> Watchdog::FromEnvironment() {
   uint64_t usec = 0;
   // > 0: WATCHDOG_USEC is set and WATCHDOG_PID is ours or unset; 0: no watchdog; < 0: malformed
@@ -36,7 +30,11 @@ bool Watchdog::Kick(int64_t steady_ms) {
   return true;
 }
 
-Heartbeat::Heartbeat(Watchdog* watchdog) : watchdog_(watchdog), last_ms_(SteadyNowMs()) {}
+Heartbeat::Heartbeat(Clock& clock, Watchdog* watchdog)
+    : clock_(clock), watchdog_(watchdog), last_ms_(clock_.SteadyMs()) {}
+
+Heartbeat::Heartbeat(Watchdog* watchdog)
+    : clock_(system_clock_), watchdog_(watchdog), last_ms_(clock_.SteadyMs()) {}
 
 void Heartbeat::Beat(int64_t steady_ms) {
   last_ms_.store(steady_ms, std::memory_order_relaxed);

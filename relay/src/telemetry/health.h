@@ -16,11 +16,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/clock.h"
 
 namespace room_outbox::relay {
-
-// The monotonic clock in milliseconds (arbitrary origin).
-int64_t SteadyNowMs();
 
 class Watchdog {
  public:
@@ -46,22 +44,27 @@ class Watchdog {
 
 class Heartbeat {
  public:
-  // `watchdog` (optional) must outlive the heartbeat. The age counts from construction until the
-  // first beat.
+  // On `clock`'s monotonic time (SteadyMs; the daemon passes the worker's inner clock, never a
+  // clock that beats this heartbeat). `clock` and `watchdog` (optional) must outlive the
+  // heartbeat. The age counts from construction until the first beat.
+  explicit Heartbeat(Clock& clock, Watchdog* watchdog = nullptr);
+  // The same on a SystemClock of its own.
   explicit Heartbeat(Watchdog* watchdog = nullptr);
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
 
-  void Beat() { Beat(SteadyNowMs()); }
+  void Beat() { Beat(clock_.SteadyMs()); }
   void Beat(int64_t steady_ms);
 
-  // Milliseconds since the last beat.
-  int64_t AgeMs() const { return AgeMs(SteadyNowMs()); }
+  // Milliseconds since the last beat. Any thread: the clock's SteadyMs must be thread-safe.
+  int64_t AgeMs() const { return AgeMs(clock_.SteadyMs()); }
   int64_t AgeMs(int64_t steady_ms) const;
   bool Fresh(std::chrono::milliseconds max_age) const { return AgeMs() <= max_age.count(); }
   uint64_t beats() const { return beats_.load(std::memory_order_relaxed); }
 
  private:
+  SystemClock system_clock_;  // the clock unless one was given
+  Clock& clock_;
   Watchdog* watchdog_;
   std::atomic<int64_t> last_ms_;
   std::atomic<uint64_t> beats_{0};

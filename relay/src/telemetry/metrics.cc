@@ -16,8 +16,8 @@ namespace room_outbox::relay {
 namespace {
 
 constexpr FailureReason kAllReasons[kFailureReasonCount] = {
-    FailureReason::kTimeout,     FailureReason::kHttp,      FailureReason::kImError,
-    FailureReason::kRateLimited, FailureReason::kPermanent, FailureReason::kUndecodable};
+    FailureReason::kUnknownOutcome, FailureReason::kHttp,      FailureReason::kImError,
+    FailureReason::kRateLimited,    FailureReason::kPermanent, FailureReason::kUndecodable};
 
 // A Prometheus label value: backslash, quote and newline escaped.
 std::string LabelValue(const std::string& v) {
@@ -45,11 +45,26 @@ std::string Num(double v) {
   return buf;
 }
 
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One sample family without labels: HELP, TYPE and the value (floating point as Num spells it).
+template <class V>
+void Simple(std::ostream& out, const char* name, const char* type, const char* help, V value) {
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n'
+      << name << ' ';
+  if constexpr (std::is_floating_point_v<V>) {
+    out << Num(value);
+  } else {
+    out << value;
+  }
+  out << '\n';
+}
+
 }  // namespace
 
 const char* FailureReasonName(FailureReason reason) {
   switch (reason) {
-    case FailureReason::kTimeout: return "timeout";
+    case FailureReason::kUnknownOutcome: return "timeout";
     case FailureReason::kHttp: return "http";
     case FailureReason::kImError: return "im_error";
     case FailureReason::kRateLimited: return "rate_limited";
@@ -61,7 +76,7 @@ const char* FailureReasonName(FailureReason reason) {
 
 FailureReason FailureReasonOf(const PublishOutcome& outcome) {
   switch (outcome.status) {
-    case PublishStatus::kUnknown: return FailureReason::kTimeout;
+    case PublishStatus::kUnknown: return FailureReason::kUnknownOutcome;
     case PublishStatus::kRateLimited: return FailureReason::kRateLimited;
     case PublishStatus::kPermanent: return FailureReason::kPermanent;
     default: break;
@@ -81,7 +96,7 @@ void Metrics::SetBuildInfo(std::string version, std::string revision) {
 
 int64_t Metrics::stats_age_ms() const {
   const int64_t read = stats_read_steady_ms_.load(std::memory_order_relaxed);
-  return read < 0 ? -1 : std::max<int64_t>(0, SteadyNowMs() - read);
+  return read < 0 ? -1 : std::max<int64_t>(0, clock_.SteadyMs() - read);
 }
 
 void Metrics::ObservePublishLatency(int64_t latency_ms) {
@@ -101,7 +116,7 @@ void Metrics::SetPending(int64_t pending, int64_t oldest_pending_age_ms) {
   pending_.store(pending, std::memory_order_relaxed);
   oldest_age_ms_.store(oldest_pending_age_ms, std::memory_order_relaxed);
   // A successful read of the outbox: the database is reachable and the gauges are fresh.
-  stats_read_steady_ms_.store(SteadyNowMs(), std::memory_order_relaxed);
+  stats_read_steady_ms_.store(clock_.SteadyMs(), std::memory_order_relaxed);
   db_up_.store(1, std::memory_order_relaxed);
 }
 
@@ -113,83 +128,85 @@ void Metrics::AddRound(bool failed) {
 }
 
 std::string Metrics::RenderPrometheus() const {
-  std::ostringstream o;
-  auto simple = [&o](const char* name, const char* type, const char* help, auto value) {
-    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n' << name
-      << ' ';
-    if constexpr (std::is_floating_point_v<decltype(value)>) {
-      o << Num(value);
-    } else {
-      o << value;
-    }
-    o << '\n';
-  };
+  std::ostringstream out;
+  const int64_t stats_age = stats_age_ms();
+  RenderSpecified(out, stats_age);
+  RenderOperations(out, stats_age);
+  RenderLatency(out);
+  return out.str();
+}
+
+// The families the original specification names (the latency histogram comes last), and the
+// round counters.
+void Metrics::RenderSpecified(std::ostream& out, int64_t stats_age_ms) const {
   // The pending gauges are NaN (unknown) before the first read of the database and once the last
   // read is older than stats_stale_after: never a reassuring 0 while the database is down.
-  const int64_t stats_age = stats_age_ms();
-  const bool stale = stats_age < 0 || stats_age > stats_stale_after_ms_;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  auto gauge_or_nan = [&](int64_t v) { return stale ? nan : static_cast<double>(v); };
-  simple("room_outbox_pending_total", "gauge", "Pending rows in room_outbox (NaN while stale).",
+  const bool stale = stats_age_ms < 0 || stats_age_ms > stats_stale_after_ms_;
+  auto gauge_or_nan = [stale](int64_t v) { return stale ? kNaN : static_cast<double>(v); };
+  Simple(out, "room_outbox_pending_total", "gauge", "Pending rows in room_outbox (NaN while stale).",
          gauge_or_nan(pending()));
-  simple("room_outbox_oldest_pending_age_ms", "gauge",
+  Simple(out, "room_outbox_oldest_pending_age_ms", "gauge",
          "Age in milliseconds of the oldest pending row (0 when none, NaN while stale).",
          gauge_or_nan(oldest_pending_age_ms()));
-  simple("room_outbox_publish_success_total", "counter",
+  Simple(out, "room_outbox_publish_success_total", "counter",
          "Rows delivered to Tencent IM or skipped as non-IM types.", publish_success());
-  simple("room_outbox_publish_failure_total", "counter",
+  Simple(out, "room_outbox_publish_failure_total", "counter",
          "Failed delivery attempts (the row stays pending).", publish_failure());
-  simple("room_outbox_rooms_held_back", "gauge",
+  Simple(out, "room_outbox_rooms_held_back", "gauge",
          "Rooms whose later rows wait behind a failed row.", rooms_held_back());
-  simple("room_outbox_rounds_total", "counter", "Claim rounds run.",
+  Simple(out, "room_outbox_rounds_total", "counter", "Claim rounds run.",
          rounds_.load(std::memory_order_relaxed));
-  simple("room_outbox_round_errors_total", "counter",
+  Simple(out, "room_outbox_round_errors_total", "counter",
          "Rounds that ended with a database error or an undecodable envelope.",
          round_errors_.load(std::memory_order_relaxed));
+}
 
-  o << "# HELP room_outbox_publish_failures_by_reason_total Failed delivery attempts by reason.\n"
-    << "# TYPE room_outbox_publish_failures_by_reason_total counter\n";
+void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
+  out << "# HELP room_outbox_publish_failures_by_reason_total Failed delivery attempts by reason.\n"
+      << "# TYPE room_outbox_publish_failures_by_reason_total counter\n";
   for (FailureReason reason : kAllReasons) {
-    o << "room_outbox_publish_failures_by_reason_total{reason=\"" << FailureReasonName(reason)
-      << "\"} " << publish_failure(reason) << '\n';
+    out << "room_outbox_publish_failures_by_reason_total{reason=\"" << FailureReasonName(reason)
+        << "\"} " << publish_failure(reason) << '\n';
   }
-  simple("room_outbox_db_up", "gauge",
+  Simple(out, "room_outbox_db_up", "gauge",
          "1 when the worker's last database call worked, 0 when the database cannot be read.",
          db_up() ? 1 : 0);
-  simple("room_outbox_im_breaker_open", "gauge",
+  Simple(out, "room_outbox_im_breaker_open", "gauge",
          "1 while the Tencent IM circuit breaker is open (no sends).", im_breaker_open() ? 1 : 0);
   const int64_t parked = parked_rows();
-  simple("room_outbox_parked_rows", "gauge", "Parked rows in room_outbox (NaN until known).",
-         parked < 0 ? nan : static_cast<double>(parked));
-  simple("room_outbox_in_flight_rows", "gauge", "Rows being published right now.", in_flight());
-  simple("room_outbox_stats_age_seconds", "gauge",
+  Simple(out, "room_outbox_parked_rows", "gauge", "Parked rows in room_outbox (NaN until known).",
+         parked < 0 ? kNaN : static_cast<double>(parked));
+  Simple(out, "room_outbox_in_flight_rows", "gauge", "Rows being published right now.",
+         in_flight());
+  Simple(out, "room_outbox_stats_age_seconds", "gauge",
          "Seconds since the pending gauges were last read from the database (NaN: never).",
-         stats_age < 0 ? nan : static_cast<double>(stats_age) / 1000.0);
-  simple("room_outbox_wakeups_total", "counter", "Wake-up datagrams received on the [wake] socket.",
-         wakeups());
+         stats_age_ms < 0 ? kNaN : static_cast<double>(stats_age_ms) / 1000.0);
+  Simple(out, "room_outbox_wakeups_total", "counter",
+         "Wake-up datagrams received on the [wake] socket.", wakeups());
   if (heartbeat_ != nullptr) {
-    simple("room_outbox_worker_heartbeat_age_seconds", "gauge",
+    Simple(out, "room_outbox_worker_heartbeat_age_seconds", "gauge",
            "Seconds since the worker loop last completed a round or a sleep slice.",
            static_cast<double>(heartbeat_->AgeMs()) / 1000.0);
   }
-  o << "# HELP room_outbox_build_info The running build (always 1).\n"
-    << "# TYPE room_outbox_build_info gauge\n"
-    << "room_outbox_build_info{version=\"" << LabelValue(version_) << "\",revision=\""
-    << LabelValue(revision_) << "\"} 1\n";
+  out << "# HELP room_outbox_build_info The running build (always 1).\n"
+      << "# TYPE room_outbox_build_info gauge\n"
+      << "room_outbox_build_info{version=\"" << LabelValue(version_) << "\",revision=\""
+      << LabelValue(revision_) << "\"} 1\n";
+}
 
+void Metrics::RenderLatency(std::ostream& out) const {
   const char* h = "room_outbox_publish_latency_ms";
-  o << "# HELP " << h << " Latency of each publish attempt in milliseconds.\n"
-    << "# TYPE " << h << " histogram\n";
+  out << "# HELP " << h << " Latency of each publish attempt in milliseconds.\n"
+      << "# TYPE " << h << " histogram\n";
   uint64_t cumulative = 0;
   for (size_t i = 0; i < kLatencyBucketsMs.size(); ++i) {
     cumulative += buckets_[i].load(std::memory_order_relaxed);
-    o << h << "_bucket{le=\"" << kLatencyBucketsMs[i] << "\"} " << cumulative << '\n';
+    out << h << "_bucket{le=\"" << kLatencyBucketsMs[i] << "\"} " << cumulative << '\n';
   }
   cumulative += buckets_[kLatencyBucketsMs.size()].load(std::memory_order_relaxed);
-  o << h << "_bucket{le=\"+Inf\"} " << cumulative << '\n'
-    << h << "_sum " << latency_sum_ms_.load(std::memory_order_relaxed) << '\n'
-    << h << "_count " << latency_count() << '\n';
-  return o.str();
+  out << h << "_bucket{le=\"+Inf\"} " << cumulative << '\n'
+      << h << "_sum " << latency_sum_ms_.load(std::memory_order_relaxed) << '\n'
+      << h << "_count " << latency_count() << '\n';
 }
 
 struct MetricsServer::State {
@@ -207,22 +224,68 @@ MetricsServer::~MetricsServer() {
   }
 }
 
-Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
-                                                            const Metrics& metrics,
-                                                            HealthOptions health) {
+namespace {
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// "host:port" or "[v6]:port"; the key's name in the errors is metrics.listen.
+Result<ListenAddress> ParseListen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
     return Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" is not host:port");
   }
-  std::string host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
+  ListenAddress address;
+  address.host = listen.substr(0, colon);
+  if (address.host.size() > 2 && address.host.front() == '[' && address.host.back() == ']') {
+    address.host = address.host.substr(1, address.host.size() - 2);
   }
-  int port = 0;
   try {
-    port = std::stoi(listen.substr(colon + 1));
+    address.port = std::stoi(listen.substr(colon + 1));
   } catch (const std::exception&) {
     return Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" has no port");
+  }
+  return address;
+}
+
+void ServeHealthz(const HealthOptions& health, httplib::Response& res) {
+  if (health.heartbeat == nullptr) {
+    res.set_content("ok (no worker heartbeat attached)\n", "text/plain");
+    return;
+  }
+  const int64_t age = health.heartbeat->AgeMs();
+  if (age <= health.stale_after.count()) {
+    res.set_content("ok: worker loop beat " + std::to_string(age) + "ms ago\n", "text/plain");
+  } else {
+    res.status = 503;
+    res.set_content("stale: worker loop last beat " + std::to_string(age) + "ms ago (limit " +
+                        std::to_string(health.stale_after.count()) + "ms)\n",
+                    "text/plain");
+  }
+}
+
+void ServeReadyz(const Metrics& metrics, httplib::Response& res) {
+  if (metrics.ready()) {
+    res.set_content("ready\n", "text/plain");
+    return;
+  }
+  res.status = 503;
+  std::string why = "not ready:";
+  if (!metrics.db_up()) why += " database unreachable";
+  if (metrics.im_breaker_open()) why += " IM breaker open";
+  res.set_content(why + "\n", "text/plain");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
+                                                            const Metrics& metrics,
+                                                            HealthOptions health) {
+  auto address = ParseListen(listen);
+  if (!address) {
+    return Fail(address.error());
   }
   auto state = std::make_unique<State>();
   // httplib's default adds SO_REUSEPORT, which would let a second relay on the same port take
@@ -235,40 +298,23 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
     res.set_content(metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
   });
   state->server.Get("/healthz", [health](const httplib::Request&, httplib::Response& res) {
-    if (health.heartbeat == nullptr) {
-      res.set_content("ok (no worker heartbeat attached)\n", "text/plain");
-      return;
-    }
-    const int64_t age = health.heartbeat->AgeMs();
-    if (age <= health.stale_after.count()) {
-      res.set_content("ok: worker loop beat " + std::to_string(age) + "ms ago\n", "text/plain");
-    } else {
-      res.status = 503;
-      res.set_content("stale: worker loop last beat " + std::to_string(age) + "ms ago (limit " +
-                          std::to_string(health.stale_after.count()) + "ms)\n",
-                      "text/plain");
-    }
+    ServeHealthz(health, res);
   });
   state->server.Get("/readyz", [&metrics](const httplib::Request&, httplib::Response& res) {
-    if (metrics.ready()) {
-      res.set_content("ready\n", "text/plain");
-      return;
-    }
-    res.status = 503;
-    std::string why = "not ready:";
-    if (!metrics.db_up()) why += " database unreachable";
-    if (metrics.im_breaker_open()) why += " IM breaker open";
-    res.set_content(why + "\n", "text/plain");
+    ServeReadyz(metrics, res);
   });
-  const int bound = port == 0 ? state->server.bind_to_any_port(host.c_str())
-                              : (state->server.bind_to_port(host.c_str(), port) ? port : -1);
+  const char* host = address->host.c_str();
+  const int bound = address->port == 0
+                        ? state->server.bind_to_any_port(host)
+                        : (state->server.bind_to_port(host, address->port) ? address->port : -1);
   if (bound < 0) {
     return Fail(ErrorCode::kUnavailable, "metrics: cannot listen on " + listen);
   }
   State* raw = state.get();
   raw->thread = std::thread([raw] { raw->server.listen_after_bind(); });
   // httplib's stop() is a no-op until the server runs: a server stopped before its thread reached
-  // the accept loop would then listen forever and the destructor's join would hang. Wait for it.
+  // the accept loop would then listen forever and the destructor's join would hang. Wait for it
+  // (real time: httplib offers nothing to wait on).
   for (int i = 0; i < 5000 && !raw->server.is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

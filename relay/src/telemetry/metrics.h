@@ -4,15 +4,17 @@
 //   room_outbox_oldest_pending_age_ms     gauge    age of the oldest pending row (from Stats)
 //   room_outbox_publish_success_total     counter  rows delivered (published or skipped)
 //   room_outbox_publish_failure_total     counter  failed attempts (incl. rate-limited,
-//   undecodable) room_outbox_publish_latency_ms        histogram latency of each publish attempt
+//                                                  undecodable)
+//   room_outbox_publish_latency_ms        histogram latency of each publish attempt
 //   room_outbox_rooms_held_back           gauge    rooms whose later rows wait behind a failed row
 //   room_outbox_rounds_total / room_outbox_round_errors_total  counters of claim rounds
-// Operations (issue 9):
-//   room_outbox_publish_failures_by_reason_total{reason}  counter  failed attempts by reason:
-//        timeout|http|im_error|rate_limited|permanent|undecodable. A name of its own: the seed's
-//        unlabelled room_outbox_publish_failure_total stays, and one family holding both an
-//        unlabelled and labelled samples would double every sum() over it (client libraries
-//        refuse such a family; promtool lets it pass).
+// Operations:
+//   room_outbox_publish_failures_by_reason_total{reason}  counter  failed attempts by reason
+//        (FailureReason: what each label counts): timeout|http|im_error|rate_limited|permanent|
+//        undecodable. A name of its own: the original specification's unlabelled
+//        room_outbox_publish_failure_total stays, and one family holding both an unlabelled and
+//        labelled samples would double every sum() over it (client libraries refuse such a
+//        family; promtool lets it pass).
 //   room_outbox_db_up                  gauge  1 when the last database call of the loop worked
 //   room_outbox_im_breaker_open        gauge  1 while the IM circuit breaker is open
 //   room_outbox_parked_rows            gauge  parked rows (NaN until first known)
@@ -23,7 +25,7 @@
 //   room_outbox_worker_heartbeat_age_seconds  gauge  since the worker loop last beat (when a
 //        Heartbeat is attached)
 //   room_outbox_build_info{version,revision}  gauge  always 1
-// A relay that wakes (issue 10):
+// A relay that wakes:
 //   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
 //        read at once is one wake-up of the worker but counts every datagram)
 //
@@ -36,8 +38,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 
+#include "core/clock.h"
 #include "core/result.h"
 
 namespace room_outbox {
@@ -48,14 +52,30 @@ namespace room_outbox::relay {
 
 class Heartbeat;
 
-// Why an attempt failed, for room_outbox_publish_failures_by_reason_total.
+// Why an attempt failed, for room_outbox_publish_failures_by_reason_total. Each value is named
+// after the outcomes it counts; its label (FailureReasonName) is public and spelled as it always
+// was.
 enum class FailureReason {
-  kTimeout,      // no answer within publish_timeout (the outcome is unknown)
-  kHttp,         // no HTTP answer (connect, reset) or a non-200 HTTP status
-  kImError,      // HTTP 200 with an IM ErrorCode that is neither a rate limit nor permanent
-  kRateLimited,  // a frequency limit (IM codes or MsgDropReason)
-  kPermanent,    // the publisher's permanent class (e.g. 10010 group dissolved)
-  kUndecodable,  // the stored envelope cannot be decoded
+  // label "timeout": PublishStatus::kUnknown, an attempt whose outcome is unknown. IM may have
+  // the message: no answer came within publish_timeout after the request went out, the
+  // connection dropped after it went out, or the answer was too large to read.
+  kUnknownOutcome,
+  // label "http": PublishStatus::kRetryable without an IM ErrorCode: no HTTP answer (connect or
+  // resolve failure, a timeout before the request went out), HTTP 5xx or 408, a 200 that is
+  // not IM's JSON, or the publisher could not send (busy, UserSig).
+  kHttp,
+  // label "im_error": PublishStatus::kRetryable with an IM ErrorCode (HTTP 200), e.g. 10002.
+  kImError,
+  // label "rate_limited": PublishStatus::kRateLimited, a frequency limit (IM codes, HTTP 429,
+  // MsgDropReason) or no request budget within the timeout.
+  kRateLimited,
+  // label "permanent": PublishStatus::kPermanent, a refusal not known to be transient, whatever
+  // its scope: a row that can never be delivered (FailureScope::kPermanentRow, the only kind
+  // park_permanent_after parks), an app-wide refusal (kApp), an ErrorCode missing from the
+  // table or a libcurl error that is not retryable (kRow, retried).
+  kPermanent,
+  // label "undecodable": the stored envelope cannot be decoded (no request was made).
+  kUndecodable,
 };
 inline constexpr size_t kFailureReasonCount = 6;
 const char* FailureReasonName(FailureReason reason);
@@ -75,15 +95,23 @@ class Metrics {
   void SetRoomsHeldBack(int64_t rooms) { rooms_held_back_.store(rooms, std::memory_order_relaxed); }
   void AddRound(bool failed);
 
-  // --- operations (issue 9) ---
-  // One failed attempt (in addition to AddPublishFailure, which keeps the seed's total).
+  // On a SystemClock of its own.
+  Metrics() : clock_(system_clock_) {}
+  // On `clock` (its SteadyMs ages the pending gauges), which must outlive the metrics and be
+  // thread-safe: /metrics reads it from the server's thread.
+  explicit Metrics(Clock& clock) : clock_(clock) {}
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // --- operations ---
+  // One failed attempt (in addition to AddPublishFailure, which keeps the original specification's total).
   void AddPublishFailureByReason(FailureReason reason, uint64_t n = 1);
   void SetDbUp(bool up) { db_up_.store(up ? 1 : 0, std::memory_order_relaxed); }
   void SetImBreakerOpen(bool open) { breaker_open_.store(open ? 1 : 0, std::memory_order_relaxed); }
   void SetParkedRows(int64_t rows) { parked_rows_.store(rows, std::memory_order_relaxed); }
   void SetInFlight(int64_t rows) { in_flight_.store(rows, std::memory_order_relaxed); }
   void AddInFlight(int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
-  // --- a relay that wakes (issue 10) ---
+  // --- a relay that wakes ---
   void AddWakeups(uint64_t datagrams) { wakeups_.fetch_add(datagrams, std::memory_order_relaxed); }
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
   // The heartbeat whose age /metrics shows (optional; must outlive the Metrics).
@@ -116,6 +144,13 @@ class Metrics {
   std::string RenderPrometheus() const;
 
  private:
+  // The families of RenderPrometheus, in its order.
+  void RenderSpecified(std::ostream& out, int64_t stats_age_ms) const;
+  void RenderOperations(std::ostream& out, int64_t stats_age_ms) const;
+  void RenderLatency(std::ostream& out) const;
+
+  SystemClock system_clock_;  // the clock unless one was given
+  Clock& clock_;
   std::atomic<uint64_t> success_{0};
   std::atomic<uint64_t> failure_{0};
   std::atomic<int64_t> pending_{0};

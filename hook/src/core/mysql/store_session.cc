@@ -16,7 +16,8 @@ Result<void> StoreSession::Connect() {
 }
 
 Result<MariaDbConnection*> StoreSession::Live() {
-  if (conn_ && std::chrono::steady_clock::now() - last_used_ >= kPingAfterIdle) {
+  const int64_t idle_ms = clock_.SteadyMs() - last_used_ms_;
+  if (conn_ && idle_ms >= std::chrono::milliseconds(kPingAfterIdle).count()) {
     // Nothing is in flight between calls, so replacing a connection the server (or a
     // firewall) closed while idle loses nothing.
     if (!conn_->Ping()) {
@@ -33,7 +34,7 @@ Result<MariaDbConnection*> StoreSession::Live() {
     }
     conn_ = std::move(*conn);
   }
-  last_used_ = std::chrono::steady_clock::now();
+  last_used_ms_ = clock_.SteadyMs();
   return conn_.get();
 }
 

@@ -8,10 +8,10 @@
 // server shutting down, read-only server) drops the connection together with its prepared
 // statements; the next call connects anew. kAborted (deadlock, lock wait timeout) keeps the
 // connection: the transaction was rolled back and can run again at once. A connection idle for
-// kPingAfterIdle is pinged before use, so a server-side idle timeout costs a reconnect, not a
-// failed call. Right after each connect the session prepares the statements its owner names
-// (kHookStatements, kRelayStatements below): a statement the server cannot parse fails the
-// connect, not the first call that needs it.
+// kPingAfterIdle (on the session's monotonic clock) is pinged before use, so a server-side idle
+// timeout costs a reconnect, not a failed call. Right after each connect the session prepares
+// the statements its owner names (kHookStatements, kRelayStatements below): a statement the
+// server cannot parse fails the connect, not the first call that needs it.
 //
 // Thread-safety: none; one session per thread.
 #pragma once
@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/mysql/connection.h"
 #include "core/result.h"
 #include "room_outbox/options.h"
@@ -52,9 +53,14 @@ class StoreSession {
   // A connection unused for this long is pinged before the next call.
   static constexpr std::chrono::seconds kPingAfterIdle{30};
 
-  // `prepare_at_connect` must outlive the session (the lists above do).
+  // `prepare_at_connect` must outlive the session (the lists above do). On a SystemClock of its
+  // own.
   StoreSession(MysqlOptions options, std::span<const sql::Stmt> prepare_at_connect)
-      : options_(std::move(options)), prepare_at_connect_(prepare_at_connect) {}
+      : options_(std::move(options)), prepare_at_connect_(prepare_at_connect),
+        clock_(system_clock_) {}
+  // On `clock` (its SteadyMs times the idle ping), which must outlive the session.
+  StoreSession(MysqlOptions options, std::span<const sql::Stmt> prepare_at_connect, Clock& clock)
+      : options_(std::move(options)), prepare_at_connect_(prepare_at_connect), clock_(clock) {}
   StoreSession(const StoreSession&) = delete;
   StoreSession& operator=(const StoreSession&) = delete;
 
@@ -64,6 +70,8 @@ class StoreSession {
   bool connected() const { return conn_ != nullptr; }
   // The server's id of the current connection; 0 when not connected.
   uint64_t connection_id() const { return conn_ ? conn_->ConnectionId() : 0; }
+  // The session's clock, for the stores built on it.
+  Clock& clock() { return clock_; }
 
   // Runs `body` on a live connection; drops the connection after a kUnavailable failure or when
   // the body asked for it (DropAfterCall).
@@ -102,9 +110,11 @@ class StoreSession {
 
   MysqlOptions options_;
   std::span<const sql::Stmt> prepare_at_connect_;
+  SystemClock system_clock_;  // the clock unless one was given
+  Clock& clock_;
   std::unique_ptr<MariaDbConnection> conn_;
   bool drop_after_call_ = false;
-  std::chrono::steady_clock::time_point last_used_{};
+  int64_t last_used_ms_ = 0;  // clock_.SteadyMs() at the end of the last call
 };
 
 template <class Body>
@@ -119,7 +129,7 @@ auto StoreSession::WithConnection(Body&& body)
   if ((!result && result.error().code == ErrorCode::kUnavailable) || drop_after_call_) {
     conn_.reset();
   } else {
-    last_used_ = std::chrono::steady_clock::now();
+    last_used_ms_ = clock_.SteadyMs();
   }
   drop_after_call_ = false;
   return result;

@@ -6,13 +6,13 @@ namespace room_outbox {
 ImBreaker::ImBreaker(std::chrono::milliseconds cooldown)
     : cooldown_(cooldown > std::chrono::milliseconds::zero() ? cooldown : kDefaultBreakerCooldown) {}
 
-ImBreaker::Admission ImBreaker::Admit(TimePoint now) {
+ImBreaker::Admission ImBreaker::Admit(int64_t steady_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   switch (state_) {
     case State::kClosed:
       return Admission::kAllow;
     case State::kOpen:
-      if (now < reopens_at_) {
+      if (steady_ms < reopens_at_ms_) {
         return Admission::kReject;
       }
       state_ = State::kHalfOpen;
@@ -29,26 +29,26 @@ ImBreaker::Admission ImBreaker::Admit(TimePoint now) {
 }
 
 BreakerTransition ImBreaker::Record(Verdict verdict, bool probe,
-                                    std::chrono::milliseconds min_cooldown, TimePoint now) {
+                                    std::chrono::milliseconds min_cooldown, int64_t steady_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  const TimePoint until = now + std::max(cooldown_, min_cooldown);
+  const int64_t until = steady_ms + std::max(cooldown_, min_cooldown).count();
   if (verdict == Verdict::kAppFailure) {
     switch (state_) {
       case State::kClosed:
         state_ = State::kOpen;
-        reopens_at_ = until;
+        reopens_at_ms_ = until;
         probe_out_ = false;
         return BreakerTransition::kOpened;
       case State::kOpen:
         // A request that was in flight when the breaker opened: keep the later end.
-        reopens_at_ = std::max(reopens_at_, until);
+        reopens_at_ms_ = std::max(reopens_at_ms_, until);
         return BreakerTransition::kNone;
       case State::kHalfOpen:
         if (!probe) {
           return BreakerTransition::kNone;  // a straggler; the probe decides
         }
         state_ = State::kOpen;
-        reopens_at_ = until;
+        reopens_at_ms_ = until;
         probe_out_ = false;
         return BreakerTransition::kReopened;
     }
@@ -74,15 +74,15 @@ ImBreaker::State ImBreaker::state() const {
 
 bool ImBreaker::is_open() const { return state() != State::kClosed; }
 
-bool ImBreaker::RejectsAt(TimePoint now) const {
+bool ImBreaker::RejectsAt(int64_t steady_ms) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return (state_ == State::kOpen && now < reopens_at_) ||
+  return (state_ == State::kOpen && steady_ms < reopens_at_ms_) ||
          (state_ == State::kHalfOpen && probe_out_);
 }
 
-ImBreaker::TimePoint ImBreaker::reopens_at() const {
+int64_t ImBreaker::reopens_at_ms() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return reopens_at_;
+  return reopens_at_ms_;
 }
 
 const char* ImBreakerStateName(ImBreaker::State state) {

@@ -15,12 +15,13 @@
 // push the end of the cooldown out when they ask for a later one; healthy answers of requests
 // that are not the probe do not close it.
 //
-// Pure logic over a monotonic time value the caller passes: it never reads a clock and never
-// sleeps. It logs nothing: Record() returns the transition so the caller logs the opening and the
-// closing once. Thread-safe (an internal mutex).
+// Pure logic over a monotonic time the caller passes (Clock::SteadyMs, in milliseconds): it
+// never reads a clock and never sleeps. It logs nothing: Record() returns the transition so the
+// caller logs the opening and the closing once. Thread-safe (an internal mutex).
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 
 #include "core/publisher.h"
@@ -29,8 +30,6 @@ namespace room_outbox {
 
 class ImBreaker {
  public:
-  using TimePoint = std::chrono::steady_clock::time_point;
-
   enum class State { kClosed, kOpen, kHalfOpen };
 
   // What Admit allows the caller to do with one request.
@@ -51,33 +50,33 @@ class ImBreaker {
   // `cooldown` <= 0 means 60 s.
   explicit ImBreaker(std::chrono::milliseconds cooldown);
 
-  // Decides whether one request may be sent at `now`. The first Admit after the cooldown moves
-  // the breaker to half-open and returns kProbe; further calls return kReject until that probe
-  // is recorded.
-  Admission Admit(TimePoint now);
+  // Decides whether one request may be sent at `steady_ms`. The first Admit after the cooldown
+  // moves the breaker to half-open and returns kProbe; further calls return kReject until that
+  // probe is recorded.
+  Admission Admit(int64_t steady_ms);
 
   // Records the verdict of one answered (or failed) request. `probe` is true for the request
   // Admit returned kProbe for. `min_cooldown` is the failure's own minimum (zero when it has
   // none). Returns kOpened when closed -> open, kReopened when a probe failed, kClosed when a
   // probe succeeded, else kNone.
   BreakerTransition Record(Verdict verdict, bool probe, std::chrono::milliseconds min_cooldown,
-                           TimePoint now);
+                           int64_t steady_ms);
 
   State state() const;
   // Open or half-open: anything but closed (the gauge's 1).
   bool is_open() const;
-  // True when Admit at `now` would reject without changing anything: open with the cooldown
+  // True when Admit at `steady_ms` would reject without changing anything: open with the cooldown
   // still running, or half-open with the probe out. Lets a caller skip work up front.
-  bool RejectsAt(TimePoint now) const;
-  // When an open breaker lets its probe through; meaningful only while open.
-  TimePoint reopens_at() const;
+  bool RejectsAt(int64_t steady_ms) const;
+  // When (steady ms) an open breaker lets its probe through; meaningful only while open.
+  int64_t reopens_at_ms() const;
   std::chrono::milliseconds cooldown() const { return cooldown_; }
 
  private:
   const std::chrono::milliseconds cooldown_;
   mutable std::mutex mu_;
   State state_ = State::kClosed;
-  TimePoint reopens_at_{};
+  int64_t reopens_at_ms_ = 0;
   bool probe_out_ = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/input_limits.h"
@@ -130,6 +131,66 @@ ImVerdict VerdictForHttpStatus(int http_status) {
   return ImVerdict{kPerm, kApp, {}, "not an IM API answer"};
 }
 
+namespace {
+
+// The fields of a 200 answer that decide.
+struct ImAnswer {
+  std::string action;  // ActionStatus
+  int code = 0;        // ErrorCode
+  bool has_code = false;
+  std::string info;         // ErrorInfo, shortened
+  std::string drop_reason;  // MsgDropReason (non-empty when present)
+};
+
+// Reads the answer's fields; nullopt with `why` when the body is not IM's JSON.
+std::optional<ImAnswer> ReadImAnswer(std::string_view body, std::string& why) {
+  if (auto s = CheckJsonLimits("invalid IM response", body, kMaxImResponseBytes); !s.ok()) {
+    why = s.error().message;
+    return std::nullopt;
+  }
+  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    why = "invalid IM response (not JSON)";
+    return std::nullopt;
+  }
+  ImAnswer answer;
+  if (auto it = doc.find("ActionStatus"); it != doc.end() && it->is_string()) {
+    answer.action = it->get<std::string>();
+  }
+  if (auto it = doc.find("ErrorCode"); it != doc.end() && it->is_number_integer()) {
+    // get<int> would truncate: 4294967296 read as 0 (success), 4294977298 as 10002.
+    if (!FitsInt(*it)) {
+      why = "invalid IM response (ErrorCode out of range)";
+      return std::nullopt;
+    }
+    answer.code = it->get<int>();
+    answer.has_code = true;
+  }
+  if (auto it = doc.find("ErrorInfo"); it != doc.end() && it->is_string()) {
+    answer.info = ShortText(it->get<std::string>());
+  }
+  if (auto it = doc.find("MsgDropReason"); it != doc.end() && it->is_string()) {
+    answer.drop_reason = it->get<std::string>();
+  }
+  return answer;
+}
+
+// A 200 answer carrying a non-zero ErrorCode: the table decides.
+void ApplyErrorCode(const ImAnswer& answer, PublishOutcome& out) {
+  const ImVerdict verdict = VerdictForImError(answer.code);
+  out.status = verdict.status;
+  out.scope = verdict.scope;
+  out.min_cooldown = verdict.min_cooldown;
+  out.error = "im error " + std::to_string(answer.code);
+  if (!answer.info.empty()) {
+    out.error += ": " + answer.info;
+  } else if (verdict.reason[0] != '\0') {
+    out.error += std::string(": ") + verdict.reason;
+  }
+}
+
+}  // namespace
+
 PublishOutcome ClassifyImResponse(int http_status, std::string_view body) {
   PublishOutcome out;
   out.http_status = http_status;
@@ -140,64 +201,33 @@ PublishOutcome ClassifyImResponse(int http_status, std::string_view body) {
     out.error = "http " + std::to_string(http_status) + " from IM";
     return out;
   }
-  if (auto s = CheckJsonLimits("invalid IM response", body, kMaxImResponseBytes); !s.ok()) {
-    return {PublishStatus::kRetryable, s.error().message, http_status};
-  }
-  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
+  std::string why;
+  const std::optional<ImAnswer> answer = ReadImAnswer(body, why);
+  if (!answer) {
     out.status = PublishStatus::kRetryable;
-    out.error = "invalid IM response (not JSON)";
+    out.error = std::move(why);
     return out;
   }
-  std::string action;
-  if (auto it = doc.find("ActionStatus"); it != doc.end() && it->is_string()) {
-    action = it->get<std::string>();
-  }
-  int code = 0;
-  bool has_code = false;
-  if (auto it = doc.find("ErrorCode"); it != doc.end() && it->is_number_integer()) {
-    // get<int> would truncate: 4294967296 read as 0 (success), 4294977298 as 10002.
-    if (!FitsInt(*it)) {
-      return {PublishStatus::kRetryable, "invalid IM response (ErrorCode out of range)",
-              http_status};
-    }
-    code = it->get<int>();
-    has_code = true;
-  }
-  std::string info;
-  if (auto it = doc.find("ErrorInfo"); it != doc.end() && it->is_string()) {
-    info = ShortText(it->get<std::string>());
-  }
-  out.im_error_code = code;
-
-  if (code != 0) {
-    ImVerdict verdict = VerdictForImError(code);
-    out.status = verdict.status;
-    out.scope = verdict.scope;
-    out.min_cooldown = verdict.min_cooldown;
-    out.error = "im error " + std::to_string(code);
-    if (!info.empty()) {
-      out.error += ": " + info;
-    } else if (verdict.reason[0] != '\0') {
-      out.error += std::string(": ") + verdict.reason;
-    }
+  out.im_error_code = answer->code;
+  if (answer->code != 0) {
+    ApplyErrorCode(*answer, out);
     return out;
   }
-  if (action != "OK") {
+  if (answer->action != "OK") {
     // FAIL (or nothing) without an error code: a malformed answer, not a verdict on the event.
     out.status = PublishStatus::kRetryable;
-    out.error = has_code ? "invalid IM response (ActionStatus " + ShortText(action) + ")"
-                         : "invalid IM response (no ErrorCode)";
+    out.error = answer->has_code
+                    ? "invalid IM response (ActionStatus " + ShortText(answer->action) + ")"
+                    : "invalid IM response (no ErrorCode)";
     return out;
   }
-  if (auto it = doc.find("MsgDropReason"); it != doc.end() && it->is_string() &&
-                                           !it->get_ref<const std::string&>().empty()) {
+  if (!answer->drop_reason.empty()) {
     // IM answers success but did not deliver (per-group frequency control, the only reason IM
     // documents): this room's group is over its cap; other rooms are not affected.
     out.status = PublishStatus::kRateLimited;
     out.scope = FailureScope::kRoom;
     out.definite_drop = true;
-    out.error = "dropped by IM: " + ShortText(it->get<std::string>());
+    out.error = "dropped by IM: " + ShortText(answer->drop_reason);
     return out;
   }
   out.status = PublishStatus::kPublished;

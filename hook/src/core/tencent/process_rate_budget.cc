@@ -9,6 +9,7 @@ namespace {
 using Key = std::tuple<std::string, uint64_t, double>;
 
 struct Registry {
+  SystemClock clock;  // every budget's time
   std::mutex mu;
   std::map<Key, std::weak_ptr<SharedRateBudget>> budgets;
 };
@@ -61,8 +62,7 @@ std::shared_ptr<SharedRateBudget> ProcessRateBudget(const std::string& endpoint,
   if (auto existing = registry.budgets[key].lock()) {
     return existing;
   }
-  auto budget = std::make_shared<SharedRateBudget>(
-      requests_per_second, [] { return std::chrono::steady_clock::now(); });
+  auto budget = std::make_shared<SharedRateBudget>(requests_per_second, registry.clock);
   registry.budgets[key] = budget;
   return budget;
 }

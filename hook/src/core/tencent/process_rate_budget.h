@@ -1,4 +1,4 @@
-// The process-wide request budget to Tencent IM (issue 8 item 5).
+// The process-wide request budget to Tencent IM.
 //
 // Tencent limits REST calls per app (200/s by default, TENCENT_IM.md §5), not per connection or
 // per object, so every publisher of a process that talks to the same app shares one budget: all
@@ -20,8 +20,8 @@ namespace room_outbox {
 // A RateBudget behind a mutex, for publishers on different threads.
 class SharedRateBudget {
  public:
-  SharedRateBudget(double max_per_second, RateBudget::Now now)
-      : budget_(max_per_second, std::move(now)) {}
+  // `clock` must outlive the budget.
+  SharedRateBudget(double max_per_second, Clock& clock) : budget_(max_per_second, clock) {}
   SharedRateBudget(const SharedRateBudget&) = delete;
   SharedRateBudget& operator=(const SharedRateBudget&) = delete;
 
@@ -41,8 +41,9 @@ class SharedRateBudget {
 // requests_per_second (> 0): while one such publisher holds the returned pointer, every other
 // call with the same three values returns the same object; once all are gone, the next call
 // starts a fresh, full budget. Publishers that differ in any of the three get separate budgets
-// (a different rate is a different configuration, e.g. a test's). Thread-safe. Time is
-// std::chrono::steady_clock.
+// (a different rate is a different configuration, e.g. a test's). Thread-safe. Time is a
+// SystemClock's monotonic time: the budget is shared by publishers whatever clock each of them
+// was given, so none of theirs may decide it.
 std::shared_ptr<SharedRateBudget> ProcessRateBudget(const std::string& endpoint,
                                                     uint64_t sdk_app_id,
                                                     double requests_per_second);

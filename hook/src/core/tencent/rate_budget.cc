@@ -7,7 +7,7 @@ namespace room_outbox {
 namespace {
 
 constexpr double kMinRate = 1.0;
-constexpr auto kAdjustInterval = std::chrono::seconds(1);
+constexpr int64_t kAdjustIntervalMs = 1000;
 constexpr double kRecoveryFactor = 1.10;
 // Refill adds up fractions of tokens in floating point; without slack, 0.4 + 0.6 tokens could
 // come out a hair under one and delay a request by a microsecond.
@@ -15,29 +15,29 @@ constexpr double kTokenSlack = 1e-9;
 
 }  // namespace
 
-RateBudget::RateBudget(double max_per_second, Now now)
+RateBudget::RateBudget(double max_per_second, Clock& clock)
     : max_rate_(std::max(max_per_second, kMinRate)),
       rate_(max_rate_),
-      now_(std::move(now)),
-      last_refill_(now_()),
-      last_change_(last_refill_),
-      last_cut_(last_refill_) {
+      clock_(clock),
+      last_refill_ms_(clock_.SteadyMs()),
+      last_change_ms_(last_refill_ms_),
+      last_cut_ms_(last_refill_ms_) {
   tokens_ = Capacity();
 }
 
 double RateBudget::Capacity() const { return std::max(1.0, rate_ / 10.0); }
 
-void RateBudget::Refill(TimePoint now) {
-  if (now <= last_refill_) {
+void RateBudget::Refill(int64_t now_ms) {
+  if (now_ms <= last_refill_ms_) {
     return;
   }
-  double elapsed_s = std::chrono::duration<double>(now - last_refill_).count();
+  const double elapsed_s = static_cast<double>(now_ms - last_refill_ms_) / 1000.0;
   tokens_ = std::min(Capacity(), tokens_ + elapsed_s * rate_);
-  last_refill_ = now;
+  last_refill_ms_ = now_ms;
 }
 
 std::chrono::microseconds RateBudget::TryAcquire() {
-  Refill(now_());
+  Refill(clock_.SteadyMs());
   if (tokens_ >= 1.0 - kTokenSlack) {
     tokens_ = std::max(0.0, tokens_ - 1.0);
     return std::chrono::microseconds(0);
@@ -47,30 +47,30 @@ std::chrono::microseconds RateBudget::TryAcquire() {
 }
 
 void RateBudget::OnRateLimited() {
-  TimePoint now = now_();
-  if (cut_once_ && now - last_cut_ < kAdjustInterval) {
+  const int64_t now_ms = clock_.SteadyMs();
+  if (cut_once_ && now_ms - last_cut_ms_ < kAdjustIntervalMs) {
     return;
   }
-  Refill(now);
+  Refill(now_ms);
   rate_ = std::max(kMinRate, rate_ / 2.0);
   // Drop the saved-up burst too: the server just told us we are too fast.
   tokens_ = std::min(tokens_, Capacity());
   cut_once_ = true;
-  last_cut_ = now;
-  last_change_ = now;
+  last_cut_ms_ = now_ms;
+  last_change_ms_ = now_ms;
 }
 
 void RateBudget::OnCleanAnswer() {
   if (rate_ >= max_rate_) {
     return;
   }
-  TimePoint now = now_();
-  if (now - last_change_ < kAdjustInterval) {
+  const int64_t now_ms = clock_.SteadyMs();
+  if (now_ms - last_change_ms_ < kAdjustIntervalMs) {
     return;
   }
-  Refill(now);
+  Refill(now_ms);
   rate_ = std::min(max_rate_, rate_ * kRecoveryFactor);
-  last_change_ = now;
+  last_change_ms_ = now_ms;
 }
 
 }  // namespace room_outbox

@@ -2,23 +2,24 @@
 // that starts at the configured requests per second, is halved (floor 1/s) when IM answers with
 // a frequency limit, and climbs back by 10% per second of clean answers.
 //
-// Pure bookkeeping: it never sleeps and reads time only through the injected clock, so tests
-// drive it deterministically. Not thread-safe: the owning publisher serialises calls.
+// Pure bookkeeping: it never sleeps and reads time only through the injected Clock's monotonic
+// milliseconds, so tests drive it deterministically. Not thread-safe: the owning publisher
+// serialises calls.
 #pragma once
 
 #include <chrono>
-#include <functional>
+#include <cstdint>
+
+#include "core/clock.h"
 
 namespace room_outbox {
 
 class RateBudget {
  public:
-  using TimePoint = std::chrono::steady_clock::time_point;
-  using Now = std::function<TimePoint()>;
-
-  // `max_per_second` > 0. The bucket holds 100ms worth of requests (at least one) and starts
-  // full, so a short burst goes out at once and longer runs keep to the rate.
-  RateBudget(double max_per_second, Now now);
+  // `max_per_second` > 0; `clock` must outlive the budget. The bucket holds 100ms worth of
+  // requests (at least one) and starts full, so a short burst goes out at once and longer runs
+  // keep to the rate.
+  RateBudget(double max_per_second, Clock& clock);
 
   // Takes a token when one is there and returns zero; otherwise takes nothing and returns how
   // long until the next token (at least 1µs).
@@ -36,16 +37,16 @@ class RateBudget {
   double max_rate() const { return max_rate_; }
 
  private:
-  void Refill(TimePoint now);
+  void Refill(int64_t now_ms);
   double Capacity() const;
 
   double max_rate_;
   double rate_;
   double tokens_;
-  Now now_;
-  TimePoint last_refill_;
-  TimePoint last_change_;  // last cut or raise
-  TimePoint last_cut_;
+  Clock& clock_;
+  int64_t last_refill_ms_;
+  int64_t last_change_ms_;  // last cut or raise
+  int64_t last_cut_ms_;
   bool cut_once_ = false;
 };
 

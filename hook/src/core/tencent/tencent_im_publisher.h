@@ -1,13 +1,16 @@
 // TencentImPublisher: the Publisher that sends each envelope to Tencent IM's send_group_msg
 // over libcurl (HTTPS, keep-alive, connection reuse).
 //
-// Publish() and PublishMany() share one libcurl multi handle and a pool of easy handles, so
-// connections stay open across calls. Every request goes through the process-wide request
-// budget (ProcessRateBudget) when requests_per_second > 0; only global rate limits (60007,
-// 60011, 60018, 60019, 10006, HTTP 429) slow it down. IM error 70001 (UserSig expired) renews
-// the sig and retries the same body once at once, while the caller's timeout allows. Timeouts
-// and connections dropped after the request went out give kUnknown: IM may have the message,
-// and a retry is safe because the body (and its Random, RandomForRow) is byte-identical.
+// Publish() and PublishMany() share one pool of libcurl transfers (transfer_pool.h), so
+// connections stay open across calls. A call runs three steps per message: admission (the
+// breaker, the request budget, the message's deadline: publish_admission.h), the transfer, and
+// the completion (rate feedback, the breaker's verdict, the 70001 resend: publish_completion.h).
+// Every request goes through the process-wide request budget (ProcessRateBudget) when
+// requests_per_second > 0; only global rate limits (60007, 60011, 60018, 60019, 10006, HTTP 429)
+// slow it down. IM error 70001 (UserSig expired) renews the sig and retries the same body once at
+// once, while the caller's timeout allows. Timeouts and connections dropped after the request went
+// out give kUnknown: IM may have the message, and a retry is safe because the body (and its Random,
+// RandomForRow) is byte-identical.
 //
 // Each body carries MsgPriority: the message's own override, else priority_by_type[event_type],
 // else msg_priority.
@@ -22,13 +25,13 @@
 // publisher per thread. Process setup: the host calls curl_global_init() before creating one.
 #pragma once
 
-#include <chrono>
-#include <cstdint>
-#include <functional>
+#include <cstddef>
 #include <memory>
 
+#include "core/clock.h"
 #include "core/publisher.h"
 #include "core/result.h"
+#include "core/tencent/im_endpoint.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox {
@@ -47,32 +50,10 @@ inline constexpr size_t kImPublisherPoolSize = 64;
 [[nodiscard]] Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(
     const TencentImOptions& options);
 
-// The clocks a publisher reads; tests inject their own.
-struct TencentImClocks {
-  // Unix seconds, for the UserSig.
-  std::function<int64_t()> unix_seconds = [] {
-    return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count());
-  };
-  // Monotonic time, for the circuit breaker's cooldown.
-  std::function<std::chrono::steady_clock::time_point()> monotonic = [] {
-    return std::chrono::steady_clock::now();
-  };
-};
-
-// As above with the UserSig clock injected (Unix seconds), for tests that need to see a sig
-// being renewed.
+// As above on `clock`, which must outlive the publisher: its wall time (NowMs) signs the UserSig,
+// its monotonic time (SteadyMs) bounds each request and times the latency and the breaker's
+// cooldown. MakeTencentImPublisher(options) uses a SystemClock of its own.
 [[nodiscard]] Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(
-    const TencentImOptions& options, std::function<int64_t()> now_seconds);
-
-// As above with both clocks injected (e.g. to step over a 60 s breaker cooldown).
-[[nodiscard]] Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(
-    const TencentImOptions& options, TencentImClocks clocks);
-
-// The "tencent_im.endpoint" check alone, for config loaders that want to fail early: https, or
-// http only for a loopback host; a host; no query, fragment or credentials. Returns the endpoint
-// without trailing slashes, or kInvalidArgument with the reason (not prefixed by the key).
-[[nodiscard]] Result<std::string> NormalizeImEndpoint(const std::string& endpoint);
+    const TencentImOptions& options, Clock& clock);
 
 }  // namespace room_outbox

@@ -1,0 +1,19 @@
+// A COMMIT whose answer was lost (CommitOutcome::kCommitLost) is resolved by looking its
+// command_id up in the command log, with a locking read that waits for a transaction of the
+// command still in flight on the server: found -> committed, not found -> failed (rolled back),
+// lookup impossible (after one retry of a retryable failure) -> unknown.
+#pragma once
+
+#include <string>
+
+#include "hook_store.h"
+#include "room_outbox/hook.h"
+
+namespace room_outbox::internal {
+
+// True when the command committed: `write.row_ids` then hold its rows as read back. Otherwise
+// fills `result` (kFailed or kUnknown, with the error) and logs it.
+bool ResolveLostCommit(HookStore& store, const std::string& command_id, CommitWrite& write,
+                       CommitResult& result, const LogCallback& log);
+
+}  // namespace room_outbox::internal

@@ -1,0 +1,70 @@
+// The inline sync publish (HookOptions::sync_publish = kInline): Commit publishes a committed
+// command's pending rows itself before it returns.
+//
+// The rows go out in order, one at a time, each bounded by sync_publish_timeout and all of them
+// by the command's deadline (lease_start_ms + sync_publish_timeout on the clock that took
+// lease_start_ms, so the last publish ends before the rows' lease does). The first row that
+// fails or finds the deadline passed stops it: the later rows of the command must not overtake
+// it, so they are left for the relay with it. Rows behind an earlier pending row of the room are
+// left untried. Every publish is reported to the sync breaker; a publish cut short by the
+// deadline (not the command's first) proves nothing when it times out.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/publisher.h"
+#include "room_outbox/hook.h"
+#include "sync_breaker.h"
+
+namespace room_outbox::internal {
+
+inline constexpr const char* kEarlierPending =
+    "sync publish skipped: an earlier event of the room is still pending";
+
+// One pending row of the sync publish.
+struct SyncItem {
+  size_t index = 0;  // into the command's events
+  int64_t row_id = 0;
+};
+
+// What the sync publish did with the command's pending rows.
+struct SyncRows {
+  std::vector<int64_t> delivered;  // IM took them: to be marked published
+  std::vector<int64_t> left;       // to be released to the relay
+  bool probe_recorded = false;     // the sync breaker's probe got its verdict
+};
+
+class InlineSyncPublish {
+ public:
+  // Every argument must outlive this object.
+  InlineSyncPublish(Publisher& publisher, SyncBreaker& breaker, Clock& clock,
+                    std::chrono::milliseconds sync_publish_timeout, const LogCallback& log)
+      : publisher_(publisher),
+        breaker_(breaker),
+        clock_(clock),
+        sync_publish_timeout_(sync_publish_timeout),
+        log_(log) {}
+
+  // Publishes `items` (their envelopes in `envelopes`) until `deadline_ms` (the clock's
+  // SteadyMs) and writes each row's state and error into `deliveries` (indexed like the
+  // envelopes). `earlier_pending`: the room had an earlier pending row, nothing is sent. `probe`:
+  // this is the sync breaker's probe.
+  SyncRows Publish(const std::vector<Envelope>& envelopes, const std::vector<SyncItem>& items,
+                   int64_t deadline_ms, bool earlier_pending, bool probe,
+                   std::vector<EventDelivery>& deliveries);
+
+ private:
+  void Log(LogLevel level, const std::string& line) const;
+
+  Publisher& publisher_;
+  SyncBreaker& breaker_;
+  Clock& clock_;
+  const std::chrono::milliseconds sync_publish_timeout_;
+  const LogCallback& log_;
+};
+
+}  // namespace room_outbox::internal
