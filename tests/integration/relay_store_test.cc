@@ -600,7 +600,7 @@ TEST(MariaDbRelayStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
 ClaimOptions Paced(size_t max_rows_per_room, int64_t pace_ms) {
   ClaimOptions options = Batch();
   options.max_rows_per_room = max_rows_per_room;
-  options.room_pace_ms = pace_ms;
+  options.room_min_interval_ms = pace_ms;
   return options;
 }
 

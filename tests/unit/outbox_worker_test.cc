@@ -643,7 +643,7 @@ TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNo
   EXPECT_CALL(
       store_,
       ClaimDue(AllOf(Field(&ClaimOptions::max_rows_per_room, 20u),
-                     Field(&ClaimOptions::room_pace_ms, 50),
+                     Field(&ClaimOptions::room_min_interval_ms, 50),
                      Field(&ClaimOptions::unpaced_event_types, ElementsAre("RoomHeatChanged")))))
       .WillOnce(Return(MakeClaim({})));
   auto worker = MakeWorker();

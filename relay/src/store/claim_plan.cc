@@ -54,7 +54,7 @@ struct Run {
 
 // How long a room must rest before it may be sent to again (0: it may now).
 int64_t RestMs(const PlanOptions& options, const Room& room) {
-  if (options.room_pace_ms <= 0) return 0;
+  if (options.room_min_interval_ms <= 0) return 0;
   auto resting = options.resting_ms.find(*room.room_id);
   return resting == options.resting_ms.end() ? 0 : resting->second;
 }
@@ -63,7 +63,7 @@ int64_t RestMs(const PlanOptions& options, const Room& room) {
 Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   std::unordered_set<int64_t> held;
   for (const PlanRow* row : room.locked) held.insert(row->id);
-  const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
+  const size_t cap = options.room_min_interval_ms > 0 ? options.max_rows_per_room : 0;
   Run run;
   size_t paced_rows = 0;
   for (const PlanRow& row : *room.pending) {
@@ -127,7 +127,7 @@ std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_lef
 // the batch (see claim_plan.h); else every pass the batch has room for.
 std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<size_t>& wants,
                                size_t& batch_left) {
-  if (options.room_pace_ms > 0) {
+  if (options.room_min_interval_ms > 0) {
     std::vector<size_t> firsts;
     for (size_t want : wants) firsts.push_back(std::min<size_t>(want, 1));
     size_t left = batch_left;
@@ -149,11 +149,12 @@ size_t PacedAmong(const PlanOptions& options, const Room& room, size_t rows) {
 }
 
 // The locked rows of a cut (or batch-full) room after its run get the slots after the run, one
-// room_pace_ms apart; rows of unpaced types share the previous slot. A row only ever moves later.
+// room_min_interval_ms apart; rows of unpaced types share the previous slot. A row only ever
+// moves later.
 // A resting room's first slot is at the end of its rest.
 void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_paced, bool cut,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
-  const int64_t pace = options.room_pace_ms > 0 ? options.room_pace_ms : 0;
+  const int64_t pace = options.room_min_interval_ms > 0 ? options.room_min_interval_ms : 0;
   const int64_t rest_ms = RestMs(options, room);
   int64_t slot = rest_ms > 0 ? options.server_now_ms + rest_ms - pace
                              : options.server_now_ms +
@@ -212,7 +213,7 @@ RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run
 // room from that row, so the run can start there in this claim.
 void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
             const std::vector<size_t>& blocked, size_t& batch_left, ClaimPlan& plan) {
-  const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
+  const size_t cap = options.room_min_interval_ms > 0 ? options.max_rows_per_room : 0;
   std::vector<size_t> wants;
   for (size_t i : blocked) {
     const RoomPlan& r = rooms[i];

@@ -35,8 +35,9 @@
 // the end of their wait on.
 //
 // Cut rooms (pacing): a run holds at most max_rows_per_room rows of types that are sent; the
-// room's other locked rows get pace slots one room_pace_ms apart after the run (rows of unpaced
-// types share the previous slot), so later claims pass over them and take other rooms' rows.
+// room's other locked rows get pace slots one room_min_interval_ms apart after the run (rows of
+// unpaced types share the previous slot), so later claims pass over them and take other rooms'
+// rows.
 // The run also ends when the batch (limit) is full; the room's other locked rows keep their
 // times (they are due: the next claim goes on with them).
 #pragma once
@@ -67,8 +68,8 @@ struct PlanOptions {
   int64_t server_now_ms = 0;
   size_t limit = 100;  // rows per claim
   bool per_room_order = true;
-  size_t max_rows_per_room = 0;  // 0: no cut (then room_pace_ms is ignored)
-  int64_t room_pace_ms = 0;
+  size_t max_rows_per_room = 0;  // 0: no cut (then room_min_interval_ms is ignored)
+  int64_t room_min_interval_ms = 0;
   std::set<std::string, std::less<>> unpaced_event_types;
   // With a pace: rooms that may not be sent to for this many ms more. None of their rows is
   // leased; their locked rows get pace slots from server_now_ms + the wait on.

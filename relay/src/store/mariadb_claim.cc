@@ -180,7 +180,7 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   plan.limit = options.limit;
   plan.per_room_order = options.per_room_order;
   plan.max_rows_per_room = options.max_rows_per_room;
-  plan.room_pace_ms = options.room_pace_ms;
+  plan.room_min_interval_ms = options.room_min_interval_ms;
   plan.unpaced_event_types.insert(options.unpaced_event_types.begin(),
                                   options.unpaced_event_types.end());
   for (const RestingRoom& room : options.resting_rooms) {

@@ -6,9 +6,9 @@
 //
 // One clock: every absolute time of the relay side (due times, leases, pace slots, retry times,
 // ages) is the database server's. The relay passes durations only (lease_ms, retry_after_ms,
-// room_pace_ms); the store adds them to the server's now inside the call, and hands back what it
-// decided relative to that now (Claim::server_now_ms, PacedRoom::paced_for_ms). A relay host's
-// wall clock can be wrong by minutes without moving any row.
+// room_min_interval_ms); the store adds them to the server's now inside the call, and hands back
+// what it decided relative to that now (Claim::server_now_ms, PacedRoom::paced_for_ms). A relay
+// host's wall clock can be wrong by minutes without moving any row.
 //
 // Claiming: ClaimDue picks due pending rows (status='pending' AND next_attempt_at_ms <= server
 // now) in one short transaction (read -> plan -> write, see claim_plan.h), stamps them with a
@@ -57,20 +57,20 @@ struct ClaimOptions {
   // Per-room order: a row is claimed only together with every earlier pending row of its room
   // (so a room's head row is never overtaken, even by another relay).
   bool per_room_order = true;
-  // Per-room order only, with room_pace_ms > 0. A room's run is cut after this many rows (0: no
-  // cut), and the room's other rows this claim read (and holds locked) are scheduled one per
-  // room_pace_ms after the run (next_attempt_at_ms), so that later claims pass over them and
-  // take other rooms' rows until each can be sent. This keeps one busy room's pace from holding
-  // every other room's rows behind it.
+  // Per-room order only, with room_min_interval_ms > 0. A room's run is cut after this many rows
+  // (0: no cut), and the room's other rows this claim read (and holds locked) are scheduled one
+  // per room_min_interval_ms after the run (next_attempt_at_ms), so that later claims pass over
+  // them and take other rooms' rows until each can be sent. This keeps one busy room's pace from
+  // holding every other room's rows behind it.
   size_t max_rows_per_room = 0;
-  int64_t room_pace_ms = 0;
+  int64_t room_min_interval_ms = 0;
   // Types delivered without a send (skip_event_types): they neither count toward
   // max_rows_per_room nor take a pace slot.
   std::vector<std::string> unpaced_event_types;
-  // Per-room order with room_pace_ms > 0: rooms the relay sent to less than room_pace_ms ago.
-  // Their rows are not leased; the rows of such a room the claim holds locked get pace slots
-  // from server now + wait_ms on (one room_pace_ms apart), so later claims take them when the
-  // room may be sent to again, instead of a round waiting for the pace.
+  // Per-room order with room_min_interval_ms > 0: rooms the relay sent to less than
+  // room_min_interval_ms ago. Their rows are not leased; the rows of such a room the claim holds
+  // locked get pace slots from server now + wait_ms on (one room_min_interval_ms apart), so later
+  // claims take them when the room may be sent to again, instead of a round waiting for the pace.
   std::vector<RestingRoom> resting_rooms;
 };
 

@@ -14,7 +14,7 @@ void RoomPace::CutRuns(ClaimOptions& options, std::chrono::milliseconds poll_int
   }
   options.max_rows_per_room =
       static_cast<size_t>(std::max<int64_t>(1, poll_interval.count() / min_interval_.count()));
-  options.room_pace_ms = min_interval_.count();
+  options.room_min_interval_ms = min_interval_.count();
 }
 
 void RoomPace::AddResting(ClaimOptions& options, int64_t now) const {
