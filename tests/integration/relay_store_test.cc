@@ -597,14 +597,14 @@ TEST(MariaDbRelayStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
             150);
 }
 
-ClaimOptions Paced(size_t max_rows_per_room, int64_t pace_ms) {
+ClaimOptions Paced(size_t run_cut_rows, int64_t pace_ms) {
   ClaimOptions options = Batch();
-  options.max_rows_per_room = max_rows_per_room;
+  options.run_cut_rows = run_cut_rows;
   options.room_min_interval_ms = pace_ms;
   return options;
 }
 
-// A busy room's run is cut at max_rows_per_room; its other due rows get times one pace apart
+// A busy room's run is cut at run_cut_rows; its other due rows get times one pace apart
 // after the run, so the next claims take other rooms' rows, then the busy room's rows one by
 // one as they come due, in order.
 TEST(MariaDbRelayStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
@@ -675,7 +675,7 @@ TEST(MariaDbRelayStoreTest, PacedClaimNeverMovesARowEarlier) {
 
   auto whole = store->relay.ClaimDue(Paced(2, 0));
   ASSERT_TRUE(whole);
-  EXPECT_EQ(Ids(*whole), rows) << "max_rows_per_room needs a pace";
+  EXPECT_EQ(Ids(*whole), rows) << "run_cut_rows needs a pace";
   ASSERT_TRUE(store->relay.Release(whole->token, Ids(*whole)));
 
   auto cut = store->relay.ClaimDue(Paced(2, 50));

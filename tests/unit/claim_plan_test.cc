@@ -134,7 +134,7 @@ TEST(ClaimPlanTest, AFailedRowWaitingForItsRetryIsNeverTakenEarly) {
 
 TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndUnpacedTypesShareThePreviousSlot) {
   PlanOptions options = Options();
-  options.max_rows_per_room = 2;
+  options.run_cut_rows = 2;
   options.room_min_interval_ms = 50;
   options.unpaced_event_types = {"RoomHeatChanged"};
   std::vector<PlanRow> rows = {Row(1, "a"),
@@ -160,7 +160,7 @@ TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndUnpacedTypesShareThePreviousSlot) {
 
 TEST(ClaimPlanTest, WithoutAPaceNothingIsCut) {
   PlanOptions options = Options();
-  options.max_rows_per_room = 2;  // ignored: room_min_interval_ms is 0
+  options.run_cut_rows = 2;  // ignored: room_min_interval_ms is 0
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
@@ -215,7 +215,7 @@ TEST(ClaimPlanTest, TheSpreadKeepsEachRoomsPrefixInIdOrder) {
 
 TEST(ClaimPlanTest, WithAPaceTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
   PlanOptions options = Options(3);
-  options.max_rows_per_room = 20;
+  options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"), Row(5, "c")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
@@ -255,7 +255,7 @@ TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
   std::vector<PlanRow> rows;
   for (int64_t id = 1; id <= 100; ++id) rows.push_back(Row(id, "room-" + std::to_string(id)));
   PlanOptions options = Options(100);
-  options.max_rows_per_room = 20;
+  options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   EXPECT_EQ(plan.lease.size(), 100u);
@@ -266,7 +266,7 @@ TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
   // Three rooms fill at least half a batch of 4 with their first rows: the second rows get the
   // next pace slot instead of waiting for the pace inside the relay's round.
   PlanOptions options = Options(4);
-  options.max_rows_per_room = 20;
+  options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b"), Row(5, "c")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
@@ -282,7 +282,7 @@ TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
 
 TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
   PlanOptions options = Options(2);  // room b alone fills half the batch
-  options.max_rows_per_room = 20;
+  options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
   options.resting_ms = {{"a", 30}};
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};

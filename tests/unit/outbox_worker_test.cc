@@ -642,20 +642,20 @@ TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNo
   // that are never sent do not count.
   EXPECT_CALL(
       store_,
-      ClaimDue(AllOf(Field(&ClaimOptions::max_rows_per_room, 20u),
+      ClaimDue(AllOf(Field(&ClaimOptions::run_cut_rows, 20u),
                      Field(&ClaimOptions::room_min_interval_ms, 50),
                      Field(&ClaimOptions::unpaced_event_types, ElementsAre("RoomHeatChanged")))))
       .WillOnce(Return(MakeClaim({})));
   auto worker = MakeWorker();
   worker.RunRound();
   // --once ends when nothing is due, so it must not schedule rows for later: whole runs.
-  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::max_rows_per_room, 0u)))
+  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::run_cut_rows, 0u)))
       .WillOnce(Return(MakeClaim({})));
   worker.Drain();
 
   // Without a pace nothing is cut.
   options_.room_min_interval = milliseconds(0);
-  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::max_rows_per_room, 0u)))
+  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::run_cut_rows, 0u)))
       .WillOnce(Return(MakeClaim({})));
   auto unpaced = MakeWorker();
   unpaced.RunRound();

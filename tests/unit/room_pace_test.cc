@@ -58,18 +58,18 @@ TEST(RoomPaceTest, DisabledPaceMakesEveryRoomReadyAndCutsNothing) {
   EXPECT_EQ(pace.WaitMs("a", 1000), 0);
   ClaimOptions options;
   pace.CutRuns(options, milliseconds(1000));
-  EXPECT_EQ(options.max_rows_per_room, 0u);
+  EXPECT_EQ(options.run_cut_rows, 0u);
   EXPECT_EQ(options.room_min_interval_ms, 0);
 }
 
 TEST(RoomPaceTest, AClaimCutsARoomAtOnePollIntervalOfSends) {
   ClaimOptions options;
   RoomPace(milliseconds(50)).CutRuns(options, milliseconds(1000));
-  EXPECT_EQ(options.max_rows_per_room, 20u);
+  EXPECT_EQ(options.run_cut_rows, 20u);
   EXPECT_EQ(options.room_min_interval_ms, 50);
   ClaimOptions slow;
   RoomPace(milliseconds(400)).CutRuns(slow, milliseconds(200));
-  EXPECT_EQ(slow.max_rows_per_room, 1u) << "at least one row";
+  EXPECT_EQ(slow.run_cut_rows, 1u) << "at least one row";
 }
 
 TEST(RoomPaceTest, ForgetDropsRoomsWhoseGapHasPassed) {

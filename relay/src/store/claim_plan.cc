@@ -48,7 +48,7 @@ bool IsPaced(const PlanOptions& options, const std::string& event_type) {
 // How far a room's run from its head may go in this claim, before the batch is shared out.
 struct Run {
   size_t avail = 0;  // rows of the pending prefix the run may lease (held, within the cut)
-  bool cut = false;  // max_rows_per_room reached with more held rows after it
+  bool cut = false;  // run_cut_rows reached with more held rows after it
   const PlanRow* blocker = nullptr;  // the first pending row not held, when read
 };
 
@@ -63,7 +63,7 @@ int64_t RestMs(const PlanOptions& options, const Room& room) {
 Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   std::unordered_set<int64_t> held;
   for (const PlanRow* row : room.locked) held.insert(row->id);
-  const size_t cap = options.room_min_interval_ms > 0 ? options.max_rows_per_room : 0;
+  const size_t cut_rows = options.room_min_interval_ms > 0 ? options.run_cut_rows : 0;
   Run run;
   size_t paced_rows = 0;
   for (const PlanRow& row : *room.pending) {
@@ -72,7 +72,7 @@ Run WalkHeldRun(const PlanOptions& options, const Room& room) {
       break;
     }
     const bool paced = IsPaced(options, row.event_type);
-    if (cap > 0 && paced && paced_rows == cap) {
+    if (cut_rows > 0 && paced && paced_rows == cut_rows) {
       run.cut = true;
       break;
     }
@@ -213,14 +213,14 @@ RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run
 // room from that row, so the run can start there in this claim.
 void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
             const std::vector<size_t>& blocked, size_t& batch_left, ClaimPlan& plan) {
-  const size_t cap = options.room_min_interval_ms > 0 ? options.max_rows_per_room : 0;
+  const size_t cut_rows = options.room_min_interval_ms > 0 ? options.run_cut_rows : 0;
   std::vector<size_t> wants;
   for (size_t i : blocked) {
     const RoomPlan& r = rooms[i];
     const bool due = r.run.blocker->next_attempt_at_ms <= options.server_now_ms;
     // That row and as many as the window holds of the room behind it: what the batch can use.
-    const size_t room_cap = cap > 0 ? cap - r.run_paced : r.rest.size() + 1;
-    wants.push_back(due ? std::min(r.rest.size() + 1, room_cap) : 0);
+    const size_t room_limit = cut_rows > 0 ? cut_rows - r.run_paced : r.rest.size() + 1;
+    wants.push_back(due ? std::min(r.rest.size() + 1, room_limit) : 0);
   }
   const std::vector<size_t> shares = ShareOut(wants, batch_left);
   for (size_t k = 0; k < blocked.size(); ++k) {

@@ -34,7 +34,7 @@
 // nothing, when the other rooms fill at least half the batch; their locked rows get slots from
 // the end of their wait on.
 //
-// Cut rooms (pacing): a run holds at most max_rows_per_room rows of types that are sent; the
+// Cut rooms (pacing): a run holds at most run_cut_rows rows of types that are sent; the
 // room's other locked rows get pace slots one room_min_interval_ms apart after the run (rows of
 // unpaced types share the previous slot), so later claims pass over them and take other rooms'
 // rows.
@@ -68,7 +68,7 @@ struct PlanOptions {
   int64_t server_now_ms = 0;
   size_t limit = 100;  // rows per claim
   bool per_room_order = true;
-  size_t max_rows_per_room = 0;  // 0: no cut (then room_min_interval_ms is ignored)
+  size_t run_cut_rows = 0;  // 0: no cut (then room_min_interval_ms is ignored)
   int64_t room_min_interval_ms = 0;
   std::set<std::string, std::less<>> unpaced_event_types;
   // With a pace: rooms that may not be sent to for this many ms more. None of their rows is

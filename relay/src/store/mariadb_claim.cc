@@ -179,7 +179,7 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   plan.server_now_ms = server_now_ms;
   plan.limit = options.limit;
   plan.per_room_order = options.per_room_order;
-  plan.max_rows_per_room = options.max_rows_per_room;
+  plan.run_cut_rows = options.run_cut_rows;
   plan.room_min_interval_ms = options.room_min_interval_ms;
   plan.unpaced_event_types.insert(options.unpaced_event_types.begin(),
                                   options.unpaced_event_types.end());

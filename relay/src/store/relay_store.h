@@ -62,10 +62,10 @@ struct ClaimOptions {
   // per room_min_interval_ms after the run (next_attempt_at_ms), so that later claims pass over
   // them and take other rooms' rows until each can be sent. This keeps one busy room's pace from
   // holding every other room's rows behind it.
-  size_t max_rows_per_room = 0;
+  size_t run_cut_rows = 0;
   int64_t room_min_interval_ms = 0;
   // Types delivered without a send (skip_event_types): they neither count toward
-  // max_rows_per_room nor take a pace slot.
+  // run_cut_rows nor take a pace slot.
   std::vector<std::string> unpaced_event_types;
   // Per-room order with room_min_interval_ms > 0: rooms the relay sent to less than
   // room_min_interval_ms ago. Their rows are not leased; the rows of such a room the claim holds
@@ -74,7 +74,7 @@ struct ClaimOptions {
   std::vector<RestingRoom> resting_rooms;
 };
 
-// A room whose run was cut at max_rows_per_room.
+// A room whose run was cut at run_cut_rows.
 struct PacedRoom {
   std::string room_id;
   uint64_t rows_scheduled = 0;  // locked rows of the room given a later next_attempt_at_ms
@@ -91,7 +91,7 @@ struct Claim {
   // The scan stopped at the limit: more rows may be due even when per-room order left some of
   // the selection out and `rows` is shorter than the limit.
   bool more_due = false;
-  std::vector<PacedRoom> paced_rooms;  // rooms cut at max_rows_per_room (more_due is then set)
+  std::vector<PacedRoom> paced_rooms;  // rooms cut at run_cut_rows (more_due is then set)
 };
 
 // The result of one failed attempt.

@@ -98,7 +98,7 @@ ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
     // are scheduled after them, and the next claim takes other rooms' rows meanwhile. (--once
     // keeps whole runs: it ends when nothing is due, so nothing may be scheduled for later.)
     pace_.CutRuns(o, options_.poll_interval);
-    if (o.max_rows_per_room > 0) {
+    if (o.run_cut_rows > 0) {
       o.unpaced_event_types = options_.unpaced_event_types;
     }
     // Rooms sent to less than a pace ago: their rows wait in the database, not in a round.

@@ -12,7 +12,7 @@ void RoomPace::CutRuns(ClaimOptions& options, std::chrono::milliseconds poll_int
   if (!enabled()) {
     return;
   }
-  options.max_rows_per_room =
+  options.run_cut_rows =
       static_cast<size_t>(std::max<int64_t>(1, poll_interval.count() / min_interval_.count()));
   options.room_min_interval_ms = min_interval_.count();
 }
