@@ -695,12 +695,12 @@ TEST(MariaDbRelayStoreTest, PacedClaimCountsOnlyRowsThatAreSent) {
   auto store = MakeTestStores(db.Options());
   std::vector<int64_t> rows;
   for (int i = 0; i < 7; ++i) rows.push_back(AddEvent(*store, "r" + std::to_string(i), "room"));
-  // sent, unpaced, sent, unpaced, sent, sent, unpaced
+  // sent, skipped, sent, skipped, sent, sent, skipped
   db.Exec("UPDATE room_outbox SET event_type = 'RoomHeatChanged' WHERE id IN (" +
           std::to_string(rows[1]) + ", " + std::to_string(rows[3]) + ", " +
           std::to_string(rows[6]) + ")");
   ClaimOptions options = Paced(2, 50);
-  options.unpaced_event_types = {"RoomHeatChanged"};
+  options.skip_event_types = {"RoomHeatChanged"};
   auto claim = store->relay.ClaimDue(options);
   ASSERT_TRUE(claim) << claim.error().message;
   EXPECT_EQ(Ids(*claim), (std::vector<int64_t>{rows[0], rows[1], rows[2], rows[3]}));

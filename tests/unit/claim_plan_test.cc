@@ -1,4 +1,4 @@
-// PlanClaim over plain vectors: runs from room heads, cuts and pace slots, rows of unpaced
+// PlanClaim over plain vectors: runs from room heads, cuts and pace slots, rows of skipped
 // types, push-backs behind waiting rows, extensions, and the batch limit. No database.
 #include "store/claim_plan.h"
 
@@ -132,11 +132,11 @@ TEST(ClaimPlanTest, AFailedRowWaitingForItsRetryIsNeverTakenEarly) {
   EXPECT_THAT(plan.extensions, IsEmpty());
 }
 
-TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndUnpacedTypesShareThePreviousSlot) {
+TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndSkippedTypesShareThePreviousSlot) {
   PlanOptions options = Options();
   options.run_cut_rows = 2;
   options.room_min_interval_ms = 50;
-  options.unpaced_event_types = {"RoomHeatChanged"};
+  options.skip_event_types = {"RoomHeatChanged"};
   std::vector<PlanRow> rows = {Row(1, "a"),
                                Row(2, "a"),
                                Row(3, "a", kNow - 1, "RoomHeatChanged"),

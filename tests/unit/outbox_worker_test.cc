@@ -637,14 +637,14 @@ TEST_F(OutboxWorkerTest, RoomPaceSleepsBetweenSendsToOneRoom) {
 
 TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNot) {
   options_.room_min_interval = milliseconds(50);
-  options_.unpaced_event_types = {"RoomHeatChanged"};
+  options_.skip_event_types = {"RoomHeatChanged"};
   // A round may send a room poll_interval / room_min_interval rows: 1000 / 50; rows of types
   // that are never sent do not count.
   EXPECT_CALL(
       store_,
       ClaimDue(AllOf(Field(&ClaimOptions::run_cut_rows, 20u),
                      Field(&ClaimOptions::room_min_interval_ms, 50),
-                     Field(&ClaimOptions::unpaced_event_types, ElementsAre("RoomHeatChanged")))))
+                     Field(&ClaimOptions::skip_event_types, ElementsAre("RoomHeatChanged")))))
       .WillOnce(Return(MakeClaim({})));
   auto worker = MakeWorker();
   worker.RunRound();
@@ -952,7 +952,7 @@ TEST_F(OutboxWorkerTest, ToWorkerOptionsTakesTheConfigsValues) {
   EXPECT_FALSE(o.per_room_order());
   EXPECT_EQ(o.lease, WorkerConfig{}.lease);
   EXPECT_EQ(o.node_id, "node-x");
-  EXPECT_THAT(o.unpaced_event_types, ElementsAre("RoomCreated"));
+  EXPECT_THAT(o.skip_event_types, ElementsAre("RoomCreated"));
 }
 
 // --- failure scopes (issue 8) ---

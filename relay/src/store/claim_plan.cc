@@ -41,8 +41,8 @@ bool InFlight(const PlanOptions& options, const PlanRow& row) {
   return row.leased && row.next_attempt_at_ms > options.server_now_ms;
 }
 
-bool IsPaced(const PlanOptions& options, const std::string& event_type) {
-  return options.unpaced_event_types.find(event_type) == options.unpaced_event_types.end();
+bool IsSent(const PlanOptions& options, const std::string& event_type) {
+  return options.skip_event_types.find(event_type) == options.skip_event_types.end();
 }
 
 // How far a room's run from its head may go in this claim, before the batch is shared out.
@@ -65,19 +65,19 @@ Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   for (const PlanRow* row : room.locked) held.insert(row->id);
   const size_t cut_rows = options.room_min_interval_ms > 0 ? options.run_cut_rows : 0;
   Run run;
-  size_t paced_rows = 0;
+  size_t sent_rows = 0;
   for (const PlanRow& row : *room.pending) {
     if (held.count(row.id) == 0) {
       run.blocker = &row;
       break;
     }
-    const bool paced = IsPaced(options, row.event_type);
-    if (cut_rows > 0 && paced && paced_rows == cut_rows) {
+    const bool sent = IsSent(options, row.event_type);
+    if (cut_rows > 0 && sent && sent_rows == cut_rows) {
       run.cut = true;
       break;
     }
     ++run.avail;
-    if (paced) ++paced_rows;
+    if (sent) ++sent_rows;
   }
   return run;
 }
@@ -140,28 +140,28 @@ std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<siz
   return ShareOut(wants, batch_left);
 }
 
-size_t PacedAmong(const PlanOptions& options, const Room& room, size_t rows) {
-  size_t paced = 0;
+size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
+  size_t sent = 0;
   for (size_t k = 0; k < rows; ++k) {
-    if (IsPaced(options, (*room.pending)[k].event_type)) ++paced;
+    if (IsSent(options, (*room.pending)[k].event_type)) ++sent;
   }
-  return paced;
+  return sent;
 }
 
 // The locked rows of a cut (or batch-full) room after its run get the slots after the run, one
-// room_min_interval_ms apart; rows of unpaced types share the previous slot. A row only ever
+// room_min_interval_ms apart; rows of skip_event_types share the previous slot. A row only ever
 // moves later.
 // A resting room's first slot is at the end of its rest.
-void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_paced, bool cut,
+void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_sent, bool cut,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   const int64_t pace = options.room_min_interval_ms > 0 ? options.room_min_interval_ms : 0;
   const int64_t rest_ms = RestMs(options, room);
   int64_t slot = rest_ms > 0 ? options.server_now_ms + rest_ms - pace
                              : options.server_now_ms +
-                                   static_cast<int64_t>(std::max<size_t>(run_paced, 1) - 1) * pace;
+                                   static_cast<int64_t>(std::max<size_t>(run_sent, 1) - 1) * pace;
   PlannedPacedRoom paced{*room.room_id, 0, 0};
   for (const PlanRow* row : rest) {
-    if (IsPaced(options, row->event_type)) slot += pace;
+    if (IsSent(options, row->event_type)) slot += pace;
     if (slot > options.server_now_ms && slot > row->next_attempt_at_ms) {
       plan.schedule.push_back(PlannedSchedule{row->id, slot});
       ++paced.rows_scheduled;
@@ -190,13 +190,13 @@ struct RoomPlan {
   const Room* room = nullptr;
   Run run;
   size_t share = 0;
-  size_t run_paced = 0;              // rows of the share that are sent
+  size_t run_sent = 0;               // rows of the share that are sent
   std::vector<const PlanRow*> rest;  // locked rows not leased, ascending id
 };
 
 RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run, size_t share,
                     ClaimPlan& plan) {
-  RoomPlan out{&room, run, share, PacedAmong(options, room, share), {}};
+  RoomPlan out{&room, run, share, SentAmong(options, room, share), {}};
   std::unordered_set<int64_t> kept;
   for (size_t k = 0; k < share; ++k) {
     kept.insert((*room.pending)[k].id);
@@ -219,7 +219,7 @@ void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
     const RoomPlan& r = rooms[i];
     const bool due = r.run.blocker->next_attempt_at_ms <= options.server_now_ms;
     // That row and as many as the window holds of the room behind it: what the batch can use.
-    const size_t room_limit = cut_rows > 0 ? cut_rows - r.run_paced : r.rest.size() + 1;
+    const size_t room_limit = cut_rows > 0 ? cut_rows - r.run_sent : r.rest.size() + 1;
     wants.push_back(due ? std::min(r.rest.size() + 1, room_limit) : 0);
   }
   const std::vector<size_t> shares = ShareOut(wants, batch_left);
@@ -249,7 +249,7 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
     const bool full = r.share < r.run.avail;
     if (full || r.run.cut) {
       plan.more_due = true;
-      ScheduleAfterRun(options, rooms[i], r.run_paced, r.run.cut && !full, r.rest, plan);
+      ScheduleAfterRun(options, rooms[i], r.run_sent, r.run.cut && !full, r.rest, plan);
     } else if (r.run.blocker != nullptr && !InFlight(options, *r.run.blocker)) {
       PushBehind(*r.run.blocker, r.rest, plan);
       blocked.push_back(i);

@@ -36,7 +36,7 @@
 //
 // Cut rooms (pacing): a run holds at most run_cut_rows rows of types that are sent; the
 // room's other locked rows get pace slots one room_min_interval_ms apart after the run (rows of
-// unpaced types share the previous slot), so later claims pass over them and take other rooms'
+// skip_event_types share the previous slot), so later claims pass over them and take other rooms'
 // rows.
 // The run also ends when the batch (limit) is full; the room's other locked rows keep their
 // times (they are due: the next claim goes on with them).
@@ -70,7 +70,7 @@ struct PlanOptions {
   bool per_room_order = true;
   size_t run_cut_rows = 0;  // 0: no cut (then room_min_interval_ms is ignored)
   int64_t room_min_interval_ms = 0;
-  std::set<std::string, std::less<>> unpaced_event_types;
+  std::set<std::string, std::less<>> skip_event_types;
   // With a pace: rooms that may not be sent to for this many ms more. None of their rows is
   // leased; their locked rows get pace slots from server_now_ms + the wait on.
   std::map<std::string, int64_t, std::less<>> resting_ms;

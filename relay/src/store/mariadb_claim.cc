@@ -181,8 +181,7 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   plan.per_room_order = options.per_room_order;
   plan.run_cut_rows = options.run_cut_rows;
   plan.room_min_interval_ms = options.room_min_interval_ms;
-  plan.unpaced_event_types.insert(options.unpaced_event_types.begin(),
-                                  options.unpaced_event_types.end());
+  plan.skip_event_types.insert(options.skip_event_types.begin(), options.skip_event_types.end());
   for (const RestingRoom& room : options.resting_rooms) {
     if (room.wait_ms > 0) plan.resting_ms[room.room_id] = room.wait_ms;
   }

@@ -64,9 +64,9 @@ struct ClaimOptions {
   // holding every other room's rows behind it.
   size_t run_cut_rows = 0;
   int64_t room_min_interval_ms = 0;
-  // Types delivered without a send (skip_event_types): they neither count toward
+  // [tencent_im] skip_event_types, delivered without a send: they neither count toward
   // run_cut_rows nor take a pace slot.
-  std::vector<std::string> unpaced_event_types;
+  std::vector<std::string> skip_event_types;
   // Per-room order with room_min_interval_ms > 0: rooms the relay sent to less than
   // room_min_interval_ms ago. Their rows are not leased; the rows of such a room the claim holds
   // locked get pace slots from server now + wait_ms on (one room_min_interval_ms apart), so later

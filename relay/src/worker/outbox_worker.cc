@@ -99,7 +99,7 @@ ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
     // keeps whole runs: it ends when nothing is due, so nothing may be scheduled for later.)
     pace_.CutRuns(o, options_.poll_interval);
     if (o.run_cut_rows > 0) {
-      o.unpaced_event_types = options_.unpaced_event_types;
+      o.skip_event_types = options_.skip_event_types;
     }
     // Rooms sent to less than a pace ago: their rows wait in the database, not in a round.
     pace_.AddResting(o, clock_.SteadyMs());
