@@ -280,11 +280,11 @@ TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
   EXPECT_THAT(PlanClaim(options, Input(busy, busy)).lease, ElementsAre(1, 2, 3));
 }
 
-TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
+TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) {
   PlanOptions options = Options(2);  // room b alone fills half the batch
   options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
-  options.resting_ms = {{"a", 30}};
+  options.paced_rooms = {{"a", 30}};
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(3));
@@ -293,7 +293,7 @@ TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
   ASSERT_EQ(plan.paced_rooms.size(), 1u) << "the relay polls at the pace while they come due";
   EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 80);
 
-  // A resting room whose head is in flight elsewhere is left as it is (nothing moves).
+  // A paced room whose head is in flight elsewhere is left as it is (nothing moves).
   auto behind =
       Input({Row(2, "a")}, {Row(1, "a", kNow + 30'000, "RoomGiftSent", true), Row(2, "a")});
   ClaimPlan left = PlanClaim(options, behind);
@@ -301,15 +301,15 @@ TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
   EXPECT_THAT(left.schedule, IsEmpty());
 
   // Too few other rooms to fill half the batch: the round would have nothing else to send, so
-  // the resting room's run is leased (the round waits out the pace itself).
+  // the paced room's run is leased (the round waits out the pace itself).
   PlanOptions few = options;
   few.limit = 100;
   EXPECT_THAT(PlanClaim(few, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
 
-  // Without a pace nothing rests.
-  PlanOptions unpaced = Options();
-  unpaced.resting_ms = {{"a", 30}};
-  EXPECT_THAT(PlanClaim(unpaced, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
+  // Without room_min_interval no room is paced.
+  PlanOptions no_interval = Options();
+  no_interval.paced_rooms = {{"a", 30}};
+  EXPECT_THAT(PlanClaim(no_interval, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
 }
 
 }  // namespace

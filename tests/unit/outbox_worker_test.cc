@@ -689,14 +689,14 @@ TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
   EXPECT_NE(log_.str().find("room paced"), std::string::npos) << log_.str();
 }
 
-TEST_F(OutboxWorkerTest, AClaimThatOnlyScheduledRestingRoomsIsFollowedByThePace) {
+TEST_F(OutboxWorkerTest, AClaimThatOnlyScheduledPacedRoomsIsFollowedByThePace) {
   options_.room_min_interval = milliseconds(50);
   // Every room of the window was sent to less than a pace ago: the claim leased nothing and
   // scheduled their rows 30 ms on. The loop claims again after the pace, not poll_interval.
-  Claim resting = MakeClaim({});
-  resting.more_due = true;
-  resting.paced_rooms = {PacedRoom{"hot", 2, 30}};
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(resting)).WillOnce(Return(MakeClaim({})));
+  Claim paced = MakeClaim({});
+  paced.more_due = true;
+  paced.paced_rooms = {PacedRoom{"hot", 2, 30}};
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(paced)).WillOnce(Return(MakeClaim({})));
   RecordMarks();
   clock_.on_sleep = [this] {
     if (clock_.sleeps().size() == 2) stop_.RequestStop();

@@ -34,21 +34,21 @@ TEST(RoomPaceTest, AClaimLearnsTheRoomsSentToLessThanAGapAgoAndTheirWait) {
   pace.Sent("a", 1000);
   pace.Sent("b", 1030);
   ClaimOptions options;
-  pace.AddResting(options, 1040);
-  ASSERT_EQ(options.resting_rooms.size(), 2u);
+  pace.AddPaced(options, 1040);
+  ASSERT_EQ(options.paced_rooms.size(), 2u);
   std::map<std::string, int64_t> waits;
-  for (const RestingRoom& room : options.resting_rooms) waits[room.room_id] = room.wait_ms;
+  for (const PacedRoom& room : options.paced_rooms) waits[room.room_id] = room.paced_for_ms;
   EXPECT_EQ(waits["a"], 10);
   EXPECT_EQ(waits["b"], 40);
   ClaimOptions later;
-  pace.AddResting(later, 1050);
-  ASSERT_EQ(later.resting_rooms.size(), 1u) << "room a may be sent to again";
-  EXPECT_EQ(later.resting_rooms[0].room_id, "b");
+  pace.AddPaced(later, 1050);
+  ASSERT_EQ(later.paced_rooms.size(), 1u) << "room a may be sent to again";
+  EXPECT_EQ(later.paced_rooms[0].room_id, "b");
   RoomPace off(milliseconds(0));
   off.Sent("a", 1000);
   ClaimOptions none;
-  off.AddResting(none, 1000);
-  EXPECT_TRUE(none.resting_rooms.empty());
+  off.AddPaced(none, 1000);
+  EXPECT_TRUE(none.paced_rooms.empty());
 }
 
 TEST(RoomPaceTest, DisabledPaceMakesEveryRoomReadyAndCutsNothing) {

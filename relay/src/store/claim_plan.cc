@@ -52,11 +52,11 @@ struct Run {
   const PlanRow* blocker = nullptr;  // the first pending row not held, when read
 };
 
-// How long a room must rest before it may be sent to again (0: it may now).
-int64_t RestMs(const PlanOptions& options, const Room& room) {
+// How long room_min_interval holds the room back before it may be sent to again (0: it may now).
+int64_t PacedForMs(const PlanOptions& options, const Room& room) {
   if (options.room_min_interval_ms <= 0) return 0;
-  auto resting = options.resting_ms.find(*room.room_id);
-  return resting == options.resting_ms.end() ? 0 : resting->second;
+  auto paced = options.paced_rooms.find(*room.room_id);
+  return paced == options.paced_rooms.end() ? 0 : paced->second;
 }
 
 // The run from the room's head through the rows the claim holds, within the cut.
@@ -82,18 +82,19 @@ Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   return run;
 }
 
-// Resting rooms lease nothing, but only when the rooms that may be sent to now fill at least
+// Paced rooms lease nothing, but only when the rooms that may be sent to now fill at least
 // half the batch with their first rows: with few rooms due (a busy room alone) the round would
 // have nothing else to send, and it waits out the pace itself.
-void Rest(const PlanOptions& options, const std::vector<Room>& rooms, std::vector<Run>& runs) {
+void HoldPacedRooms(const PlanOptions& options, const std::vector<Room>& rooms,
+                    std::vector<Run>& runs) {
   size_t ready = 0;
   for (size_t i = 0; i < rooms.size(); ++i) {
-    if (runs[i].avail > 0 && RestMs(options, rooms[i]) == 0) ++ready;
+    if (runs[i].avail > 0 && PacedForMs(options, rooms[i]) == 0) ++ready;
   }
   if (2 * ready < options.limit) return;
   for (size_t i = 0; i < rooms.size(); ++i) {
-    if (runs[i].avail > 0 && RestMs(options, rooms[i]) > 0) {
-      // Nothing leased; its locked rows get slots after its rest. (A run that cannot start,
+    if (runs[i].avail > 0 && PacedForMs(options, rooms[i]) > 0) {
+      // Nothing leased; its locked rows get slots after its paced_for_ms. (A run that cannot start,
       // e.g. behind a row in flight, is left as it is.)
       runs[i] = Run{};
       runs[i].cut = true;
@@ -151,12 +152,12 @@ size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
 // The locked rows of a cut (or batch-full) room after its run get the slots after the run, one
 // room_min_interval_ms apart; rows of skip_event_types share the previous slot. A row only ever
 // moves later.
-// A resting room's first slot is at the end of its rest.
+// A paced room's first slot is at the end of its paced_for_ms.
 void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_sent, bool cut,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   const int64_t pace = options.room_min_interval_ms > 0 ? options.room_min_interval_ms : 0;
-  const int64_t rest_ms = RestMs(options, room);
-  int64_t slot = rest_ms > 0 ? options.server_now_ms + rest_ms - pace
+  const int64_t paced_for_ms = PacedForMs(options, room);
+  int64_t slot = paced_for_ms > 0 ? options.server_now_ms + paced_for_ms - pace
                              : options.server_now_ms +
                                    static_cast<int64_t>(std::max<size_t>(run_sent, 1) - 1) * pace;
   PlannedPacedRoom paced{*room.room_id, 0, 0};
@@ -237,7 +238,7 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
   std::vector<Run> runs;
   std::vector<size_t> wants;
   for (const Room& room : rooms) runs.push_back(WalkHeldRun(options, room));
-  Rest(options, rooms, runs);
+  HoldPacedRooms(options, rooms, runs);
   for (const Run& run : runs) wants.push_back(run.avail);
   size_t batch_left = options.limit;
   const std::vector<size_t> shares = ShareBatch(options, wants, batch_left);

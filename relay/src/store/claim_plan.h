@@ -30,9 +30,9 @@
 // extensions, shared out the same way. With a pace, when the first pass alone fills at least
 // half the batch (many rooms are due), the batch holds one row per room: a room's second row
 // would only wait for the pace in the relay's round, so it gets the room's next pace slot and
-// a later claim takes it. Rooms the relay sent to less than a pace ago (resting_ms) lease
-// nothing, when the other rooms fill at least half the batch; their locked rows get slots from
-// the end of their wait on.
+// a later claim takes it. The relay's paced rooms (sent to less than room_min_interval ago)
+// lease nothing, when the other rooms fill at least half the batch; their locked rows get slots
+// from the end of their paced_for_ms on.
 //
 // Cut rooms (pacing): a run holds at most run_cut_rows rows of types that are sent; the
 // room's other locked rows get pace slots one room_min_interval_ms apart after the run (rows of
@@ -71,9 +71,10 @@ struct PlanOptions {
   size_t run_cut_rows = 0;  // 0: no cut (then room_min_interval_ms is ignored)
   int64_t room_min_interval_ms = 0;
   std::set<std::string, std::less<>> skip_event_types;
-  // With a pace: rooms that may not be sent to for this many ms more. None of their rows is
-  // leased; their locked rows get pace slots from server_now_ms + the wait on.
-  std::map<std::string, int64_t, std::less<>> resting_ms;
+  // With a pace: the relay's paced rooms, each with its paced_for_ms (ClaimOptions::paced_rooms).
+  // None of their rows is leased; their locked rows get pace slots from server_now_ms +
+  // paced_for_ms on.
+  std::map<std::string, int64_t, std::less<>> paced_rooms;
 };
 
 struct PlanInput {

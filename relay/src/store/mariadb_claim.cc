@@ -182,8 +182,8 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   plan.run_cut_rows = options.run_cut_rows;
   plan.room_min_interval_ms = options.room_min_interval_ms;
   plan.skip_event_types.insert(options.skip_event_types.begin(), options.skip_event_types.end());
-  for (const RestingRoom& room : options.resting_rooms) {
-    if (room.wait_ms > 0) plan.resting_ms[room.room_id] = room.wait_ms;
+  for (const PacedRoom& room : options.paced_rooms) {
+    if (room.paced_for_ms > 0) plan.paced_rooms[room.room_id] = room.paced_for_ms;
   }
   return plan;
 }

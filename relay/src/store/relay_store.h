@@ -44,11 +44,18 @@ struct OutboxRow {
   uint32_t drop_count = 0;
 };
 
-// A room that may not be sent to for `wait_ms` more (a duration; the store adds it to the
-// server's now).
-struct RestingRoom {
+// A paced room: one that room_min_interval holds back, for `paced_for_ms` from the server's now
+// on (a duration, never an absolute time).
+//   In ClaimOptions: a room this relay sent to less than room_min_interval ago; it may not be
+//     sent to again before paced_for_ms has passed (rows_scheduled is not used).
+//   In a Claim: a room whose locked rows the claim gave pace slots after what it leased (a run
+//     cut at run_cut_rows, a room's second row, a paced room of the options); paced_for_ms runs
+//     from the claim's server_now_ms to the last of those slots (0 when none was scheduled), and
+//     the relay adds it to its own monotonic clock.
+struct PacedRoom {
   std::string room_id;
-  int64_t wait_ms = 0;
+  uint64_t rows_scheduled = 0;  // locked rows of the room given a later next_attempt_at_ms
+  int64_t paced_for_ms = 0;
 };
 
 struct ClaimOptions {
@@ -67,20 +74,11 @@ struct ClaimOptions {
   // [tencent_im] skip_event_types, delivered without a send: they neither count toward
   // run_cut_rows nor take a pace slot.
   std::vector<std::string> skip_event_types;
-  // Per-room order with room_min_interval_ms > 0: rooms the relay sent to less than
-  // room_min_interval_ms ago. Their rows are not leased; the rows of such a room the claim holds
-  // locked get pace slots from server now + wait_ms on (one room_min_interval_ms apart), so later
-  // claims take them when the room may be sent to again, instead of a round waiting for the pace.
-  std::vector<RestingRoom> resting_rooms;
-};
-
-// A room whose run was cut at run_cut_rows.
-struct PacedRoom {
-  std::string room_id;
-  uint64_t rows_scheduled = 0;  // locked rows of the room given a later next_attempt_at_ms
-  // From the claim's server_now_ms to the latest of those times (0 when none was scheduled):
-  // a duration, so the relay adds it to its own monotonic clock.
-  int64_t paced_for_ms = 0;
+  // Per-room order with room_min_interval_ms > 0: the paced rooms of this relay (see PacedRoom).
+  // Their rows are not leased; the rows of such a room the claim holds locked get pace slots
+  // from server now + paced_for_ms on (one room_min_interval_ms apart), so later claims take them
+  // when the room may be sent to again, instead of a round waiting for the pace.
+  std::vector<PacedRoom> paced_rooms;
 };
 
 struct Claim {
@@ -91,7 +89,7 @@ struct Claim {
   // The scan stopped at the limit: more rows may be due even when per-room order left some of
   // the selection out and `rows` is shorter than the limit.
   bool more_due = false;
-  std::vector<PacedRoom> paced_rooms;  // rooms cut at run_cut_rows (more_due is then set)
+  std::vector<PacedRoom> paced_rooms;  // rooms given pace slots (more_due is then set)
 };
 
 // The result of one failed attempt.

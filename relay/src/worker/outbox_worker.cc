@@ -101,8 +101,9 @@ ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
     if (o.run_cut_rows > 0) {
       o.skip_event_types = options_.skip_event_types;
     }
-    // Rooms sent to less than a pace ago: their rows wait in the database, not in a round.
-    pace_.AddResting(o, clock_.SteadyMs());
+    // Paced rooms (sent to less than room_min_interval ago): their rows wait in the database,
+    // not in a round.
+    pace_.AddPaced(o, clock_.SteadyMs());
   }
   return o;
 }
@@ -491,7 +492,7 @@ void OutboxWorker::Run() {
     if (!held && (round.published > 0 || round.scheduled)) {
       // A paced room's rows come due one per room_min_interval: claim them as they do, as long
       // as rounds deliver (while IM fails, the head rows wait for their retry anyway), also
-      // after a claim that only scheduled rows (every room of its window was resting).
+      // after a claim that only scheduled rows (every room of its window was paced).
       idle = pace_.IdleAfterDelivery(idle, clock_.SteadyMs());
     }
     // A wake-up ends the idle wait, except while IM or the lease holds the loop back.

@@ -13,8 +13,8 @@
 //   claim or mark failure -> an error of the round; Run() waits and tries again
 //
 // A round (Round) is four steps over single-job units:
-//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut and the rooms
-//      sent to less than room_min_interval ago, RoomPace::AddResting); nothing is
+//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut and the paced
+//      rooms, sent to less than room_min_interval ago, RoomPace::AddPaced); nothing is
 //      claimed once a stop was requested. The lease is measured on the monotonic clock from just
 //      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
 //   2. prepare (RoomQueues): decode each row, block rooms whose row is not attempted, queue the
@@ -106,7 +106,8 @@ struct RoundResult {
   // hold one wave): a failed round.
   bool released_unsent = false;
   bool claimed_ahead = false;  // the claim was made ahead, while the round before was sent
-  // The claim scheduled rows of paced rooms (a cut, a second row, a resting room) for later.
+  // The claim scheduled rows of paced rooms (a cut, a second row, a room sent to less than
+  // room_min_interval ago) for later.
   bool scheduled = false;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.

@@ -17,13 +17,13 @@ void RoomPace::CutRuns(ClaimOptions& options, std::chrono::milliseconds poll_int
   options.room_min_interval_ms = min_interval_.count();
 }
 
-void RoomPace::AddResting(ClaimOptions& options, int64_t now) const {
+void RoomPace::AddPaced(ClaimOptions& options, int64_t now) const {
   if (!enabled()) {
     return;
   }
   for (const auto& [room, last] : last_send_) {
     const int64_t wait = last + min_interval_.count() - now;
-    if (wait > 0) options.resting_rooms.push_back(RestingRoom{room, wait});
+    if (wait > 0) options.paced_rooms.push_back(PacedRoom{.room_id = room, .paced_for_ms = wait});
   }
 }
 

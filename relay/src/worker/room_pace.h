@@ -28,10 +28,10 @@ class RoomPace {
   // rows are scheduled one pace apart after them (see ClaimOptions). No-op when disabled.
   void CutRuns(ClaimOptions& options, std::chrono::milliseconds poll_interval) const;
 
-  // Tells a claim the rooms sent to less than a gap ago and the wait left of each
-  // (ClaimOptions::resting_rooms), so it schedules their rows after the wait instead of leasing
-  // rows a round would only wait for. No-op when disabled.
-  void AddResting(ClaimOptions& options, int64_t now) const;
+  // Tells a claim the paced rooms: those sent to less than a gap ago, and how long each is
+  // paced for (ClaimOptions::paced_rooms), so it schedules their rows after that instead of
+  // leasing rows a round would only wait for. No-op when disabled.
+  void AddPaced(ClaimOptions& options, int64_t now) const;
 
   // Milliseconds until `room` may be sent again (0: now).
   int64_t WaitMs(const std::string& room, int64_t now) const;
