@@ -57,7 +57,7 @@ add_executable(unit_tests
   tests/unit/result_writer_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_cell_test.cc
-  tests/unit/room_pace_test.cc
+  tests/unit/room_pacing_test.cc
   tests/unit/room_queues_test.cc
   tests/unit/sync_breaker_test.cc
   tests/unit/usersig_test.cc

@@ -12,7 +12,7 @@ add_library(room_outbox_relay STATIC
   relay/src/worker/worker_options.cc
   relay/src/worker/result_writer.cc
   relay/src/worker/retry_policy.cc
-  relay/src/worker/room_pace.cc
+  relay/src/worker/room_pacing.cc
   relay/src/worker/room_queues.cc
   relay/src/telemetry/health.cc
   relay/src/telemetry/log_line.cc

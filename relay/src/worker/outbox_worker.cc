@@ -46,7 +46,7 @@ OutboxWorker::OutboxWorker(WorkerOptions options, RelayStore& store, Publisher& 
       on_status_(std::move(on_status)),
       retry_(options_.poll_interval, options_.rate_limited_retry),
       park_(options_.park_permanent_after),
-      pace_(options_.per_room_order() ? options_.room_min_interval : milliseconds(0)) {
+      pacing_(options_.per_room_order() ? options_.room_min_interval : milliseconds(0)) {
   if (ahead_store != nullptr) ahead_ = std::make_unique<ClaimAhead>(*ahead_store, clock_);
 }
 
@@ -97,13 +97,13 @@ ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
     // A round sends a paced room at most one poll_interval's worth of rows; its other due rows
     // are scheduled after them, and the next claim takes other rooms' rows meanwhile. (--once
     // keeps whole runs: it ends when nothing is due, so nothing may be scheduled for later.)
-    pace_.CutRuns(o, options_.poll_interval);
+    pacing_.CutRuns(o, options_.poll_interval);
     if (o.run_cut_rows > 0) {
       o.skip_event_types = options_.skip_event_types;
     }
     // Paced rooms (sent to less than room_min_interval ago): their rows wait in the database,
     // not in a round.
-    pace_.AddPaced(o, clock_.SteadyMs());
+    pacing_.AddPaced(o, clock_.SteadyMs());
   }
   return o;
 }
@@ -126,7 +126,7 @@ void OutboxWorker::StartAhead(const RoundContext& round) {
   // made ahead cannot know which rooms this round is about to send to: measured (bench 1a vs
   // 1a-seq) its rows wait for the pace in the next round more than the overlap saves, so a
   // paced relay claims after its round, with every room's rest known.
-  if (!ahead_ || !round.result.full || stop_.stop_requested() || pace_.enabled()) return;
+  if (!ahead_ || !round.result.full || stop_.stop_requested() || pacing_.enabled()) return;
   (void)stop_.TakeWake();  // as in TakeClaim: the claim made ahead sees what was committed before
   ahead_->Start(MakeClaimOptions(RoundMode::kDaemon));
 }
@@ -169,7 +169,7 @@ void OutboxWorker::NotePacedRooms(const Claim& claim, int64_t claimed_at) {
                       .Add("room_id", room.room_id)
                       .Add("rows_scheduled", room.rows_scheduled));
     // How long after the claim the room's last scheduled slot comes, on this process's clock.
-    pace_.Scheduled(claimed_at, room.paced_for_ms);
+    pacing_.Scheduled(claimed_at, room.paced_for_ms);
   }
 }
 
@@ -202,7 +202,7 @@ void OutboxWorker::Prepare(RoundContext& round) {
   for (const HeldRoom& held : round.queues.held_rooms()) {
     round.writer.HeldBack(held.room_id, "", held.rows, clock_.SteadyMs());
   }
-  pace_.Forget(clock_.SteadyMs());
+  pacing_.Forget(clock_.SteadyMs());
 }
 
 bool OutboxWorker::WaveFits(RoundContext& round) {
@@ -237,14 +237,14 @@ std::vector<const QueuedRow*> OutboxWorker::TakeWave(RoundContext& round) {
   // relay killed mid-claim leaves at most max_in_flight rows delivered but unmarked.
   std::vector<const QueuedRow*> wave =
       round.queues.NextWave(options_.max_in_flight,
-                            [&](const std::string& room) { return pace_.WaitMs(room, now) == 0; });
+                            [&](const std::string& room) { return pacing_.WaitMs(room, now) == 0; });
   if (wave.empty() && round.queues.remaining() > 0) {
     // Every room with rows left was sent to less than room_min_interval ago.
     const std::vector<std::string> waiting = round.queues.QueuesLeft();
-    Sleep(milliseconds(pace_.WaitMs(waiting, now)));
+    Sleep(milliseconds(pacing_.WaitMs(waiting, now)));
   }
   for (const QueuedRow* item : wave) {
-    pace_.Sent(item->queue, now);
+    pacing_.Sent(item->queue, now);
   }
   return wave;
 }
@@ -428,12 +428,12 @@ void OutboxWorker::RefreshStats() {
 }
 
 bool OutboxWorker::Sleep(milliseconds duration) {
-  const milliseconds longest = pace_.MaxSleep(options_.poll_interval);
+  const milliseconds longest = pacing_.MaxSleep(options_.poll_interval);
   return clock_.SleepFor(std::clamp(duration, milliseconds(0), longest), stop_);
 }
 
 bool OutboxWorker::Idle(milliseconds duration) {
-  const milliseconds longest = pace_.MaxSleep(options_.poll_interval);
+  const milliseconds longest = pacing_.MaxSleep(options_.poll_interval);
   return clock_.IdleFor(std::clamp(duration, milliseconds(0), longest), stop_);
 }
 
@@ -493,7 +493,7 @@ void OutboxWorker::Run() {
       // A paced room's rows come due one per room_min_interval: claim them as they do, as long
       // as rounds deliver (while IM fails, the head rows wait for their retry anyway), also
       // after a claim that only scheduled rows (every room of its window was paced).
-      idle = pace_.IdleAfterDelivery(idle, clock_.SteadyMs());
+      idle = pacing_.IdleAfterDelivery(idle, clock_.SteadyMs());
     }
     // A wake-up ends the idle wait, except while IM or the lease holds the loop back.
     if ((held || round.released_unsent) ? Sleep(idle) : Idle(idle)) break;

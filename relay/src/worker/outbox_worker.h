@@ -14,7 +14,7 @@
 //
 // A round (Round) is four steps over single-job units:
 //   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut and the paced
-//      rooms, sent to less than room_min_interval ago, RoomPace::AddPaced); nothing is
+//      rooms, sent to less than room_min_interval ago, RoomPacing::AddPaced); nothing is
 //      claimed once a stop was requested. The lease is measured on the monotonic clock from just
 //      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
 //   2. prepare (RoomQueues): decode each row, block rooms whose row is not attempted, queue the
@@ -22,7 +22,7 @@
 //   3. waves: each wave holds at most one row per room and at most max_in_flight rows, sent by
 //      Publisher::PublishMany, each bounded by publish_timeout. Rows of types the publisher never
 //      sends are delivered in order without a send slot or the pace. A room's sends are at least
-//      room_min_interval apart, also across rounds (RoomPace); when no room is ready the worker
+//      room_min_interval apart, also across rounds (RoomPacing); when no room is ready the worker
 //      sleeps until the first one is. A failed row's later rows of its room are released (never
 //      overtaken). Before each wave: a stop request, or a lease left shorter than
 //      publish_timeout + lease_margin, releases the rows left. After each wave the results are
@@ -86,7 +86,7 @@
 #include "worker/park_policy.h"
 #include "worker/result_writer.h"
 #include "worker/retry_policy.h"
-#include "worker/room_pace.h"
+#include "worker/room_pacing.h"
 #include "worker/room_queues.h"
 #include "worker/worker_options.h"
 
@@ -205,7 +205,7 @@ class OutboxWorker {
   RetryPolicy retry_;
   ParkPolicy park_;       // [outbox_worker] park_permanent_after
   HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
-  RoomPace pace_;
+  RoomPacing pacing_;
   DrainState drain_;
   std::unique_ptr<ClaimAhead> ahead_;      // set when a second store was given
   std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any

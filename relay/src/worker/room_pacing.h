@@ -1,4 +1,4 @@
-// RoomPace: the minimum gap between two sends to one room (room_min_interval), across rounds.
+// RoomPacing: the minimum gap between two sends to one room (room_min_interval), across rounds.
 // The only code of the relay loop that knows room_min_interval: when a room may be sent to
 // next, how a claim cuts a busy room's run, how long the loop idles while rows a claim
 // scheduled for a paced room are coming due, and the longest sleep the pace can ask for.
@@ -18,11 +18,11 @@
 
 namespace room_outbox::relay {
 
-class RoomPace {
+class RoomPacing {
  public:
-  explicit RoomPace(std::chrono::milliseconds min_interval);
+  explicit RoomPacing(std::chrono::milliseconds room_min_interval);
 
-  bool enabled() const { return min_interval_.count() > 0; }
+  bool enabled() const { return room_min_interval_.count() > 0; }
 
   // A paced claim sends a room at most one poll_interval's worth of rows; the room's other due
   // rows are scheduled one pace apart after them (see ClaimOptions). No-op when disabled.
@@ -51,7 +51,7 @@ class RoomPace {
   std::chrono::milliseconds MaxSleep(std::chrono::milliseconds poll_interval) const;
 
  private:
-  std::chrono::milliseconds min_interval_;
+  std::chrono::milliseconds room_min_interval_;
   std::unordered_map<std::string, int64_t> last_send_;
   int64_t scheduled_until_ = 0;
   bool scheduled_ = false;
