@@ -1,4 +1,4 @@
-// PlanClaim over plain vectors: runs from room heads, cuts and pace slots, rows of skipped
+// PlanClaim over plain vectors: runs from room heads, cuts and interval slots, rows of skipped
 // types, push-backs behind waiting rows, extensions, and the batch limit. No database.
 #include "store/claim_plan.h"
 
@@ -132,7 +132,7 @@ TEST(ClaimPlanTest, AFailedRowWaitingForItsRetryIsNeverTakenEarly) {
   EXPECT_THAT(plan.extensions, IsEmpty());
 }
 
-TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndSkippedTypesShareThePreviousSlot) {
+TEST(ClaimPlanTest, CutRoomsGetIntervalSlotsAndSkippedTypesShareThePreviousSlot) {
   PlanOptions options = Options();
   options.run_cut_rows = 2;
   options.room_min_interval_ms = 50;
@@ -158,7 +158,7 @@ TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndSkippedTypesShareThePreviousSlot) {
   EXPECT_TRUE(plan.more_due);
 }
 
-TEST(ClaimPlanTest, WithoutAPaceNothingIsCut) {
+TEST(ClaimPlanTest, WithoutRoomMinIntervalNothingIsCut) {
   PlanOptions options = Options();
   options.run_cut_rows = 2;  // ignored: room_min_interval_ms is 0
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
@@ -202,7 +202,8 @@ TEST(ClaimPlanTest, TheBatchTakesEveryRoomsFirstRowBeforeAnyonesSecond) {
   ClaimPlan plan = PlanClaim(Options(5), Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 5, 6, 7));
   EXPECT_TRUE(plan.more_due);
-  EXPECT_THAT(plan.schedule, IsEmpty()) << "without a pace the rows beyond the batch stay due";
+  EXPECT_THAT(plan.schedule, IsEmpty())
+      << "without room_min_interval the rows beyond the batch stay due";
 }
 
 TEST(ClaimPlanTest, TheSpreadKeepsEachRoomsPrefixInIdOrder) {
@@ -213,7 +214,7 @@ TEST(ClaimPlanTest, TheSpreadKeepsEachRoomsPrefixInIdOrder) {
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
 }
 
-TEST(ClaimPlanTest, WithAPaceTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
+TEST(ClaimPlanTest, WithRoomMinIntervalTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
   PlanOptions options = Options(3);
   options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
@@ -262,9 +263,9 @@ TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
   EXPECT_THAT(plan.schedule, IsEmpty());
 }
 
-TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
+TEST(ClaimPlanTest, WithRoomMinIntervalAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
   // Three rooms fill at least half a batch of 4 with their first rows: the second rows get the
-  // next pace slot instead of waiting for the pace inside the relay's round.
+  // next interval slot instead of waiting out room_min_interval inside the relay's round.
   PlanOptions options = Options(4);
   options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;

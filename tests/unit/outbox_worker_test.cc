@@ -307,7 +307,7 @@ TEST_F(OutboxWorkerTest, SkippedTypeIsMarkedPublished) {
   EXPECT_TRUE(failed_.empty());
 }
 
-TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrThePace) {
+TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrPacing) {
   options_.room_min_interval = milliseconds(50);
   not_sent_ = {"RoomHeatChanged", "RoomRankChanged"};
   EXPECT_CALL(store_, ClaimDue(_))
@@ -322,7 +322,8 @@ TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrThePace)
   EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1"), ElementsAre("evt-4")));
   EXPECT_THAT(published_, UnorderedElementsAre(1, 2, 3, 4, 5));
   EXPECT_EQ(r.published, 5u);
-  // One pace wait, between the two rows of room-a that are sent; none for the rows between.
+  // One room_min_interval wait, between the two rows of room-a that are sent; none for the rows
+  // between.
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50)));
 }
 
@@ -621,7 +622,7 @@ TEST_F(OutboxWorkerTest, RowsTheLeaseNoLongerCoversAreReleased) {
   EXPECT_EQ(r.released, 2u);
 }
 
-TEST_F(OutboxWorkerTest, RoomPaceSleepsBetweenSendsToOneRoom) {
+TEST_F(OutboxWorkerTest, RoomPacingSleepsBetweenSendsToOneRoom) {
   options_.room_min_interval = milliseconds(50);
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")})));
@@ -653,7 +654,7 @@ TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNo
       .WillOnce(Return(MakeClaim({})));
   worker.Drain();
 
-  // Without a pace nothing is cut.
+  // Without room_min_interval nothing is cut.
   options_.room_min_interval = milliseconds(0);
   EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::run_cut_rows, 0u)))
       .WillOnce(Return(MakeClaim({})));
@@ -682,8 +683,9 @@ TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
   auto worker = MakeWorker();
   worker.Run();
   EXPECT_THAT(published_, ElementsAre(1, 2, 3));
-  // Row 2 waits out the room's pace within its round (50ms); then, at t=50 < 120, the loop idles
-  // 50ms. After the empty claim: 1000ms. After row 3 (t=1100, past the schedule): 1000ms.
+  // Row 2 waits out the room's room_min_interval within its round (50ms); then, at t=50 < 120, the
+  // loop idles 50ms. After the empty claim: 1000ms. After row 3 (t=1100, past the schedule):
+  // 1000ms.
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50), milliseconds(50), milliseconds(1000),
                                            milliseconds(1000)));
   EXPECT_NE(log_.str().find("room paced"), std::string::npos) << log_.str();
@@ -691,8 +693,9 @@ TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
 
 TEST_F(OutboxWorkerTest, AClaimThatOnlyScheduledPacedRoomsIsFollowedByThePace) {
   options_.room_min_interval = milliseconds(50);
-  // Every room of the window was sent to less than a pace ago: the claim leased nothing and
-  // scheduled their rows 30 ms on. The loop claims again after the pace, not poll_interval.
+  // Every room of the window was sent to less than room_min_interval ago: the claim leased
+  // nothing and scheduled their rows 30 ms on. The loop claims again after room_min_interval,
+  // not poll_interval.
   Claim paced = MakeClaim({});
   paced.more_due = true;
   paced.paced_rooms = {PacedRoom{"hot", 2, 30}};
@@ -896,7 +899,7 @@ TEST_F(OutboxWorkerTest, DrainRowsGivenBackAndTriedInALaterRoundCountAsAttempted
   EXPECT_EQ(d.failed, 1u);
 }
 
-TEST_F(OutboxWorkerTest, AWallClockStepChangesNeitherThePaceNorTheLeaseLeft) {
+TEST_F(OutboxWorkerTest, AWallClockStepChangesNeitherPacingNorTheLeaseLeft) {
   options_.room_min_interval = milliseconds(50);
   options_.lease = milliseconds(5000);
   EXPECT_CALL(store_, ClaimDue(_))

@@ -1,5 +1,5 @@
-// OutboxWorker and wake-ups (StopSignal::Wake, fed by the [wake] socket): a wake-up ends the
-// idle wait between rounds, never a pace wait inside a round; one that arrives during a round
+// OutboxWorker and wake-ups (StopSignal::Wake, fed by the [wake] socket): a wake-up ends the idle
+// wait between rounds, never a paced room's wait inside a round; one that arrives during a round
 // ends the next idle wait at once; one taken before a claim is consumed by it; bursts are one
 // round; while the breaker is open the loop still waits poll_interval; --once ignores them.
 #include <gmock/gmock.h>
@@ -149,7 +149,7 @@ TEST_F(OutboxWorkerWakeTest, ABurstOfWakeUpsIsOneMoreRound) {
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(0), milliseconds(1000)));
 }
 
-TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPaceWaitInsideARound) {
+TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPacedRoomsWaitInsideARound) {
   options_.room_min_interval = milliseconds(50);
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a")})))
@@ -161,8 +161,8 @@ TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPaceWaitInsideARound) {
   StopAfterSleeps(3);
   auto worker = MakeWorker();
   worker.Run();
-  // Row 2 waits the rest of room-a's pace (30 ms) with the wake-up pending; then the idle wait
-  // ends at once; round 2 found nothing and idles poll_interval.
+  // Row 2 waits the rest of room-a's room_min_interval (30 ms) with the wake-up pending; then the
+  // idle wait ends at once; round 2 found nothing and idles poll_interval.
   EXPECT_EQ(waves_, 2);
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30), milliseconds(0), milliseconds(1000)));
 }

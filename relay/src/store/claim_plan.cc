@@ -84,7 +84,7 @@ Run WalkHeldRun(const PlanOptions& options, const Room& room) {
 
 // Paced rooms lease nothing, but only when the rooms that may be sent to now fill at least
 // half the batch with their first rows: with few rooms due (a busy room alone) the round would
-// have nothing else to send, and it waits out the pace itself.
+// have nothing else to send, and it waits out room_min_interval itself.
 void HoldPacedRooms(const PlanOptions& options, const std::vector<Room>& rooms,
                     std::vector<Run>& runs) {
   size_t ready = 0;
@@ -124,8 +124,8 @@ std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_lef
   return shares;
 }
 
-// The rooms' shares of the batch. With a pace, one row per room when that fills at least half
-// the batch (see claim_plan.h); else every pass the batch has room for.
+// The rooms' shares of the batch. With room_min_interval, one row per room when that fills at
+// least half the batch (see claim_plan.h); else every pass the batch has room for.
 std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<size_t>& wants,
                                size_t& batch_left) {
   if (options.room_min_interval_ms > 0) {
@@ -149,34 +149,34 @@ size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
   return sent;
 }
 
-// The locked rows of a cut (or batch-full) room after its run get the slots after the run, one
-// room_min_interval_ms apart; rows of skip_event_types share the previous slot. A row only ever
-// moves later.
+// The locked rows of a cut (or batch-full) room after its run get the interval slots after the
+// run, one room_min_interval_ms apart; rows of skip_event_types share the previous slot. A row
+// only ever moves later.
 // A paced room's first slot is at the end of its paced_for_ms.
 void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_sent, bool cut,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
-  const int64_t pace = options.room_min_interval_ms > 0 ? options.room_min_interval_ms : 0;
+  const int64_t interval = std::max<int64_t>(options.room_min_interval_ms, 0);
   const int64_t paced_for_ms = PacedForMs(options, room);
-  int64_t slot = paced_for_ms > 0 ? options.server_now_ms + paced_for_ms - pace
-                             : options.server_now_ms +
-                                   static_cast<int64_t>(std::max<size_t>(run_sent, 1) - 1) * pace;
+  const auto run_slots = static_cast<int64_t>(std::max<size_t>(run_sent, 1) - 1);
+  int64_t slot = paced_for_ms > 0 ? options.server_now_ms + paced_for_ms - interval
+                                  : options.server_now_ms + run_slots * interval;
   PlannedPacedRoom paced{*room.room_id, 0, 0};
   for (const PlanRow* row : rest) {
-    if (IsSent(options, row->event_type)) slot += pace;
+    if (IsSent(options, row->event_type)) slot += interval;
     if (slot > options.server_now_ms && slot > row->next_attempt_at_ms) {
       plan.schedule.push_back(PlannedSchedule{row->id, slot});
       ++paced.rows_scheduled;
       paced.last_slot_ms = slot;
     }
   }
-  // A room whose rows got pace slots is paced, whether the cut or the batch ended its run: the
-  // relay polls at the pace while they come due.
+  // A room whose rows got interval slots is paced, whether the cut or the batch ended its run:
+  // the relay polls every room_min_interval while they come due.
   if (cut || paced.rows_scheduled > 0) plan.paced_rooms.push_back(std::move(paced));
 }
 
 // Rows behind a row the claim does not hold (and that is not in flight: a failed head before
 // its retry, a due head beyond the window or held by a claim in progress, a lease that ran out,
-// a pace slot) take that row's time, so they sort behind it and stop filling windows before it
+// an interval slot) take that row's time, so they sort behind it and stop filling windows before it
 // (a failed head's rows stop being due until its retry). A row that waits is never taken early.
 void PushBehind(const PlanRow& blocker, const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   for (const PlanRow* row : rest) {

@@ -78,7 +78,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead) {
   while (round.queues.remaining() > 0 && WaveFits(round)) {
     const std::vector<const QueuedRow*> wave = TakeWave(round);
     if (wave.empty()) {
-      continue;  // the rooms left were waiting for their pace, or only never-sent rows were left
+      continue;  // the rooms left were paced, or only never-sent rows were left
     }
     SendWave(round, wave);
     if (!AfterWave(round)) {
@@ -122,10 +122,10 @@ ClaimAhead::Taken OutboxWorker::TakeClaim(const ClaimOptions& options) {
 }
 
 void OutboxWorker::StartAhead(const RoundContext& round) {
-  // Only a full claim says more rows are due; a stop claims nothing new. With a pace the claim
-  // made ahead cannot know which rooms this round is about to send to: measured (bench 1a vs
-  // 1a-seq) its rows wait for the pace in the next round more than the overlap saves, so a
-  // paced relay claims after its round, with every room's rest known.
+  // Only a full claim says more rows are due; a stop claims nothing new. With room_min_interval
+  // the claim made ahead cannot know which rooms this round is about to send to: measured (bench
+  // 1a vs 1a-seq) its rows wait out room_min_interval in the next round more than the overlap
+  // saves, so a pacing relay claims after its round, with every paced room known.
   if (!ahead_ || !round.result.full || stop_.stop_requested() || pacing_.enabled()) return;
   (void)stop_.TakeWake();  // as in TakeClaim: the claim made ahead sees what was committed before
   ahead_->Start(MakeClaimOptions(RoundMode::kDaemon));
@@ -226,7 +226,7 @@ bool OutboxWorker::WaveFits(RoundContext& round) {
 
 std::vector<const QueuedRow*> OutboxWorker::TakeWave(RoundContext& round) {
   // A room's next rows of types that are never sent are delivered here, in order: they need no
-  // send slot and do not count against the room's pace.
+  // send slot and do not count against the room's room_min_interval.
   auto sends = [this](std::string_view type) { return publisher_.Sends(type); };
   for (const QueuedRow* item : round.queues.PopNeverSent(sends)) {
     NoteAttempt(round, *item->row);

@@ -1,10 +1,13 @@
-// RoomPacing: the minimum gap between two sends to one room (room_min_interval), across rounds.
-// The only code of the relay loop that knows room_min_interval: when a room may be sent to
-// next, how a claim cuts a busy room's run, how long the loop idles while rows a claim
-// scheduled for a paced room are coming due, and the longest sleep the pace can ask for.
+// RoomPacing: holds each room to room_min_interval, the minimum gap between two sends to one
+// room, across rounds. The only code of the relay loop that knows room_min_interval: when a room
+// may be sent to next, how a claim cuts a busy room's run (run_cut_rows), which rooms a claim is
+// told are paced, how long the loop idles while rows a claim scheduled for a paced room are
+// coming due, and the longest sleep pacing can ask for. (The pacing words are listed in
+// store/claim_plan.h.)
 //
-// Every time here is monotonic (Clock::SteadyMs): a wall-clock step changes nothing. A pace of
-// 0 (or ordering = "none", for which the worker passes 0) disables it: every room is ready.
+// Every time here is monotonic (Clock::SteadyMs): a wall-clock step changes nothing. A
+// room_min_interval of 0 (or ordering = "none", for which the worker passes 0) disables it: every
+// room is ready.
 #pragma once
 
 #include <chrono>
@@ -24,8 +27,9 @@ class RoomPacing {
 
   bool enabled() const { return room_min_interval_.count() > 0; }
 
-  // A paced claim sends a room at most one poll_interval's worth of rows; the room's other due
-  // rows are scheduled one pace apart after them (see ClaimOptions). No-op when disabled.
+  // A claim sends a room at most one poll_interval's worth of rows; the room's other due
+  // rows are scheduled one room_min_interval apart after them (see ClaimOptions). No-op when
+  // disabled.
   void CutRuns(ClaimOptions& options, std::chrono::milliseconds poll_interval) const;
 
   // Tells a claim the paced rooms: those sent to less than a gap ago, and how long each is
@@ -44,7 +48,7 @@ class RoomPacing {
   // A claim taken at `claimed_at` scheduled a room's rows up to `paced_for_ms` later.
   void Scheduled(int64_t claimed_at, int64_t paced_for_ms);
   // The idle after a round that delivered: one gap while scheduled rows are still coming due
-  // (so the room keeps its pace), else poll_interval.
+  // (so the room keeps its room_min_interval), else poll_interval.
   std::chrono::milliseconds IdleAfterDelivery(std::chrono::milliseconds poll_interval,
                                               int64_t now) const;
   // The longest sleep the loop takes for pacing or polling: max(poll_interval, the gap).

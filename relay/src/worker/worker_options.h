@@ -72,7 +72,7 @@ struct WorkerConfig {
 struct WorkerOptions : WorkerConfig {
   std::string node_id;
   // [tencent_im] skip_event_types, which the publisher delivers without a send: they take no
-  // pace, so a claim does not count them when it cuts a busy room.
+  // interval slot, so a claim does not count them when it cuts a busy room.
   std::vector<std::string> skip_event_types;
   // Earliest retry of a rate-limited row: max(poll_interval, this).
   std::chrono::milliseconds rate_limited_retry{1000};
