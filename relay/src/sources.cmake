@@ -25,6 +25,7 @@ add_library(room_outbox_relay STATIC
   relay/src/config/config_render.cc
   relay/src/daemon/heartbeat_clock.cc
   relay/src/daemon/journal_sink.cc
+  relay/src/daemon/lifecycle_log.cc
   relay/src/daemon/relay_app.cc
   relay/src/daemon/reload.cc
   relay/src/daemon/signals.cc
