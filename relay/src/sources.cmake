@@ -8,6 +8,9 @@ add_library(room_outbox_relay STATIC
   relay/src/worker/claim_ahead.cc
   relay/src/worker/loop_clock.cc
   relay/src/worker/outbox_worker.cc
+  relay/src/worker/outbox_worker_claim.cc
+  relay/src/worker/outbox_worker_loop.cc
+  relay/src/worker/outbox_worker_waves.cc
   relay/src/worker/park_policy.cc
   relay/src/worker/worker_options.cc
   relay/src/worker/result_writer.cc

@@ -63,6 +63,9 @@
 // slots, the pending age) are the database server's: the store computes them there, and the
 // worker passes only durations (retry_after, lease, room_min_interval).
 //
+// Files: the round (outbox_worker.cc), its claim (outbox_worker_claim.cc), its waves
+// (outbox_worker_waves.cc), and the loops Run and Drain (outbox_worker_loop.cc).
+//
 // Thread-safety: one thread drives a worker. The StopSignal may be set from any thread.
 #pragma once
 
