@@ -15,7 +15,8 @@ add_library(room_outbox_test_support STATIC
   tests/support/tcp_proxy.cc
   tests/support/test_database.cc
   tests/support/test_rows.cc
-  tests/support/wait.cc)
+  tests/support/wait.cc
+  tests/mocks/worker_fixture.cc)
 target_include_directories(room_outbox_test_support
   PUBLIC ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/mocks)
 target_link_libraries(room_outbox_test_support
