@@ -81,6 +81,7 @@ add_executable(integration_tests
   tests/integration/hook_delivery_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/hook_sync_test.cc
+  tests/integration/loop_clock_test.cc
   tests/integration/metrics_server_test.cc
   tests/integration/ops_commands_test.cc
   tests/integration/ops_daemon_test.cc
@@ -98,7 +99,8 @@ add_executable(integration_tests
   tests/integration/schema_test.cc
   tests/integration/systemd_units_test.cc
   tests/integration/tencent_im_publisher_test.cc
-  tests/integration/tencent_im_scopes_test.cc)
+  tests/integration/tencent_im_scopes_test.cc
+  tests/integration/wake_listener_test.cc)
 target_link_libraries(integration_tests PRIVATE room_outbox_test_support GTest::gmock_main
   room_outbox_build_settings)
 gtest_discover_tests(integration_tests DISCOVERY_TIMEOUT 60
