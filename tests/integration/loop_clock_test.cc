@@ -39,7 +39,7 @@ TEST(LoopClockTest, AWakeUpFromAnotherThreadEndsAnIdleWaitUnderWay) {
   EXPECT_TRUE(signal.TakeWake());
 }
 
-TEST(LoopClockTest, AWakeUpDoesNotEndAPlainWaitLikeAPaceWait) {
+TEST(LoopClockTest, AWakeUpDoesNotEndAPlainWaitLikeAPacedRoomsWait) {
   StopSignal signal;
   signal.Wake();
   const auto start = Steady::now();

@@ -1,4 +1,4 @@
-// The daemon under operations (issue 9), as a process: /healthz, /readyz and room_outbox_db_up
+// The daemon under operations, as a process: /healthz, /readyz and room_outbox_db_up
 // across a MariaDB stop and start; SIGHUP reloading the log level without stopping; journald
 // priority prefixes when JOURNAL_STREAM names stderr; WATCHDOG=1 datagrams on NOTIFY_SOCKET; and
 // promtool's verdict on the live /metrics and on conf/alerts.yml.

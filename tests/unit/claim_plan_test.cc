@@ -291,7 +291,8 @@ TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) 
   EXPECT_THAT(plan.lease, ElementsAre(3));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{1, kNow + 30},
                                            std::pair<int64_t, int64_t>{2, kNow + 80}));
-  ASSERT_EQ(plan.paced_rooms.size(), 1u) << "the relay polls at the pace while they come due";
+  ASSERT_EQ(plan.paced_rooms.size(), 1u)
+      << "the relay polls every room_min_interval while they come due";
   EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 80);
 
   // A paced room whose head is in flight elsewhere is left as it is (nothing moves).
@@ -302,7 +303,7 @@ TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) 
   EXPECT_THAT(left.schedule, IsEmpty());
 
   // Too few other rooms to fill half the batch: the round would have nothing else to send, so
-  // the paced room's run is leased (the round waits out the pace itself).
+  // the paced room's run is leased (the round waits out room_min_interval itself).
   PlanOptions few = options;
   few.limit = 100;
   EXPECT_THAT(PlanClaim(few, Input(rows, rows)).lease, ElementsAre(1, 2, 3));

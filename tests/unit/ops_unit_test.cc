@@ -1,4 +1,4 @@
-// Operations (issue 9) without a database: the heartbeat, watchdog and heartbeat clock; the new
+// Operations without a database: the heartbeat, watchdog and heartbeat clock; the new
 // metrics; JOURNAL_STREAM matching and syslog prefixes; park_permanent_after; SIGHUP reloads.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -540,7 +540,7 @@ TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNo
   unpaced.RunRound();
 }
 
-TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
+TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtRoomMinInterval) {
   options_.room_min_interval = milliseconds(50);
   // The first claim cut a room and scheduled its rows up to now + 120ms; the loop claims again
   // at once (more_due). While that time has not passed, a round that delivered is followed by
@@ -569,7 +569,7 @@ TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
   EXPECT_NE(log_.str().find("room paced"), std::string::npos) << log_.str();
 }
 
-TEST_F(OutboxWorkerTest, AClaimThatOnlyScheduledPacedRoomsIsFollowedByThePace) {
+TEST_F(OutboxWorkerTest, AClaimThatOnlyScheduledPacedRoomsIsFollowedAfterRoomMinInterval) {
   options_.room_min_interval = milliseconds(50);
   // Every room of the window was sent to less than room_min_interval ago: the claim leased
   // nothing and scheduled their rows 30 ms on. The loop claims again after room_min_interval,

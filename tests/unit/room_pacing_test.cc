@@ -51,7 +51,7 @@ TEST(RoomPacingTest, AClaimLearnsTheRoomsSentToLessThanAGapAgoAndTheirWait) {
   EXPECT_TRUE(none.paced_rooms.empty());
 }
 
-TEST(RoomPacingTest, DisabledPaceMakesEveryRoomReadyAndCutsNothing) {
+TEST(RoomPacingTest, NoRoomMinIntervalMakesEveryRoomReadyAndCutsNothing) {
   RoomPacing pacing(milliseconds(0));
   EXPECT_FALSE(pacing.enabled());
   pacing.Sent("a", 1000);
