@@ -74,8 +74,8 @@ FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS   ?= 30
 # The integration tests whose threads matter under TSan: signal handling, metrics server, worker
 # and publisher (curl multi + the fake IM server's threads), the hook's sync publish and its
-# background publisher thread, the wake listener.
-TSAN_TESTS     ?= RelayProcess|RelayWake|MetricsServer|TencentImPublisher|HookDelivery|HookSyncMode
+# background publisher thread, the wake listener; the worker's stop signal on the real clock.
+TSAN_TESTS     ?= RelayProcess|RelayWake|MetricsServer|TencentImPublisher|HookDelivery|HookSyncMode|WakeListener|LoopClock
 SANITIZE_TARGETS = unit_tests integration_tests outbox-relay room-sim im-stub
 # A sanitized test runs 2-10x slower; a test that misses one of its deadlines on a loaded machine
 # gets another try. A sanitizer report still fails the run (run-sanitized-tests.sh keeps every

@@ -15,7 +15,8 @@ add_library(room_outbox_test_support STATIC
   tests/support/tcp_proxy.cc
   tests/support/test_database.cc
   tests/support/test_rows.cc
-  tests/support/wait.cc)
+  tests/support/wait.cc
+  tests/mocks/worker_fixture.cc)
 target_include_directories(room_outbox_test_support
   PUBLIC ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/mocks)
 target_link_libraries(room_outbox_test_support
@@ -45,6 +46,7 @@ add_executable(unit_tests
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
   tests/unit/im_response_test.cc
+  tests/unit/lifecycle_log_test.cc
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc
   tests/unit/mysql_error_test.cc
@@ -62,7 +64,7 @@ add_executable(unit_tests
   tests/unit/result_writer_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_cell_test.cc
-  tests/unit/room_pace_test.cc
+  tests/unit/room_pacing_test.cc
   tests/unit/room_queues_test.cc
   tests/unit/statement_text_test.cc
   tests/unit/sync_breaker_test.cc
@@ -86,6 +88,7 @@ add_executable(integration_tests
   tests/integration/hook_delivery_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/hook_sync_test.cc
+  tests/integration/loop_clock_test.cc
   tests/integration/metrics_server_test.cc
   tests/integration/migrate_test.cc
   tests/integration/mysql_tls_test.cc
@@ -106,7 +109,8 @@ add_executable(integration_tests
   tests/integration/sql_contract_test.cc
   tests/integration/systemd_units_test.cc
   tests/integration/tencent_im_publisher_test.cc
-  tests/integration/tencent_im_scopes_test.cc)
+  tests/integration/tencent_im_scopes_test.cc
+  tests/integration/wake_listener_test.cc)
 target_link_libraries(integration_tests PRIVATE room_outbox_test_support GTest::gmock_main
   room_outbox_build_settings)
 gtest_discover_tests(integration_tests DISCOVERY_TIMEOUT 60

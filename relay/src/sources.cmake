@@ -28,11 +28,14 @@ add_library(room_outbox_relay STATIC
   relay/src/worker/claim_ahead.cc
   relay/src/worker/loop_clock.cc
   relay/src/worker/outbox_worker.cc
+  relay/src/worker/outbox_worker_claim.cc
+  relay/src/worker/outbox_worker_loop.cc
+  relay/src/worker/outbox_worker_waves.cc
   relay/src/worker/park_policy.cc
   relay/src/worker/worker_options.cc
   relay/src/worker/result_writer.cc
   relay/src/worker/retry_policy.cc
-  relay/src/worker/room_pace.cc
+  relay/src/worker/room_pacing.cc
   relay/src/worker/room_queues.cc
   relay/src/telemetry/health.cc
   relay/src/telemetry/log_line.cc
@@ -46,6 +49,7 @@ add_library(room_outbox_relay STATIC
   relay/src/config/config_render.cc
   relay/src/daemon/heartbeat_clock.cc
   relay/src/daemon/journal_sink.cc
+  relay/src/daemon/lifecycle_log.cc
   relay/src/daemon/relay_app.cc
   relay/src/daemon/reload.cc
   relay/src/daemon/signals.cc

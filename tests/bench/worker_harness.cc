@@ -15,7 +15,7 @@ WorkerHarness::WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& 
       ahead_store_(claim_ahead ? MakeMariaDbRelayStore(mysql) : nullptr),
       publisher_(Unwrap(MakeTencentImPublisher(im), "MakeTencentImPublisher")),
       logger_(relay::MakeStreamLogger(discard_, relay::LogFormat::kText, spdlog::level::info)) {
-  options_.unpaced_event_types = im.skip_event_types;
+  options_.skip_event_types = im.skip_event_types;
   Unwrap(store_->Connect(), "connecting the relay's store");
   if (ahead_store_) Unwrap(ahead_store_->Connect(), "connecting the relay's claim-ahead store");
   worker_ = std::make_unique<relay::OutboxWorker>(options_, *store_, *publisher_, clock_, stop_,

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "core/config/duration.h"
 #include "core/envelope_codec.h"
+#include "core/fd.h"
 #include "core/input_limits.h"
 #include "core/tencent/im_response.h"
 #include "core/tencent/usersig.h"
@@ -101,19 +102,16 @@ void CheckSameEnvelope(const Envelope& a, const Envelope& b) {
 class MemFile {
  public:
   explicit MemFile(const char* name) : fd_(memfd_create(name, 0)) {
-    if (fd_ < 0) {
+    if (!fd_) {
       std::perror("memfd_create");
       std::abort();
     }
-    path_ = "/proc/self/fd/" + std::to_string(fd_);
+    path_ = "/proc/self/fd/" + std::to_string(fd_.get());
   }
-  MemFile(const MemFile&) = delete;
-  MemFile& operator=(const MemFile&) = delete;
-  ~MemFile() { ::close(fd_); }
 
   const std::string& Write(std::string_view text) {
-    if (ftruncate(fd_, 0) != 0 ||
-        pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    if (ftruncate(fd_.get(), 0) != 0 ||
+        pwrite(fd_.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
       std::perror("memfd write");
       std::abort();
     }
@@ -121,7 +119,7 @@ class MemFile {
   }
 
  private:
-  int fd_;
+  Fd fd_;
   std::string path_;
 };
 

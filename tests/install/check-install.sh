@@ -135,7 +135,7 @@ done
 # or parked rows, operator statements, pacing, the worker, migrations) is in the consumer. Each
 # name must be in the relay library of this build, so the check cannot pass because a name
 # changed. (The SQL texts are one table in the core, both sides' statements: data, not code.)
-relay_symbols='ClaimDue|PlanRooms|MarkFailed|MarkParked|RequeueRoom|OpsStore::Purge|RoomPace|OutboxWorker|MigrateToLatest'
+relay_symbols='ClaimDue|PlanRooms|MarkFailed|MarkParked|RequeueRoom|OpsStore::Purge|RoomPacing|OutboxWorker|MigrateToLatest'
 nm -C "$build/libroom_outbox_relay.a" >"$scratch/relay.nm" 2>/dev/null
 for name in ${relay_symbols//|/ }; do
   grep -q "$name" "$scratch/relay.nm" ||

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fd.h"
 #include "room_outbox/hook.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
@@ -35,16 +36,13 @@ class WakeListener {
     char tmpl[] = "/tmp/hook-wake-test-XXXXXX";
     dir_ = mkdtemp(tmpl);
     path_ = dir_ + "/wake.sock";
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    fd_ = Fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path_.data(), path_.size());
-    bound_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+    bound_ = fd_ && ::bind(fd_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
   }
-  ~WakeListener() {
-    if (fd_ >= 0) ::close(fd_);
-    std::filesystem::remove_all(dir_);
-  }
+  ~WakeListener() { std::filesystem::remove_all(dir_); }
   WakeListener(const WakeListener&) = delete;
   WakeListener& operator=(const WakeListener&) = delete;
 
@@ -57,14 +55,14 @@ class WakeListener {
   size_t Drain() {
     size_t n = 0;
     char buf[16];
-    while (::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT) > 0) ++n;
+    while (::recv(fd_.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0) ++n;
     return n;
   }
 
  private:
   std::string dir_;
   std::string path_;
-  int fd_ = -1;
+  Fd fd_;
   bool bound_ = false;
 };
 

@@ -1,4 +1,4 @@
-// The daemon under operations (issue 9), as a process: /healthz, /readyz and room_outbox_db_up
+// The daemon under operations, as a process: /healthz, /readyz and room_outbox_db_up
 // across a MariaDB stop and start; SIGHUP reloading the log level without stopping; journald
 // priority prefixes when JOURNAL_STREAM names stderr; WATCHDOG=1 datagrams on NOTIFY_SOCKET; and
 // promtool's verdict on the live /metrics and on conf/alerts.yml.
@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/fd.h"
 #include "support/child_process.h"
 #include "support/fake_im_server.h"
 #include "support/private_mariadb.h"
@@ -63,16 +64,14 @@ std::string ReadFile(const std::string& path) {
 
 // A loopback port nobody listens on right now.
 int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const Fd fd(socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
+  EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  return ntohs(addr.sin_port);
 }
 
 struct HttpAnswer {
@@ -309,22 +308,21 @@ TEST_F(OpsDaemonTest, JournaldPrioritiesWhenJournalStreamIsStderr) {
 class NotifySocket {
  public:
   explicit NotifySocket(const std::string& path) {
-    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    fd_ = Fd(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::copy(path.begin(), path.end(), addr.sun_path);
-    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
     timeval timeout{0, 200000};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   }
-  ~NotifySocket() { close(fd_); }
   // Receives for `d`; returns how many datagrams carried `what`.
   size_t CountFor(milliseconds d, const std::string& what) {
     size_t count = 0;
     const auto deadline = SteadyClock::now() + d;
     while (SteadyClock::now() < deadline) {
       char buf[4096];
-      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+      const ssize_t n = recv(fd_.get(), buf, sizeof(buf), 0);
       if (n > 0 && std::string(buf, static_cast<size_t>(n)).find(what) != std::string::npos) {
         ++count;
       }
@@ -333,7 +331,7 @@ class NotifySocket {
   }
 
  private:
-  int fd_ = -1;
+  Fd fd_;
 };
 
 TEST_F(OpsDaemonTest, WatchdogDatagramsReachTheNotifySocket) {

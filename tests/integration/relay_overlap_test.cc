@@ -92,7 +92,7 @@ TEST(RelayOverlapTest, RelaysClaimingAheadDeliverEachEventOnceAndEachRoomInOrder
   ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, kRooms, kRowsPerRoom));
 
   // Small full batches (every claim is followed by another, claimed ahead; a relay claims ahead
-  // only without a pace), debug round lines.
+  // only without room_min_interval), debug round lines.
   RelayProcessOptions options;
   options.outbox_worker = {
       {"batch_size", "30"}, {"max_in_flight", "8"}, {"room_min_interval", "\"0ms\""}};

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/envelope_codec.h"
+#include "core/fd.h"
 #include "store/mariadb_relay_store.h"
 #include "support/fake_im_server.h"
 #include "support/private_mariadb.h"
@@ -273,21 +274,21 @@ TEST_F(RelayProcessDbTest, EnabledFalseLogsAndExitsZero) {
 // datagram socket named by NOTIFY_SOCKET (here one of the test's own).
 TEST_F(RelayProcessDbTest, NotifiesSystemdWhenReadyAndWhenStopping) {
   const std::string path = (dir_ / "notify.sock").string();
-  const int sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(sock, 0);
+  const Fd sock(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(sock);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   ASSERT_LT(path.size(), sizeof(addr.sun_path));
   std::copy(path.begin(), path.end(), addr.sun_path);
-  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   timeval timeout{1, 0};
-  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  setsockopt(sock.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   std::string received;
   auto receive_until = [&](const std::string& wanted) {
     const auto deadline = Clock::now() + seconds(30);
     while (received.find(wanted) == std::string::npos && Clock::now() < deadline) {
       char buf[4096];
-      const ssize_t n = recv(sock, buf, sizeof(buf), 0);
+      const ssize_t n = recv(sock.get(), buf, sizeof(buf), 0);
       if (n > 0) received.append(buf, static_cast<size_t>(n)).append("\n");
     }
     return received.find(wanted) != std::string::npos;
@@ -301,7 +302,6 @@ TEST_F(RelayProcessDbTest, NotifiesSystemdWhenReadyAndWhenStopping) {
   EXPECT_TRUE(relay->Signal(SIGTERM));
   EXPECT_TRUE(receive_until("STOPPING=1")) << received << relay->StderrTail();
   auto exit = relay->Wait(seconds(20));
-  close(sock);
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
 }

@@ -2,7 +2,7 @@
 // database, publishing to a FakeImServer on 127.0.0.1. The backlog is written with the hook's
 // own CommitCommand, so the rows are exactly what room-service would leave behind.
 //
-// Covers the tests that issue 4 ("Delivery at scale") requires in `make test`:
+// What delivery at scale must show in `make test`:
 //   - three relays drain 10k rows with no faults: each event_id reaches IM exactly once;
 //   - kill -9 of one of two relays mid-drain: every row is published once the dead relay's lease
 //     ends, with no more duplicates than the dead relay's last wave held;
@@ -432,10 +432,10 @@ TEST(RelayScaleTest, PermanentlyFailingRoomDoesNotDelayOtherRooms) {
               others_seconds, static_cast<long long>(kOthersBound.count() / 1000));
 }
 
-// A room with most of a backlog is sent at its pace (room_min_interval); its claims are cut at a
+// A room with most of a backlog is sent one row per room_min_interval; its claims are cut at a
 // poll_interval's worth of sends and its other rows scheduled, so the other rooms' rows claimed
-// beside it do not wait for that pace.
-TEST(RelayScaleTest, ABusyRoomsPaceDoesNotHoldOtherRoomsBehindIt) {
+// beside it do not wait for that room.
+TEST(RelayScaleTest, ABusyRoomsMinIntervalDoesNotHoldOtherRoomsBehindIt) {
   constexpr int kBusyRows = 400;
   constexpr int kQuietRooms = 40;
   const std::string busy_room = "room-busy";

@@ -1,12 +1,11 @@
-// The relay's side of the failure scopes (issue 8, TENCENT_IM.md §9) with the real outbox-relay
-// process, the test MariaDB and the fake IM: a hot room refused with MsgFreqCtrl does not slow
-// the quiet rooms beside it, and an app-wide error opens the circuit breaker (no sends, rows not
-// charged) until IM recovers.
+// The relay's side of the failure scopes (Tencent IM's answers by scope, docs/relay.md) with the
+// real outbox-relay process, the test MariaDB and the fake IM: a hot room refused with MsgFreqCtrl
+// does not slow the quiet rooms beside it, and an app-wide error opens the circuit breaker (no
+// sends, rows not charged) until IM recovers.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,21 +15,13 @@
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
 
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
-
-bool Eventually(const std::function<bool()>& done, milliseconds limit) {
-  const auto deadline = SteadyClock::now() + limit;
-  while (SteadyClock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  return done();
-}
 
 int64_t MsSince(SteadyClock::time_point start) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start).count();

@@ -597,14 +597,15 @@ TEST(MariaDbRelayStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
             150);
 }
 
-ClaimOptions Paced(size_t max_rows_per_room, int64_t pace_ms) {
+ClaimOptions Paced(size_t run_cut_rows, int64_t room_min_interval_ms) {
   ClaimOptions options = Batch();
-  options.max_rows_per_room = max_rows_per_room;
-  options.room_pace_ms = pace_ms;
+  options.run_cut_rows = run_cut_rows;
+  options.room_min_interval_ms = room_min_interval_ms;
   return options;
 }
 
-// A busy room's run is cut at max_rows_per_room; its other due rows get times one pace apart
+// A busy room's run is cut at run_cut_rows; its other due rows get interval slots one
+// room_min_interval apart
 // after the run, so the next claims take other rooms' rows, then the busy room's rows one by
 // one as they come due, in order.
 TEST(MariaDbRelayStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
@@ -617,17 +618,17 @@ TEST(MariaDbRelayStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
     hot.push_back(AddEvent(*store, "h" + std::to_string(i), "hot"));
     if (i % 4 == 0) quiet.push_back(AddEvent(*store, "q" + std::to_string(i), "quiet"));
   }
-  // A long pace, so the test's own run time never makes a slot due by itself.
-  constexpr int64_t kPace = 10'000;
-  auto first = store->relay.ClaimDue(Paced(3, kPace));
+  // A long room_min_interval, so the test's own run time never makes a slot due by itself.
+  constexpr int64_t kInterval = 10'000;
+  auto first = store->relay.ClaimDue(Paced(3, kInterval));
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(Ids(*first), (std::vector<int64_t>{hot[0], quiet[0], hot[1], hot[2], quiet[1]}));
   EXPECT_TRUE(first->more_due) << "the cut room has more rows";
   ASSERT_EQ(first->paced_rooms.size(), 1u);
   EXPECT_EQ(first->paced_rooms[0].room_id, "hot");
   EXPECT_EQ(first->paced_rooms[0].rows_scheduled, 5u);
-  EXPECT_EQ(first->paced_rooms[0].paced_for_ms, 7 * kPace);
-  // hot[3..7] are due one pace apart, starting when the three claimed rows are sent.
+  EXPECT_EQ(first->paced_rooms[0].paced_for_ms, 7 * kInterval);
+  // hot[3..7] are due one room_min_interval apart, starting when the three claimed rows are sent.
   auto times = db.Query(
       "SELECT next_attempt_at_ms, claim_token IS NULL FROM room_outbox WHERE room_id = 'hot' AND "
       "id > " +
@@ -635,7 +636,7 @@ TEST(MariaDbRelayStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
   ASSERT_EQ(times.size(), 5u);
   for (size_t k = 0; k < times.size(); ++k) {
     EXPECT_EQ(times[k][0].value_or(""),
-              std::to_string(first->server_now_ms + (3 + static_cast<int64_t>(k)) * kPace))
+              std::to_string(first->server_now_ms + (3 + static_cast<int64_t>(k)) * kInterval))
         << "row " << k;
     EXPECT_EQ(times[k][1].value_or(""), "1") << "scheduled, not leased";
   }
@@ -645,7 +646,7 @@ TEST(MariaDbRelayStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
   // Nothing of the hot room is due before its slot; a new quiet row is claimed meanwhile.
   const int64_t q2 = AddEvent(*store, "q-late", "quiet");
   ASSERT_TRUE(store->relay.MarkPublished(first->token, Ids(*first)));
-  auto meanwhile = store->relay.ClaimDue(Paced(3, kPace));
+  auto meanwhile = store->relay.ClaimDue(Paced(3, kInterval));
   ASSERT_TRUE(meanwhile);
   EXPECT_EQ(Ids(*meanwhile), std::vector<int64_t>{q2});
   EXPECT_TRUE(meanwhile->paced_rooms.empty());
@@ -653,15 +654,15 @@ TEST(MariaDbRelayStoreTest, PacedClaimCutsABusyRoomAndSchedulesItsOtherRows) {
 
   // At hot[4]'s slot, hot[3] and hot[4] are due: a run of two, under the cut; hot[5] waits for
   // its slot.
-  Advance(db, 4 * kPace);
-  auto next = store->relay.ClaimDue(Paced(3, kPace));
+  Advance(db, 4 * kInterval);
+  auto next = store->relay.ClaimDue(Paced(3, kInterval));
   ASSERT_TRUE(next);
   EXPECT_EQ(Ids(*next), (std::vector<int64_t>{hot[3], hot[4]}));
   EXPECT_TRUE(next->paced_rooms.empty());
 }
 
 // Scheduling moves due rows later only: a failed row waiting for its retry keeps its time, and
-// without a pace nothing is cut.
+// without room_min_interval nothing is cut.
 TEST(MariaDbRelayStoreTest, PacedClaimNeverMovesARowEarlier) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
@@ -675,7 +676,7 @@ TEST(MariaDbRelayStoreTest, PacedClaimNeverMovesARowEarlier) {
 
   auto whole = store->relay.ClaimDue(Paced(2, 0));
   ASSERT_TRUE(whole);
-  EXPECT_EQ(Ids(*whole), rows) << "max_rows_per_room needs a pace";
+  EXPECT_EQ(Ids(*whole), rows) << "run_cut_rows needs room_min_interval";
   ASSERT_TRUE(store->relay.Release(whole->token, Ids(*whole)));
 
   auto cut = store->relay.ClaimDue(Paced(2, 50));
@@ -687,7 +688,8 @@ TEST(MariaDbRelayStoreTest, PacedClaimNeverMovesARowEarlier) {
   EXPECT_EQ(DueAt(db, late), late_due);
 }
 
-// Rows of types that are never sent take no pace: they do not count toward the cut and share
+// Rows of types that are never sent take no interval slot: they do not count toward the cut and
+// share
 // the previous row's time when scheduled.
 TEST(MariaDbRelayStoreTest, PacedClaimCountsOnlyRowsThatAreSent) {
   TestDatabase db;
@@ -695,12 +697,12 @@ TEST(MariaDbRelayStoreTest, PacedClaimCountsOnlyRowsThatAreSent) {
   auto store = MakeTestStores(db.Options());
   std::vector<int64_t> rows;
   for (int i = 0; i < 7; ++i) rows.push_back(AddEvent(*store, "r" + std::to_string(i), "room"));
-  // sent, unpaced, sent, unpaced, sent, sent, unpaced
+  // sent, skipped, sent, skipped, sent, sent, skipped
   db.Exec("UPDATE room_outbox SET event_type = 'RoomHeatChanged' WHERE id IN (" +
           std::to_string(rows[1]) + ", " + std::to_string(rows[3]) + ", " +
           std::to_string(rows[6]) + ")");
   ClaimOptions options = Paced(2, 50);
-  options.unpaced_event_types = {"RoomHeatChanged"};
+  options.skip_event_types = {"RoomHeatChanged"};
   auto claim = store->relay.ClaimDue(options);
   ASSERT_TRUE(claim) << claim.error().message;
   EXPECT_EQ(Ids(*claim), (std::vector<int64_t>{rows[0], rows[1], rows[2], rows[3]}));

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/fd.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
@@ -39,16 +40,14 @@ using std::chrono::seconds;
 constexpr milliseconds kWokenWithin{5000};
 
 int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const Fd fd(::socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
+  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  return ntohs(addr.sin_port);
 }
 
 // The value of the unlabelled sample `name` on the relay's /metrics, or -1 without an answer.

@@ -59,6 +59,9 @@ pid_t SpawnChild(const ChildSpec& spec, std::string& error) {
     for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) {
       ::signal(sig, SIG_DFL);
     }
+    // Raw descriptors on purpose, not Fd: in the forked child they become its stdin, stdout and
+    // stderr (dup2) and the close_range below closes the originals; the child leaves only by
+    // execve or _exit, so no destructor would ever run.
     const int in = ::open("/dev/null", O_RDONLY);
     const int out = ::open(spec.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err =

@@ -20,24 +20,6 @@ namespace {
 
 constexpr unsigned char kComQuery = 0x03;
 
-// Owns one file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
-
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 bool WriteAll(int fd, const char* data, size_t size) {
@@ -55,20 +37,17 @@ bool WriteAll(int fd, const char* data, size_t size) {
   return true;
 }
 
-int ConnectUnix(const std::string& path) {
+// A connected unix stream socket, or none.
+Fd ConnectUnix(const std::string& path) {
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {
-    return -1;
+    return Fd();
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return -1;
-  }
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd || ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    return Fd();
   }
   return fd;
 }
@@ -96,12 +75,15 @@ bool IsCommit(std::string_view payload) {
 }  // namespace
 
 TcpProxy::TcpProxy(std::string upstream_socket) : upstream_(std::move(upstream_socket)) {
-  if (::pipe2(stop_fds_, O_CLOEXEC) != 0) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     start_error_ = Errno("pipe2");
     return;
   }
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+  stop_read_ = Fd(pipe_fds[0]);
+  stop_write_ = Fd(pipe_fds[1]);
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) {
     start_error_ = Errno("socket");
     return;
   }
@@ -110,41 +92,32 @@ TcpProxy::TcpProxy(std::string upstream_socket) : upstream_(std::move(upstream_s
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
   socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(fd, 16) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(fd.get(), 16) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     start_error_ = Errno("bind/listen 127.0.0.1");
-    ::close(fd);
     return;
   }
   port_ = ntohs(addr.sin_port);
-  listen_fd_ = fd;
+  listen_ = std::move(fd);
   acceptor_ = std::thread([this] { AcceptLoop(); });
 }
 
 TcpProxy::~TcpProxy() {
-  if (stop_fds_[1] >= 0) {
-    ::close(stop_fds_[1]);  // every poll() sees POLLHUP on the read end
-  }
+  stop_write_ = Fd();  // closed: every poll() sees POLLHUP on the read end
   if (acceptor_.joinable()) {
     acceptor_.join();
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (std::thread& t : threads_) {
-      t.join();
-    }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (std::thread& t : threads_) {
+    t.join();
   }
-  if (listen_fd_ >= 0) {
-    ::close(listen_fd_);
-  }
-  if (stop_fds_[0] >= 0) {
-    ::close(stop_fds_[0]);
-  }
+  // The listening socket and the pipe's read end close with their owners, after every thread.
 }
 
 void TcpProxy::AcceptLoop() {
   for (;;) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fds_[0], POLLIN, 0}};
+    pollfd fds[2] = {{listen_.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) {
         continue;
@@ -154,23 +127,18 @@ void TcpProxy::AcceptLoop() {
     if (fds[1].revents != 0) {
       return;
     }
-    const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) {
-      continue;
-    }
-    if (refuse_.load()) {
-      ::close(client);
-      continue;
+    Fd client(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!client || refuse_.load()) {
+      continue;  // a refused connection closes at once
     }
     connections_.fetch_add(1);
     std::lock_guard<std::mutex> lock(mu_);
-    threads_.emplace_back([this, client] { Pump(client); });
+    threads_.emplace_back([this, c = std::move(client)]() mutable { Pump(std::move(c)); });
   }
 }
 
-void TcpProxy::Pump(int client_fd) {
-  Fd client(client_fd);
-  Fd server(ConnectUnix(upstream_));
+void TcpProxy::Pump(Fd client) {
+  Fd server = ConnectUnix(upstream_);
   if (!server) {
     return;  // the client sees the connection closed at once
   }
@@ -178,7 +146,7 @@ void TcpProxy::Pump(int client_fd) {
   char buf[16384];
   for (;;) {
     pollfd fds[3] = {
-        {client.get(), POLLIN, 0}, {server.get(), POLLIN, 0}, {stop_fds_[0], POLLIN, 0}};
+        {client.get(), POLLIN, 0}, {server.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
     if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) {
         continue;

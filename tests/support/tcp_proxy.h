@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/fd.h"
+
 namespace room_outbox::testing {
 
 class TcpProxy {
@@ -37,7 +39,7 @@ class TcpProxy {
   TcpProxy(const TcpProxy&) = delete;
   TcpProxy& operator=(const TcpProxy&) = delete;
 
-  bool running() const { return listen_fd_ >= 0; }
+  bool running() const { return static_cast<bool>(listen_); }
   const std::string& start_error() const { return start_error_; }
   uint16_t port() const { return port_; }
 
@@ -51,15 +53,17 @@ class TcpProxy {
 
  private:
   void AcceptLoop();
-  void Pump(int client_fd);
+  void Pump(Fd client);
   // Forwards the complete packets at the front of `pending` to `server_fd`; false when the
   // connection must end (a write failed or a COMMIT fault fired).
   bool ForwardClientPackets(std::string& pending, int server_fd);
 
   std::string upstream_;
   std::string start_error_;
-  int listen_fd_ = -1;
-  int stop_fds_[2] = {-1, -1};  // a pipe: closing the write end wakes every poll()
+  Fd listen_;
+  // A pipe: closing the write end wakes every poll() on the read end.
+  Fd stop_read_;
+  Fd stop_write_;
   uint16_t port_ = 0;
   enum class Fault { kNone, kDropReply, kDropCommit };
   std::atomic<Fault> fault_{Fault::kNone};

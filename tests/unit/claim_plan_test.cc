@@ -1,4 +1,4 @@
-// PlanClaim over plain vectors: runs from room heads, cuts and pace slots, rows of unpaced
+// PlanClaim over plain vectors: runs from room heads, cuts and interval slots, rows of skipped
 // types, push-backs behind waiting rows, extensions, and the batch limit. No database.
 #include "store/claim_plan.h"
 
@@ -132,11 +132,11 @@ TEST(ClaimPlanTest, AFailedRowWaitingForItsRetryIsNeverTakenEarly) {
   EXPECT_THAT(plan.extensions, IsEmpty());
 }
 
-TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndUnpacedTypesShareThePreviousSlot) {
+TEST(ClaimPlanTest, CutRoomsGetIntervalSlotsAndSkippedTypesShareThePreviousSlot) {
   PlanOptions options = Options();
-  options.max_rows_per_room = 2;
-  options.room_pace_ms = 50;
-  options.unpaced_event_types = {"RoomHeatChanged"};
+  options.run_cut_rows = 2;
+  options.room_min_interval_ms = 50;
+  options.skip_event_types = {"RoomHeatChanged"};
   std::vector<PlanRow> rows = {Row(1, "a"),
                                Row(2, "a"),
                                Row(3, "a", kNow - 1, "RoomHeatChanged"),
@@ -158,9 +158,9 @@ TEST(ClaimPlanTest, CutRoomsGetPaceSlotsAndUnpacedTypesShareThePreviousSlot) {
   EXPECT_TRUE(plan.more_due);
 }
 
-TEST(ClaimPlanTest, WithoutAPaceNothingIsCut) {
+TEST(ClaimPlanTest, WithoutRoomMinIntervalNothingIsCut) {
   PlanOptions options = Options();
-  options.max_rows_per_room = 2;  // ignored: room_pace_ms is 0
+  options.run_cut_rows = 2;  // ignored: room_min_interval_ms is 0
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
@@ -202,7 +202,8 @@ TEST(ClaimPlanTest, TheBatchTakesEveryRoomsFirstRowBeforeAnyonesSecond) {
   ClaimPlan plan = PlanClaim(Options(5), Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 5, 6, 7));
   EXPECT_TRUE(plan.more_due);
-  EXPECT_THAT(plan.schedule, IsEmpty()) << "without a pace the rows beyond the batch stay due";
+  EXPECT_THAT(plan.schedule, IsEmpty())
+      << "without room_min_interval the rows beyond the batch stay due";
 }
 
 TEST(ClaimPlanTest, TheSpreadKeepsEachRoomsPrefixInIdOrder) {
@@ -213,10 +214,10 @@ TEST(ClaimPlanTest, TheSpreadKeepsEachRoomsPrefixInIdOrder) {
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
 }
 
-TEST(ClaimPlanTest, WithAPaceTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
+TEST(ClaimPlanTest, WithRoomMinIntervalTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
   PlanOptions options = Options(3);
-  options.max_rows_per_room = 20;
-  options.room_pace_ms = 50;
+  options.run_cut_rows = 20;
+  options.room_min_interval_ms = 50;
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"), Row(5, "c")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   // One row per room: the batch of 3 holds no second row of any room.
@@ -255,19 +256,19 @@ TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
   std::vector<PlanRow> rows;
   for (int64_t id = 1; id <= 100; ++id) rows.push_back(Row(id, "room-" + std::to_string(id)));
   PlanOptions options = Options(100);
-  options.max_rows_per_room = 20;
-  options.room_pace_ms = 50;
+  options.run_cut_rows = 20;
+  options.room_min_interval_ms = 50;
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   EXPECT_EQ(plan.lease.size(), 100u);
   EXPECT_THAT(plan.schedule, IsEmpty());
 }
 
-TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
+TEST(ClaimPlanTest, WithRoomMinIntervalAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
   // Three rooms fill at least half a batch of 4 with their first rows: the second rows get the
-  // next pace slot instead of waiting for the pace inside the relay's round.
+  // next interval slot instead of waiting out room_min_interval inside the relay's round.
   PlanOptions options = Options(4);
-  options.max_rows_per_room = 20;
-  options.room_pace_ms = 50;
+  options.run_cut_rows = 20;
+  options.room_min_interval_ms = 50;
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b"), Row(5, "c")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 3, 5));
@@ -280,20 +281,21 @@ TEST(ClaimPlanTest, WithAPaceAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
   EXPECT_THAT(PlanClaim(options, Input(busy, busy)).lease, ElementsAre(1, 2, 3));
 }
 
-TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
+TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) {
   PlanOptions options = Options(2);  // room b alone fills half the batch
-  options.max_rows_per_room = 20;
-  options.room_pace_ms = 50;
-  options.resting_ms = {{"a", 30}};
+  options.run_cut_rows = 20;
+  options.room_min_interval_ms = 50;
+  options.paced_rooms = {{"a", 30}};
   std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};
   ClaimPlan plan = PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(3));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{1, kNow + 30},
                                            std::pair<int64_t, int64_t>{2, kNow + 80}));
-  ASSERT_EQ(plan.paced_rooms.size(), 1u) << "the relay polls at the pace while they come due";
+  ASSERT_EQ(plan.paced_rooms.size(), 1u)
+      << "the relay polls every room_min_interval while they come due";
   EXPECT_EQ(plan.paced_rooms[0].last_slot_ms, kNow + 80);
 
-  // A resting room whose head is in flight elsewhere is left as it is (nothing moves).
+  // A paced room whose head is in flight elsewhere is left as it is (nothing moves).
   auto behind =
       Input({Row(2, "a")}, {Row(1, "a", kNow + 30'000, "RoomGiftSent", true), Row(2, "a")});
   ClaimPlan left = PlanClaim(options, behind);
@@ -301,15 +303,15 @@ TEST(ClaimPlanTest, ARestingRoomLeasesNothingAndItsRowsComeDueAfterItsRest) {
   EXPECT_THAT(left.schedule, IsEmpty());
 
   // Too few other rooms to fill half the batch: the round would have nothing else to send, so
-  // the resting room's run is leased (the round waits out the pace itself).
+  // the paced room's run is leased (the round waits out room_min_interval itself).
   PlanOptions few = options;
   few.limit = 100;
   EXPECT_THAT(PlanClaim(few, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
 
-  // Without a pace nothing rests.
-  PlanOptions unpaced = Options();
-  unpaced.resting_ms = {{"a", 30}};
-  EXPECT_THAT(PlanClaim(unpaced, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
+  // Without room_min_interval no room is paced.
+  PlanOptions no_interval = Options();
+  no_interval.paced_rooms = {{"a", 30}};
+  EXPECT_THAT(PlanClaim(no_interval, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
 }
 
 }  // namespace

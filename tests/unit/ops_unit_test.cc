@@ -14,6 +14,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "core/fd.h"
 #include "core/publisher.h"
 #include "daemon/heartbeat_clock.h"
 #include "daemon/journal_sink.h"
@@ -254,18 +255,17 @@ TEST(OpsMetricsTest, GaugesAndBuildInfo) {
 
 TEST(JournalSinkTest, JournalStreamMustNameTheDescriptorsFile) {
   char path[] = "/tmp/journal-stream-test-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
+  const Fd fd(mkstemp(path));
+  ASSERT_TRUE(fd);
   struct stat st {};
-  ASSERT_EQ(fstat(fd, &st), 0);
+  ASSERT_EQ(fstat(fd.get(), &st), 0);
   const std::string dev_ino = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
-  EXPECT_TRUE(JournalStreamNames(dev_ino, fd));
-  EXPECT_FALSE(
-      JournalStreamNames(std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1), fd));
+  EXPECT_TRUE(JournalStreamNames(dev_ino, fd.get()));
+  EXPECT_FALSE(JournalStreamNames(std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1),
+                                  fd.get()));
   for (const char* bad : {"", ":", "12", "a:b", "1:2:3", "-1:5"}) {
-    EXPECT_FALSE(JournalStreamNames(bad, fd)) << bad;
+    EXPECT_FALSE(JournalStreamNames(bad, fd.get())) << bad;
   }
-  close(fd);
   unlink(path);
 }
 

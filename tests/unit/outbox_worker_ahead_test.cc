@@ -4,27 +4,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <map>
+#include <algorithm>
+#include <future>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "core/envelope_codec.h"
-#include "fake_clock.h"
-#include "mock_publisher.h"
-#include "mock_relay_store.h"
-#include "support/wait.h"
 #include "worker/outbox_worker.h"
-#include "worker_rows.h"
+#include "worker_fixture.h"
 
 namespace room_outbox::relay {
 namespace {
 
-using ::room_outbox::testing::Eventually;
-using ::room_outbox::testing::FakeClock;
-using ::room_outbox::testing::MockRelayStore;
-using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
 using std::chrono::milliseconds;
 using ::testing::_;
@@ -32,33 +23,19 @@ using ::testing::AnyNumber;
 using ::testing::ElementsAre;
 using ::testing::Invoke;
 using ::testing::Return;
-using ::testing::StrictMock;
 
 constexpr char kFirst[] = "claim-first";
 constexpr char kAhead[] = "claim-ahead";
 
-OutboxRow Row(int64_t id, const std::string& room) {
-  return ::room_outbox::testing::WorkerRow(id, room);
-}
-
-Claim MakeClaim(const std::string& token, std::vector<OutboxRow> rows) {
-  return ::room_outbox::testing::WorkerClaim(token, std::move(rows));
-}
-
-class OutboxWorkerAheadTest : public ::testing::Test {
+// The worker's collaborators (tests/mocks/worker_fixture.h) with a second store for the claim
+// made ahead, claims of two rows sent one row per wave, and an ordered record of sends, marks,
+// releases and claims made ahead (the claim made ahead runs on a thread of its own). The loop
+// stops at its first sleep.
+class OutboxWorkerAheadTest : public ::room_outbox::testing::WorkerFixture {
  protected:
   OutboxWorkerAheadTest() {
-    options_.node_id = "node-1";
-    options_.poll_interval = milliseconds(1000);
     options_.batch_size = 2;
-    options_.publish_timeout = milliseconds(3000);
     options_.max_in_flight = 1;  // one row per wave: a claim of 2 is 2 waves
-    options_.ordering = Ordering::kPerRoom;
-    options_.lease = milliseconds(30000);
-    options_.room_min_interval = milliseconds(0);
-    EXPECT_CALL(store_, Stats()).Times(AnyNumber()).WillRepeatedly(Return(OutboxStats{}));
-    EXPECT_CALL(publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly(Return(true));
-    EXPECT_CALL(publisher_, breaker_open()).Times(AnyNumber()).WillRepeatedly(Return(false));
     EXPECT_CALL(publisher_, PublishMany(_, _, _))
         .WillRepeatedly(
             Invoke([this](std::span<const PublishMessage> messages, milliseconds, size_t) {
@@ -73,10 +50,7 @@ class OutboxWorkerAheadTest : public ::testing::Test {
     clock_.on_sleep = [this] { stop_.RequestStop(); };
   }
 
-  OutboxWorker MakeWorker() {
-    return OutboxWorker(options_, store_, publisher_, clock_, stop_, metrics_, *logger_, {},
-                        &ahead_store_);
-  }
+  OutboxWorker MakeWorker() { return WorkerFixture::MakeWorker(&ahead_store_); }
 
   void Note(const std::string& event) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -96,7 +70,7 @@ class OutboxWorkerAheadTest : public ::testing::Test {
   }
 
   // Marks that succeed and are noted as "mark TOKEN ID..."; releases noted as "release ...".
-  void RecordMarks(const std::string& token) {
+  void NoteMarks(const std::string& token) {
     EXPECT_CALL(store_, MarkPublished(token, _))
         .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
           Note("mark " + t + Ids(ids));
@@ -115,29 +89,26 @@ class OutboxWorkerAheadTest : public ::testing::Test {
     return text;
   }
 
-  WorkerOptions options_;
-  StrictMock<MockRelayStore> store_;
-  StrictMock<MockRelayStore> ahead_store_;
-  StrictMock<MockPublisher> publisher_;
-  FakeClock clock_;
-  StopSignal stop_;
-  Metrics metrics_;
-  std::ostringstream log_;
-  std::unique_ptr<Logger> logger_ = MakeStreamLogger(log_, LogFormat::kText, spdlog::level::trace);
-  std::function<void()> during_publish_;
   std::mutex mu_;
   std::vector<std::string> events_;
 };
 
 TEST_F(OutboxWorkerAheadTest, TheNextClaimRunsBeforeTheLastWavesMarks) {
-  EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
-  EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
-    Note("claim ahead");
-    return Result<Claim>(MakeClaim(kAhead, {Row(3, "room-c")}));
+  // A wake-up left while the first claim runs: only the start of a claim made ahead takes it
+  // before the round's marks (a claim takes the pending wake-up just before it starts).
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
+    stop_.Wake();
+    return Result<Claim>(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")}));
   }));
-  RecordMarks(kFirst);
-  RecordMarks(kAhead);
+  std::promise<void> ahead_claimed;
+  EXPECT_CALL(ahead_store_, ClaimDue(_))
+      .WillOnce(Invoke([this, &ahead_claimed](const ClaimOptions&) {
+        Note("claim ahead");
+        ahead_claimed.set_value();
+        return Result<Claim>(MakeClaim(kAhead, {Row(3, "room-c")}));
+      }));
+  NoteMarks(kFirst);
+  NoteMarks(kAhead);
   // The first claim's last mark waits for the claim ahead: a worker that claimed only after
   // its marks would never get there, and the order below would be the other way round.
   EXPECT_CALL(store_, MarkPublished(kFirst, _))
@@ -145,8 +116,13 @@ TEST_F(OutboxWorkerAheadTest, TheNextClaimRunsBeforeTheLastWavesMarks) {
         Note("mark " + t + Ids(ids));
         return Result<size_t>(ids.size());
       }))
-      .WillOnce(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
-        Eventually([this] { return Seen("claim ahead"); }, milliseconds(5000));
+      .WillOnce(Invoke([this, &ahead_claimed](const std::string& t, std::span<const int64_t> ids) {
+        if (stop_.wake_pending()) {
+          ADD_FAILURE() << "no claim was started ahead before the last wave's marks";
+        } else {
+          // Started: its thread reaches the second store, however the threads are scheduled.
+          ahead_claimed.get_future().wait();
+        }
         Note("mark " + t + Ids(ids));
         return Result<size_t>(ids.size());
       }));
@@ -167,8 +143,8 @@ TEST_F(OutboxWorkerAheadTest, AStopGivesTheClaimMadeAheadBackUnattempted) {
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
   EXPECT_CALL(ahead_store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim(kAhead, {Row(3, "room-c"), Row(4, "room-d")})));
-  RecordMarks(kFirst);
-  RecordMarks(kAhead);
+  NoteMarks(kFirst);
+  NoteMarks(kAhead);
   during_publish_ = [this] { stop_.RequestStop(); };
   auto worker = MakeWorker();
   worker.Run();
@@ -181,7 +157,7 @@ TEST_F(OutboxWorkerAheadTest, AShortClaimStartsNoClaimAheadAndRunRoundNeverDoes)
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})))
       .WillOnce(Return(MakeClaim(kFirst, {Row(3, "room-a")})));
-  RecordMarks(kFirst);
+  NoteMarks(kFirst);
   auto worker = MakeWorker();
   RoundResult full = worker.RunRound();  // StrictMock: a ClaimDue on the second store fails
   EXPECT_TRUE(full.full);
@@ -196,7 +172,7 @@ TEST_F(OutboxWorkerAheadTest, AnEmptyClaimMadeAheadIsFollowedByAClaimAtOnce) {
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})))
       .WillOnce(Return(MakeClaim(kFirst, {Row(3, "room-a")})));
   EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {})));
-  RecordMarks(kFirst);
+  NoteMarks(kFirst);
   auto worker = MakeWorker();
   worker.Run();
   EXPECT_EQ(metrics_.publish_success(), 3u);
@@ -209,7 +185,7 @@ TEST_F(OutboxWorkerAheadTest, APacedRelayClaimsAfterItsRoundNotAhead) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})))
       .WillOnce(Return(MakeClaim(kFirst, {Row(3, "room-c")})));
-  RecordMarks(kFirst);
+  NoteMarks(kFirst);
   auto worker = MakeWorker();
   worker.Run();  // StrictMock: a ClaimDue on the second store fails the test
   EXPECT_EQ(metrics_.publish_success(), 3u);
@@ -219,8 +195,8 @@ TEST_F(OutboxWorkerAheadTest, TheLeaseOfAClaimMadeAheadCountsFromItsOwnStart) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
   EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {Row(3, "room-c")})));
-  RecordMarks(kFirst);
-  RecordMarks(kAhead);
+  NoteMarks(kFirst);
+  NoteMarks(kAhead);
   // The first round's two waves take 14 s each: the claim made ahead, started before them, has
   // 30 - 28 = 2 s of lease left, less than publish_timeout + lease_margin (4 s). Counted from
   // when the next round took it, it would have 30 s.
@@ -237,7 +213,7 @@ TEST_F(OutboxWorkerAheadTest, AnErrorOfTheClaimMadeAheadIsTheNextRoundsDatabaseE
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
   EXPECT_CALL(ahead_store_, ClaimDue(_))
       .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(claim): gone")));
-  RecordMarks(kFirst);
+  NoteMarks(kFirst);
   auto worker = MakeWorker();
   worker.Run();
 

@@ -3,153 +3,31 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <deque>
-#include <map>
-#include <set>
-#include <sstream>
-#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "core/envelope_codec.h"
-#include "fake_clock.h"
-#include "mock_publisher.h"
-#include "mock_relay_store.h"
-#include "worker_rows.h"
+#include "worker_fixture.h"
 
 namespace room_outbox::relay {
 namespace {
 
 using ::room_outbox::testing::FailedWith;
-using ::room_outbox::testing::FakeClock;
-using ::room_outbox::testing::MockRelayStore;
-using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
 using ::room_outbox::testing::Skipped;
 using std::chrono::milliseconds;
 using ::testing::_;
 using ::testing::AllOf;
-using ::testing::AnyNumber;
 using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::Return;
 using ::testing::StartsWith;
-using ::testing::StrictMock;
 using ::testing::UnorderedElementsAre;
 
-constexpr char kToken[] = "claim-token";
-
-OutboxRow Row(int64_t id, const std::string& room, const std::string& type = "RoomGiftSent",
-              int64_t retry_count = 0) {
-  return ::room_outbox::testing::WorkerRow(id, room, type, retry_count);
-}
-
-class OutboxWorkerTest : public ::testing::Test {
- protected:
-  OutboxWorkerTest() {
-    options_.node_id = "node-1";
-    options_.poll_interval = milliseconds(1000);
-    options_.batch_size = 100;
-    options_.publish_timeout = milliseconds(3000);
-    options_.max_in_flight = 4;
-    options_.ordering = Ordering::kPerRoom;
-    options_.lease = milliseconds(30000);
-    options_.room_min_interval = milliseconds(0);
-    // Stats only feeds gauges; tests of other behaviour do not care how often it runs.
-    EXPECT_CALL(store_, Stats()).Times(AnyNumber()).WillRepeatedly(Return(OutboxStats{}));
-    EXPECT_CALL(publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly([this](std::string_view t) {
-      return not_sent_.count(std::string(t)) == 0;
-    });
-    EXPECT_CALL(publisher_, breaker_open()).Times(AnyNumber()).WillRepeatedly([this] {
-      return breaker_open_;
-    });
-  }
-
-  OutboxWorker MakeWorker() {
-    return OutboxWorker(options_, store_, publisher_, clock_, stop_, metrics_, *logger_);
-  }
-
-  Claim MakeClaim(std::vector<OutboxRow> rows) {
-    Claim c;
-    c.token = kToken;
-    c.server_now_ms = clock_.NowMs();
-    c.lease_until_ms = c.server_now_ms + options_.lease.count();
-    c.rows = std::move(rows);
-    return c;
-  }
-
-  // Publishes through a script: each event's outcomes in turn (Published when none is left).
-  // Records the event ids of every PublishMany call.
-  void ScriptPublisher() {
-    EXPECT_CALL(publisher_, PublishMany(_, _, _))
-        .WillRepeatedly(Invoke([this](std::span<const PublishMessage> messages,
-                                      milliseconds timeout, size_t max_in_flight) {
-          EXPECT_EQ(timeout, options_.publish_timeout);
-          EXPECT_EQ(max_in_flight, options_.max_in_flight);
-          std::vector<std::string> ids;
-          std::vector<PublishOutcome> out;
-          for (const PublishMessage& m : messages) {
-            const Envelope& e = m.envelope;
-            ids.push_back(e.event_id);
-            auto& queue = outcomes_[e.event_id];
-            if (queue.empty()) {
-              out.push_back(Published());
-            } else {
-              out.push_back(queue.front());
-              queue.pop_front();
-            }
-          }
-          calls_.push_back(ids);
-          if (during_publish_) during_publish_();
-          return out;
-        }));
-  }
-
-  // Records every mark; each succeeds for all rows.
-  void RecordMarks() {
-    EXPECT_CALL(store_, MarkPublished(kToken, _))
-        .WillRepeatedly(Invoke([this](const std::string&, std::span<const int64_t> ids) {
-          published_.insert(published_.end(), ids.begin(), ids.end());
-          ++mark_published_calls_;
-          return Result<size_t>(ids.size());
-        }));
-    EXPECT_CALL(store_, MarkFailed(kToken, _))
-        .WillRepeatedly(Invoke([this](const std::string&, std::span<const FailedAttempt> attempts) {
-          failed_.insert(failed_.end(), attempts.begin(), attempts.end());
-          return Result<size_t>(attempts.size());
-        }));
-    EXPECT_CALL(store_, Release(kToken, _))
-        .WillRepeatedly(Invoke([this](const std::string&, std::span<const int64_t> ids) {
-          released_.insert(released_.end(), ids.begin(), ids.end());
-          return Result<size_t>(ids.size());
-        }));
-  }
-
-  std::vector<int64_t> FailedIds() const {
-    std::vector<int64_t> ids;
-    for (const FailedAttempt& f : failed_) ids.push_back(f.id);
-    return ids;
-  }
-
-  WorkerOptions options_;
-  StrictMock<MockRelayStore> store_;
-  StrictMock<MockPublisher> publisher_;
-  FakeClock clock_;
-  StopSignal stop_;
-  Metrics metrics_;
-  std::ostringstream log_;
-  std::unique_ptr<Logger> logger_ = MakeStreamLogger(log_, LogFormat::kText, spdlog::level::trace);
-
-  std::map<std::string, std::deque<PublishOutcome>> outcomes_;
-  std::vector<std::vector<std::string>> calls_;
-  std::function<void()> during_publish_;
-  std::set<std::string> not_sent_;  // types for which the publisher's Sends() is false
-  bool breaker_open_ = false;       // what the publisher's breaker_open() answers
-  std::vector<int64_t> published_;
-  std::vector<int64_t> released_;
-  std::vector<FailedAttempt> failed_;
-  int mark_published_calls_ = 0;
-};
+// The worker's collaborators, options and recorded marks: tests/mocks/worker_fixture.h.
+class OutboxWorkerTest : public ::room_outbox::testing::WorkerFixture {};
 
 TEST_F(OutboxWorkerTest, SuccessMarksThatRowPublished) {
   ClaimOptions seen;
@@ -307,7 +185,7 @@ TEST_F(OutboxWorkerTest, SkippedTypeIsMarkedPublished) {
   EXPECT_TRUE(failed_.empty());
 }
 
-TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrThePace) {
+TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrPacing) {
   options_.room_min_interval = milliseconds(50);
   not_sent_ = {"RoomHeatChanged", "RoomRankChanged"};
   EXPECT_CALL(store_, ClaimDue(_))
@@ -322,7 +200,8 @@ TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrThePace)
   EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1"), ElementsAre("evt-4")));
   EXPECT_THAT(published_, UnorderedElementsAre(1, 2, 3, 4, 5));
   EXPECT_EQ(r.published, 5u);
-  // One pace wait, between the two rows of room-a that are sent; none for the rows between.
+  // One room_min_interval wait, between the two rows of room-a that are sent; none for the rows
+  // between.
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50)));
 }
 
@@ -621,7 +500,7 @@ TEST_F(OutboxWorkerTest, RowsTheLeaseNoLongerCoversAreReleased) {
   EXPECT_EQ(r.released, 2u);
 }
 
-TEST_F(OutboxWorkerTest, RoomPaceSleepsBetweenSendsToOneRoom) {
+TEST_F(OutboxWorkerTest, RoomPacingSleepsBetweenSendsToOneRoom) {
   options_.room_min_interval = milliseconds(50);
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")})));
@@ -637,31 +516,31 @@ TEST_F(OutboxWorkerTest, RoomPaceSleepsBetweenSendsToOneRoom) {
 
 TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNot) {
   options_.room_min_interval = milliseconds(50);
-  options_.unpaced_event_types = {"RoomHeatChanged"};
+  options_.skip_event_types = {"RoomHeatChanged"};
   // A round may send a room poll_interval / room_min_interval rows: 1000 / 50; rows of types
   // that are never sent do not count.
   EXPECT_CALL(
       store_,
-      ClaimDue(AllOf(Field(&ClaimOptions::max_rows_per_room, 20u),
-                     Field(&ClaimOptions::room_pace_ms, 50),
-                     Field(&ClaimOptions::unpaced_event_types, ElementsAre("RoomHeatChanged")))))
+      ClaimDue(AllOf(Field(&ClaimOptions::run_cut_rows, 20u),
+                     Field(&ClaimOptions::room_min_interval_ms, 50),
+                     Field(&ClaimOptions::skip_event_types, ElementsAre("RoomHeatChanged")))))
       .WillOnce(Return(MakeClaim({})));
   auto worker = MakeWorker();
   worker.RunRound();
   // --once ends when nothing is due, so it must not schedule rows for later: whole runs.
-  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::max_rows_per_room, 0u)))
+  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::run_cut_rows, 0u)))
       .WillOnce(Return(MakeClaim({})));
   worker.Drain();
 
-  // Without a pace nothing is cut.
+  // Without room_min_interval nothing is cut.
   options_.room_min_interval = milliseconds(0);
-  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::max_rows_per_room, 0u)))
+  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::run_cut_rows, 0u)))
       .WillOnce(Return(MakeClaim({})));
   auto unpaced = MakeWorker();
   unpaced.RunRound();
 }
 
-TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
+TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtRoomMinInterval) {
   options_.room_min_interval = milliseconds(50);
   // The first claim cut a room and scheduled its rows up to now + 120ms; the loop claims again
   // at once (more_due). While that time has not passed, a round that delivered is followed by
@@ -682,21 +561,23 @@ TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtThePace) {
   auto worker = MakeWorker();
   worker.Run();
   EXPECT_THAT(published_, ElementsAre(1, 2, 3));
-  // Row 2 waits out the room's pace within its round (50ms); then, at t=50 < 120, the loop idles
-  // 50ms. After the empty claim: 1000ms. After row 3 (t=1100, past the schedule): 1000ms.
+  // Row 2 waits out the room's room_min_interval within its round (50ms); then, at t=50 < 120, the
+  // loop idles 50ms. After the empty claim: 1000ms. After row 3 (t=1100, past the schedule):
+  // 1000ms.
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50), milliseconds(50), milliseconds(1000),
                                            milliseconds(1000)));
   EXPECT_NE(log_.str().find("room paced"), std::string::npos) << log_.str();
 }
 
-TEST_F(OutboxWorkerTest, AClaimThatOnlyScheduledRestingRoomsIsFollowedByThePace) {
+TEST_F(OutboxWorkerTest, AClaimThatOnlyScheduledPacedRoomsIsFollowedAfterRoomMinInterval) {
   options_.room_min_interval = milliseconds(50);
-  // Every room of the window was sent to less than a pace ago: the claim leased nothing and
-  // scheduled their rows 30 ms on. The loop claims again after the pace, not poll_interval.
-  Claim resting = MakeClaim({});
-  resting.more_due = true;
-  resting.paced_rooms = {PacedRoom{"hot", 2, 30}};
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(resting)).WillOnce(Return(MakeClaim({})));
+  // Every room of the window was sent to less than room_min_interval ago: the claim leased
+  // nothing and scheduled their rows 30 ms on. The loop claims again after room_min_interval,
+  // not poll_interval.
+  Claim paced = MakeClaim({});
+  paced.more_due = true;
+  paced.paced_rooms = {PacedRoom{"hot", 2, 30}};
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(paced)).WillOnce(Return(MakeClaim({})));
   RecordMarks();
   clock_.on_sleep = [this] {
     if (clock_.sleeps().size() == 2) stop_.RequestStop();
@@ -896,7 +777,7 @@ TEST_F(OutboxWorkerTest, DrainRowsGivenBackAndTriedInALaterRoundCountAsAttempted
   EXPECT_EQ(d.failed, 1u);
 }
 
-TEST_F(OutboxWorkerTest, AWallClockStepChangesNeitherThePaceNorTheLeaseLeft) {
+TEST_F(OutboxWorkerTest, AWallClockStepChangesNeitherPacingNorTheLeaseLeft) {
   options_.room_min_interval = milliseconds(50);
   options_.lease = milliseconds(5000);
   EXPECT_CALL(store_, ClaimDue(_))
@@ -952,10 +833,10 @@ TEST_F(OutboxWorkerTest, ToWorkerOptionsTakesTheConfigsValues) {
   EXPECT_FALSE(o.per_room_order());
   EXPECT_EQ(o.lease, WorkerConfig{}.lease);
   EXPECT_EQ(o.node_id, "node-x");
-  EXPECT_THAT(o.unpaced_event_types, ElementsAre("RoomCreated"));
+  EXPECT_THAT(o.skip_event_types, ElementsAre("RoomCreated"));
 }
 
-// --- failure scopes (issue 8) ---
+// --- failure scopes ---
 
 PublishOutcome RoomRefused() {
   PublishOutcome out = FailedWith(PublishStatus::kRateLimited, "MsgDropReason: MsgFreqCtrl");

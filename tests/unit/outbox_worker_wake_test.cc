@@ -1,79 +1,39 @@
-// OutboxWorker and wake-ups (StopSignal::Wake, fed by the [wake] socket): a wake-up ends the
-// idle wait between rounds, never a pace wait inside a round; one that arrives during a round
+// OutboxWorker and wake-ups (StopSignal::Wake, fed by the [wake] socket): a wake-up ends the idle
+// wait between rounds, never a paced room's wait inside a round; one that arrives during a round
 // ends the next idle wait at once; one taken before a claim is consumed by it; bursts are one
 // round; while the breaker is open the loop still waits poll_interval; --once ignores them.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <sstream>
+#include <vector>
 
-#include "core/envelope_codec.h"
-#include "fake_clock.h"
-#include "mock_publisher.h"
-#include "mock_relay_store.h"
 #include "worker/outbox_worker.h"
-#include "worker_rows.h"
+#include "worker_fixture.h"
 
 namespace room_outbox::relay {
 namespace {
 
 using ::room_outbox::testing::FailedWith;
-using ::room_outbox::testing::FakeClock;
-using ::room_outbox::testing::MockRelayStore;
-using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
 using std::chrono::milliseconds;
 using ::testing::_;
-using ::testing::AnyNumber;
 using ::testing::ElementsAre;
 using ::testing::Invoke;
-using ::testing::NiceMock;
 using ::testing::Return;
 
-constexpr char kToken[] = "claim-token";
-
-OutboxRow Row(int64_t id, const std::string& room) {
-  return ::room_outbox::testing::WorkerRow(id, room);
-}
-
-class OutboxWorkerWakeTest : public ::testing::Test {
+// The worker's collaborators (tests/mocks/worker_fixture.h): marks that succeed, and a publisher
+// that delivers every row and counts its waves.
+class OutboxWorkerWakeTest : public ::room_outbox::testing::WorkerFixture {
  protected:
   OutboxWorkerWakeTest() {
-    options_.node_id = "node-1";
-    options_.poll_interval = milliseconds(1000);
-    options_.max_in_flight = 4;
-    options_.room_min_interval = milliseconds(0);
-    ON_CALL(store_, Stats()).WillByDefault(Return(OutboxStats{}));
-    ON_CALL(store_, MarkPublished(_, _))
-        .WillByDefault([](const std::string&, std::span<const int64_t> ids) {
-          return Result<size_t>(ids.size());
-        });
-    ON_CALL(store_, Release(_, _))
-        .WillByDefault([](const std::string&, std::span<const int64_t> ids) {
-          return Result<size_t>(ids.size());
-        });
-    ON_CALL(publisher_, Sends(_)).WillByDefault(Return(true));
-    ON_CALL(publisher_, breaker_open()).WillByDefault([this] { return breaker_open_; });
-    ON_CALL(publisher_, PublishMany(_, _, _))
-        .WillByDefault(
+    RecordMarks();
+    EXPECT_CALL(publisher_, PublishMany(_, _, _))
+        .WillRepeatedly(
             Invoke([this](std::span<const PublishMessage> messages, milliseconds, size_t) {
               ++waves_;
               if (during_publish_) during_publish_();
               return std::vector<PublishOutcome>(messages.size(), Published());
             }));
-  }
-
-  OutboxWorker MakeWorker() {
-    return OutboxWorker(options_, store_, publisher_, clock_, stop_, metrics_, *logger_);
-  }
-
-  Claim MakeClaim(std::vector<OutboxRow> rows) {
-    Claim c;
-    c.token = kToken;
-    c.server_now_ms = clock_.NowMs();
-    c.lease_until_ms = c.server_now_ms + options_.lease.count();
-    c.rows = std::move(rows);
-    return c;
   }
 
   // Stops the loop after its `n`-th sleep.
@@ -83,16 +43,6 @@ class OutboxWorkerWakeTest : public ::testing::Test {
     };
   }
 
-  WorkerOptions options_;
-  NiceMock<MockRelayStore> store_;
-  NiceMock<MockPublisher> publisher_;
-  FakeClock clock_;
-  StopSignal stop_;
-  Metrics metrics_;
-  std::ostringstream log_;
-  std::unique_ptr<Logger> logger_ = MakeStreamLogger(log_, LogFormat::kText, spdlog::level::trace);
-  std::function<void()> during_publish_;
-  bool breaker_open_ = false;
   int waves_ = 0;
 };
 
@@ -149,7 +99,7 @@ TEST_F(OutboxWorkerWakeTest, ABurstOfWakeUpsIsOneMoreRound) {
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(0), milliseconds(1000)));
 }
 
-TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPaceWaitInsideARound) {
+TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPacedRoomsWaitInsideARound) {
   options_.room_min_interval = milliseconds(50);
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a")})))
@@ -161,8 +111,8 @@ TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPaceWaitInsideARound) {
   StopAfterSleeps(3);
   auto worker = MakeWorker();
   worker.Run();
-  // Row 2 waits the rest of room-a's pace (30 ms) with the wake-up pending; then the idle wait
-  // ends at once; round 2 found nothing and idles poll_interval.
+  // Row 2 waits the rest of room-a's room_min_interval (30 ms) with the wake-up pending; then the
+  // idle wait ends at once; round 2 found nothing and idles poll_interval.
   EXPECT_EQ(waves_, 2);
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30), milliseconds(0), milliseconds(1000)));
 }
@@ -173,8 +123,8 @@ TEST_F(OutboxWorkerWakeTest, WhileTheBreakerIsOpenAWakeUpDoesNotEndThePollInterv
     stop_.Wake();  // every commit during an IM outage leaves its rows and wakes the relay
     return Result<Claim>(MakeClaim({Row(1, "room-a")}));
   }));
-  ON_CALL(publisher_, PublishMany(_, _, _))
-      .WillByDefault(Invoke([](std::span<const PublishMessage> messages, milliseconds, size_t) {
+  EXPECT_CALL(publisher_, PublishMany(_, _, _))
+      .WillRepeatedly(Invoke([](std::span<const PublishMessage> messages, milliseconds, size_t) {
         return std::vector<PublishOutcome>(
             messages.size(), FailedWith(PublishStatus::kNotAttempted, "not attempted"));
       }));

@@ -1,6 +1,6 @@
-// The worker side of parking and log volume (issue 9): ParkPolicy wired into the worker and the
-// result writer (MarkParked instead of MarkFailed), the failure-by-reason and in-flight metrics,
-// and the levels of the per-row and per-room lines (HeldRooms).
+// The worker side of parking and log volume: ParkPolicy wired into the worker and the result
+// writer (MarkParked instead of MarkFailed), the failure-by-reason and in-flight metrics, and the
+// levels of the per-row and per-room lines (HeldRooms).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,41 +8,27 @@
 #include <string>
 #include <vector>
 
-#include "core/envelope_codec.h"
-#include "fake_clock.h"
-#include "mock_publisher.h"
-#include "mock_relay_store.h"
 #include "worker/outbox_worker.h"
 #include "worker/result_writer.h"
-#include "worker_rows.h"
+#include "worker_fixture.h"
 
 namespace room_outbox::relay {
 namespace {
 
 using ::room_outbox::testing::FailedWith;
-using ::room_outbox::testing::FakeClock;
 using ::room_outbox::testing::MockRelayStore;
-using ::room_outbox::testing::MockPublisher;
 using ::room_outbox::testing::Published;
+using ::room_outbox::testing::WorkerRow;
 using std::chrono::milliseconds;
 using ::testing::_;
-using ::testing::AnyNumber;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::NiceMock;
 using ::testing::Return;
 
-constexpr char kToken[] = "claim-token";
-
 OutboxRow Row(int64_t id, const std::string& room, int64_t retry_count = 0) {
-  return ::room_outbox::testing::WorkerRow(id, room, "RoomGiftSent", retry_count);
-}
-
-std::vector<int64_t> Ids(const std::vector<FailedAttempt>& attempts) {
-  std::vector<int64_t> ids;
-  for (const FailedAttempt& a : attempts) ids.push_back(a.id);
-  return ids;
+  return WorkerRow(id, room, "RoomGiftSent", retry_count);
 }
 
 // Lines of `log` at `level` ("warning", "info", ...) that contain `text`.
@@ -56,38 +42,12 @@ size_t Lines(const std::string& log, const std::string& level, const std::string
   return n;
 }
 
-class ParkingWorkerTest : public ::testing::Test {
+// The worker's collaborators and recorded marks (tests/mocks/worker_fixture.h), parks included.
+class ParkingWorkerTest : public ::room_outbox::testing::WorkerFixture {
  protected:
   ParkingWorkerTest() {
-    options_.node_id = "node-1";
-    options_.poll_interval = milliseconds(1000);
-    options_.publish_timeout = milliseconds(3000);
-    options_.max_in_flight = 4;
-    options_.ordering = Ordering::kPerRoom;
-    options_.lease = milliseconds(30000);
-    options_.room_min_interval = milliseconds(0);
-    ON_CALL(store_, Stats()).WillByDefault(Return(OutboxStats{}));
-    ON_CALL(publisher_, Sends(_)).WillByDefault(Return(true));
-    ON_CALL(store_, MarkPublished(kToken, _))
-        .WillByDefault(Invoke([this](const std::string&, std::span<const int64_t> ids) {
-          published_.insert(published_.end(), ids.begin(), ids.end());
-          return Result<size_t>(ids.size());
-        }));
-    ON_CALL(store_, MarkFailed(kToken, _))
-        .WillByDefault(Invoke([this](const std::string&, std::span<const FailedAttempt> a) {
-          failed_.insert(failed_.end(), a.begin(), a.end());
-          return Result<size_t>(a.size());
-        }));
-    ON_CALL(store_, MarkParked(kToken, _))
-        .WillByDefault(Invoke([this](const std::string&, std::span<const FailedAttempt> a) {
-          parked_.insert(parked_.end(), a.begin(), a.end());
-          return Result<size_t>(a.size());
-        }));
-    ON_CALL(store_, Release(kToken, _))
-        .WillByDefault(Invoke([this](const std::string&, std::span<const int64_t> ids) {
-          released_.insert(released_.end(), ids.begin(), ids.end());
-          return Result<size_t>(ids.size());
-        }));
+    RecordMarks();
+    RecordParks();
   }
 
   // One round over `rows`; `outcome_of` answers each message by its event id.
@@ -97,8 +57,8 @@ class ParkingWorkerTest : public ::testing::Test {
     claim.token = kToken;
     claim.rows = std::move(rows);
     EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(Result<Claim>(claim)));
-    ON_CALL(publisher_, PublishMany(_, _, _))
-        .WillByDefault(Invoke(
+    EXPECT_CALL(publisher_, PublishMany(_, _, _))
+        .WillRepeatedly(Invoke(
             [this, outcome_of](std::span<const PublishMessage> messages, milliseconds, size_t) {
               in_flight_seen_.push_back(metrics_.in_flight());
               std::vector<PublishOutcome> out;
@@ -108,22 +68,9 @@ class ParkingWorkerTest : public ::testing::Test {
               }
               return out;
             }));
-    OutboxWorker worker(options_, store_, publisher_, clock_, stop_, metrics_, *logger_);
-    return worker.RunRound();
+    return MakeWorker().RunRound();
   }
 
-  WorkerOptions options_;
-  NiceMock<MockRelayStore> store_;
-  NiceMock<MockPublisher> publisher_;
-  FakeClock clock_;
-  StopSignal stop_;
-  Metrics metrics_;
-  std::ostringstream log_;
-  std::unique_ptr<Logger> logger_ = MakeStreamLogger(log_, LogFormat::kText, spdlog::level::trace);
-  std::vector<int64_t> published_;
-  std::vector<FailedAttempt> failed_;
-  std::vector<FailedAttempt> parked_;
-  std::vector<int64_t> released_;
   std::vector<std::string> sent_;
   std::vector<int64_t> in_flight_seen_;
 };
@@ -233,7 +180,7 @@ TEST_F(ParkingWorkerTest, DbUpFollowsEachDaemonRound) {
         stop_.RequestStop();
         return Result<Claim>(Claim{kToken, 0, 0, {}, false, {}});
       }));
-  OutboxWorker worker(options_, store_, publisher_, clock_, stop_, metrics_, *logger_);
+  auto worker = MakeWorker();
   worker.Run();
   EXPECT_TRUE(metrics_.db_up());
 }

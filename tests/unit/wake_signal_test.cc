@@ -1,9 +1,10 @@
-// Wake-ups on the StopSignal: a level that coalesces, ends only the idle wait (WaitForWake,
-// Clock::IdleFor), never a plain WaitFor/SleepFor, and stays pending until taken.
+// Wake-ups on the StopSignal: a level that coalesces and stays pending until taken; the fake
+// clock's and the heartbeat clock's idle sleeps end on one, their plain sleeps do not. The same
+// on the real clock (StopSignal's waits, SystemLoopClock): tests/integration/loop_clock_test.cc.
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
+#include <vector>
 
 #include "daemon/heartbeat_clock.h"
 #include "fake_clock.h"
@@ -14,8 +15,6 @@ namespace room_outbox {
 namespace {
 
 using std::chrono::milliseconds;
-using std::chrono::seconds;
-using Steady = std::chrono::steady_clock;
 
 TEST(WakeSignalTest, WakeUpsCoalesceIntoOneUntilTaken) {
   StopSignal signal;
@@ -27,61 +26,6 @@ TEST(WakeSignalTest, WakeUpsCoalesceIntoOneUntilTaken) {
   EXPECT_FALSE(signal.wake_pending());
   EXPECT_FALSE(signal.TakeWake());
   EXPECT_FALSE(signal.stop_requested());
-}
-
-TEST(WakeSignalTest, APendingWakeUpEndsTheIdleWaitAtOnceAndStaysPending) {
-  StopSignal signal;
-  signal.Wake();
-  const auto start = Steady::now();
-  EXPECT_FALSE(signal.WaitForWake(seconds(30)));  // false: not a stop
-  EXPECT_LT(Steady::now() - start, seconds(20));  // did not wait out the 30 s
-  EXPECT_TRUE(signal.wake_pending());
-}
-
-TEST(WakeSignalTest, AWakeUpFromAnotherThreadEndsAnIdleWaitUnderWay) {
-  StopSignal signal;
-  std::thread waker([&] {
-    std::this_thread::sleep_for(milliseconds(20));
-    signal.Wake();
-  });
-  const auto start = Steady::now();
-  EXPECT_FALSE(signal.WaitForWake(seconds(30)));
-  EXPECT_LT(Steady::now() - start, seconds(20));
-  waker.join();
-  EXPECT_TRUE(signal.TakeWake());
-}
-
-TEST(WakeSignalTest, AWakeUpDoesNotEndAPlainWaitLikeAPaceWait) {
-  StopSignal signal;
-  signal.Wake();
-  const auto start = Steady::now();
-  EXPECT_FALSE(signal.WaitFor(milliseconds(60)));
-  // The whole 60 ms passed (a condition variable's timed wait never ends early with a false
-  // predicate), and the wake-up is still there for the idle wait.
-  EXPECT_GE(Steady::now() - start, milliseconds(60));
-  EXPECT_TRUE(signal.wake_pending());
-}
-
-TEST(WakeSignalTest, AStopEndsBothWaitsAndIsReportedAsAStop) {
-  StopSignal signal;
-  signal.RequestStop();
-  EXPECT_TRUE(signal.WaitFor(seconds(30)));
-  EXPECT_TRUE(signal.WaitForWake(seconds(30)));
-  SystemLoopClock clock;
-  EXPECT_TRUE(clock.IdleFor(seconds(30), signal));
-  EXPECT_TRUE(clock.SleepFor(seconds(30), signal));
-}
-
-TEST(WakeSignalTest, SystemClockIdleForEndsOnAWakeUpButSleepForDoesNot) {
-  StopSignal signal;
-  SystemLoopClock clock;
-  signal.Wake();
-  const auto start = Steady::now();
-  EXPECT_FALSE(clock.IdleFor(seconds(30), signal));
-  EXPECT_LT(Steady::now() - start, seconds(20));
-  EXPECT_FALSE(clock.SleepFor(milliseconds(30), signal));
-  EXPECT_GE(Steady::now() - start, milliseconds(30));
-  EXPECT_TRUE(signal.wake_pending());
 }
 
 TEST(WakeSignalTest, FakeClockIdlesZeroWithAWakeUpPendingAndSleepsInFullWithout) {

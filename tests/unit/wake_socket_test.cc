@@ -1,7 +1,7 @@
-// WakeSocket and WakeListener on real unix datagram sockets in a private temporary directory:
-// bind, the stale file of a killed relay replaced, a live socket and non-socket files refused,
-// paths WakeSender::Check refuses, datagrams received and drained, the file removed at the end;
-// the listener coalescing a burst into wake-ups that count every datagram.
+// WakeSocket on real unix datagram sockets in a private temporary directory: bind, the stale
+// file of a killed relay replaced, a live socket and non-socket files refused, paths
+// WakeSender::Check refuses, datagrams received and drained, the file removed at the end. The
+// listener's thread: tests/integration/wake_listener_test.cc.
 #include "daemon/wake_socket.h"
 
 #include <gmock/gmock.h>
@@ -11,37 +11,29 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <sstream>
-#include <vector>
 
-#include "daemon/wake_listener.h"
-#include "support/wait.h"
+#include "core/fd.h"
 #include "wake_sender.h"
-#include "worker/loop_clock.h"
 
 namespace room_outbox::relay {
 namespace {
 
 namespace fs = std::filesystem;
-using ::room_outbox::testing::Eventually;
-using std::chrono::seconds;
 using ::testing::HasSubstr;
 
 // A socket file as a killed relay leaves it: bound, then its process (here: its fd) gone.
 void LeaveStaleSocket(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
-  ASSERT_GE(fd, 0);
+  const Fd fd(::socket(AF_UNIX, SOCK_DGRAM, 0));
+  ASSERT_TRUE(fd);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.data(), path.size());
-  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0)
+  ASSERT_EQ(::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0)
       << std::strerror(errno);
-  ::close(fd);
+  // The socket closes here; the file stays.
 }
 
 class WakeSocketTest : public ::testing::Test {
@@ -183,47 +175,6 @@ TEST_F(WakeSocketTest, AFileReplacedBySomeoneElseIsNotRemovedAtTheEnd) {
   std::ofstream(path_) << "not ours\n";
   socket.reset();
   EXPECT_TRUE(fs::is_regular_file(path_));
-}
-
-TEST_F(WakeSocketTest, ListenerCoalescesABurstAndCountsEveryDatagram) {
-  auto socket = MustBind(path_);
-  ASSERT_NE(socket, nullptr);
-  StopSignal signal;
-  std::atomic<uint64_t> datagrams{0};
-  std::atomic<int> calls{0};
-  std::ostringstream log;
-  auto logger = MakeStreamLogger(log, LogFormat::kText, spdlog::level::trace);
-  auto listener = WakeListener::Start(
-      std::move(socket),
-      [&](uint64_t n) {
-        datagrams += n;
-        ++calls;
-        signal.Wake();
-      },
-      *logger);
-  ASSERT_TRUE(listener) << listener.error().message;
-  WakeSender sender(path_);
-  for (int i = 0; i < 100; ++i) sender.Notify();
-  // Every datagram the kernel accepted is read (the rest were refused while the queue was full:
-  // a wake-up was pending then anyway).
-  ASSERT_TRUE(Eventually([&] { return datagrams.load() == sender.sent(); }, seconds(10)))
-      << datagrams.load() << " of " << sender.sent();
-  EXPECT_EQ(sender.sent() + sender.refused(), 100u);
-  EXPECT_GE(calls.load(), 1);
-  EXPECT_LE(static_cast<uint64_t>(calls.load()), sender.sent());
-  // However many datagrams: one pending wake-up.
-  EXPECT_TRUE(signal.TakeWake());
-  EXPECT_FALSE(signal.TakeWake());
-
-  // A later commit wakes again.
-  sender.Notify();
-  ASSERT_TRUE(Eventually([&] { return signal.wake_pending(); }, seconds(10)));
-  // The listener's end joins its thread and removes the socket file.
-  listener->reset();
-  EXPECT_FALSE(fs::exists(fs::symlink_status(path_)));
-  sender.Notify();
-  EXPECT_GE(sender.refused(), 1u);
-  EXPECT_EQ(log.str(), "");
 }
 
 }  // namespace

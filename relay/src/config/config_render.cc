@@ -1,5 +1,6 @@
 // RenderEffectiveConfig (config.h): the effective config as TOML.
 #include <cstdio>
+#include <ostream>
 #include <sstream>
 #include <string_view>
 
@@ -35,14 +36,7 @@ std::string Quote(std::string_view s) {
 
 std::string Secret(const std::string& value) { return value.empty() ? "<unset>" : "<redacted>"; }
 
-}  // namespace
-
-std::string RenderEffectiveConfig(const Config& c) {
-  std::ostringstream o;
-  const WorkerConfig& w = c.outbox_worker;
-  const TencentImOptions& t = c.tencent_im;
-  o << "# effective configuration of " << c.path << " (secrets redacted)\n";
-  o << "node_id = " << Quote(c.node_id) << "\n\n";
+void RenderMysql(const Config& c, std::ostream& o) {
   o << "[mysql]\n"
     << "host = " << Quote(c.mysql.host) << "\n"
     << "port = " << c.mysql.port << "\n"
@@ -58,6 +52,9 @@ std::string RenderEffectiveConfig(const Config& c) {
     << "ssl_cert = " << Quote(c.mysql.ssl_cert) << "\n"
     << "ssl_key = " << Quote(c.mysql.ssl_key) << "\n"
     << "server_public_key_file = " << Quote(c.mysql.server_public_key_file) << "\n\n";
+}
+
+void RenderOutboxWorker(const WorkerConfig& w, std::ostream& o) {
   o << "[outbox_worker]\n"
     << "enabled = " << (w.enabled ? "true" : "false") << "\n"
     << "poll_interval = " << Quote(FormatDuration(w.poll_interval)) << "\n"
@@ -69,6 +66,10 @@ std::string RenderEffectiveConfig(const Config& c) {
     << "lease = " << Quote(FormatDuration(w.lease)) << "\n"
     << "room_min_interval = " << Quote(FormatDuration(w.room_min_interval)) << "\n"
     << "park_permanent_after = " << w.park_permanent_after << "\n\n";
+}
+
+void RenderTencentIm(const Config& c, std::ostream& o) {
+  const TencentImOptions& t = c.tencent_im;
   o << "[tencent_im]\n"
     << "endpoint = " << Quote(t.endpoint) << "\n"
     << "sdk_app_id = " << t.sdk_app_id << "\n"
@@ -94,6 +95,10 @@ std::string RenderEffectiveConfig(const Config& c) {
     o << Quote(type) << " = " << Quote(MsgPriorityName(priority)) << "\n";
   }
   o << "\n";
+}
+
+// [hook], [log], [metrics] and [wake].
+void RenderTheRest(const Config& c, std::ostream& o) {
   o << "[hook]\n"
     << "sync_publish_timeout = " << Quote(FormatDuration(c.hook.sync_publish_timeout)) << "\n"
     << "sync_publish = " << Quote(SyncPublishModeName(c.hook.sync_publish)) << "\n\n";
@@ -104,6 +109,18 @@ std::string RenderEffectiveConfig(const Config& c) {
     << "listen = " << Quote(c.metrics.listen) << "\n\n";
   o << "[wake]\n"
     << "socket = " << Quote(c.wake_socket) << "\n";
+}
+
+}  // namespace
+
+std::string RenderEffectiveConfig(const Config& c) {
+  std::ostringstream o;
+  o << "# effective configuration of " << c.path << " (secrets redacted)\n";
+  o << "node_id = " << Quote(c.node_id) << "\n\n";
+  RenderMysql(c, o);
+  RenderOutboxWorker(c.outbox_worker, o);
+  RenderTencentIm(c, o);
+  RenderTheRest(c, o);
   return o.str();
 }
 

@@ -14,6 +14,7 @@
 #include "daemon/build_info.h"
 #include "daemon/heartbeat_clock.h"
 #include "daemon/journal_sink.h"
+#include "daemon/lifecycle_log.h"
 #include "daemon/reload.h"
 #include "daemon/signals.h"
 #include "daemon/wake_listener.h"
@@ -34,15 +35,11 @@
 namespace room_outbox::relay {
 namespace {
 
+using std::chrono::milliseconds;
+
 // sd_notify is a no-op (returns 0) outside systemd and its failures change nothing for the relay,
 // so its result is deliberately ignored.
 void Notify(const std::string& state) { (void)sd_notify(0, state.c_str()); }
-
-LogLine Lifecycle(std::string_view message, const Config& config) {
-  LogLine line(message);
-  line.Add("worker", "room_outbox").Add("node_id", config.node_id);
-  return line;
-}
 
 const char* SignalName(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 
@@ -141,26 +138,6 @@ int CheckConfigOnly(const Config& config) {
   return kExitOk;
 }
 
-void LogStarting(Logger& logger, const Config& config, const CliOptions& cli) {
-  const WorkerConfig& w = config.outbox_worker;
-  logger.Info(Lifecycle("outbox-relay starting", config)
-                  .Add("version", Version())
-                  .Add("config", config.path)
-                  .Add("mode", cli.once ? "once" : "daemon")
-                  .Add("poll_interval", FormatDuration(w.poll_interval))
-                  .Add("batch_size", static_cast<uint64_t>(w.batch_size))
-                  .Add("publish_timeout", FormatDuration(w.publish_timeout))
-                  .Add("retry_strategy", w.retry_strategy)
-                  .Add("max_in_flight", static_cast<uint64_t>(w.max_in_flight))
-                  .Add("ordering", w.ordering == Ordering::kPerRoom ? "per_room" : "none")
-                  .Add("lease", FormatDuration(w.lease))
-                  .Add("room_min_interval", FormatDuration(w.room_min_interval))
-                  .Add("im_endpoint", config.tencent_im.endpoint)
-                  .Add("mysql", config.mysql.socket.empty()
-                                    ? config.mysql.host + ":" + std::to_string(config.mysql.port)
-                                    : config.mysql.socket));
-}
-
 // --once: drains and logs the summary; 1 when rows failed, were left unattempted, or the
 // database failed.
 int RunOnce(OutboxWorker& worker, Logger& logger, const Config& config) {
@@ -228,6 +205,101 @@ bool SchemaReady(const Config& config, Logger& logger) {
   return true;
 }
 
+// The process's health and metrics: the systemd watchdog, the heartbeat the worker's clock
+// beats, the metrics with their endpoint, and the parked rows gauge (a connection of its own).
+// Everything runs on `clock`, the daemon's one clock, which must outlive it.
+struct Telemetry {
+  explicit Telemetry(Clock& clock) : clock(clock), metrics(clock) {}
+  Clock& clock;
+  std::unique_ptr<Watchdog> watchdog;
+  std::unique_ptr<Heartbeat> heartbeat;
+  Metrics metrics;
+  std::unique_ptr<MetricsServer> server;
+  std::unique_ptr<ops::ParkedRowsGauge> parked_gauge;
+};
+
+// Starts `t`; false when the metrics endpoint cannot be served (logged).
+bool StartTelemetry(const Config& config, Logger& logger, Telemetry& t) {
+  t.watchdog = Watchdog::FromEnvironment();
+  t.heartbeat = std::make_unique<Heartbeat>(t.clock, t.watchdog.get());
+  t.metrics.SetBuildInfo(Version(), ROOM_OUTBOX_REVISION);
+  t.metrics.AttachHeartbeat(t.heartbeat.get());
+  if (t.watchdog) {
+    const auto interval = std::chrono::duration_cast<milliseconds>(t.watchdog->interval());
+    logger.Info(Lifecycle("systemd watchdog on", config)
+                    .Add("watchdog_interval_ms", static_cast<int64_t>(interval.count())));
+  }
+  auto server = ServeMetrics(
+      config, t.metrics, logger,
+      HealthOptions{t.heartbeat.get(), HealthStaleAfter(config.outbox_worker.poll_interval)});
+  if (!server) {
+    return false;
+  }
+  t.server = std::move(*server);
+  // room_outbox_parked_rows, counted on a connection of its own (ops/parked_gauge.h).
+  if (t.server) {
+    t.parked_gauge = ops::ParkedRowsGauge::Start(config.mysql, t.metrics, std::chrono::seconds(15));
+  }
+  return true;
+}
+
+// Every claim, wave and sleep slice of the worker beats (health.h); slices short enough for the
+// watchdog (at least two beats per WATCHDOG_USEC/2).
+milliseconds HeartbeatSlice(const Watchdog* watchdog) {
+  const milliseconds slice = std::chrono::seconds(1);
+  if (watchdog == nullptr) {
+    return slice;
+  }
+  return std::clamp(std::chrono::duration_cast<milliseconds>(watchdog->interval() / 4),
+                    milliseconds(10), slice);
+}
+
+// The enabled and runnable relay: builds the publisher, the stores and the telemetry, runs the
+// worker and takes them down in the order of the shutdown contract. Returns the exit code.
+int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactories& factories,
+                  ConfigReloader& reloader, StopSignal& stop, Logger& logger) {
+  auto publisher = factories.make_publisher(config.tencent_im);
+  if (!publisher) {
+    logger.Error(Lifecycle("cannot create the IM publisher", config)
+                     .Add("error", publisher.error().message));
+    return publisher.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitRuntimeFailure;
+  }
+  // SIGHUP: a new secret key replaces the publisher's and drops its cached UserSig.
+  Publisher& im = **publisher;
+  reloader.SetReloadSecretKey([&im](const std::string& key) { im.ReloadSecretKey(key); });
+  // Connects lazily: a database that is down at start is retried by the worker's back-off.
+  std::unique_ptr<RelayStore> store = factories.make_store(config.mysql);
+  // The daemon's claim ahead (outbox_worker.h) runs on a connection of its own.
+  std::unique_ptr<RelayStore> ahead_store = cli.once ? nullptr : factories.make_store(config.mysql);
+  SystemLoopClock system_clock;  // the daemon's one clock
+  Telemetry telemetry(system_clock);
+  if (!StartTelemetry(config, logger, telemetry)) {
+    return kExitRuntimeFailure;
+  }
+  HeartbeatClock clock(system_clock, *telemetry.heartbeat,
+                       HeartbeatSlice(telemetry.watchdog.get()));
+  auto wake = ListenForWakeUps(cli, config, stop, telemetry.metrics, logger);
+  if (!wake) {
+    return kExitRuntimeFailure;
+  }
+
+  const int exit_code =
+      RunWorker(cli, config, *store, ahead_store.get(), im, clock, stop, telemetry.metrics, logger);
+  // The worker has marked every result it got; only now may the database go away.
+  // No more wake-ups: the socket file goes with the listener.
+  wake->reset();
+  logger.Info(Lifecycle("worker stopped; closing the database connection", config));
+  ahead_store.reset();
+  store.reset();
+  // No reload may reach the publisher once it is gone.
+  reloader.SetReloadSecretKey({});
+  publisher->reset();
+  telemetry.parked_gauge.reset();
+  telemetry.server.reset();
+  logger.Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", exit_code));
+  return exit_code;
+}
+
 }  // namespace
 
 int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
@@ -236,15 +308,14 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
     std::cerr << "outbox-relay: " << loaded.error().message << "\n";
     return kExitUsage;
   }
-  Config config = std::move(*loaded);
-
+  const Config config = std::move(*loaded);
   if (cli.check_config) {
     return CheckConfigOnly(config);
   }
 
-  // --- operations (issue 9): journald priorities, SIGHUP reload ---
+  // journald priorities; SIGHUP reloads.
   std::unique_ptr<Logger> logger = MakeRelayStderrLogger(config.log);
-  // A changed IM secret key goes to the publisher once it exists (SetReloadSecretKey below).
+  // A changed IM secret key goes to the publisher once it exists (RunConfigured).
   ConfigReloader reloader(config, cli.log_level, *logger);
   StopSignal stop;
   // Before any other thread exists (the metrics server and libraries may start some).
@@ -256,10 +327,8 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   // A peer closing a socket must be an error return, not a process kill.
   (void)signal(SIGPIPE, SIG_IGN);
 
-  const WorkerConfig& w = config.outbox_worker;
-  LogStarting(*logger, config, cli);
-
-  if (!w.enabled) {
+  logger->Info(StartingLine(config, cli.once));
+  if (!config.outbox_worker.enabled) {
     logger->Info(
         Lifecycle("outbox worker disabled ([outbox_worker] enabled = false); exiting", config));
     Notify("READY=1\nSTATUS=outbox worker disabled");
@@ -273,71 +342,7 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   if (!SchemaReady(config, *logger)) {
     return kExitUsage;
   }
-
-  auto publisher = factories.make_publisher(config.tencent_im);
-  if (!publisher) {
-    logger->Error(Lifecycle("cannot create the IM publisher", config)
-                      .Add("error", publisher.error().message));
-    return publisher.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitRuntimeFailure;
-  }
-  // SIGHUP: a new secret key replaces the publisher's and drops its cached UserSig.
-  Publisher& im = **publisher;
-  reloader.SetReloadSecretKey([&im](const std::string& key) { im.ReloadSecretKey(key); });
-  // Connects lazily: a database that is down at start is retried by the worker's back-off.
-  std::unique_ptr<RelayStore> store = factories.make_store(config.mysql);
-  // The daemon's claim ahead (outbox_worker.h) runs on a connection of its own.
-  std::unique_ptr<RelayStore> ahead_store = cli.once ? nullptr : factories.make_store(config.mysql);
-
-  // --- operations (issue 9): heartbeat, watchdog, health endpoints ---
-  std::unique_ptr<Watchdog> watchdog = Watchdog::FromEnvironment();
-  SystemLoopClock system_clock;  // the daemon's one clock
-  Heartbeat heartbeat(system_clock, watchdog.get());
-  Metrics metrics(system_clock);
-  metrics.SetBuildInfo(Version(), ROOM_OUTBOX_REVISION);
-  metrics.AttachHeartbeat(&heartbeat);
-  if (watchdog) {
-    logger->Info(Lifecycle("systemd watchdog on", config)
-                     .Add("watchdog_usec", static_cast<int64_t>(watchdog->interval().count())));
-  }
-  auto metrics_server = ServeMetrics(config, metrics, *logger,
-                                     HealthOptions{&heartbeat, HealthStaleAfter(w.poll_interval)});
-  if (!metrics_server) {
-    return kExitRuntimeFailure;
-  }
-  // room_outbox_parked_rows, counted on a connection of its own (ops/parked_gauge.h).
-  std::unique_ptr<ops::ParkedRowsGauge> parked_gauge;
-  if (*metrics_server) {
-    parked_gauge = ops::ParkedRowsGauge::Start(config.mysql, metrics, std::chrono::seconds(15));
-  }
-  // Every claim, wave and sleep slice of the worker beats (health.h); slices short enough for
-  // the watchdog (at least two beats per WATCHDOG_USEC/2).
-  std::chrono::milliseconds slice = std::chrono::seconds(1);
-  if (watchdog) {
-    slice = std::clamp(
-        std::chrono::duration_cast<std::chrono::milliseconds>(watchdog->interval() / 4),
-        std::chrono::milliseconds(10), slice);
-  }
-  HeartbeatClock clock(system_clock, heartbeat, slice);
-  auto wake = ListenForWakeUps(cli, config, stop, metrics, *logger);
-  if (!wake) {
-    return kExitRuntimeFailure;
-  }
-
-  const int exit_code =
-      RunWorker(cli, config, *store, ahead_store.get(), **publisher, clock, stop, metrics, *logger);
-  // The worker has marked every result it got; only now may the database go away.
-  // No more wake-ups: the socket file goes with the listener.
-  wake->reset();
-  logger->Info(Lifecycle("worker stopped; closing the database connection", config));
-  ahead_store.reset();
-  store.reset();
-  // No reload may reach the publisher once it is gone.
-  reloader.SetReloadSecretKey({});
-  publisher->reset();
-  parked_gauge.reset();
-  metrics_server->reset();
-  logger->Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", exit_code));
-  return exit_code;
+  return RunConfigured(cli, config, factories, reloader, stop, *logger);
 }
 
 }  // namespace room_outbox::relay

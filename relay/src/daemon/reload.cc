@@ -2,7 +2,60 @@
 
 #include <utility>
 
+#include "daemon/lifecycle_log.h"
+
 namespace room_outbox::relay {
+namespace {
+
+constexpr char kAtRestart[] = "changed, applied at the next restart";
+
+// What a reload changes, `running` against `next` (after --log-level).
+struct ReloadChanges {
+  bool level = false;
+  bool secret_key = false;
+  bool secret_key_applied = false;  // a changed key went to the publisher
+  bool password = false;
+  bool others = false;  // anything that only a restart applies
+};
+
+ReloadChanges Compare(const Config& running, const Config& next, bool can_apply_key) {
+  ReloadChanges c;
+  c.level = next.log.level != running.log.level;
+  c.secret_key = next.tencent_im.secret_key != running.tencent_im.secret_key;
+  c.secret_key_applied = c.secret_key && can_apply_key;
+  c.password = next.mysql.password != running.mysql.password;
+  // Everything else: compare the effective configs with the reloadable parts made equal.
+  Config comparable = next;
+  comparable.log.level = running.log.level;
+  comparable.tencent_im.secret_key = running.tencent_im.secret_key;
+  comparable.mysql.password = running.mysql.password;
+  c.others = RenderEffectiveConfig(comparable) != RenderEffectiveConfig(running);
+  return c;
+}
+
+// "configuration reloaded" with what changed and when it applies.
+LogLine ReloadedLine(const Config& running, const Config& next, const ReloadChanges& c,
+                     bool pinned_by_cli) {
+  std::string key_state = "unchanged";
+  if (c.secret_key) {
+    key_state = c.secret_key_applied ? "changed, applied" : kAtRestart;
+  }
+  LogLine line = Lifecycle("configuration reloaded", running);
+  line.Add("config", running.path)
+      .Add("log_level", next.log.level)
+      .Add("log_level_changed", c.level)
+      .Add("im_secret_key", key_state)
+      .Add("mysql_password", c.password ? kAtRestart : "unchanged");
+  if (pinned_by_cli) {
+    line.Add("log_level_pinned_by", "--log-level");
+  }
+  if (c.others) {
+    line.Add("other_changes", "applied at the next restart");
+  }
+  return line;
+}
+
+}  // namespace
 
 ConfigReloader::ConfigReloader(Config running, std::string cli_log_level, Logger& logger,
                                Hooks hooks)
@@ -20,9 +73,8 @@ bool ConfigReloader::Reload() {
   std::lock_guard<std::mutex> lock(mu_);
   auto loaded = LoadConfig(running_.path);
   if (!loaded) {
-    logger_.Error(LogLine("configuration not reloaded: keeping the running configuration")
-                      .Add("worker", "room_outbox")
-                      .Add("node_id", running_.node_id)
+    logger_.Error(Lifecycle("configuration not reloaded: keeping the running configuration",
+                            running_)
                       .Add("config", running_.path)
                       .Add("error", loaded.error().message));
     return false;
@@ -31,50 +83,21 @@ bool ConfigReloader::Reload() {
   if (!cli_log_level_.empty()) {
     next.log.level = cli_log_level_;  // the command line still wins
   }
-  const bool level_changed = next.log.level != running_.log.level;
   logger_.SetLevel(ParseLogLevel(next.log.level));
-
-  const bool key_changed = next.tencent_im.secret_key != running_.tencent_im.secret_key;
-  const bool password_changed = next.mysql.password != running_.mysql.password;
-  std::string key_state = key_changed ? "changed" : "unchanged";
-  if (key_changed) {
-    if (hooks_.reload_secret_key) {
-      hooks_.reload_secret_key(next.tencent_im.secret_key);
-      key_state = "changed, applied";
-    } else {
-      key_state = "changed, applied at the next restart";
-    }
+  const ReloadChanges changes =
+      Compare(running_, next, static_cast<bool>(hooks_.reload_secret_key));
+  if (changes.secret_key_applied) {
+    hooks_.reload_secret_key(next.tencent_im.secret_key);
   }
-  // Everything else: compare the effective configs with the reloadable parts made equal.
-  Config comparable = next;
-  comparable.log.level = running_.log.level;
-  comparable.tencent_im.secret_key = running_.tencent_im.secret_key;
-  comparable.mysql.password = running_.mysql.password;
-  const bool others_changed = RenderEffectiveConfig(comparable) != RenderEffectiveConfig(running_);
-
-  LogLine line("configuration reloaded");
-  line.Add("worker", "room_outbox")
-      .Add("node_id", running_.node_id)
-      .Add("config", running_.path)
-      .Add("log_level", next.log.level)
-      .Add("log_level_changed", level_changed)
-      .Add("im_secret_key", key_state)
-      .Add("mysql_password",
-           password_changed ? "changed, applied at the next restart" : "unchanged");
-  if (!cli_log_level_.empty()) {
-    line.Add("log_level_pinned_by", "--log-level");
-  }
-  if (others_changed) {
-    line.Add("other_changes", "applied at the next restart");
-  }
-  if (others_changed || password_changed || (key_changed && !hooks_.reload_secret_key)) {
+  const LogLine line = ReloadedLine(running_, next, changes, !cli_log_level_.empty());
+  if (changes.others || changes.password || (changes.secret_key && !changes.secret_key_applied)) {
     logger_.Warn(line);
   } else {
     logger_.Info(line);
   }
   // What the relay now runs with (secrets only as far as they were applied).
   running_.log.level = next.log.level;
-  if (key_changed && hooks_.reload_secret_key) {
+  if (changes.secret_key_applied) {
     running_.tencent_im.secret_key = next.tencent_im.secret_key;
   }
   return true;

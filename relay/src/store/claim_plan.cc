@@ -41,59 +41,60 @@ bool InFlight(const PlanOptions& options, const PlanRow& row) {
   return row.leased && row.next_attempt_at_ms > options.server_now_ms;
 }
 
-bool IsPaced(const PlanOptions& options, const std::string& event_type) {
-  return options.unpaced_event_types.find(event_type) == options.unpaced_event_types.end();
+bool IsSent(const PlanOptions& options, const std::string& event_type) {
+  return options.skip_event_types.find(event_type) == options.skip_event_types.end();
 }
 
 // How far a room's run from its head may go in this claim, before the batch is shared out.
 struct Run {
   size_t avail = 0;  // rows of the pending prefix the run may lease (held, within the cut)
-  bool cut = false;  // max_rows_per_room reached with more held rows after it
+  bool cut = false;  // run_cut_rows reached with more held rows after it
   const PlanRow* blocker = nullptr;  // the first pending row not held, when read
 };
 
-// How long a room must rest before it may be sent to again (0: it may now).
-int64_t RestMs(const PlanOptions& options, const Room& room) {
-  if (options.room_pace_ms <= 0) return 0;
-  auto resting = options.resting_ms.find(*room.room_id);
-  return resting == options.resting_ms.end() ? 0 : resting->second;
+// How long room_min_interval holds the room back before it may be sent to again (0: it may now).
+int64_t PacedForMs(const PlanOptions& options, const Room& room) {
+  if (options.room_min_interval_ms <= 0) return 0;
+  auto paced = options.paced_rooms.find(*room.room_id);
+  return paced == options.paced_rooms.end() ? 0 : paced->second;
 }
 
 // The run from the room's head through the rows the claim holds, within the cut.
 Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   std::unordered_set<int64_t> held;
   for (const PlanRow* row : room.locked) held.insert(row->id);
-  const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
+  const size_t cut_rows = options.room_min_interval_ms > 0 ? options.run_cut_rows : 0;
   Run run;
-  size_t paced_rows = 0;
+  size_t sent_rows = 0;
   for (const PlanRow& row : *room.pending) {
     if (held.count(row.id) == 0) {
       run.blocker = &row;
       break;
     }
-    const bool paced = IsPaced(options, row.event_type);
-    if (cap > 0 && paced && paced_rows == cap) {
+    const bool sent = IsSent(options, row.event_type);
+    if (cut_rows > 0 && sent && sent_rows == cut_rows) {
       run.cut = true;
       break;
     }
     ++run.avail;
-    if (paced) ++paced_rows;
+    if (sent) ++sent_rows;
   }
   return run;
 }
 
-// Resting rooms lease nothing, but only when the rooms that may be sent to now fill at least
+// Paced rooms lease nothing, but only when the rooms that may be sent to now fill at least
 // half the batch with their first rows: with few rooms due (a busy room alone) the round would
-// have nothing else to send, and it waits out the pace itself.
-void Rest(const PlanOptions& options, const std::vector<Room>& rooms, std::vector<Run>& runs) {
+// have nothing else to send, and it waits out room_min_interval itself.
+void HoldPacedRooms(const PlanOptions& options, const std::vector<Room>& rooms,
+                    std::vector<Run>& runs) {
   size_t ready = 0;
   for (size_t i = 0; i < rooms.size(); ++i) {
-    if (runs[i].avail > 0 && RestMs(options, rooms[i]) == 0) ++ready;
+    if (runs[i].avail > 0 && PacedForMs(options, rooms[i]) == 0) ++ready;
   }
   if (2 * ready < options.limit) return;
   for (size_t i = 0; i < rooms.size(); ++i) {
-    if (runs[i].avail > 0 && RestMs(options, rooms[i]) > 0) {
-      // Nothing leased; its locked rows get slots after its rest. (A run that cannot start,
+    if (runs[i].avail > 0 && PacedForMs(options, rooms[i]) > 0) {
+      // Nothing leased; its locked rows get slots after its paced_for_ms. (A run that cannot start,
       // e.g. behind a row in flight, is left as it is.)
       runs[i] = Run{};
       runs[i].cut = true;
@@ -123,11 +124,11 @@ std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_lef
   return shares;
 }
 
-// The rooms' shares of the batch. With a pace, one row per room when that fills at least half
-// the batch (see claim_plan.h); else every pass the batch has room for.
+// The rooms' shares of the batch. With room_min_interval, one row per room when that fills at
+// least half the batch (see claim_plan.h); else every pass the batch has room for.
 std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<size_t>& wants,
                                size_t& batch_left) {
-  if (options.room_pace_ms > 0) {
+  if (options.room_min_interval_ms > 0) {
     std::vector<size_t> firsts;
     for (size_t want : wants) firsts.push_back(std::min<size_t>(want, 1));
     size_t left = batch_left;
@@ -140,41 +141,42 @@ std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<siz
   return ShareOut(wants, batch_left);
 }
 
-size_t PacedAmong(const PlanOptions& options, const Room& room, size_t rows) {
-  size_t paced = 0;
+size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
+  size_t sent = 0;
   for (size_t k = 0; k < rows; ++k) {
-    if (IsPaced(options, (*room.pending)[k].event_type)) ++paced;
+    if (IsSent(options, (*room.pending)[k].event_type)) ++sent;
   }
-  return paced;
+  return sent;
 }
 
-// The locked rows of a cut (or batch-full) room after its run get the slots after the run, one
-// room_pace_ms apart; rows of unpaced types share the previous slot. A row only ever moves later.
-// A resting room's first slot is at the end of its rest.
-void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_paced, bool cut,
+// The locked rows of a cut (or batch-full) room after its run get the interval slots after the
+// run, one room_min_interval_ms apart; rows of skip_event_types share the previous slot. A row
+// only ever moves later.
+// A paced room's first slot is at the end of its paced_for_ms.
+void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_sent, bool cut,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
-  const int64_t pace = options.room_pace_ms > 0 ? options.room_pace_ms : 0;
-  const int64_t rest_ms = RestMs(options, room);
-  int64_t slot = rest_ms > 0 ? options.server_now_ms + rest_ms - pace
-                             : options.server_now_ms +
-                                   static_cast<int64_t>(std::max<size_t>(run_paced, 1) - 1) * pace;
+  const int64_t interval = std::max<int64_t>(options.room_min_interval_ms, 0);
+  const int64_t paced_for_ms = PacedForMs(options, room);
+  const auto run_slots = static_cast<int64_t>(std::max<size_t>(run_sent, 1) - 1);
+  int64_t slot = paced_for_ms > 0 ? options.server_now_ms + paced_for_ms - interval
+                                  : options.server_now_ms + run_slots * interval;
   PlannedPacedRoom paced{*room.room_id, 0, 0};
   for (const PlanRow* row : rest) {
-    if (IsPaced(options, row->event_type)) slot += pace;
+    if (IsSent(options, row->event_type)) slot += interval;
     if (slot > options.server_now_ms && slot > row->next_attempt_at_ms) {
       plan.schedule.push_back(PlannedSchedule{row->id, slot});
       ++paced.rows_scheduled;
       paced.last_slot_ms = slot;
     }
   }
-  // A room whose rows got pace slots is paced, whether the cut or the batch ended its run: the
-  // relay polls at the pace while they come due.
+  // A room whose rows got interval slots is paced, whether the cut or the batch ended its run:
+  // the relay polls every room_min_interval while they come due.
   if (cut || paced.rows_scheduled > 0) plan.paced_rooms.push_back(std::move(paced));
 }
 
 // Rows behind a row the claim does not hold (and that is not in flight: a failed head before
 // its retry, a due head beyond the window or held by a claim in progress, a lease that ran out,
-// a pace slot) take that row's time, so they sort behind it and stop filling windows before it
+// an interval slot) take that row's time, so they sort behind it and stop filling windows before it
 // (a failed head's rows stop being due until its retry). A row that waits is never taken early.
 void PushBehind(const PlanRow& blocker, const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   for (const PlanRow* row : rest) {
@@ -189,13 +191,13 @@ struct RoomPlan {
   const Room* room = nullptr;
   Run run;
   size_t share = 0;
-  size_t run_paced = 0;              // rows of the share that are sent
+  size_t run_sent = 0;               // rows of the share that are sent
   std::vector<const PlanRow*> rest;  // locked rows not leased, ascending id
 };
 
 RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run, size_t share,
                     ClaimPlan& plan) {
-  RoomPlan out{&room, run, share, PacedAmong(options, room, share), {}};
+  RoomPlan out{&room, run, share, SentAmong(options, room, share), {}};
   std::unordered_set<int64_t> kept;
   for (size_t k = 0; k < share; ++k) {
     kept.insert((*room.pending)[k].id);
@@ -212,14 +214,14 @@ RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run
 // room from that row, so the run can start there in this claim.
 void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
             const std::vector<size_t>& blocked, size_t& batch_left, ClaimPlan& plan) {
-  const size_t cap = options.room_pace_ms > 0 ? options.max_rows_per_room : 0;
+  const size_t cut_rows = options.room_min_interval_ms > 0 ? options.run_cut_rows : 0;
   std::vector<size_t> wants;
   for (size_t i : blocked) {
     const RoomPlan& r = rooms[i];
     const bool due = r.run.blocker->next_attempt_at_ms <= options.server_now_ms;
     // That row and as many as the window holds of the room behind it: what the batch can use.
-    const size_t room_cap = cap > 0 ? cap - r.run_paced : r.rest.size() + 1;
-    wants.push_back(due ? std::min(r.rest.size() + 1, room_cap) : 0);
+    const size_t room_limit = cut_rows > 0 ? cut_rows - r.run_sent : r.rest.size() + 1;
+    wants.push_back(due ? std::min(r.rest.size() + 1, room_limit) : 0);
   }
   const std::vector<size_t> shares = ShareOut(wants, batch_left);
   for (size_t k = 0; k < blocked.size(); ++k) {
@@ -236,7 +238,7 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
   std::vector<Run> runs;
   std::vector<size_t> wants;
   for (const Room& room : rooms) runs.push_back(WalkHeldRun(options, room));
-  Rest(options, rooms, runs);
+  HoldPacedRooms(options, rooms, runs);
   for (const Run& run : runs) wants.push_back(run.avail);
   size_t batch_left = options.limit;
   const std::vector<size_t> shares = ShareBatch(options, wants, batch_left);
@@ -248,7 +250,7 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
     const bool full = r.share < r.run.avail;
     if (full || r.run.cut) {
       plan.more_due = true;
-      ScheduleAfterRun(options, rooms[i], r.run_paced, r.run.cut && !full, r.rest, plan);
+      ScheduleAfterRun(options, rooms[i], r.run_sent, r.run.cut && !full, r.rest, plan);
     } else if (r.run.blocker != nullptr && !InFlight(options, *r.run.blocker)) {
       PushBehind(*r.run.blocker, r.rest, plan);
       blocked.push_back(i);

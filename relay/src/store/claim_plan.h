@@ -22,21 +22,28 @@
 // that ran out) the claim also reads the room from it and locks what it read (PlannedExtension),
 // so the run can start there in the same claim. A row that waits is never taken early.
 //
-// Spread: the batch (limit) is shared out over the rooms one row per room per pass, in the
-// order of each room's first locked row: every room's first run row before any room's second,
-// each room keeping the prefix of its run in id order. So with many due rooms a batch holds as
-// few rows of one room as the window allows (and a paced room's second row seldom waits for its
-// pace in the same round). What is left of the batch after every room's share goes to the
-// extensions, shared out the same way. With a pace, when the first pass alone fills at least
-// half the batch (many rooms are due), the batch holds one row per room: a room's second row
-// would only wait for the pace in the relay's round, so it gets the room's next pace slot and
-// a later claim takes it. Rooms the relay sent to less than a pace ago (resting_ms) lease
-// nothing, when the other rooms fill at least half the batch; their locked rows get slots from
-// the end of their wait on.
+// Spread: the batch (limit) is shared out over the rooms one row per room per pass, in the order of
+// each room's first locked row: every room's first run row before any room's second, each room
+// keeping the prefix of its run in id order. So with many due rooms a batch holds as few rows of
+// one room as the window allows (and a room's second row seldom waits out room_min_interval in the
+// same round). What is left of the batch after every room's share goes to the extensions, shared
+// out the same way. With room_min_interval, when the first pass alone fills at least half the batch
+// (many rooms are due), the batch holds one row per room: a room's second row would only wait out
+// room_min_interval in the relay's round, so it gets the room's next interval slot and a later
+// claim takes it. The relay's paced rooms (sent to less than room_min_interval ago) lease nothing,
+// when the other rooms fill at least half the batch; their locked rows get slots from the end of
+// their paced_for_ms on.
 //
-// Cut rooms (pacing): a run holds at most max_rows_per_room rows of types that are sent; the
-// room's other locked rows get pace slots one room_pace_ms apart after the run (rows of unpaced
-// types share the previous slot), so later claims pass over them and take other rooms' rows.
+// The run cut (pacing): a run holds at most run_cut_rows rows of types that are sent; the room's
+// other locked rows get interval slots one room_min_interval_ms apart after the run (rows of
+// skip_event_types share the previous slot), so later claims pass over them and take other
+// rooms' rows.
+//
+// Pacing words, here and in the relay: room_min_interval (room_min_interval_ms as a number of
+// milliseconds) is the least time between two sends to one room; pacing holds rooms to it; a
+// paced room is one it holds back (PacedRoom, paced_for_ms); the run cut (run_cut_rows) is how
+// many sent rows of one room a claim leases; an interval slot is the next_attempt_at_ms a claim
+// gives a room's later row, one room_min_interval after the row before.
 // The run also ends when the batch (limit) is full; the room's other locked rows keep their
 // times (they are due: the next claim goes on with them).
 #pragma once
@@ -67,12 +74,13 @@ struct PlanOptions {
   int64_t server_now_ms = 0;
   size_t limit = 100;  // rows per claim
   bool per_room_order = true;
-  size_t max_rows_per_room = 0;  // 0: no cut (then room_pace_ms is ignored)
-  int64_t room_pace_ms = 0;
-  std::set<std::string, std::less<>> unpaced_event_types;
-  // With a pace: rooms that may not be sent to for this many ms more. None of their rows is
-  // leased; their locked rows get pace slots from server_now_ms + the wait on.
-  std::map<std::string, int64_t, std::less<>> resting_ms;
+  size_t run_cut_rows = 0;  // 0: no cut (then room_min_interval_ms is ignored)
+  int64_t room_min_interval_ms = 0;
+  std::set<std::string, std::less<>> skip_event_types;
+  // With room_min_interval: the relay's paced rooms and their paced_for_ms (ClaimOptions).
+  // None of their rows is leased; their locked rows get interval slots from server_now_ms +
+  // paced_for_ms on.
+  std::map<std::string, int64_t, std::less<>> paced_rooms;
 };
 
 struct PlanInput {
@@ -106,7 +114,7 @@ struct PlannedExtension {
 struct ClaimPlan {
   std::vector<int64_t> lease;                 // ascending ids
   std::vector<PlannedSchedule> schedule;      // ascending ids, each row at most once
-  std::vector<PlannedPacedRoom> paced_rooms;  // rooms whose rows got pace slots (cut or not)
+  std::vector<PlannedPacedRoom> paced_rooms;  // rooms whose rows got interval slots
   std::vector<PlannedExtension> extensions;   // empty when the runs cannot go on
   bool more_due = false;
 };

@@ -168,12 +168,11 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   plan.server_now_ms = server_now_ms;
   plan.limit = options.limit;
   plan.per_room_order = options.per_room_order;
-  plan.max_rows_per_room = options.max_rows_per_room;
-  plan.room_pace_ms = options.room_pace_ms;
-  plan.unpaced_event_types.insert(options.unpaced_event_types.begin(),
-                                  options.unpaced_event_types.end());
-  for (const RestingRoom& room : options.resting_rooms) {
-    if (room.wait_ms > 0) plan.resting_ms[room.room_id] = room.wait_ms;
+  plan.run_cut_rows = options.run_cut_rows;
+  plan.room_min_interval_ms = options.room_min_interval_ms;
+  plan.skip_event_types.insert(options.skip_event_types.begin(), options.skip_event_types.end());
+  for (const PacedRoom& room : options.paced_rooms) {
+    if (room.paced_for_ms > 0) plan.paced_rooms[room.room_id] = room.paced_for_ms;
   }
   return plan;
 }

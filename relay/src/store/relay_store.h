@@ -4,11 +4,11 @@
 // through a store of its own (hook/src/hook_store.h); docs/sql-contract.md is the table contract
 // between them.
 //
-// One clock: every absolute time of the relay side (due times, leases, pace slots, retry times,
+// One clock: every absolute time of the relay side (due times, leases, interval slots, retry times,
 // ages) is the database server's. The relay passes durations only (lease_ms, retry_after_ms,
-// room_pace_ms); the store adds them to the server's now inside the call, and hands back what it
-// decided relative to that now (Claim::server_now_ms, PacedRoom::paced_for_ms). A relay host's
-// wall clock can be wrong by minutes without moving any row.
+// room_min_interval_ms); the store adds them to the server's now inside the call, and hands back
+// what it decided relative to that now (Claim::server_now_ms, PacedRoom::paced_for_ms). A relay
+// host's wall clock can be wrong by minutes without moving any row.
 //
 // Claiming: ClaimDue picks due pending rows (status='pending' AND next_attempt_at_ms <= server
 // now) in one short transaction (read -> plan -> write, see claim_plan.h), stamps them with a
@@ -44,11 +44,18 @@ struct OutboxRow {
   uint32_t drop_count = 0;
 };
 
-// A room that may not be sent to for `wait_ms` more (a duration; the store adds it to the
-// server's now).
-struct RestingRoom {
+// A paced room: one that room_min_interval holds back, for `paced_for_ms` from the server's now
+// on (a duration, never an absolute time).
+//   In ClaimOptions: a room this relay sent to less than room_min_interval ago; it may not be
+//     sent to again before paced_for_ms has passed (rows_scheduled is not used).
+//   In a Claim: a room whose locked rows the claim gave interval slots after what it leased (a run
+//     cut at run_cut_rows, a room's second row, a paced room of the options); paced_for_ms runs
+//     from the claim's server_now_ms to the last of those slots (0 when none was scheduled), and
+//     the relay adds it to its own monotonic clock.
+struct PacedRoom {
   std::string room_id;
-  int64_t wait_ms = 0;
+  uint64_t rows_scheduled = 0;  // locked rows of the room given a later next_attempt_at_ms
+  int64_t paced_for_ms = 0;
 };
 
 struct ClaimOptions {
@@ -57,30 +64,21 @@ struct ClaimOptions {
   // Per-room order: a row is claimed only together with every earlier pending row of its room
   // (so a room's head row is never overtaken, even by another relay).
   bool per_room_order = true;
-  // Per-room order only, with room_pace_ms > 0. A room's run is cut after this many rows (0: no
-  // cut), and the room's other rows this claim read (and holds locked) are scheduled one per
-  // room_pace_ms after the run (next_attempt_at_ms), so that later claims pass over them and
-  // take other rooms' rows until each can be sent. This keeps one busy room's pace from holding
-  // every other room's rows behind it.
-  size_t max_rows_per_room = 0;
-  int64_t room_pace_ms = 0;
-  // Types delivered without a send (skip_event_types): they neither count toward
-  // max_rows_per_room nor take a pace slot.
-  std::vector<std::string> unpaced_event_types;
-  // Per-room order with room_pace_ms > 0: rooms the relay sent to less than room_pace_ms ago.
-  // Their rows are not leased; the rows of such a room the claim holds locked get pace slots
-  // from server now + wait_ms on (one room_pace_ms apart), so later claims take them when the
-  // room may be sent to again, instead of a round waiting for the pace.
-  std::vector<RestingRoom> resting_rooms;
-};
-
-// A room whose run was cut at max_rows_per_room.
-struct PacedRoom {
-  std::string room_id;
-  uint64_t rows_scheduled = 0;  // locked rows of the room given a later next_attempt_at_ms
-  // From the claim's server_now_ms to the latest of those times (0 when none was scheduled):
-  // a duration, so the relay adds it to its own monotonic clock.
-  int64_t paced_for_ms = 0;
+  // Per-room order only, with room_min_interval_ms > 0. A room's run is cut after this many rows
+  // (0: no cut), and the room's other rows this claim read (and holds locked) are scheduled one
+  // per room_min_interval_ms after the run (next_attempt_at_ms), so that later claims pass over
+  // them and take other rooms' rows until each can be sent. This keeps one busy room's
+  // room_min_interval from holding every other room's rows behind it.
+  size_t run_cut_rows = 0;
+  int64_t room_min_interval_ms = 0;
+  // [tencent_im] skip_event_types, delivered without a send: they neither count toward
+  // run_cut_rows nor take an interval slot.
+  std::vector<std::string> skip_event_types;
+  // Per-room order with room_min_interval_ms > 0: the paced rooms of this relay (see PacedRoom).
+  // Their rows are not leased; the rows of such a room the claim holds locked get interval slots
+  // from server now + paced_for_ms on (one room_min_interval_ms apart), so later claims take them
+  // when the room may be sent to again, instead of a round waiting out room_min_interval.
+  std::vector<PacedRoom> paced_rooms;
 };
 
 struct Claim {
@@ -91,7 +89,7 @@ struct Claim {
   // The scan stopped at the limit: more rows may be due even when per-room order left some of
   // the selection out and `rows` is shorter than the limit.
   bool more_due = false;
-  std::vector<PacedRoom> paced_rooms;  // rooms cut at max_rows_per_room (more_due is then set)
+  std::vector<PacedRoom> paced_rooms;  // rooms given interval slots (more_due is then set)
 };
 
 // The result of one failed attempt.

@@ -15,7 +15,7 @@ namespace room_outbox {
 // `[wake] socket`: rows were left for it) that ends only the waits that ask for it.
 //
 // A wake-up is a level, not a count: any number of Wake() calls before the next TakeWake() are
-// one pending wake-up (bursts coalesce). It stays pending through WaitFor (the relay's pace
+// one pending wake-up (bursts coalesce). It stays pending through WaitFor (the relay's pacing
 // waits inside a round never end early, so they cannot spin) until TakeWake() clears it (the
 // relay does just before it claims) or WaitForWake returns at once because of it.
 //

@@ -1,5 +1,5 @@
 // OutboxWorker: the relay loop. It claims due pending rows, publishes them to IM and writes each
-// row's result back, following the seed's worker semantics:
+// row's result back, following the original specification's worker semantics:
 //   success (or a type not sent to IM) -> MarkPublished
 //   failure -> MarkFailed: the store adds 1 to retry_count and keeps last_error; the row is due
 //              again poll_interval later (fixed interval, unbounded retries), never in the same
@@ -13,16 +13,16 @@
 //   claim or mark failure -> an error of the round; Run() waits and tries again
 //
 // A round (Round) is four steps over single-job units:
-//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the pace's cut and the rooms
-//      sent to less than room_min_interval ago, RoomPace::AddResting); nothing is
+//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the run cut and the paced
+//      rooms, sent to less than room_min_interval ago, RoomPacing::AddPaced); nothing is
 //      claimed once a stop was requested. The lease is measured on the monotonic clock from just
 //      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
 //   2. prepare (RoomQueues): decode each row, block rooms whose row is not attempted, queue the
 //      rows per room in id order (ordering=per_room) or one queue per row (ordering=none).
 //   3. waves: each wave holds at most one row per room and at most max_in_flight rows, sent by
 //      Publisher::PublishMany, each bounded by publish_timeout. Rows of types the publisher never
-//      sends are delivered in order without a send slot or the pace. A room's sends are at least
-//      room_min_interval apart, also across rounds (RoomPace); when no room is ready the worker
+//      sends are delivered in order without a send slot or pacing. A room's sends are at least
+//      room_min_interval apart, also across rounds (RoomPacing); when no room is ready the worker
 //      sleeps until the first one is. A failed row's later rows of its room are released (never
 //      overtaken). Before each wave: a stop request, or a lease left shorter than
 //      publish_timeout + lease_margin, releases the rows left. After each wave the results are
@@ -43,25 +43,28 @@
 //      A claim released whole without a single attempt (lease too short for one wave) is a
 //      failed round (round error metric and a warning), and Run() does not claim again at once.
 //
-// Claim ahead (Run only, when the worker was given a second store, and only without a pace:
-// with one, rows claimed ahead would wait for the pace in the next round): once a round's claim is
-// full (more rows are due), the next claim starts on the second store (ClaimAhead, its own
-// connection and thread) while this round's waves are sent and marked on the first; the next
-// round takes it instead of claiming. Its lease counts from its own start; WaveFits checks it
+// Claim ahead (Run only, when the worker was given a second store, and only without
+// room_min_interval: with one, rows claimed ahead would wait it out in the next round): once a
+// round's claim is full (more rows are due), the next claim starts on the second store (ClaimAhead,
+// its own connection and thread) while this round's waves are sent and marked on the first; the
+// next round takes it instead of claiming. Its lease counts from its own start; WaveFits checks it
 // as any other. When the loop is not going on at once (a short claim, a database error, a rate
 // limit, the breaker, a stop) the claim made ahead is released unattempted on the first store
-// before the loop sleeps or Run returns. An error of the claim made ahead is the next round's
-// claim error. Marks stay on the first connection after every wave, so a kill -9 still leaves
-// at most one wave delivered but unmarked. RunRound and Drain never claim ahead.
+// before the loop sleeps or Run returns. An error of the claim made ahead is the next round's claim
+// error. Marks stay on the first connection after every wave, so a kill -9 still leaves at most one
+// wave delivered but unmarked. RunRound and Drain never claim ahead.
 //
 // Modes: RoundMode::kDaemon (Run, RunRound) and RoundMode::kDrain (--once, Drain): a drain tries
 // every row at most once and keeps whole runs of a room (no cut, nothing scheduled for later).
 //
-// Time: in-process durations (pace, lease left, sleeps, the stats interval) use
+// Time: in-process durations (pacing, lease left, sleeps, the stats interval) use
 // Clock::SteadyMs; every sleep the loop computes is clamped to max(poll_interval,
-// room_min_interval), so no clock step can stretch it. Absolute times (due times, leases, pace
+// room_min_interval), so no clock step can stretch it. Absolute times (due times, leases, interval
 // slots, the pending age) are the database server's: the store computes them there, and the
-// worker passes only durations (retry_after, lease, pace).
+// worker passes only durations (retry_after, lease, room_min_interval).
+//
+// Files: the round (outbox_worker.cc), its claim (outbox_worker_claim.cc), its waves
+// (outbox_worker_waves.cc), and the loops Run and Drain (outbox_worker_loop.cc).
 //
 // Thread-safety: one thread drives a worker. The StopSignal may be set from any thread.
 #pragma once
@@ -86,7 +89,7 @@
 #include "worker/park_policy.h"
 #include "worker/result_writer.h"
 #include "worker/retry_policy.h"
-#include "worker/room_pace.h"
+#include "worker/room_pacing.h"
 #include "worker/room_queues.h"
 #include "worker/worker_options.h"
 
@@ -106,7 +109,8 @@ struct RoundResult {
   // hold one wave): a failed round.
   bool released_unsent = false;
   bool claimed_ahead = false;  // the claim was made ahead, while the round before was sent
-  // The claim scheduled rows of paced rooms (a cut, a second row, a resting room) for later.
+  // The claim scheduled rows of paced rooms (a cut, a second row, a room sent to less than
+  // room_min_interval ago) for later.
   bool scheduled = false;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.
@@ -142,14 +146,14 @@ class OutboxWorker {
   RoundResult RunRound();
 
   // The daemon loop: a round at once; the next round at once after a full batch, else after
-  // poll_interval (room_min_interval while rows a claim scheduled for a paced room are still
-  // coming due, so such a room keeps its pace); after a database error a back-off from
+  // poll_interval (room_min_interval while rows a claim scheduled for a paced room are still coming
+  // due, so such a room keeps its room_min_interval); after a database error a back-off from
   // poll_interval doubling to max_error_backoff. Returns when a stop was requested (after the
   // current round is marked).
-  // Wake-ups (StopSignal::Wake, the [wake] socket) end only that idle wait, never a pace wait
-  // inside a round, the error back-off, or the wait while a rate limit, the open breaker or a
-  // claim given back unsent holds the loop. Each claim takes the pending wake-up just before
-  // it starts; one arriving later (during the round) ends the next idle wait at once.
+  // Wake-ups (StopSignal::Wake, the [wake] socket) end only that idle wait, never a paced room's
+  // wait inside a round, the error back-off, or the wait while a rate limit, the open breaker or a
+  // claim given back unsent holds the loop. Each claim takes the pending wake-up just before it
+  // starts; one arriving later (during the round) ends the next idle wait at once.
   void Run();
 
   // The rooms_held_back gauge. Until OutboxStats carries the database's count
@@ -204,7 +208,7 @@ class OutboxWorker {
   RetryPolicy retry_;
   ParkPolicy park_;       // [outbox_worker] park_permanent_after
   HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
-  RoomPace pace_;
+  RoomPacing pacing_;
   DrainState drain_;
   std::unique_ptr<ClaimAhead> ahead_;      // set when a second store was given
   std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any

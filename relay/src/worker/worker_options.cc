@@ -67,12 +67,12 @@ std::optional<WorkerConfigViolation> CheckWorkerConfig(const WorkerConfig& w) {
 }
 
 WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id,
-                              std::vector<std::string> unpaced_event_types,
+                              std::vector<std::string> skip_event_types,
                               milliseconds breaker_cooldown) {
   WorkerOptions o;
   static_cast<WorkerConfig&>(o) = config;
   o.node_id = node_id;
-  o.unpaced_event_types = std::move(unpaced_event_types);
+  o.skip_event_types = std::move(skip_event_types);
   o.breaker_cooldown = breaker_cooldown;
   return o;
 }

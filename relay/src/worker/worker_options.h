@@ -71,9 +71,9 @@ struct WorkerConfig {
 // options whose WorkerConfig passes CheckWorkerConfig (LoadConfig checks it).
 struct WorkerOptions : WorkerConfig {
   std::string node_id;
-  // Types the publisher delivers without a send ([tencent_im] skip_event_types): they take no
-  // pace, so a claim does not count them when it cuts a busy room.
-  std::vector<std::string> unpaced_event_types;
+  // [tencent_im] skip_event_types, which the publisher delivers without a send: they take no
+  // interval slot, so a claim does not count them when it cuts a busy room.
+  std::vector<std::string> skip_event_types;
   // Earliest retry of a rate-limited row: max(poll_interval, this).
   std::chrono::milliseconds rate_limited_retry{1000};
   // Cap of the back-off while database errors repeat (it starts at poll_interval and doubles).
@@ -91,7 +91,7 @@ struct WorkerOptions : WorkerConfig {
 // Builds WorkerOptions from the [outbox_worker] section and the publisher's skipped types.
 WorkerOptions ToWorkerOptions(
     const WorkerConfig& config, const std::string& node_id,
-    std::vector<std::string> unpaced_event_types = {},
+    std::vector<std::string> skip_event_types = {},
     std::chrono::milliseconds breaker_cooldown = kDefaultBreakerCooldown);
 
 // A rule of WorkerConfig that a value breaks: the key (and the key to point at when that one is

@@ -1,0 +1,96 @@
+// OutboxWorker's claim: its options, the claim made ahead, a failed claim, paced rooms.
+#include "worker/outbox_worker.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "worker/round_context.h"
+
+namespace room_outbox::relay {
+
+ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
+  ClaimOptions o;
+  o.limit = options_.batch_size;
+  o.lease_ms = options_.lease.count();
+  o.per_room_order = options_.per_room_order();
+  if (mode == RoundMode::kDaemon) {
+    // A round sends a paced room at most one poll_interval's worth of rows; its other due rows
+    // are scheduled after them, and the next claim takes other rooms' rows meanwhile. (--once
+    // keeps whole runs: it ends when nothing is due, so nothing may be scheduled for later.)
+    pacing_.CutRuns(o, options_.poll_interval);
+    if (o.run_cut_rows > 0) {
+      o.skip_event_types = options_.skip_event_types;
+    }
+    // Paced rooms (sent to less than room_min_interval ago): their rows wait in the database,
+    // not in a round.
+    pacing_.AddPaced(o, clock_.SteadyMs());
+  }
+  return o;
+}
+
+ClaimAhead::Taken OutboxWorker::TakeClaim(const ClaimOptions& options) {
+  if (ahead_ && ahead_->pending()) {
+    ClaimAhead::Taken taken = std::move(*ahead_->Take());  // made while the last round was sent
+    // An empty one says only that the last round's rooms were in flight: claim again now.
+    if (!taken.claim || !taken.claim->rows.empty()) return taken;
+  }
+  // The lease runs from just before the call: a slow claim leaves less of it.
+  const int64_t claimed_at = clock_.SteadyMs();
+  // This claim sees every row committed before a wake-up taken here; a later one stays pending.
+  (void)stop_.TakeWake();
+  return ClaimAhead::Taken{store_.ClaimDue(options), claimed_at, false};
+}
+
+void OutboxWorker::StartAhead(const RoundContext& round) {
+  // Only a full claim says more rows are due; a stop claims nothing new. With room_min_interval
+  // the claim made ahead cannot know which rooms this round is about to send to: measured (bench
+  // 1a vs 1a-seq) its rows wait out room_min_interval in the next round more than the overlap
+  // saves, so a pacing relay claims after its round, with every paced room known.
+  if (!ahead_ || !round.result.full || stop_.stop_requested() || pacing_.enabled()) return;
+  (void)stop_.TakeWake();  // as in TakeClaim: the claim made ahead sees what was committed before
+  ahead_->Start(MakeClaimOptions(RoundMode::kDaemon));
+}
+
+void OutboxWorker::DiscardAhead() {
+  if (!ahead_ || !ahead_->pending()) return;
+  ClaimAhead::Taken taken = std::move(*ahead_->Take());
+  if (!taken.claim) {
+    // Nothing was leased; the next round claims (and meets the database's state) itself.
+    logger_.Warn(Line("claim made ahead failed").Add("error", taken.claim.error().message));
+    return;
+  }
+  if (taken.claim->rows.empty()) return;
+  std::vector<int64_t> ids;
+  ids.reserve(taken.claim->rows.size());
+  for (const OutboxRow& row : taken.claim->rows) ids.push_back(row.id);
+  auto released = store_.Release(taken.claim->token, ids);
+  if (!released) {
+    logger_.Error(Line("claim made ahead not given back: its rows are due when its lease ends")
+                      .Add("rows", static_cast<uint64_t>(ids.size()))
+                      .Add("error", released.error().message));
+    return;
+  }
+  logger_.Debug(Line("claim made ahead given back unattempted")
+                    .Add("rows", static_cast<uint64_t>(*released)));
+}
+
+RoundResult OutboxWorker::ClaimFailed(const Error& error) {
+  logger_.Error(Line("outbox claim failed").Add("error", error.message));
+  metrics_.AddRound(true);
+  RoundResult result;
+  result.error = error;
+  result.store_error = true;
+  return result;
+}
+
+void OutboxWorker::NotePacedRooms(const Claim& claim, int64_t claimed_at) {
+  for (const PacedRoom& room : claim.paced_rooms) {
+    logger_.Debug(Line("room paced: its later rows are scheduled after this round")
+                      .Add("room_id", room.room_id)
+                      .Add("rows_scheduled", room.rows_scheduled));
+    // How long after the claim the room's last scheduled slot comes, on this process's clock.
+    pacing_.Scheduled(claimed_at, room.paced_for_ms);
+  }
+}
+
+}  // namespace room_outbox::relay

@@ -1,0 +1,115 @@
+// OutboxWorker's loops: Run (the daemon: rounds, idle waits, the error back-off) and Drain
+// (--once), and the clamped sleeps they take.
+#include "worker/outbox_worker.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace room_outbox::relay {
+namespace {
+
+using std::chrono::milliseconds;
+
+}  // namespace
+
+void OutboxWorker::Run() {
+  LogStarted();
+  milliseconds backoff = options_.poll_interval;
+  const milliseconds max_backoff = std::max(options_.max_error_backoff, options_.poll_interval);
+  uint64_t consecutive_errors = 0;
+  while (!stop_.stop_requested()) {
+    RoundResult round = Round(RoundMode::kDaemon, true);
+    metrics_.SetDbUp(!round.store_error);
+    if (round.store_error) {
+      DiscardAhead();
+      ++consecutive_errors;
+      if (consecutive_errors == 1 && on_status_) {
+        on_status_("database error, retrying: " + round.error->message);
+      }
+      logger_.Warn(Line("database error: backing off")
+                       .Add("consecutive_errors", consecutive_errors)
+                       .Add("backoff_ms", static_cast<int64_t>(backoff.count())));
+      // A fixed back-off, not derived from a clock reading: no clamp to the poll interval.
+      if (clock_.SleepFor(backoff, stop_)) break;
+      backoff = std::min(backoff * 2, max_backoff);
+      continue;
+    }
+    if (consecutive_errors > 0) {
+      logger_.Info(Line("database reachable again").Add("after_errors", consecutive_errors));
+      if (on_status_) on_status_("running");
+      consecutive_errors = 0;
+      backoff = options_.poll_interval;
+    }
+    // While the breaker is open every round gives its claim back: wait poll_interval between
+    // them; the breaker's probe goes out with the first send after its cooldown.
+    const bool held = round.rate_limited || round.breaker_open;
+    if (round.full && !held && !round.released_unsent) {
+      continue;  // a backlog drains batch after batch, not one batch per tick
+    }
+    DiscardAhead();  // the loop waits: rows claimed ahead go back, due at once
+    milliseconds idle = options_.poll_interval;
+    if (!held && (round.published > 0 || round.scheduled)) {
+      // A paced room's rows come due one per room_min_interval: claim them as they do, as long
+      // as rounds deliver (while IM fails, the head rows wait for their retry anyway), also
+      // after a claim that only scheduled rows (every room of its window was paced).
+      idle = pacing_.IdleAfterDelivery(idle, clock_.SteadyMs());
+    }
+    // A wake-up ends the idle wait, except while IM or the lease holds the loop back.
+    if ((held || round.released_unsent) ? Sleep(idle) : Idle(idle)) break;
+  }
+  DiscardAhead();  // a stop: the claim made ahead goes back unattempted
+  logger_.Info(Line("outbox worker stopped"));
+}
+
+DrainResult OutboxWorker::Drain() {
+  DrainResult drain;
+  drain_ = DrainState{};
+  while (true) {
+    if (stop_.stop_requested()) {
+      drain.stopped = true;
+      break;
+    }
+    const size_t before = drain_.attempted();
+    RoundResult round = Round(RoundMode::kDrain);
+    ++drain.rounds;
+    drain.published += round.published;
+    drain.undecodable += round.undecodable;
+    // Only attempts count: rows given back as already tried in this run are not failures again.
+    drain.failed += round.failed;
+    if (round.store_error) {
+      drain.store_error = round.error;
+      break;
+    }
+    if (round.claimed == 0 || drain_.attempted() == before) {
+      break;
+    }
+    if (round.rate_limited && Sleep(options_.poll_interval)) {
+      drain.stopped = true;
+      break;
+    }
+  }
+  drain.unattempted = drain_.unattempted();
+  return drain;
+}
+
+bool OutboxWorker::Sleep(milliseconds duration) {
+  const milliseconds longest = pacing_.MaxSleep(options_.poll_interval);
+  return clock_.SleepFor(std::clamp(duration, milliseconds(0), longest), stop_);
+}
+
+bool OutboxWorker::Idle(milliseconds duration) {
+  const milliseconds longest = pacing_.MaxSleep(options_.poll_interval);
+  return clock_.IdleFor(std::clamp(duration, milliseconds(0), longest), stop_);
+}
+
+void OutboxWorker::LogStarted() {
+  logger_.Info(
+      Line("outbox worker started")
+          .Add("poll_interval_ms", static_cast<int64_t>(options_.poll_interval.count()))
+          .Add("batch_size", static_cast<uint64_t>(options_.batch_size))
+          .Add("publish_timeout_ms", static_cast<int64_t>(options_.publish_timeout.count()))
+          .Add("max_in_flight", static_cast<uint64_t>(options_.max_in_flight))
+          .Add("ordering", options_.per_room_order() ? "per_room" : "none"));
+}
+
+}  // namespace room_outbox::relay
