@@ -76,7 +76,8 @@ FUZZ_SECONDS   ?= 30
 # and publisher (curl multi + the fake IM server's threads), the hook's sync publish and its
 # background publisher thread, the wake listener; the worker's stop signal on the real clock.
 TSAN_TESTS     ?= RelayProcess|RelayWake|MetricsServer|TencentImPublisher|HookDelivery|HookSyncMode|WakeListener|LoopClock
-SANITIZE_TARGETS = unit_tests integration_tests outbox-relay room-sim im-stub
+SANITIZE_TARGETS = unit_tests integration_tests outbox-relay room-sim im-stub \
+  room_outbox_hook_dist room_outbox_hook_shared
 # A sanitized test runs 2-10x slower; a test that misses one of its deadlines on a loaded machine
 # gets another try. A sanitizer report still fails the run (run-sanitized-tests.sh keeps every
 # report of every try).
