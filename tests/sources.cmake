@@ -134,7 +134,7 @@ include(tests/c_abi/tests.cmake)
 # (the npm packages `make deps` installs into tests/sqlcheck/node_modules). The second test
 # proves the check can fail: it must refuse each MariaDB-only statement it is given.
 add_executable(sql-statements tests/sqlcheck/sql_statements_main.cc)
-target_include_directories(sql-statements PRIVATE ${PROJECT_SOURCE_DIR}/sim)
+target_include_directories(sql-statements PRIVATE ${PROJECT_SOURCE_DIR}/sim ${PROJECT_SOURCE_DIR}/tests)
 target_compile_definitions(sql-statements PRIVATE ROOM_OUTBOX_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(sql-statements PRIVATE room_outbox_relay nlohmann_json::nlohmann_json
   room_outbox_build_settings)

@@ -66,6 +66,13 @@ if [ -n "$stray" ]; then
   echo "$stray" >&2
   exit 1
 fi
+# Nor does it carry the relay's SQL: no claim, lease, mark-failed, park, requeue or purge text
+# (outbox_sql.h gives each statement an entry of its own, so only what the hook uses is linked).
+relay_sql="LIMIT \\? FOR UPDATE SKIP LOCKED|retry_count = retry_count \\+ 1|status = 'parked'|DELETE FROM"
+if strings "$so" "$root/$libdir/libroom_outbox_hook.a" | grep -E "$relay_sql"; then
+  echo "check-install: the installed hook carries the relay's SQL (above)" >&2
+  exit 1
+fi
 # The unit runs the binary of the prefix it was installed under.
 grep -q "^ExecStart=$prefix/bin/outbox-relay --config" \
   "$root/share/room-outbox/systemd/outbox-relay.service" ||

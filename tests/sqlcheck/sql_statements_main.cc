@@ -1,6 +1,6 @@
 // sql-statements: prints every statement text the MySQL set can send, one JSON object per line
-// ({"name": ..., "sql": ...}), for the grammar check (check.js): each statement of outbox_sql.h's
-// table in every size the store uses (statement_text.h), each statement of every schema step
+// ({"name": ..., "sql": ...}), for the grammar check (check.js): each statement of outbox_sql.h
+// in every size the store uses (statement_text.h), each statement of every schema step
 // (the text `outbox-relay migrate` embeds, split as it splits it), and room-sim's table and
 // snapshot statement.
 #include <fstream>
@@ -9,10 +9,10 @@
 #include <sstream>
 #include <string>
 
-#include "core/mysql/statement_text.h"
 #include "migrate/schema_steps.h"
 #include "migrate/sql_split.h"
 #include "room_snapshot_sql.h"
+#include "support/each_statement.h"
 
 namespace {
 
@@ -30,7 +30,7 @@ void PrintFile(const std::string& name, const std::string& text) {
 }  // namespace
 
 int main() {
-  room_outbox::ForEachStatementText(room_outbox::StatementSet::kMySql, Print);
+  room_outbox::testing::ForEachStatementText(room_outbox::StatementSet::kMySql, Print);
   for (const auto& step : room_outbox::relay::migrate::SchemaSteps()) {
     PrintFile("schema/" + std::string(step.name) + ".sql", std::string(step.text));
   }

@@ -1,4 +1,4 @@
-// outbox_sql.h's table and the statements composed from it (statement_text.h): every set sends
+// outbox_sql.h's entries and the statements composed from them (statement_text.h): every set sends
 // complete statements in each of its sizes, the MySQL set never says RETURNING, the sets differ
 // only where they must, and the composed shapes are those the stores send.
 #include "core/mysql/statement_text.h"
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/mysql/id_lists.h"
+#include "support/each_statement.h"
 
 namespace room_outbox {
 namespace {
@@ -21,20 +22,22 @@ using ::testing::StartsWith;
 
 TEST(StatementTextTest, TheMySqlSetNeverUsesReturning) {
   size_t statements = 0;
-  ForEachStatementText(StatementSet::kMySql, [&](std::string_view name, std::string_view text) {
-    ++statements;
-    EXPECT_THAT(std::string(text), Not(HasSubstr("RETURNING"))) << name;
-    EXPECT_THAT(std::string(text), Not(HasSubstr("IF NOT EXISTS"))) << name;
-  });
+  testing::ForEachStatementText(
+      StatementSet::kMySql, [&](std::string_view name, std::string_view text) {
+        ++statements;
+        EXPECT_THAT(std::string(text), Not(HasSubstr("RETURNING"))) << name;
+        EXPECT_THAT(std::string(text), Not(HasSubstr("IF NOT EXISTS"))) << name;
+      });
   EXPECT_GT(statements, sql::kStatements.size());  // the list shapes come in several sizes
 }
 
 TEST(StatementTextTest, SetsDifferOnlyInTheCommit) {
   std::set<std::string> differ;
-  for (const sql::Statement& entry : sql::kStatements) {
-    for (size_t n : SizesOf(entry.id)) {
-      if (StatementText(StatementSet::kMariaDb, entry.id, n) !=
-          StatementText(StatementSet::kMySql, entry.id, n)) {
+  for (const sql::Statement* listed : sql::kStatements) {
+    const sql::Statement& entry = *listed;
+    for (size_t n : SizesOf(entry)) {
+      if (StatementText(StatementSet::kMariaDb, entry, n) !=
+          StatementText(StatementSet::kMySql, entry, n)) {
         differ.insert(std::string(entry.name));
       }
     }
@@ -75,13 +78,14 @@ TEST(StatementTextTest, ShapesAreComposedForEverySizeTheStoresUse) {
 
 TEST(StatementTextTest, EveryStatementHasTheNumberOfPlaceholdersItsShapeImplies) {
   // A list shape's placeholder count grows with its size by the same step for every size.
-  for (const sql::Statement& entry : sql::kStatements) {
-    const auto sizes = SizesOf(entry.id);
-    if (sizes.size() < 2 || !InSet(entry.id, StatementSet::kMySql)) {
+  for (const sql::Statement* listed : sql::kStatements) {
+    const sql::Statement& entry = *listed;
+    const auto sizes = SizesOf(entry);
+    if (sizes.size() < 2 || !InSet(entry, StatementSet::kMySql)) {
       continue;
     }
     auto count = [&](size_t n) {
-      const std::string text = StatementText(StatementSet::kMySql, entry.id, n);
+      const std::string text = StatementText(StatementSet::kMySql, entry, n);
       return static_cast<size_t>(std::count(text.begin(), text.end(), '?'));
     };
     const size_t step = (count(sizes[1]) - count(sizes[0])) / (sizes[1] - sizes[0]);

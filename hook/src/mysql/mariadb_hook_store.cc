@@ -204,7 +204,7 @@ Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(const std::str
   using Found = std::optional<FoundCommand>;
   return session_.WithConnection([&](MariaDbConnection& conn) -> Result<Found> {
     return session_.InTransaction(conn, [&]() -> Result<Found> {
-      auto ids = [&](sql::Stmt id) -> Result<std::vector<int64_t>> {
+      auto ids = [&](const sql::Statement& id) -> Result<std::vector<int64_t>> {
         auto stmt = conn.Prepared(id);
         if (!stmt) {
           return Fail(stmt.error());

@@ -6,8 +6,8 @@
 // rows (outbox_insert.h), which hands back their ids; COMMIT. For a command of up to 16 events
 // and no caller statement that is four round trips, the minimum for a transaction of two
 // inserts. The MySQL set (no RETURNING) adds one SELECT before COMMIT that reads the clock, the
-// check and the ids (five round trips). Every statement that carries a value is a server-side prepared statement, prepared
-// once per connection; their texts are in core/mysql/outbox_sql.h.
+// check and the ids (five round trips). Every statement that carries a value is a server-side
+// prepared statement, prepared once per connection; their texts are in core/mysql/outbox_sql.h.
 //
 // Thread-safety: none; one store per thread.
 #pragma once
@@ -24,11 +24,18 @@
 
 namespace room_outbox {
 
+// What the store prepares at connect: the statements of its calls (a composed statement at its
+// smallest size). A statement outside the connection's set is skipped.
+inline constexpr const sql::Statement* kHookStatements[] = {
+    &sql::Stmt::kInsertCommandLog, &sql::Stmt::kInsertCommandLogChecked, &sql::Stmt::kInsertOutbox,
+    &sql::Stmt::kCommitReadBack,   &sql::Stmt::kCommitReadBackChecked,   &sql::Stmt::kFindCommand,
+    &sql::Stmt::kCommandRows,      &sql::Stmt::kMarkPublished,           &sql::Stmt::kRelease,
+};
+
 class MariaDbHookStore final : public HookStore {
  public:
   // On a SystemClock of its own.
-  explicit MariaDbHookStore(MysqlOptions options)
-      : session_(std::move(options), kHookStatements) {}
+  explicit MariaDbHookStore(MysqlOptions options) : session_(std::move(options), kHookStatements) {}
   // On `clock` (CommitWrite::lease_start_ms, the idle ping), which must outlive the store.
   MariaDbHookStore(MysqlOptions options, Clock& clock)
       : session_(std::move(options), kHookStatements, clock) {}

@@ -43,7 +43,7 @@ Result<std::unique_ptr<OpsStore>> OpsStore::Connect(const MysqlOptions& options)
   return std::unique_ptr<OpsStore>(new OpsStore(std::move(*conn)));
 }
 
-Result<int64_t> OpsStore::CountScalar(sql::Stmt id, std::vector<SqlValue> params) {
+Result<int64_t> OpsStore::CountScalar(const sql::Statement& id, std::vector<SqlValue> params) {
   auto stmt = conn_->Prepared(id);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute(params); !done) return Fail(done.error());
@@ -201,7 +201,7 @@ Result<int64_t> OpsStore::RequeueEvent(const std::string& event_id) {
               "event \"" + event_id + "\" is " + row->status + ", not parked: nothing to requeue");
 }
 
-Result<int64_t> OpsStore::UpdateInBatches(sql::Stmt id, std::vector<SqlValue> params,
+Result<int64_t> OpsStore::UpdateInBatches(const sql::Statement& id, std::vector<SqlValue> params,
                                           int64_t batch_size, int64_t* batches) {
   auto stmt = conn_->Prepared(id);
   if (!stmt) return Fail(stmt.error());

@@ -82,15 +82,22 @@ struct PurgeResult {
 };
 
 // The statements the operator commands send, prepared right after connect.
-inline constexpr sql::Stmt kOpsStatements[] = {
-    sql::Stmt::kOpsServerNowMinus,   sql::Stmt::kOpsCountByStatus,
-    sql::Stmt::kOpsCountParked,      sql::Stmt::kOpsOldestPendingAge,
-    sql::Stmt::kOpsTopRooms,         sql::Stmt::kOpsRoomsHeldBack,
-    sql::Stmt::kOpsShow,             sql::Stmt::kOpsPark,
-    sql::Stmt::kOpsRequeueEvent,     sql::Stmt::kOpsRequeueRoom,
-    sql::Stmt::kOpsRequeueAllParked, sql::Stmt::kOpsPurgeOutbox,
-    sql::Stmt::kOpsCountPurgeableOutbox, sql::Stmt::kOpsPurgeCommandLog,
-    sql::Stmt::kOpsCountPurgeableCommandLog,
+inline constexpr const sql::Statement* kOpsStatements[] = {
+    &sql::Stmt::kOpsServerNowMinus,
+    &sql::Stmt::kOpsCountByStatus,
+    &sql::Stmt::kOpsCountParked,
+    &sql::Stmt::kOpsOldestPendingAge,
+    &sql::Stmt::kOpsTopRooms,
+    &sql::Stmt::kOpsRoomsHeldBack,
+    &sql::Stmt::kOpsShow,
+    &sql::Stmt::kOpsPark,
+    &sql::Stmt::kOpsRequeueEvent,
+    &sql::Stmt::kOpsRequeueRoom,
+    &sql::Stmt::kOpsRequeueAllParked,
+    &sql::Stmt::kOpsPurgeOutbox,
+    &sql::Stmt::kOpsCountPurgeableOutbox,
+    &sql::Stmt::kOpsPurgeCommandLog,
+    &sql::Stmt::kOpsCountPurgeableCommandLog,
 };
 
 class OpsStore {
@@ -131,8 +138,8 @@ class OpsStore {
  private:
   explicit OpsStore(std::unique_ptr<MariaDbConnection> conn) : conn_(std::move(conn)) {}
   [[nodiscard]] Result<int64_t> ServerNowMinus(int64_t ms);
-  [[nodiscard]] Result<int64_t> CountScalar(sql::Stmt id, std::vector<SqlValue> params);
-  [[nodiscard]] Result<int64_t> UpdateInBatches(sql::Stmt id,
+  [[nodiscard]] Result<int64_t> CountScalar(const sql::Statement& id, std::vector<SqlValue> params);
+  [[nodiscard]] Result<int64_t> UpdateInBatches(const sql::Statement& id,
                                                 std::vector<SqlValue> params_before_limit,
                                                 int64_t batch_size, int64_t* batches);
 

@@ -23,6 +23,15 @@
 
 namespace room_outbox {
 
+// What the store prepares at connect: the statements of its calls (a composed statement at its
+// smallest size). A statement outside the connection's set is skipped.
+inline constexpr const sql::Statement* kRelayStatements[] = {
+    &sql::Stmt::kServerNow,  &sql::Stmt::kClaimWindow,   &sql::Stmt::kRoomPrefix,
+    &sql::Stmt::kRoomAfter,  &sql::Stmt::kLockExtension, &sql::Stmt::kLease,
+    &sql::Stmt::kSchedule,   &sql::Stmt::kMarkPublished, &sql::Stmt::kRelease,
+    &sql::Stmt::kMarkFailed, &sql::Stmt::kMarkParked,    &sql::Stmt::kStats,
+};
+
 class MariaDbRelayStore final : public RelayStore {
  public:
   explicit MariaDbRelayStore(MysqlOptions options)
@@ -55,7 +64,7 @@ class MariaDbRelayStore final : public RelayStore {
   // Runs the prepared statement `id` once per attempt with params_of(attempt), all in one
   // transaction when there is more than one; returns the rows changed.
   template <class ParamsOf>
-  [[nodiscard]] Result<size_t> UpdateEachAttempt(sql::Stmt id,
+  [[nodiscard]] Result<size_t> UpdateEachAttempt(const sql::Statement& id,
                                                  std::span<const FailedAttempt> attempts,
                                                  ParamsOf&& params_of);
 
@@ -63,7 +72,6 @@ class MariaDbRelayStore final : public RelayStore {
 };
 
 // A store that connects on its first call (or on Connect()).
-[[nodiscard]] std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(
-    const MysqlOptions& options);
+[[nodiscard]] std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& options);
 
 }  // namespace room_outbox

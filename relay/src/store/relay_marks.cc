@@ -11,7 +11,7 @@
 namespace room_outbox {
 
 template <class ParamsOf>
-Result<size_t> MariaDbRelayStore::UpdateEachAttempt(sql::Stmt id,
+Result<size_t> MariaDbRelayStore::UpdateEachAttempt(const sql::Statement& id,
                                                      std::span<const FailedAttempt> attempts,
                                                      ParamsOf&& params_of) {
   if (attempts.empty()) {

@@ -21,11 +21,6 @@ Result<Dialect> DetectDialect(MYSQL* mysql, const MysqlOptions& options) {
   return dialect;
 }
 
-// The cache key of statement `id` at size `n`.
-uint32_t TableKey(sql::Stmt id, size_t n) {
-  return (static_cast<uint32_t>(id) << 16) | static_cast<uint32_t>(n);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<MariaDbConnection>> MariaDbConnection::Connect(const MysqlOptions& options) {
@@ -68,8 +63,8 @@ Result<void> MariaDbConnection::SetUpSession() {
   // has no DST gap or repeat to resolve. Strict modes: a value that does not fit its column is an
   // error, never silently truncated (commit_checks.h refuses such input first; this is the
   // database's own guard). A short lock wait: a blocked write fails fast and is retried.
-  for (sql::Stmt id : {sql::Stmt::kSessionIsolation, sql::Stmt::kSessionTimeZone,
-                       sql::Stmt::kSessionSqlMode, sql::Stmt::kSessionLockWait}) {
+  for (const sql::Statement& id : {sql::Stmt::kSessionIsolation, sql::Stmt::kSessionTimeZone,
+                                   sql::Stmt::kSessionSqlMode, sql::Stmt::kSessionLockWait}) {
     if (auto r = Run(id); !r) {
       return r;
     }
@@ -84,11 +79,10 @@ MariaDbConnection::~MariaDbConnection() {
   caller_statements_.clear();
 }
 
-Result<void> MariaDbConnection::Run(sql::Stmt id) {
-  const sql::Statement& entry = sql::StatementOf(id);
-  const auto& text = dialect_.statements == StatementSet::kMariaDb ? entry.mariadb : entry.mysql;
+Result<void> MariaDbConnection::Run(const sql::Statement& id) {
+  const auto& text = dialect_.statements == StatementSet::kMariaDb ? id.mariadb : id.mysql;
   const std::string_view sql = text->prefix;  // a fixed text of both sets: never absent
-  const std::string_view where = entry.name;
+  const std::string_view where = id.name;
   if (mysql_real_query(mysql_.get(), sql.data(), sql.size()) != 0) {
     return Fail(FromMysqlErrno(mysql_errno(mysql_.get()),
                                "mysql_real_query(" + std::string(where) + ")",
@@ -118,14 +112,13 @@ Result<void> MariaDbConnection::Begin() { return Run(sql::Stmt::kBegin); }
 Result<void> MariaDbConnection::Commit() { return Run(sql::Stmt::kCommit); }
 Result<void> MariaDbConnection::Rollback() { return Run(sql::Stmt::kRollback); }
 
-Result<PreparedStatement*> MariaDbConnection::Prepared(sql::Stmt id, size_t n) {
-  const uint32_t key = TableKey(id, n);
+Result<PreparedStatement*> MariaDbConnection::Prepared(const sql::Statement& id, size_t n) {
+  const EntryKey key{&id, n};
   if (auto it = table_statements_.find(key); it != table_statements_.end()) {
     return it->second.get();
   }
   if (!InSet(id, dialect_.statements)) {
-    return Fail(ErrorCode::kInternal, "statement " + std::string(sql::StatementOf(id).name) +
-                                          " is not in the " +
+    return Fail(ErrorCode::kInternal, "statement " + std::string(id.name) + " is not in the " +
                                           StatementSetName(dialect_.statements) + " set");
   }
   auto stmt = PreparedStatement::Prepare(mysql_.get(), StatementName(id, n),
@@ -138,12 +131,12 @@ Result<PreparedStatement*> MariaDbConnection::Prepared(sql::Stmt id, size_t n) {
   return raw;
 }
 
-Result<void> MariaDbConnection::PrepareNow(std::span<const sql::Stmt> ids) {
-  for (sql::Stmt id : ids) {
-    if (!InSet(id, dialect_.statements) || sql::StatementOf(id).text_protocol) {
+Result<void> MariaDbConnection::PrepareNow(std::span<const sql::Statement* const> ids) {
+  for (const sql::Statement* id : ids) {
+    if (!InSet(*id, dialect_.statements) || id->text_protocol) {
       continue;
     }
-    if (auto stmt = Prepared(id, SizesOf(id).front()); !stmt) {
+    if (auto stmt = Prepared(*id, SizesOf(*id).front()); !stmt) {
       return Fail(stmt.error());
     }
   }

@@ -61,14 +61,14 @@ class MariaDbConnection {
 
   const Dialect& dialect() const { return dialect_; }
 
-  // Statement `id` of outbox_sql.h at size `n` (statement_text.h), in this connection's statement
-  // set: prepared on first use and reused afterwards. The pointer stays valid as long as this
-  // connection. The lookup makes no allocation once the statement is there. kInternal when the set
-  // has no such statement.
-  [[nodiscard]] Result<PreparedStatement*> Prepared(sql::Stmt id, size_t n = 0);
+  // Statement `id` (an entry of outbox_sql.h) at size `n` (statement_text.h), in this connection's
+  // statement set: prepared on first use and reused afterwards. The pointer stays valid as long as
+  // this connection. The lookup makes no allocation once the statement is there. kInternal when the
+  // set has no such statement.
+  [[nodiscard]] Result<PreparedStatement*> Prepared(const sql::Statement& id, size_t n = 0);
   // Prepares each of `ids` in the set (at its smallest size) now, so a statement the server
   // cannot parse fails here rather than at its first use. Statements outside the set are skipped.
-  [[nodiscard]] Result<void> PrepareNow(std::span<const sql::Stmt> ids);
+  [[nodiscard]] Result<void> PrepareNow(std::span<const sql::Statement* const> ids);
   // A statement of the caller's own (tests, benchmarks) named `name`, prepared from `sql` on
   // first use and reused afterwards. The pointer stays valid as long as this connection.
   [[nodiscard]] Result<PreparedStatement*> Prepared(std::string_view name, std::string_view sql);
@@ -102,7 +102,7 @@ class MariaDbConnection {
   [[nodiscard]] Result<void> SetUpSession();
   // Statement `id`, sent as text: no parameters, no result (session settings, transaction
   // control).
-  [[nodiscard]] Result<void> Run(sql::Stmt id);
+  [[nodiscard]] Result<void> Run(const sql::Statement& id);
 
   // Declared first so it is destroyed last, after the statements that refer to it.
   // Lets the statement map be searched by string_view without building a std::string.
@@ -114,7 +114,18 @@ class MariaDbConnection {
   MysqlPtr mysql_;
   Dialect dialect_;
   // outbox_sql.h's statements by (id, size).
-  std::unordered_map<uint32_t, std::unique_ptr<PreparedStatement>> table_statements_;
+  // outbox_sql.h's statements, by entry and size.
+  struct EntryKey {
+    const sql::Statement* entry;
+    size_t n;
+    bool operator==(const EntryKey&) const = default;
+  };
+  struct EntryKeyHash {
+    size_t operator()(const EntryKey& key) const {
+      return std::hash<const void*>{}(key.entry) ^ (key.n * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  std::unordered_map<EntryKey, std::unique_ptr<PreparedStatement>, EntryKeyHash> table_statements_;
   std::unordered_map<std::string, std::unique_ptr<PreparedStatement>, NameHash, std::equal_to<>>
       statements_;
   std::unordered_map<std::string, std::unique_ptr<PreparedStatement>, NameHash, std::equal_to<>>

@@ -1,7 +1,8 @@
-// Every SQL text of the outbox store, in one place, as a table keyed by statement id (kStatements
-// at the end): one shared text unless a statement set overrides it. The MariaDB set (MariaDB
-// 10.6+) and the MySQL set (MySQL 8.0.1+; MariaDB accepts it too, which is how CI runs it) differ
-// only where they must: MySQL has no INSERT ... RETURNING, so its commit reads back with one
+// Every SQL text of the outbox stores, in one place, one entry per statement (namespace Stmt at the
+// end): one shared text unless a statement set overrides it. A program links the entries it uses
+// and no others, so the hook's library carries none of the relay's statements. The MariaDB set
+// (MariaDB 10.6+) and the MySQL set (MySQL 8.0.1+; MariaDB accepts it too, which is how CI runs it)
+// differ only where they must: MySQL has no INSERT ... RETURNING, so its commit reads back with one
 // SELECT what MariaDB's inserts return. Both sets avoid what either server deprecates where an
 // equivalent exists; LOCK IN SHARE MODE stays (MariaDB 10.11 rejects FOR SHARE).
 //
@@ -122,8 +123,9 @@ inline constexpr size_t kMaxRowsPerOutboxInsert = 16;
 // event_id, never computed from LAST_INSERT_ID(): with innodb_autoinc_lock_mode 2, or a cluster's
 // auto-increment step, a multi-row INSERT's ids need not be consecutive. uk_command_id for the
 // log row. Placeholder: command_id.
-#define ROOM_OUTBOX_READ_BACK(check)                                                       \
-  "SELECT l.created_at_ms, " check ", o.id, o.event_id FROM room_command_log l "            \
+#define ROOM_OUTBOX_READ_BACK(check)            \
+  "SELECT l.created_at_ms, " check              \
+  ", o.id, o.event_id FROM room_command_log l " \
   "LEFT JOIN room_outbox o ON o.command_id = l.command_id WHERE l.command_id = ? ORDER BY o.id"
 inline constexpr std::string_view kCommitReadBack = ROOM_OUTBOX_READ_BACK("0");
 // The same with the per-room order check: whether the room has a pending row of another command
@@ -155,8 +157,8 @@ inline constexpr std::string_view kCommandRows =
 inline constexpr std::string_view kServerNow = "SELECT " ROOM_OUTBOX_SERVER_NOW_MS;
 
 // The columns of a claimed row, in the order mariadb_claim.cc reads them.
-#define ROOM_OUTBOX_CLAIM_COLUMNS                                                            \
-  "id, event_id, event_type, room_id, envelope, retry_count, created_at_ms, "                \
+#define ROOM_OUTBOX_CLAIM_COLUMNS                                             \
+  "id, event_id, event_type, room_id, envelope, retry_count, created_at_ms, " \
   "next_attempt_at_ms, claim_token IS NOT NULL, drop_count "
 
 // idx_pending_due (status, next_attempt_at_ms, id): walks the due rows in order, no filesort,
@@ -199,9 +201,9 @@ inline constexpr std::string_view kLeasePrefix =
     "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ? "
     "WHERE status = 'pending' AND id IN ";
 
-// Primary key; rows locked by this claim (pace slots, rows pushed behind their room's head). The SET is
-// "CASE id WHEN ? THEN ? ... END" with one pair per row (a short list repeats its last pair).
-// Placeholders: pairs..., now_ms, ids...
+// Primary key; rows locked by this claim (pace slots, rows pushed behind their room's head). The
+// SET is "CASE id WHEN ? THEN ? ... END" with one pair per row (a short list repeats its last
+// pair). Placeholders: pairs..., now_ms, ids...
 inline constexpr std::string_view kScheduleHead =
     "UPDATE room_outbox SET next_attempt_at_ms = CASE id";
 inline constexpr std::string_view kScheduleWhen = " WHEN ? THEN ?";
@@ -227,9 +229,11 @@ inline constexpr std::string_view kReleasePrefix =
 // Placeholders: last_error, retry_after_ms, dropped (0 | 1), id, token.
 inline constexpr std::string_view kMarkFailed =
     "UPDATE room_outbox SET retry_count = retry_count + 1, last_error = ?, "
-    "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " + GREATEST(?, 0), "
+    "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " + GREATEST(?, 0), "
     "drop_count = drop_count + ?, "
-    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", claim_token = NULL "
+    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
 
 // --- stats ---
@@ -269,7 +273,8 @@ inline constexpr std::string_view kOpsCountParked =
 
 // idx_pending_due: the oldest pending row's age on the server's clock (0 when none).
 inline constexpr std::string_view kOpsOldestPendingAge =
-    "SELECT COALESCE(" ROOM_OUTBOX_SERVER_NOW_MS " - MIN(created_at_ms), 0) FROM room_outbox "
+    "SELECT COALESCE(" ROOM_OUTBOX_SERVER_NOW_MS
+    " - MIN(created_at_ms), 0) FROM room_outbox "
     "WHERE status = 'pending'";
 
 // Rooms with pending rows: each room's pending count and its head row (lowest pending id),
@@ -293,7 +298,8 @@ inline constexpr std::string_view kOpsShow =
     "SELECT event_id, event_type, room_id, status, retry_count, last_error, created_at_ms, "
     "updated_at_ms, published_at_ms, next_attempt_at_ms, parked_at_ms, envelope, command_id, "
     "request_id, "
-    "(claim_token IS NOT NULL AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS ") "
+    "(claim_token IS NOT NULL AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
+    ") "
     "FROM room_outbox WHERE event_id = ?";
 
 // uk_event_id. A pending row that no claim holds -> parked. A row leased to a relay (or to the
@@ -306,7 +312,7 @@ inline constexpr std::string_view kOpsPark =
     "AND (claim_token IS NULL OR next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
 // Parked -> pending, due at once, retry_count and last_error kept.
-#define ROOM_OUTBOX_REQUEUE_SET                                                        \
+#define ROOM_OUTBOX_REQUEUE_SET                                                          \
   "UPDATE room_outbox SET status = 'pending', parked_at_ms = NULL, claim_token = NULL, " \
   "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
 // uk_event_id. Placeholder: event_id.
@@ -330,8 +336,8 @@ inline constexpr std::string_view kOpsCountPurgeableOutbox =
 
 // idx_created_at; a command whose events are not all published keeps its log row (idx_command_id).
 // Placeholders: cut-off ms, limit.
-#define ROOM_OUTBOX_PURGEABLE_COMMANDS                                                \
-  " WHERE created_at_ms < ? AND NOT EXISTS (SELECT 1 FROM room_outbox o "             \
+#define ROOM_OUTBOX_PURGEABLE_COMMANDS                                    \
+  " WHERE created_at_ms < ? AND NOT EXISTS (SELECT 1 FROM room_outbox o " \
   "WHERE o.command_id = room_command_log.command_id AND o.status <> 'published')"
 inline constexpr std::string_view kOpsPurgeCommandLog =
     "DELETE FROM room_command_log" ROOM_OUTBOX_PURGEABLE_COMMANDS
@@ -345,10 +351,11 @@ inline constexpr std::string_view kOpsCountPurgeableCommandLog =
 // Placeholders: last_error, id, token.
 inline constexpr std::string_view kMarkParked =
     "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + 1, last_error = ?, "
-    "claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", "
-    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " "
+    "claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", "
+    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
-
 
 // --- schema version (outbox-relay migrate, relay/src/migrate) ---
 // schema/000_schema_version.sql makes the table; each schema file records its own number in it
@@ -366,61 +373,13 @@ inline constexpr std::string_view kSessionRowsRead = "SHOW SESSION STATUS LIKE '
 
 // --- the table ---
 
-// Every statement the store sends, by id. Composed statements (statement_text.h) name their
-// fragments: a prefix, a repeated part and a suffix.
-enum class Stmt : uint8_t {
-  kInsertCommandLog,
-  kInsertCommandLogChecked,
-  kInsertOutbox,
-  kCommitReadBack,
-  kCommitReadBackChecked,
-  kFindCommand,
-  kCommandRows,
-  kServerNow,
-  kClaimWindow,
-  kRoomPrefix,
-  kRoomAfter,
-  kLockExtension,
-  kLease,
-  kSchedule,
-  kMarkPublished,
-  kRelease,
-  kMarkFailed,
-  kMarkParked,
-  kStats,
-  kOpsServerNowMinus,
-  kOpsCountByStatus,
-  kOpsCountParked,
-  kOpsOldestPendingAge,
-  kOpsTopRooms,
-  kOpsRoomsHeldBack,
-  kOpsShow,
-  kOpsPark,
-  kOpsRequeueEvent,
-  kOpsRequeueRoom,
-  kOpsRequeueAllParked,
-  kOpsPurgeOutbox,
-  kOpsCountPurgeableOutbox,
-  kOpsPurgeCommandLog,
-  kOpsCountPurgeableCommandLog,
-  kSchemaVersions,
-  kSessionRowsRead,
-  kSessionIsolation,
-  kSessionTimeZone,
-  kSessionSqlMode,
-  kSessionLockWait,
-  kBegin,
-  kCommit,
-  kRollback,
-};
-
 // How a statement is built from its fragments for a size n (statement_text.h).
 enum class Shape : uint8_t {
-  kFixed,      // prefix
-  kIdList,     // prefix "(?, ..., ?)" suffix: n placeholders (id_lists.h sizes)
-  kUnionAll,   // "(" part ")" joined by " UNION ALL ", n parts (id_lists.h sizes)
-  kRows,       // prefix, n parts joined by ", ", suffix (1..kMaxRowsPerOutboxInsert)
-  kCaseList,   // prefix, n parts, suffix "(?, ..., ?)" (id_lists.h sizes)
+  kFixed,     // prefix
+  kIdList,    // prefix "(?, ..., ?)" suffix: n placeholders (id_lists.h sizes)
+  kUnionAll,  // "(" part ")" joined by " UNION ALL ", n parts (id_lists.h sizes)
+  kRows,      // prefix, n parts joined by ", ", suffix (1..kMaxRowsPerOutboxInsert)
+  kCaseList,  // prefix, n parts, suffix "(?, ..., ?)" (id_lists.h sizes)
 };
 
 struct Fragments {
@@ -430,7 +389,6 @@ struct Fragments {
 };
 
 struct Statement {
-  Stmt id;
   std::string_view name;  // in error messages and as the prepared statement's key
   Shape shape;
   // The text of each set; nullopt: the set never sends this statement.
@@ -441,92 +399,148 @@ struct Statement {
 };
 
 // One text for both sets.
-constexpr Statement Shared(Stmt id, std::string_view name, Shape shape, Fragments text) {
-  return Statement{id, name, shape, text, text};
+constexpr Statement Shared(std::string_view name, Shape shape, Fragments text) {
+  return Statement{name, shape, text, text};
 }
-constexpr Statement Shared(Stmt id, std::string_view name, std::string_view text) {
-  return Shared(id, name, Shape::kFixed, Fragments{text, {}, {}});
+constexpr Statement Shared(std::string_view name, std::string_view text) {
+  return Shared(name, Shape::kFixed, Fragments{text, {}, {}});
 }
 // A text per set.
-constexpr Statement PerSet(Stmt id, std::string_view name, Shape shape, Fragments mariadb,
-                           Fragments mysql) {
-  return Statement{id, name, shape, mariadb, mysql};
+constexpr Statement PerSet(std::string_view name, Shape shape, Fragments mariadb, Fragments mysql) {
+  return Statement{name, shape, mariadb, mysql};
 }
-constexpr Statement MariaDbOnly(Stmt id, std::string_view name, std::string_view text) {
-  return Statement{id, name, Shape::kFixed, Fragments{text, {}, {}}, std::nullopt};
+constexpr Statement MariaDbOnly(std::string_view name, std::string_view text) {
+  return Statement{name, Shape::kFixed, Fragments{text, {}, {}}, std::nullopt};
 }
-constexpr Statement MySqlOnly(Stmt id, std::string_view name, std::string_view text) {
-  return Statement{id, name, Shape::kFixed, std::nullopt, Fragments{text, {}, {}}};
+constexpr Statement MySqlOnly(std::string_view name, std::string_view text) {
+  return Statement{name, Shape::kFixed, std::nullopt, Fragments{text, {}, {}}};
 }
 // One text for both sets, sent as text (no value, nothing to prepare).
-constexpr Statement SharedText(Stmt id, std::string_view name, std::string_view text) {
-  return Statement{id, name, Shape::kFixed, Fragments{text, {}, {}}, Fragments{text, {}, {}},
+constexpr Statement SharedText(std::string_view name, std::string_view text) {
+  return Statement{name, Shape::kFixed, Fragments{text, {}, {}}, Fragments{text, {}, {}},
                    /*text_protocol=*/true};
 }
 
-inline constexpr std::array kStatements = {
-    PerSet(Stmt::kInsertCommandLog, "insert_command_log", Shape::kFixed,
-           {kInsertCommandLog, {}, {}}, {kInsertCommandLogPlain, {}, {}}),
-    MariaDbOnly(Stmt::kInsertCommandLogChecked, "insert_command_log_checked",
-                kInsertCommandLogChecked),
-    PerSet(Stmt::kInsertOutbox, "insert_outbox_rows", Shape::kRows,
-           {kInsertOutboxHead, kInsertOutboxRow, kInsertOutboxReturning},
-           {kInsertOutboxHead, kInsertOutboxRow, {}}),
-    MySqlOnly(Stmt::kCommitReadBack, "commit_read_back", kCommitReadBack),
-    MySqlOnly(Stmt::kCommitReadBackChecked, "commit_read_back_checked", kCommitReadBackChecked),
-    Shared(Stmt::kFindCommand, "find_command", kFindCommand),
-    Shared(Stmt::kCommandRows, "command_rows", kCommandRows),
-    Shared(Stmt::kServerNow, "server_now", kServerNow),
-    Shared(Stmt::kClaimWindow, "claim_window", kClaimWindow),
-    Shared(Stmt::kRoomPrefix, "room_prefix", Shape::kUnionAll, {{}, kRoomPrefixPart, {}}),
-    Shared(Stmt::kRoomAfter, "room_after", Shape::kUnionAll, {{}, kRoomAfterPart, {}}),
-    Shared(Stmt::kLockExtension, "lock_extension", Shape::kIdList,
-           {kLockExtensionPrefix, {}, kLockExtensionSuffix}),
-    Shared(Stmt::kLease, "lease", Shape::kIdList, {kLeasePrefix, {}, {}}),
-    Shared(Stmt::kSchedule, "schedule", Shape::kCaseList,
-           {kScheduleHead, kScheduleWhen, kScheduleTail}),
-    Shared(Stmt::kMarkPublished, "mark_published", Shape::kIdList, {kMarkPublishedPrefix, {}, {}}),
-    Shared(Stmt::kRelease, "release", Shape::kIdList, {kReleasePrefix, {}, {}}),
-    Shared(Stmt::kMarkFailed, "mark_failed", kMarkFailed),
-    Shared(Stmt::kMarkParked, "mark_parked", kMarkParked),
-    Shared(Stmt::kStats, "stats", kStats),
-    Shared(Stmt::kOpsServerNowMinus, "ops_server_now_minus", kOpsServerNowMinus),
-    Shared(Stmt::kOpsCountByStatus, "ops_count_by_status", kOpsCountByStatus),
-    Shared(Stmt::kOpsCountParked, "ops_count_parked", kOpsCountParked),
-    Shared(Stmt::kOpsOldestPendingAge, "ops_oldest_pending_age", kOpsOldestPendingAge),
-    Shared(Stmt::kOpsTopRooms, "ops_top_rooms", kOpsTopRooms),
-    Shared(Stmt::kOpsRoomsHeldBack, "ops_rooms_held_back", kOpsRoomsHeldBack),
-    Shared(Stmt::kOpsShow, "ops_show", kOpsShow),
-    Shared(Stmt::kOpsPark, "ops_park", kOpsPark),
-    Shared(Stmt::kOpsRequeueEvent, "ops_requeue_event", kOpsRequeueEvent),
-    Shared(Stmt::kOpsRequeueRoom, "ops_requeue_room", kOpsRequeueRoom),
-    Shared(Stmt::kOpsRequeueAllParked, "ops_requeue_all_parked", kOpsRequeueAllParked),
-    Shared(Stmt::kOpsPurgeOutbox, "ops_purge_outbox", kOpsPurgeOutbox),
-    Shared(Stmt::kOpsCountPurgeableOutbox, "ops_count_purgeable_outbox",
-           kOpsCountPurgeableOutbox),
-    Shared(Stmt::kOpsPurgeCommandLog, "ops_purge_command_log", kOpsPurgeCommandLog),
-    Shared(Stmt::kOpsCountPurgeableCommandLog, "ops_count_purgeable_command_log",
-           kOpsCountPurgeableCommandLog),
-    Shared(Stmt::kSchemaVersions, "schema_versions", kSchemaVersions),
-    SharedText(Stmt::kSessionRowsRead, "session_rows_read", kSessionRowsRead),
-    SharedText(Stmt::kSessionIsolation, "session_isolation", kSessionIsolation),
-    SharedText(Stmt::kSessionTimeZone, "session_time_zone", kSessionTimeZone),
-    SharedText(Stmt::kSessionSqlMode, "session_sql_mode", kSessionSqlMode),
-    SharedText(Stmt::kSessionLockWait, "session_lock_wait", kSessionLockWait),
-    SharedText(Stmt::kBegin, "begin", kBegin),
-    SharedText(Stmt::kCommit, "commit", kCommit),
-    SharedText(Stmt::kRollback, "rollback", kRollback),
+// Every statement the stores send, each an entry of its own: a program holds the text of the
+// statements it uses and no other (the hook's library none of the relay's). Composed statements
+// (statement_text.h) name their fragments: a prefix, a repeated part and a suffix.
+namespace Stmt {
+inline constexpr Statement kInsertCommandLog =
+    PerSet("insert_command_log", Shape::kFixed, {sql::kInsertCommandLog, {}, {}},
+           {sql::kInsertCommandLogPlain, {}, {}});
+inline constexpr Statement kInsertCommandLogChecked =
+    MariaDbOnly("insert_command_log_checked", sql::kInsertCommandLogChecked);
+inline constexpr Statement kInsertOutbox =
+    PerSet("insert_outbox_rows", Shape::kRows,
+           {sql::kInsertOutboxHead, sql::kInsertOutboxRow, sql::kInsertOutboxReturning},
+           {sql::kInsertOutboxHead, sql::kInsertOutboxRow, {}});
+inline constexpr Statement kCommitReadBack = MySqlOnly("commit_read_back", sql::kCommitReadBack);
+inline constexpr Statement kCommitReadBackChecked =
+    MySqlOnly("commit_read_back_checked", sql::kCommitReadBackChecked);
+inline constexpr Statement kFindCommand = Shared("find_command", sql::kFindCommand);
+inline constexpr Statement kCommandRows = Shared("command_rows", sql::kCommandRows);
+inline constexpr Statement kServerNow = Shared("server_now", sql::kServerNow);
+inline constexpr Statement kClaimWindow = Shared("claim_window", sql::kClaimWindow);
+inline constexpr Statement kRoomPrefix =
+    Shared("room_prefix", Shape::kUnionAll, {{}, sql::kRoomPrefixPart, {}});
+inline constexpr Statement kRoomAfter =
+    Shared("room_after", Shape::kUnionAll, {{}, sql::kRoomAfterPart, {}});
+inline constexpr Statement kLockExtension = Shared(
+    "lock_extension", Shape::kIdList, {sql::kLockExtensionPrefix, {}, sql::kLockExtensionSuffix});
+inline constexpr Statement kLease = Shared("lease", Shape::kIdList, {sql::kLeasePrefix, {}, {}});
+inline constexpr Statement kSchedule = Shared(
+    "schedule", Shape::kCaseList, {sql::kScheduleHead, sql::kScheduleWhen, sql::kScheduleTail});
+inline constexpr Statement kMarkPublished =
+    Shared("mark_published", Shape::kIdList, {sql::kMarkPublishedPrefix, {}, {}});
+inline constexpr Statement kRelease =
+    Shared("release", Shape::kIdList, {sql::kReleasePrefix, {}, {}});
+inline constexpr Statement kMarkFailed = Shared("mark_failed", sql::kMarkFailed);
+inline constexpr Statement kMarkParked = Shared("mark_parked", sql::kMarkParked);
+inline constexpr Statement kStats = Shared("stats", sql::kStats);
+inline constexpr Statement kOpsServerNowMinus =
+    Shared("ops_server_now_minus", sql::kOpsServerNowMinus);
+inline constexpr Statement kOpsCountByStatus =
+    Shared("ops_count_by_status", sql::kOpsCountByStatus);
+inline constexpr Statement kOpsCountParked = Shared("ops_count_parked", sql::kOpsCountParked);
+inline constexpr Statement kOpsOldestPendingAge =
+    Shared("ops_oldest_pending_age", sql::kOpsOldestPendingAge);
+inline constexpr Statement kOpsTopRooms = Shared("ops_top_rooms", sql::kOpsTopRooms);
+inline constexpr Statement kOpsRoomsHeldBack =
+    Shared("ops_rooms_held_back", sql::kOpsRoomsHeldBack);
+inline constexpr Statement kOpsShow = Shared("ops_show", sql::kOpsShow);
+inline constexpr Statement kOpsPark = Shared("ops_park", sql::kOpsPark);
+inline constexpr Statement kOpsRequeueEvent = Shared("ops_requeue_event", sql::kOpsRequeueEvent);
+inline constexpr Statement kOpsRequeueRoom = Shared("ops_requeue_room", sql::kOpsRequeueRoom);
+inline constexpr Statement kOpsRequeueAllParked =
+    Shared("ops_requeue_all_parked", sql::kOpsRequeueAllParked);
+inline constexpr Statement kOpsPurgeOutbox = Shared("ops_purge_outbox", sql::kOpsPurgeOutbox);
+inline constexpr Statement kOpsCountPurgeableOutbox =
+    Shared("ops_count_purgeable_outbox", sql::kOpsCountPurgeableOutbox);
+inline constexpr Statement kOpsPurgeCommandLog =
+    Shared("ops_purge_command_log", sql::kOpsPurgeCommandLog);
+inline constexpr Statement kOpsCountPurgeableCommandLog =
+    Shared("ops_count_purgeable_command_log", sql::kOpsCountPurgeableCommandLog);
+inline constexpr Statement kSchemaVersions = Shared("schema_versions", sql::kSchemaVersions);
+inline constexpr Statement kSessionRowsRead =
+    SharedText("session_rows_read", sql::kSessionRowsRead);
+inline constexpr Statement kSessionIsolation =
+    SharedText("session_isolation", sql::kSessionIsolation);
+inline constexpr Statement kSessionTimeZone =
+    SharedText("session_time_zone", sql::kSessionTimeZone);
+inline constexpr Statement kSessionSqlMode = SharedText("session_sql_mode", sql::kSessionSqlMode);
+inline constexpr Statement kSessionLockWait =
+    SharedText("session_lock_wait", sql::kSessionLockWait);
+inline constexpr Statement kBegin = SharedText("begin", sql::kBegin);
+inline constexpr Statement kCommit = SharedText("commit", sql::kCommit);
+inline constexpr Statement kRollback = SharedText("rollback", sql::kRollback);
+}  // namespace Stmt
+
+// Every statement, for the tools that list them all (the grammar check, the statement tests).
+inline constexpr std::array<const Statement*, 43> kStatements = {
+    &Stmt::kInsertCommandLog,
+    &Stmt::kInsertCommandLogChecked,
+    &Stmt::kInsertOutbox,
+    &Stmt::kCommitReadBack,
+    &Stmt::kCommitReadBackChecked,
+    &Stmt::kFindCommand,
+    &Stmt::kCommandRows,
+    &Stmt::kServerNow,
+    &Stmt::kClaimWindow,
+    &Stmt::kRoomPrefix,
+    &Stmt::kRoomAfter,
+    &Stmt::kLockExtension,
+    &Stmt::kLease,
+    &Stmt::kSchedule,
+    &Stmt::kMarkPublished,
+    &Stmt::kRelease,
+    &Stmt::kMarkFailed,
+    &Stmt::kMarkParked,
+    &Stmt::kStats,
+    &Stmt::kOpsServerNowMinus,
+    &Stmt::kOpsCountByStatus,
+    &Stmt::kOpsCountParked,
+    &Stmt::kOpsOldestPendingAge,
+    &Stmt::kOpsTopRooms,
+    &Stmt::kOpsRoomsHeldBack,
+    &Stmt::kOpsShow,
+    &Stmt::kOpsPark,
+    &Stmt::kOpsRequeueEvent,
+    &Stmt::kOpsRequeueRoom,
+    &Stmt::kOpsRequeueAllParked,
+    &Stmt::kOpsPurgeOutbox,
+    &Stmt::kOpsCountPurgeableOutbox,
+    &Stmt::kOpsPurgeCommandLog,
+    &Stmt::kOpsCountPurgeableCommandLog,
+    &Stmt::kSchemaVersions,
+    &Stmt::kSessionRowsRead,
+    &Stmt::kSessionIsolation,
+    &Stmt::kSessionTimeZone,
+    &Stmt::kSessionSqlMode,
+    &Stmt::kSessionLockWait,
+    &Stmt::kBegin,
+    &Stmt::kCommit,
+    &Stmt::kRollback,
 };
-
-// The entry of `id` (the table is in Stmt order).
-constexpr const Statement& StatementOf(Stmt id) { return kStatements[static_cast<size_t>(id)]; }
-
-static_assert([] {
-  for (size_t i = 0; i < kStatements.size(); ++i) {
-    if (static_cast<size_t>(kStatements[i].id) != i) return false;
-  }
-  return kStatements.size() == static_cast<size_t>(Stmt::kRollback) + 1;
-}(), "kStatements must list every Stmt once, in Stmt order");
 
 #undef ROOM_OUTBOX_CLAIM_COLUMNS
 }  // namespace room_outbox::sql

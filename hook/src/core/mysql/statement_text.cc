@@ -17,9 +17,8 @@ constexpr std::array<size_t, sql::kMaxRowsPerOutboxInsert> kRowCounts = [] {
   return counts;
 }();
 
-const std::optional<sql::Fragments>& FragmentsOf(sql::Stmt id, StatementSet set) {
-  const sql::Statement& entry = sql::StatementOf(id);
-  return set == StatementSet::kMariaDb ? entry.mariadb : entry.mysql;
+const std::optional<sql::Fragments>& FragmentsOf(const sql::Statement& id, StatementSet set) {
+  return set == StatementSet::kMariaDb ? id.mariadb : id.mysql;
 }
 
 std::string Repeat(std::string_view part, size_t n, std::string_view separator) {
@@ -35,10 +34,10 @@ std::string Repeat(std::string_view part, size_t n, std::string_view separator) 
 
 }  // namespace
 
-bool InSet(sql::Stmt id, StatementSet set) { return FragmentsOf(id, set).has_value(); }
+bool InSet(const sql::Statement& id, StatementSet set) { return FragmentsOf(id, set).has_value(); }
 
-std::span<const size_t> SizesOf(sql::Stmt id) {
-  switch (sql::StatementOf(id).shape) {
+std::span<const size_t> SizesOf(const sql::Statement& id) {
+  switch (id.shape) {
     case sql::Shape::kFixed:
       return kFixedSizes;
     case sql::Shape::kRows:
@@ -51,13 +50,13 @@ std::span<const size_t> SizesOf(sql::Stmt id) {
   return kFixedSizes;
 }
 
-std::string StatementText(StatementSet set, sql::Stmt id, size_t n) {
+std::string StatementText(StatementSet set, const sql::Statement& id, size_t n) {
   const auto& fragments = FragmentsOf(id, set);
   if (!fragments) {
     return "";
   }
   const auto& [prefix, part, suffix] = *fragments;
-  switch (sql::StatementOf(id).shape) {
+  switch (id.shape) {
     case sql::Shape::kFixed:
       return std::string(prefix);
     case sql::Shape::kIdList:
@@ -72,24 +71,11 @@ std::string StatementText(StatementSet set, sql::Stmt id, size_t n) {
   return "";
 }
 
-std::string StatementName(sql::Stmt id, size_t n) {
-  const sql::Statement& entry = sql::StatementOf(id);
-  if (entry.shape == sql::Shape::kFixed) {
-    return std::string(entry.name);
+std::string StatementName(const sql::Statement& id, size_t n) {
+  if (id.shape == sql::Shape::kFixed) {
+    return std::string(id.name);
   }
-  return std::string(entry.name) + "_" + std::to_string(n);
-}
-
-void ForEachStatementText(StatementSet set,
-                          const std::function<void(std::string_view, std::string_view)>& visit) {
-  for (const sql::Statement& entry : sql::kStatements) {
-    if (!InSet(entry.id, set)) {
-      continue;
-    }
-    for (size_t n : SizesOf(entry.id)) {
-      visit(StatementName(entry.id, n), StatementText(set, entry.id, n));
-    }
-  }
+  return std::string(id.name) + "_" + std::to_string(n);
 }
 
 }  // namespace room_outbox

@@ -1,12 +1,11 @@
-// The statements of a set as the store sends them, composed from the fragments of outbox_sql.h's
-// table: a fixed text as it is, and every other shape for each size the store uses (an id list of
-// each id_lists.h size, a multi-row INSERT of 1..kMaxRowsPerOutboxInsert rows, ...). The store
-// prepares these texts and nothing else, so what a grammar check reads from here (every
-// statement of a set in every shape, ForEachStatementText) is what a server gets.
+// The statements of a set as the stores send them, composed from the fragments of an outbox_sql.h
+// entry: a fixed text as it is, and every other shape for each size the store uses (an id list of
+// each id_lists.h size, a multi-row INSERT of 1..kMaxRowsPerOutboxInsert rows, ...). The stores
+// prepare these texts and nothing else, so what a grammar check reads through these functions
+// (every statement of a set in every shape) is what a server gets.
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,20 +16,16 @@
 namespace room_outbox {
 
 // True when `set` sends statement `id` at all.
-bool InSet(sql::Stmt id, StatementSet set);
+bool InSet(const sql::Statement& id, StatementSet set);
 
 // The sizes `id` is prepared in: {0} for a fixed statement, the id_lists.h sizes for lists,
 // 1..kMaxRowsPerOutboxInsert for the outbox INSERT.
-std::span<const size_t> SizesOf(sql::Stmt id);
+std::span<const size_t> SizesOf(const sql::Statement& id);
 
 // The text `set` sends for `id` at size `n` (one of SizesOf(id)). Empty when !InSet(id, set).
-std::string StatementText(StatementSet set, sql::Stmt id, size_t n = 0);
+std::string StatementText(StatementSet set, const sql::Statement& id, size_t n = 0);
 
 // The statement's name at size n: "claim_window", "lease_8", "insert_outbox_rows_3".
-std::string StatementName(sql::Stmt id, size_t n = 0);
-
-// Calls visit(name, text) for every statement of `set` in every size, in table order.
-void ForEachStatementText(StatementSet set,
-                          const std::function<void(std::string_view, std::string_view)>& visit);
+std::string StatementName(const sql::Statement& id, size_t n = 0);
 
 }  // namespace room_outbox

@@ -45,7 +45,7 @@ void StoreSession::Abort(MariaDbConnection& conn) {
   }
 }
 
-Result<size_t> StoreSession::UpdateHeld(MariaDbConnection& conn, sql::Stmt id,
+Result<size_t> StoreSession::UpdateHeld(MariaDbConnection& conn, const sql::Statement& id,
                                         std::vector<SqlValue> set_params, const std::string& token,
                                         std::span<const int64_t> ids) {
   auto run = [&]() -> Result<size_t> {
@@ -79,8 +79,7 @@ Result<size_t> StoreSession::UpdateHeld(MariaDbConnection& conn, sql::Stmt id,
   return InTransaction(conn, run);
 }
 
-Result<size_t> StoreSession::MarkPublished(const std::string& token,
-                                           std::span<const int64_t> ids) {
+Result<size_t> StoreSession::MarkPublished(const std::string& token, std::span<const int64_t> ids) {
   if (ids.empty()) {
     return 0;
   }
@@ -100,8 +99,7 @@ Result<size_t> StoreSession::Release(const std::string& token, std::span<const i
 
 Result<int64_t> StoreSession::RowsRead() {
   return WithConnection([&](MariaDbConnection& conn) -> Result<int64_t> {
-    auto rows = conn.QueryText(sql::StatementOf(sql::Stmt::kSessionRowsRead).name,
-                               sql::kSessionRowsRead);
+    auto rows = conn.QueryText(sql::Stmt::kSessionRowsRead.name, sql::kSessionRowsRead);
     if (!rows) {
       return Fail(rows.error());
     }

@@ -10,7 +10,7 @@
 // connection: the transaction was rolled back and can run again at once. A connection idle for
 // kPingAfterIdle (on the session's monotonic clock) is pinged before use, so a server-side idle
 // timeout costs a reconnect, not a failed call. Right after each connect the session prepares
-// the statements its owner names (kHookStatements, kRelayStatements below): a statement the
+// the statements its owner names (kHookStatements, kRelayStatements): a statement the
 // server cannot parse fails the connect, not the first call that needs it.
 //
 // Thread-safety: none; one session per thread.
@@ -32,22 +32,6 @@
 
 namespace room_outbox {
 
-// What each store prepares at connect: the statements of its calls (a composed statement at its
-// smallest size). A statement outside the connection's set is skipped.
-inline constexpr sql::Stmt kHookStatements[] = {
-    sql::Stmt::kInsertCommandLog,      sql::Stmt::kInsertCommandLogChecked,
-    sql::Stmt::kInsertOutbox,          sql::Stmt::kCommitReadBack,
-    sql::Stmt::kCommitReadBackChecked, sql::Stmt::kFindCommand,
-    sql::Stmt::kCommandRows,           sql::Stmt::kMarkPublished,
-    sql::Stmt::kRelease,
-};
-inline constexpr sql::Stmt kRelayStatements[] = {
-    sql::Stmt::kServerNow,      sql::Stmt::kClaimWindow, sql::Stmt::kRoomPrefix,
-    sql::Stmt::kRoomAfter,      sql::Stmt::kLockExtension, sql::Stmt::kLease,
-    sql::Stmt::kSchedule,       sql::Stmt::kMarkPublished, sql::Stmt::kRelease,
-    sql::Stmt::kMarkFailed,     sql::Stmt::kMarkParked,  sql::Stmt::kStats,
-};
-
 class StoreSession {
  public:
   // A connection unused for this long is pinged before the next call.
@@ -55,11 +39,13 @@ class StoreSession {
 
   // `prepare_at_connect` must outlive the session (the lists above do). On a SystemClock of its
   // own.
-  StoreSession(MysqlOptions options, std::span<const sql::Stmt> prepare_at_connect)
-      : options_(std::move(options)), prepare_at_connect_(prepare_at_connect),
+  StoreSession(MysqlOptions options, std::span<const sql::Statement* const> prepare_at_connect)
+      : options_(std::move(options)),
+        prepare_at_connect_(prepare_at_connect),
         clock_(system_clock_) {}
   // On `clock` (its SteadyMs times the idle ping), which must outlive the session.
-  StoreSession(MysqlOptions options, std::span<const sql::Stmt> prepare_at_connect, Clock& clock)
+  StoreSession(MysqlOptions options, std::span<const sql::Statement* const> prepare_at_connect,
+               Clock& clock)
       : options_(std::move(options)), prepare_at_connect_(prepare_at_connect), clock_(clock) {}
   StoreSession(const StoreSession&) = delete;
   StoreSession& operator=(const StoreSession&) = delete;
@@ -88,7 +74,7 @@ class StoreSession {
   // The UPDATE `id` (an id list: ... claim_token=? ... AND id IN (...)) for every id, in
   // fixed-size chunks (one transaction when there is more than one chunk). `set_params` come
   // before the token. Returns the rows changed.
-  [[nodiscard]] Result<size_t> UpdateHeld(MariaDbConnection& conn, sql::Stmt id,
+  [[nodiscard]] Result<size_t> UpdateHeld(MariaDbConnection& conn, const sql::Statement& id,
                                           std::vector<SqlValue> set_params,
                                           const std::string& token, std::span<const int64_t> ids);
 
@@ -109,7 +95,7 @@ class StoreSession {
   [[nodiscard]] Result<MariaDbConnection*> Live();
 
   MysqlOptions options_;
-  std::span<const sql::Stmt> prepare_at_connect_;
+  std::span<const sql::Statement* const> prepare_at_connect_;
   SystemClock system_clock_;  // the clock unless one was given
   Clock& clock_;
   std::unique_ptr<MariaDbConnection> conn_;
