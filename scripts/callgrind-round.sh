@@ -62,7 +62,7 @@ parts() {
   done <<'PARTS'
 publish (TencentImPublisher::PublishMany)|TencentImPublisher::PublishMany(
 of which libcurl (curl_multi_perform)|:curl_multi_perform 
-of which request bodies (BuildSendGroupMsgBody)|BuildSendGroupMsgBody
+of which request bodies (WriteSendGroupMsgBody)|WriteSendGroupMsgBody
 decode and per-room queues (RoomQueues::Load)|RoomQueues::Load(
 claim (MariaDbOutboxStore::ClaimDue)|MariaDbOutboxStore::ClaimDue(
 marks (ResultWriter::Flush)|ResultWriter::Flush()

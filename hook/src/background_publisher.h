@@ -58,6 +58,7 @@ namespace room_outbox::internal {
 struct BackgroundRow {
   int64_t row_id = 0;
   Envelope envelope;
+  std::string envelope_json;  // EncodeEnvelope(envelope): the row as written
 };
 
 // A committed command's pending rows, written leased to `token`.

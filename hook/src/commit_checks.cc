@@ -1,6 +1,7 @@
 #include "commit_checks.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "core/input_limits.h"
@@ -45,36 +46,39 @@ std::string Printable(std::string_view text) {
 
 Status Invalid(std::string what) { return Error{ErrorCode::kInvalidArgument, std::move(what)}; }
 
-// `owner` names the command or event in the error, e.g. "event ev-1".
-Status CheckText(std::string_view owner, std::string_view field, std::string_view value,
+// `owner()` names the command or event in the error, e.g. "event ev-1"; it is called only
+// when the check fails.
+template <class Owner>
+Status CheckText(const Owner& owner, std::string_view field, std::string_view value,
                  size_t max_chars, bool required) {
   if (required && value.empty()) {
-    return Invalid(std::string(owner) + ": " + std::string(field) + " is empty");
+    return Invalid(owner() + ": " + std::string(field) + " is empty");
   }
   const std::optional<size_t> chars = Utf8Chars(value);
   if (!chars) {
-    return Invalid(std::string(owner) + ": " + std::string(field) + " is not valid UTF-8");
+    return Invalid(owner() + ": " + std::string(field) + " is not valid UTF-8");
   }
   if (*chars > max_chars) {
-    return Invalid(std::string(owner) + ": " + std::string(field) + " has " +
-                   std::to_string(*chars) + " characters, over the column's " +
-                   std::to_string(max_chars));
+    return Invalid(owner() + ": " + std::string(field) + " has " + std::to_string(*chars) +
+                   " characters, over the column's " + std::to_string(max_chars));
   }
   return {};
 }
 
 Status CheckCommandFields(const Command& command) {
   // The id itself may be what is wrong: name the command by a cut of it.
-  const std::string owner = "command " + Printable(command.command_id);
-  for (const Status& s : {CheckText(owner, "command_id", command.command_id, kMaxIdChars, true),
-                          CheckText(owner, "room_id", command.room_id, kMaxIdChars, true),
-                          CheckText(owner, "command_type", command.command_type, kMaxTypeChars,
-                                    true),
-                          CheckText(owner, "request_id", command.request_id, kMaxIdChars,
-                                    false)}) {
-    if (!s.ok()) return s;
+  const auto owner = [&] { return "command " + Printable(command.command_id); };
+  if (Status s = CheckText(owner, "command_id", command.command_id, kMaxIdChars, true); !s.ok()) {
+    return s;
   }
-  return {};
+  if (Status s = CheckText(owner, "room_id", command.room_id, kMaxIdChars, true); !s.ok()) {
+    return s;
+  }
+  if (Status s = CheckText(owner, "command_type", command.command_type, kMaxTypeChars, true);
+      !s.ok()) {
+    return s;
+  }
+  return CheckText(owner, "request_id", command.request_id, kMaxIdChars, false);
 }
 
 Status CheckEventFields(const Command& command, const Event& event, size_t index) {
@@ -82,7 +86,7 @@ Status CheckEventFields(const Command& command, const Event& event, size_t index
     return Invalid("command " + Printable(command.command_id) + ": event " + std::to_string(index) +
                    " has an empty event_id");
   }
-  const std::string owner = "event " + Printable(event.event_id);
+  const auto owner = [&] { return "event " + Printable(event.event_id); };
   if (Status s = CheckText(owner, "event_id", event.event_id, kMaxIdChars, true); !s.ok()) {
     return s;
   }
@@ -90,26 +94,38 @@ Status CheckEventFields(const Command& command, const Event& event, size_t index
     return s;
   }
   if (JsonNestingDepth(event.payload, kMaxPayloadDepth) > kMaxPayloadDepth) {
-    return Invalid(owner + ": payload is nested deeper than " + std::to_string(kMaxPayloadDepth) +
-                   " levels");
+    return Invalid(owner() + ": payload is nested deeper than " +
+                   std::to_string(kMaxPayloadDepth) + " levels");
   }
   return {};
 }
 
 }  // namespace
 
-std::string GroupIdProblem(std::string_view group_id) {
-  if (group_id.size() > kMaxGroupIdBytes) {
-    return "is " + std::to_string(group_id.size()) + " bytes, over IM's " +
+std::string GroupIdProblem(std::string_view group_id) { return GroupIdProblem(group_id, ""); }
+
+std::string GroupIdProblem(std::string_view prefix, std::string_view room_id) {
+  const size_t bytes = prefix.size() + room_id.size();
+  if (bytes > kMaxGroupIdBytes) {
+    return "is " + std::to_string(bytes) + " bytes, over IM's " +
            std::to_string(kMaxGroupIdBytes);
   }
-  if (group_id.substr(0, kImAssignedGroupPrefix.size()) == kImAssignedGroupPrefix) {
+  // The first bytes of prefix + room_id, without building it.
+  std::array<char, kImAssignedGroupPrefix.size()> head{};
+  const size_t from_prefix = std::min(prefix.size(), head.size());
+  const size_t from_room = std::min(room_id.size(), head.size() - from_prefix);
+  std::copy_n(prefix.begin(), from_prefix, head.begin());
+  std::copy_n(room_id.begin(), from_room, head.begin() + from_prefix);
+  if (from_prefix + from_room == head.size() &&
+      std::string_view(head.data(), head.size()) == kImAssignedGroupPrefix) {
     return "starts with " + std::string(kImAssignedGroupPrefix) + ", which IM reserves";
   }
-  const bool printable = std::all_of(group_id.begin(), group_id.end(), [](char c) {
-    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) <= 0x7e;
-  });
-  if (!printable) {
+  const auto printable = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(), [](char c) {
+      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) <= 0x7e;
+    });
+  };
+  if (!printable(prefix) || !printable(room_id)) {
     return "has a byte outside printable ASCII (0x20-0x7e)";
   }
   return "";
@@ -130,8 +146,9 @@ Status CheckCommand(const Command& command, const std::vector<Event>& events,
                              events[i].event_type) == skip_event_types.end();
   }
   if (sent) {
-    const std::string group_id = std::string(group_id_prefix) + command.room_id;
-    if (std::string problem = GroupIdProblem(group_id); !problem.empty()) {
+    if (std::string problem = GroupIdProblem(group_id_prefix, command.room_id);
+        !problem.empty()) {
+      const std::string group_id = std::string(group_id_prefix) + command.room_id;
       return Invalid("command " + Printable(command.command_id) + ": GroupId \"" +
                      Printable(group_id) + "\" (group_id_prefix + room_id) " + problem);
     }

@@ -34,6 +34,8 @@ inline constexpr size_t kMaxPayloadDepth = 63;
 
 // The GroupId rule alone: empty when `group_id` is acceptable, else why not.
 std::string GroupIdProblem(std::string_view group_id);
+// The same rule for group_id_prefix + room_id, without building the concatenation.
+std::string GroupIdProblem(std::string_view prefix, std::string_view room_id);
 
 // `sends(event_type)` says whether events of that type go to IM (skip_event_types do not); the
 // GroupId rule applies only when at least one event does.

@@ -3,14 +3,23 @@
 #include <string>
 #include <utility>
 
-#include "core/claim_token.h"
-#include "core/envelope_codec.h"
 #include "core/tencent/im_request.h"
 
 namespace room_outbox::internal {
 namespace {
 
 constexpr int64_t kSyncLeaseMarginMs = 2000;
+
+int64_t OccurredAt(const Event& event, int64_t now_ms) {
+  return event.occurred_at_ms > 0 ? event.occurred_at_ms : now_ms;
+}
+
+EnvelopeFields FieldsFor(const HookOptions& options, const Command& command, const Event& event,
+                         int64_t now_ms) {
+  return EnvelopeFields{event.event_id,      event.event_type,   command.room_id,
+                        event.room_seq,      command.command_id, command.request_id,
+                        options.node_id,     OccurredAt(event, now_ms), event.payload};
+}
 
 }  // namespace
 
@@ -20,50 +29,62 @@ int64_t SyncLeaseMs(std::chrono::milliseconds sync_publish_timeout) {
 
 Result<PreparedCommit> PrepareCommit(const HookOptions& options, const Publisher& publisher,
                                      const Command& command, const std::vector<Event>& events,
-                                     int64_t now_ms) {
+                                     int64_t now_ms, CommitScratch& scratch) {
   PreparedCommit prepared;
+  prepared.now_ms = now_ms;
   CommitRequest& request = prepared.request;
   request.command = command;
-  request.token = NewClaimToken();
   request.check_earlier_pending = options.per_room_order;
+  request.rows.reserve(events.size());
   size_t pending = 0;
   for (const Event& event : events) {
-    Envelope envelope{event.event_id,     event.event_type,
-                      command.room_id,    event.room_seq,
-                      command.command_id, command.request_id,
-                      options.node_id,    event.occurred_at_ms > 0 ? event.occurred_at_ms : now_ms,
-                      event.payload};
-    auto json = EncodeEnvelope(envelope);
-    if (!json) {
-      return Fail(json.error());
+    const EnvelopeFields fields = FieldsFor(options, command, event, now_ms);
+    if (Status encoded = WriteEnvelope(scratch.envelope, fields); !encoded.ok()) {
+      return Fail(encoded.error());
     }
+    const std::string& json = scratch.envelope.text();
     const bool published = !publisher.Sends(event.event_type);
     if (!published) {
-      if (Status fits = CheckBodySize(options.tencent_im, envelope); !fits.ok()) {
+      if (Status fits = CheckBodySize(options.tencent_im, fields, json, scratch.body); !fits.ok()) {
         return Fail(fits.error());
       }
     }
     pending += published ? 0 : 1;
     request.rows.push_back(NewOutboxRow{event.event_id, event.event_type, command.room_id,
-                                        command.command_id, command.request_id, std::move(*json),
+                                        command.command_id, command.request_id, json,
                                         published});
-    prepared.envelopes.push_back(std::move(envelope));
   }
   request.sync_lease =
       std::chrono::milliseconds(pending == 0 ? 0 : SyncLeaseMs(options.sync_publish_timeout));
   return prepared;
 }
 
-Status CheckBodySize(const TencentImOptions& im, const Envelope& envelope) {
-  auto body = BuildSendGroupMsgBody(envelope, im.group_id_prefix, kWidestRandom,
-                                    PriorityForType(im, envelope.event_type));
-  if (!body) {
-    return body.error();
+void AddEnvelopes(PreparedCommit& prepared, const HookOptions& options, const Command& command,
+                  const std::vector<Event>& events) {
+  prepared.envelopes.clear();
+  prepared.envelopes.reserve(events.size());
+  for (const Event& event : events) {
+    prepared.envelopes.push_back(Envelope{event.event_id, event.event_type, command.room_id,
+                                          event.room_seq, command.command_id, command.request_id,
+                                          options.node_id, OccurredAt(event, prepared.now_ms),
+                                          event.payload});
   }
-  if (body->size() > im.max_body_bytes) {
+}
+
+Status CheckBodySize(const TencentImOptions& im, const EnvelopeFields& fields,
+                     std::string_view envelope_json, JsonWriter& body) {
+  if (Status built = WriteSendGroupMsgBody(
+          body, SendGroupMsgParts{envelope_json, fields.room_id, fields.event_type,
+                                  fields.event_id, im.group_id_prefix, kWidestRandom,
+                                  PriorityForType(im, fields.event_type)});
+      !built.ok()) {
+    return built;
+  }
+  if (body.text().size() > im.max_body_bytes) {
     return Error{ErrorCode::kInvalidArgument,
-                 "event " + envelope.event_id + ": the IM request body would be " +
-                     std::to_string(body->size()) + " bytes, over [tencent_im] max_body_bytes " +
+                 "event " + std::string(fields.event_id) + ": the IM request body would be " +
+                     std::to_string(body.text().size()) +
+                     " bytes, over [tencent_im] max_body_bytes " +
                      std::to_string(im.max_body_bytes)};
   }
   return {};

@@ -6,9 +6,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "background_publisher.h"
+#include "core/envelope_codec.h"
+#include "core/json_writer.h"
 #include "core/publisher.h"
 #include "core/result.h"
 #include "hook_store.h"
@@ -28,7 +31,10 @@ enum class SyncMode {
 // What Commit writes and what it publishes afterwards, built before BEGIN.
 struct PreparedCommit {
   CommitRequest request;
-  std::vector<Envelope> envelopes;  // one per event
+  // One per event, built by AddEnvelopes only when the rows get a sync publish; the encoding of
+  // each is its row's NewOutboxRow::envelope.
+  std::vector<Envelope> envelopes;
+  int64_t now_ms = 0;  // the default occurred_at_ms
   SyncMode mode = SyncMode::kPublish;
   // kPublish / kProbe by the background publisher: a queue slot is reserved (QueueSlot) and
   // `room` is what the queue held of the room before the transaction.
@@ -46,15 +52,28 @@ int64_t SyncLeaseMs(std::chrono::milliseconds sync_publish_timeout);
 // so no row id or drop generation can make the real body longer.
 inline constexpr uint32_t kWidestRandom = 4294967295u;
 
-// The rows (types `publisher` does not send are written published), their envelopes and the
-// sync lease (none when nothing is pending). `options` is normalised (node_id, max_body_bytes
-// and sync_publish_timeout set); `now_ms`, the host's wall clock, is only the default of an
-// event's occurred_at_ms (information for clients, never compared).
+// The buffers Commit reuses from one command to the next for envelopes and IM bodies.
+struct CommitScratch {
+  JsonWriter envelope;
+  JsonWriter body;
+};
+
+// The rows (types `publisher` does not send are written published) and the sync lease (none
+// when nothing is pending); no claim token yet (ChooseSyncMode gives one when the rows get a
+// sync publish). `options` is normalised (node_id, max_body_bytes and sync_publish_timeout set);
+// `now_ms`, the host's wall clock, is only the default of an event's occurred_at_ms (information
+// for clients, never compared).
 Result<PreparedCommit> PrepareCommit(const HookOptions& options, const Publisher& publisher,
                                      const Command& command, const std::vector<Event>& events,
-                                     int64_t now_ms);
+                                     int64_t now_ms, CommitScratch& scratch);
 
-// The body-size check alone: the body is built as the publisher builds it, with kWidestRandom.
-Status CheckBodySize(const TencentImOptions& im, const Envelope& envelope);
+// Fills prepared.envelopes (one per event) for the sync publish.
+void AddEnvelopes(PreparedCommit& prepared, const HookOptions& options, const Command& command,
+                  const std::vector<Event>& events);
+
+// The body-size check alone: the body of the envelope `fields`, whose encoding is
+// `envelope_json`, is built into `body` as the publisher builds it, with kWidestRandom.
+Status CheckBodySize(const TencentImOptions& im, const EnvelopeFields& fields,
+                     std::string_view envelope_json, JsonWriter& body);
 
 }  // namespace room_outbox::internal

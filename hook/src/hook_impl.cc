@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commit_checks.h"
+#include "core/claim_token.h"
 #include "core/host_name.h"
 #include "lost_commit.h"
 #include "sync_hand_back.h"
@@ -89,12 +90,16 @@ class HookImpl final : public Hook {
       result.error = valid.error();
       return result;
     }
-    auto prepared = PrepareCommit(options_, *publisher_, command, events, clock_->NowMs());
+    auto prepared =
+        PrepareCommit(options_, *publisher_, command, events, clock_->NowMs(), scratch_);
     if (!prepared) {
       result.error = prepared.error();
       return result;
     }
     ChooseSyncMode(*prepared);
+    if (prepared->request.sync_lease.count() > 0) {
+      AddEnvelopes(*prepared, options_, command, events);  // for the sync publish
+    }
     ProbeGuard probe(*sync_breaker_, prepared->mode == SyncMode::kProbe);
     QueueSlot slot(background_.get(), prepared->background);
     auto write = Write(prepared->request, caller_statements);
@@ -135,9 +140,10 @@ class HookImpl final : public Hook {
     return options;
   }
 
-  // Whether this commit's pending rows get a sync publish, inline or in the background.
-  // Skipped (off, the sync breaker open, the background queue full), they are written with no
-  // lease: due for the relay at once, no Release needed.
+  // Whether this commit's pending rows get a sync publish, inline or in the background: then
+  // they are written leased to a new claim token. Skipped (off, the sync breaker open, the
+  // background queue full), they are written with no lease: due for the relay at once, no
+  // Release needed.
   void ChooseSyncMode(PreparedCommit& prepared) {
     CommitRequest& request = prepared.request;
     if (request.sync_lease.count() == 0) {
@@ -146,11 +152,13 @@ class HookImpl final : public Hook {
     prepared.mode = AdmitSyncPublish();
     if (prepared.mode == SyncMode::kPublish || prepared.mode == SyncMode::kProbe) {
       if (options_.sync_publish != SyncPublishMode::kBackground) {
+        request.token = NewClaimToken();
         return;
       }
       if (background_ && background_->Reserve()) {
         prepared.background = true;
         prepared.room = background_->View(request.command.room_id);
+        request.token = NewClaimToken();
         return;
       }
       if (prepared.mode == SyncMode::kProbe) {
@@ -158,7 +166,6 @@ class HookImpl final : public Hook {
       }
       prepared.mode = SyncMode::kQueueFull;
     }
-    request.token.clear();
     request.sync_lease = std::chrono::milliseconds(0);
   }
 
@@ -195,6 +202,8 @@ class HookImpl final : public Hook {
                QueueSlot& slot, CommitResult& result) {
     const auto& rows = prepared.request.rows;
     std::vector<SyncItem> items;
+    items.reserve(rows.size());
+    result.events.reserve(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const bool skipped = rows[i].published;
       result.events.push_back(EventDelivery{
@@ -256,7 +265,8 @@ class HookImpl final : public Hook {
                       prepared.mode == SyncMode::kProbe};
     std::vector<int64_t> ids;
     for (const SyncItem& item : items) {
-      job.rows.push_back(BackgroundRow{item.row_id, prepared.envelopes[item.index]});
+      job.rows.push_back(BackgroundRow{item.row_id, prepared.envelopes[item.index],
+                                       prepared.request.rows[item.index].envelope});
       ids.push_back(item.row_id);
     }
     slot.Taken();  // Offer takes the slot or gives it back
@@ -281,7 +291,8 @@ class HookImpl final : public Hook {
     InlineSyncPublish sync(*publisher_, *sync_breaker_, *clock_, options_.sync_publish_timeout,
                            options_.log);
     const SyncRows rows =
-        sync.Publish(prepared.envelopes, items, deadline_ms, write.earlier_pending,
+        sync.Publish(prepared.envelopes, prepared.request.rows, items, deadline_ms,
+                     write.earlier_pending,
                      prepared.mode == SyncMode::kProbe, result.events);
     if (rows.probe_recorded) {
       probe.Disarm();
@@ -311,6 +322,7 @@ class HookImpl final : public Hook {
   std::shared_ptr<SyncBreaker> sync_breaker_;
   WakeSender wake_;
   std::unique_ptr<BackgroundPublisher> background_;  // kBackground only
+  CommitScratch scratch_;  // Commit's reused buffers (a Hook is used by one thread at a time)
 };
 
 }  // namespace

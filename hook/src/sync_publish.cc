@@ -6,6 +6,7 @@
 namespace room_outbox::internal {
 
 SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
+                                    const std::vector<NewOutboxRow>& rows_written,
                                     const std::vector<SyncItem>& items, int64_t deadline_ms,
                                     bool earlier_pending, bool probe,
                                     std::vector<EventDelivery>& deliveries) {
@@ -26,7 +27,9 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
     const Envelope& envelope = envelopes[item.index];
     const std::chrono::milliseconds call_timeout = std::min(sync_publish_timeout_, remaining);
     PublishOutcome outcome =
-        publisher_.Publish(PublishMessage{item.row_id, 0, envelope, {}}, call_timeout);
+        publisher_.Publish(PublishMessage{item.row_id, 0, envelope,
+                                          rows_written[item.index].envelope, {}},
+                           call_timeout);
     NoteSyncOutcome(breaker_, outcome, !first && call_timeout < sync_publish_timeout_,
                     probe && !rows.probe_recorded, clock_.SteadyMs(), log_);
     first = false;

@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "core/publisher.h"
+#include "hook_store.h"
 #include "room_outbox/hook.h"
 #include "sync_breaker.h"
 
@@ -53,9 +54,10 @@ class InlineSyncPublish {
   // SteadyMs) and writes each row's state and error into `deliveries` (indexed like the
   // envelopes). `earlier_pending`: the room had an earlier pending row, nothing is sent. `probe`:
   // this is the sync breaker's probe.
-  SyncRows Publish(const std::vector<Envelope>& envelopes, const std::vector<SyncItem>& items,
-                   int64_t deadline_ms, bool earlier_pending, bool probe,
-                   std::vector<EventDelivery>& deliveries);
+  // `rows` are the command's rows, their encoded envelopes sent as they are.
+  SyncRows Publish(const std::vector<Envelope>& envelopes, const std::vector<NewOutboxRow>& rows,
+                   const std::vector<SyncItem>& items, int64_t deadline_ms, bool earlier_pending,
+                   bool probe, std::vector<EventDelivery>& deliveries);
 
  private:
   void Log(LogLevel level, const std::string& line) const;

@@ -60,7 +60,8 @@ class BackgroundPublisherTest : public ::testing::Test {
     BackgroundJob job{token, room, clock_.SteadyMs() + 2000, {}, false};
     for (int64_t id : ids) {
       job.rows.push_back(BackgroundRow{id, Envelope{"evt-" + std::to_string(id), "RoomGiftSent",
-                                                    room, 1, "cmd", "req", "node", 1, "{}"}});
+                                                    room, 1, "cmd", "req", "node", 1, "{}"},
+                                       ""});
     }
     return job;
   }

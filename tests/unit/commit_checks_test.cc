@@ -103,6 +103,22 @@ TEST(CommitChecksTest, GroupIdReservedByImIsRefused) {
   EXPECT_TRUE(Check(command, OneGift(), "live_").ok());  // the prefix comes first
 }
 
+TEST(CommitChecksTest, GroupIdRuleIsTheSameWherePrefixAndRoomIdMeet) {
+  const std::string group_ids[] = {"live_room-1", "@TGS#aXXXX", "@TGS#", "@TG", "",
+                                   "room\t1",     std::string(48, 'r'), std::string(49, 'r'),
+                                   "room-\xe7\xa4\xbc"};
+  for (const std::string& group_id : group_ids) {
+    for (size_t cut = 0; cut <= group_id.size(); ++cut) {
+      EXPECT_EQ(GroupIdProblem(group_id.substr(0, cut), group_id.substr(cut)),
+                GroupIdProblem(group_id))
+          << group_id << " cut at " << cut;
+    }
+  }
+  Command command = AValidCommand();
+  command.room_id = "S#a";
+  ExpectRefused(Check(command, OneGift(), "@TG"), "starts with @TGS#, which IM reserves");
+}
+
 TEST(CommitChecksTest, ARoomWhoseEventsAreNeverSentNeedsNoGroupId) {
   Command command = AValidCommand();
   command.room_id = "room-\xe7\xa4\xbc";

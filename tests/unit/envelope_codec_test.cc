@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace room_outbox {
 namespace {
 
@@ -44,6 +46,35 @@ TEST(EnvelopeCodecTest, EncodingIsStableAcrossDecodeAndEncode) {
   ASSERT_TRUE(second);
   EXPECT_EQ(*first, *second);
   EXPECT_EQ(first->rfind(R"({"event_id":"evt-1","event_type":"RoomGiftSent",)", 0), 0u) << *first;
+}
+
+TEST(EnvelopeCodecTest, WriteEnvelopeWritesWhatEncodeEnvelopeReturnsIntoAReusedWriter) {
+  Envelope shorter = Sample();
+  shorter.room_id = "r";
+  shorter.payload = "{}";
+  JsonWriter writer;
+  for (const Envelope& e : {Sample(), shorter, Sample()}) {
+    ASSERT_TRUE(WriteEnvelope(writer, FieldsOf(e)).ok());
+    EXPECT_EQ(writer.text(), EncodeEnvelope(e).value());
+  }
+}
+
+TEST(EnvelopeCodecTest, DecodeWithAWriterAlsoGivesTheEncodingOfWhatItDecoded) {
+  JsonWriter encoded;
+  const std::string canonical = EncodeEnvelope(Sample()).value();
+  ASSERT_TRUE(DecodeEnvelope(canonical, encoded));
+  EXPECT_EQ(encoded.text(), canonical);
+  // Another writer's text (spaces, unsorted payload keys) is re-encoded as the hook writes it.
+  const std::string loose =
+      R"({ "payload": {"z":1, "a":[1.50, "\u00e9"]}, "event_id":"e","event_type":"X",)"
+      R"("room_id":"r","command_id":"c","request_id":"","node_id":"n","room_seq":2,)"
+      R"("occurred_at_ms":3 })";
+  auto decoded = DecodeEnvelope(loose, encoded);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(encoded.text(), EncodeEnvelope(*decoded).value());
+  EXPECT_NE(encoded.text(), loose);
+  EXPECT_FALSE(DecodeEnvelope("{oops", encoded));
+  EXPECT_TRUE(encoded.text().empty()) << "nothing decoded, nothing encoded";
 }
 
 TEST(EnvelopeCodecTest, EncodeRejectsPayloadThatIsNotAnObject) {

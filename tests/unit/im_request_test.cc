@@ -9,7 +9,10 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
+
+#include "core/envelope_codec.h"
 
 namespace room_outbox {
 namespace {
@@ -174,6 +177,23 @@ TEST(ImRequestTest, BodyIsByteIdenticalOnEveryBuild) {
   EXPECT_EQ(doc["MsgPriority"], "Low");
 }
 
+TEST(ImRequestTest, WrittenBodiesAreTheBuiltBodiesWithOrWithoutTheEncodedEnvelope) {
+  Envelope other = Sample();
+  other.room_id = "a-longer-room-id";
+  other.payload = R"({"k":"v"})";
+  JsonWriter body;
+  JsonWriter scratch;
+  for (const Envelope& e : {Sample(), other, Sample()}) {
+    const std::string expected = BuildSendGroupMsgBody(e, "live_", 9, MsgPriority::kNormal).value();
+    ASSERT_TRUE(WriteSendGroupMsgBody(body, scratch, e, {}, "live_", 9, MsgPriority::kNormal).ok());
+    EXPECT_EQ(body.text(), expected);
+    const std::string json = EncodeEnvelope(e).value();
+    ASSERT_TRUE(
+        WriteSendGroupMsgBody(body, scratch, e, json, "live_", 9, MsgPriority::kNormal).ok());
+    EXPECT_EQ(body.text(), expected);
+  }
+}
+
 TEST(ImRequestTest, BodyRejectsBadEnvelopes) {
   struct Case {
     const char* name;
@@ -201,6 +221,18 @@ TEST(ImRequestTest, UrlCarriesQueryInDocumentedOrder) {
             "https://console.tim.qq.com/v4/group_open_http_svc/send_group_msg"
             "?sdkappid=1400000000&identifier=administrator&usersig=eJyr*-_&random=4294967295"
             "&contenttype=json");
+}
+
+TEST(ImRequestTest, TargetIsTheUrlBelowTheEndpointForEveryRequest) {
+  SendGroupMsgTarget target(1400000000, "ad min");
+  const std::string endpoint = "https://console.tim.qq.com";
+  const std::pair<std::string, uint32_t> requests[] = {
+      {"a-long-usersig-*-_-0123456789", 4294967295u}, {"s", 0}, {"eJyr", 77}};
+  for (const auto& [usersig, random] : requests) {
+    EXPECT_EQ(endpoint + target.For(usersig, random),
+              BuildSendGroupMsgUrl(endpoint, 1400000000, "ad min", usersig, random));
+  }
+  EXPECT_EQ(target.For("s", 1).rfind(kSendGroupMsgPath, 0), 0u);
 }
 
 TEST(ImRequestTest, UrlPercentEncodesIdentifier) {

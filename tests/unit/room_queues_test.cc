@@ -53,6 +53,21 @@ TEST(RoomQueuesTest, PerRoomWavesTakeOneRowPerRoomInIdOrder) {
   EXPECT_THAT(queues.NextWave(16, AllReady), IsEmpty());
 }
 
+TEST(RoomQueuesTest, ARowStoredAsTheHookEncodesItLendsItsTextToTheBody) {
+  OutboxRow loose = Row(2, "b");
+  // Another writer's form of the same envelope: the body must carry the canonical encoding.
+  loose.envelope.insert(1, " ");
+  std::vector<OutboxRow> rows{Row(1, "a"), loose};
+  RoomQueues queues(true);
+  queues.Load(rows, KeepAll);
+  const std::vector<const QueuedRow*> wave = queues.NextWave(16, AllReady);
+  ASSERT_THAT(Ids(wave), ElementsAre(1, 2));
+  EXPECT_EQ(wave[0]->envelope_json, rows[0].envelope);
+  EXPECT_EQ(wave[0]->envelope_json.data(), rows[0].envelope.data()) << "a view, not a copy";
+  EXPECT_TRUE(wave[1]->envelope_json.empty()) << "the publisher encodes the decoded envelope";
+  EXPECT_NE(EncodeEnvelope(wave[1]->envelope).value(), rows[1].envelope);
+}
+
 TEST(RoomQueuesTest, AWaveHoldsAtMostMaxRows) {
   std::vector<OutboxRow> rows{Row(1, "a"), Row(2, "b"), Row(3, "c")};
   RoomQueues queues(true);

@@ -37,41 +37,80 @@ Result<int64_t> RequireInteger(const json& doc, const char* key) {
   return it->get<int64_t>();
 }
 
+// Writes the envelope with the payload's value written by `write_payload` (after "payload":),
+// then checks the size. Strings that are not valid UTF-8 fail here.
+template <class WritePayload>
+Status WriteWith(JsonWriter& writer, const EnvelopeFields& envelope, WritePayload write_payload) {
+  writer.Clear();
+  try {
+    writer.Raw(R"({"event_id":)");
+    writer.String(envelope.event_id);
+    writer.Raw(R"(,"event_type":)");
+    writer.String(envelope.event_type);
+    writer.Raw(R"(,"room_id":)");
+    writer.String(envelope.room_id);
+    writer.Raw(R"(,"room_seq":)");
+    writer.Integer(envelope.room_seq);
+    writer.Raw(R"(,"command_id":)");
+    writer.String(envelope.command_id);
+    writer.Raw(R"(,"request_id":)");
+    writer.String(envelope.request_id);
+    writer.Raw(R"(,"node_id":)");
+    writer.String(envelope.node_id);
+    writer.Raw(R"(,"occurred_at_ms":)");
+    writer.Integer(envelope.occurred_at_ms);
+    writer.Raw(R"(,"payload":)");
+    write_payload();
+    writer.Raw("}");
+  } catch (const json::exception& e) {  // invalid UTF-8 in a string field
+    return Error{ErrorCode::kInvalidArgument, std::string("envelope: cannot encode: ") + e.what()};
+  }
+  // The payload was at most kMaxJsonDepth - 1 deep, so the envelope is at most kMaxJsonDepth.
+  return CheckJsonSize("envelope", writer.text(), kMaxEnvelopeBytes);
+}
+
 }  // namespace
 
-Result<std::string> EncodeEnvelope(const Envelope& envelope) {
+EnvelopeFields FieldsOf(const Envelope& envelope) {
+  return EnvelopeFields{envelope.event_id,   envelope.event_type, envelope.room_id,
+                        envelope.room_seq,   envelope.command_id, envelope.request_id,
+                        envelope.node_id,    envelope.occurred_at_ms, envelope.payload};
+}
+
+Status WriteEnvelope(JsonWriter& writer, const EnvelopeFields& envelope) {
   // One level less than an envelope: the payload sits inside the envelope object.
   if (auto s = CheckJsonLimits("envelope payload", envelope.payload, kMaxEnvelopeBytes,
                                kMaxJsonDepth - 1);
       !s.ok()) {
+    return s;
+  }
+  const json payload = json::parse(envelope.payload, nullptr, /*allow_exceptions=*/false);
+  if (payload.is_discarded() || !payload.is_object()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "envelope " + std::string(envelope.event_id) + ": payload is not a JSON object"};
+  }
+  return WriteWith(writer, envelope, [&] { writer.Value(payload); });
+}
+
+Result<std::string> EncodeEnvelope(const Envelope& envelope) {
+  JsonWriter writer;
+  if (Status s = WriteEnvelope(writer, FieldsOf(envelope)); !s.ok()) {
     return Fail(s.error());
   }
-  json payload = json::parse(envelope.payload, nullptr, /*allow_exceptions=*/false);
-  if (payload.is_discarded() || !payload.is_object()) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "envelope " + envelope.event_id + ": payload is not a JSON object");
-  }
-  // ordered_json keeps the documented field order, so equal envelopes encode to equal bytes.
-  nlohmann::ordered_json doc;
-  doc["event_id"] = envelope.event_id;
-  doc["event_type"] = envelope.event_type;
-  doc["room_id"] = envelope.room_id;
-  doc["room_seq"] = envelope.room_seq;
-  doc["command_id"] = envelope.command_id;
-  doc["request_id"] = envelope.request_id;
-  doc["node_id"] = envelope.node_id;
-  doc["occurred_at_ms"] = envelope.occurred_at_ms;
-  doc["payload"] = std::move(payload);
-  try {
-    std::string text = doc.dump();
-    if (auto s = CheckJsonLimits("envelope", text, kMaxEnvelopeBytes); !s.ok()) {
-      return Fail(s.error());
+  return writer.text();
+}
+
+Result<Envelope> DecodeEnvelope(std::string_view text, JsonWriter& encoded) {
+  auto decoded = DecodeEnvelope(text);
+  encoded.Clear();
+  if (decoded) {
+    // The payload is dump()'s text already: written as it is, it is what parsing it again and
+    // writing it back gives.
+    if (!WriteWith(encoded, FieldsOf(*decoded), [&] { encoded.Raw(decoded->payload); }).ok()) {
+      encoded.Clear();
     }
-    return text;
-  } catch (const json::exception& e) {  // invalid UTF-8 in a string field
-    return Fail(ErrorCode::kInvalidArgument,
-                std::string("envelope: cannot encode: ") + e.what());
   }
+  return decoded;
 }
 
 Result<Envelope> DecodeEnvelope(std::string_view text) {

@@ -46,13 +46,20 @@ size_t JsonNestingDepth(std::string_view text, size_t stop_above) {
   return deepest;
 }
 
-Status CheckJsonLimits(std::string_view what, std::string_view text, size_t max_bytes,
-                       size_t max_depth) {
+Status CheckJsonSize(std::string_view what, std::string_view text, size_t max_bytes) {
   if (text.size() > max_bytes) {
     return Error{ErrorCode::kInvalidArgument, std::string(what) + ": " +
                                                   std::to_string(text.size()) +
                                                   " bytes, more than the limit of " +
                                                   std::to_string(max_bytes)};
+  }
+  return {};
+}
+
+Status CheckJsonLimits(std::string_view what, std::string_view text, size_t max_bytes,
+                       size_t max_depth) {
+  if (Status size = CheckJsonSize(what, text, max_bytes); !size.ok()) {
+    return size;
   }
   if (JsonNestingDepth(text, max_depth) > max_depth) {
     return Error{ErrorCode::kInvalidArgument, std::string(what) + ": nested deeper than " +

@@ -33,6 +33,10 @@ inline constexpr size_t kMaxSecretBytes = 4 * 1024;
 // any bytes; it does not validate the JSON.
 size_t JsonNestingDepth(std::string_view text, size_t stop_above);
 
+// OK when `text` has at most `max_bytes` bytes; otherwise kInvalidArgument
+// "<what>: <n> bytes, more than the limit of <max>".
+Status CheckJsonSize(std::string_view what, std::string_view text, size_t max_bytes);
+
 // OK when `text` has at most `max_bytes` bytes and at most `max_depth` levels of nesting;
 // otherwise kInvalidArgument "<what>: <n> bytes, more than the limit of <max>" or
 // "<what>: nested deeper than <max> levels".

@@ -95,6 +95,10 @@ struct PublishMessage {
   // first try and after unknown outcomes, so a resend is byte-identical and IM can dedupe it.
   uint32_t drop_generation = 0;
   Envelope envelope;
+  // EncodeEnvelope(envelope) when the caller has it (the row's envelope as the hook wrote it, or
+  // as DecodeEnvelope re-encoded it): the body carries it as Data without encoding the envelope
+  // again. Empty: the publisher encodes `envelope`. Must stay valid for the call.
+  std::string_view envelope_json;
   // Overrides [tencent_im] msg_priority / priority_by_type for this message when set.
   std::optional<MsgPriority> priority;
 };

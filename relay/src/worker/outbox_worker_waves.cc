@@ -62,7 +62,8 @@ void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedR
   std::vector<PublishMessage> messages;
   messages.reserve(wave.size());
   for (const QueuedRow* item : wave) {
-    messages.push_back(PublishMessage{item->row->id, item->row->drop_count, item->envelope, {}});
+    messages.push_back(PublishMessage{item->row->id, item->row->drop_count, item->envelope,
+                                      item->envelope_json, {}});
   }
   ++round.result.waves;
   metrics_.AddInFlight(static_cast<int64_t>(messages.size()));

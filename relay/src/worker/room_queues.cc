@@ -25,14 +25,16 @@ void RoomQueues::Load(std::span<const OutboxRow> rows,
       hold(row);
       continue;
     }
-    auto envelope = DecodeEnvelope(row.envelope);
+    auto envelope = DecodeEnvelope(row.envelope, encoded_);
     if (!envelope) {
       undecodable_.push_back(UndecodableRow{&row, envelope.error().message});
       hold(row);
       continue;
     }
     std::string key = per_room_order_ ? row.room_id : "#" + std::to_string(row.id);
-    items_.push_back(QueuedRow{&row, std::move(*envelope), std::move(key)});
+    const std::string_view json =
+        encoded_.text() == row.envelope ? std::string_view(row.envelope) : std::string_view();
+    items_.push_back(QueuedRow{&row, std::move(*envelope), std::move(key), json});
     Enqueue(items_.size() - 1);
   }
 }

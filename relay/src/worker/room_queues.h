@@ -26,6 +26,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/json_writer.h"
 #include "room_outbox/envelope.h"
 #include "store/relay_store.h"
 
@@ -35,6 +36,9 @@ struct QueuedRow {
   const OutboxRow* row = nullptr;
   Envelope envelope;
   std::string queue;  // the room id (per_room) or a key of this row alone (none)
+  // The row's stored text when it is EncodeEnvelope(envelope) (as the hook writes every row):
+  // the IM body carries it as it is. Empty otherwise: the publisher encodes `envelope`.
+  std::string_view envelope_json;
 };
 
 struct UndecodableRow {
@@ -94,6 +98,7 @@ class RoomQueues {
   std::vector<HeldRoom> held_at_load_;
   std::unordered_set<std::string> rooms_held_;
   std::vector<int64_t> released_;
+  JsonWriter encoded_;  // each row's envelope as EncodeEnvelope writes it, reused
   size_t remaining_ = 0;
 };
 

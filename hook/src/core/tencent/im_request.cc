@@ -1,5 +1,7 @@
 #include "core/tencent/im_request.h"
 
+#include <charconv>
+
 #include <nlohmann/json.hpp>
 
 #include "core/envelope_codec.h"
@@ -53,55 +55,102 @@ uint32_t RandomForRow(int64_t row_id, uint32_t drop_generation) {
   return static_cast<uint32_t>(sum);
 }
 
-MsgPriority PriorityForType(const TencentImOptions& options, const std::string& event_type) {
-  auto it = options.priority_by_type.find(event_type);
-  return it != options.priority_by_type.end() ? it->second : options.msg_priority;
+MsgPriority PriorityForType(const TencentImOptions& options, std::string_view event_type) {
+  // A handful of types at most: a scan finds one without making a std::string of the key.
+  for (const auto& [type, priority] : options.priority_by_type) {
+    if (type == event_type) {
+      return priority;
+    }
+  }
+  return options.msg_priority;
+}
+
+Status WriteSendGroupMsgBody(JsonWriter& writer, const SendGroupMsgParts& parts) {
+  if (parts.room_id.empty()) {
+    return Error{ErrorCode::kInvalidArgument, "envelope " + std::string(parts.event_id) +
+                                                  ": empty room_id, no IM group to send to"};
+  }
+  writer.Clear();
+  try {
+    writer.Raw(R"({"GroupId":)");
+    writer.String(parts.group_id_prefix, parts.room_id);
+    writer.Raw(R"(,"Random":)");
+    writer.Integer(parts.random);
+    writer.Raw(R"(,"MsgPriority":")");
+    writer.Raw(MsgPriorityName(parts.priority));
+    writer.Raw(R"(","MsgBody":[{"MsgType":"TIMCustomElem","MsgContent":{"Data":)");
+    writer.String(parts.envelope_json);
+    writer.Raw(R"(,"Desc":)");
+    writer.String(parts.event_type);
+    writer.Raw(R"(,"Ext":)");
+    writer.String(parts.event_id);
+    writer.Raw("}}]}");
+  } catch (const nlohmann::json::exception&) {  // invalid UTF-8 in the group id prefix
+    return Error{ErrorCode::kInvalidArgument,
+                 "envelope " + std::string(parts.event_id) + ": group id is not valid UTF-8"};
+  }
+  return {};
+}
+
+Status WriteSendGroupMsgBody(JsonWriter& body, JsonWriter& scratch, const Envelope& envelope,
+                             std::string_view envelope_json, std::string_view group_id_prefix,
+                             uint32_t random, MsgPriority priority) {
+  if (envelope.room_id.empty()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "envelope " + envelope.event_id + ": empty room_id, no IM group to send to"};
+  }
+  if (envelope_json.empty()) {
+    if (Status encoded = WriteEnvelope(scratch, FieldsOf(envelope)); !encoded.ok()) {
+      return encoded;
+    }
+    envelope_json = scratch.text();
+  }
+  return WriteSendGroupMsgBody(
+      body, SendGroupMsgParts{envelope_json, envelope.room_id, envelope.event_type,
+                              envelope.event_id, group_id_prefix, random, priority});
 }
 
 Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,
                                           std::string_view group_id_prefix, uint32_t random,
                                           MsgPriority priority) {
-  if (envelope.room_id.empty()) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "envelope " + envelope.event_id + ": empty room_id, no IM group to send to");
+  JsonWriter body;
+  JsonWriter scratch;
+  if (Status s = WriteSendGroupMsgBody(body, scratch, envelope, {}, group_id_prefix, random,
+                                       priority);
+      !s.ok()) {
+    return Fail(s.error());
   }
-  auto data = EncodeEnvelope(envelope);
-  if (!data) {
-    return Fail(data.error());
-  }
-  nlohmann::ordered_json content;
-  content["Data"] = std::move(*data);
-  content["Desc"] = envelope.event_type;
-  content["Ext"] = envelope.event_id;
-  nlohmann::ordered_json element;
-  element["MsgType"] = "TIMCustomElem";
-  element["MsgContent"] = std::move(content);
-  nlohmann::ordered_json body;
-  body["GroupId"] = std::string(group_id_prefix) + envelope.room_id;
-  body["Random"] = random;
-  body["MsgPriority"] = MsgPriorityName(priority);
-  body["MsgBody"] = nlohmann::ordered_json::array({std::move(element)});
-  try {
-    return body.dump();
-  } catch (const nlohmann::json::exception&) {  // invalid UTF-8 in the group id prefix
-    return Fail(ErrorCode::kInvalidArgument,
-                "envelope " + envelope.event_id + ": group id is not valid UTF-8");
-  }
+  return body.text();
+}
+
+SendGroupMsgTarget::SendGroupMsgTarget(uint64_t sdk_app_id, std::string_view identifier) {
+  text_ = kSendGroupMsgPath;
+  text_ += "?sdkappid=";
+  text_ += std::to_string(sdk_app_id);
+  text_ += "&identifier=";
+  text_ += PercentEncode(identifier);
+  text_ += "&usersig=";
+  fixed_ = text_.size();
+}
+
+const std::string& SendGroupMsgTarget::For(std::string_view usersig, uint32_t url_random) {
+  char digits[10];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, url_random);
+  (void)ec;  // ten digits hold any uint32_t
+  text_.resize(fixed_);
+  text_ += usersig;
+  text_ += "&random=";
+  text_.append(digits, static_cast<size_t>(end - digits));
+  text_ += "&contenttype=json";
+  return text_;
 }
 
 std::string BuildSendGroupMsgUrl(std::string_view endpoint, uint64_t sdk_app_id,
                                  std::string_view identifier, std::string_view usersig,
                                  uint32_t url_random) {
+  SendGroupMsgTarget target(sdk_app_id, identifier);
   std::string url(endpoint);
-  url += "/v4/group_open_http_svc/send_group_msg?sdkappid=";
-  url += std::to_string(sdk_app_id);
-  url += "&identifier=";
-  url += PercentEncode(identifier);
-  url += "&usersig=";
-  url += usersig;
-  url += "&random=";
-  url += std::to_string(url_random);
-  url += "&contenttype=json";
+  url += target.For(usersig, url_random);
   return url;
 }
 

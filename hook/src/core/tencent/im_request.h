@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json_writer.h"
 #include "core/result.h"
 #include "room_outbox/envelope.h"
 #include "room_outbox/options.h"
@@ -44,14 +45,56 @@ Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,
                                           std::string_view group_id_prefix, uint32_t random,
                                           MsgPriority priority);
 
+// What a body is made of, as views: the envelope's encoding (EncodeEnvelope) and the fields of
+// that envelope the body repeats.
+struct SendGroupMsgParts {
+  std::string_view envelope_json;  // Data
+  std::string_view room_id;        // GroupId = group_id_prefix + room_id
+  std::string_view event_type;     // Desc
+  std::string_view event_id;       // Ext
+  std::string_view group_id_prefix;
+  uint32_t random = 0;
+  MsgPriority priority = MsgPriority::kHigh;
+};
+
+// The body above written into `writer` (cleared first; its buffer is reused). kInvalidArgument
+// when room_id is empty or the group id is not valid UTF-8. Every body is built here: the
+// publisher's and the commit-time size check's.
+Status WriteSendGroupMsgBody(JsonWriter& writer, const SendGroupMsgParts& parts);
+
+// The body of `envelope` into `body`, its encoding taken from `envelope_json` when that is not
+// empty (EncodeEnvelope(envelope), e.g. the row's stored text as DecodeEnvelope re-encoded it),
+// else encoded into `scratch`. Fails as BuildSendGroupMsgBody.
+Status WriteSendGroupMsgBody(JsonWriter& body, JsonWriter& scratch, const Envelope& envelope,
+                             std::string_view envelope_json, std::string_view group_id_prefix,
+                             uint32_t random, MsgPriority priority);
+
 // The MsgPriority of an event type: priority_by_type[event_type] when present, else
 // msg_priority.
-MsgPriority PriorityForType(const TencentImOptions& options, const std::string& event_type);
+MsgPriority PriorityForType(const TencentImOptions& options, std::string_view event_type);
 
-// endpoint + "/v4/group_open_http_svc/send_group_msg?sdkappid=..&identifier=..&usersig=..
-// &random=..&contenttype=json". `endpoint` has no trailing slash. The identifier is
-// percent-encoded; the usersig alphabet (A-Z a-z 0-9 * - _) needs no encoding.
-// `url_random` is the per-request random of the REST envelope, not the body's Random.
+// The path of send_group_msg below the endpoint.
+inline constexpr std::string_view kSendGroupMsgPath = "/v4/group_open_http_svc/send_group_msg";
+
+// The request target of send_group_msg (path and query, what the request line carries):
+// kSendGroupMsgPath + "?sdkappid=..&identifier=..&usersig=..&random=..&contenttype=json". The
+// identifier is percent-encoded once, at construction; the usersig alphabet (A-Z a-z 0-9 * - _)
+// needs no encoding. One buffer is reused for every request: For() allocates nothing once the
+// buffer has grown to a target's length.
+class SendGroupMsgTarget {
+ public:
+  SendGroupMsgTarget(uint64_t sdk_app_id, std::string_view identifier);
+
+  // The target for `usersig` and `url_random` (the per-request random of the REST envelope, not
+  // the body's Random); valid until the next call.
+  const std::string& For(std::string_view usersig, uint32_t url_random);
+
+ private:
+  std::string text_;
+  size_t fixed_ = 0;  // the length of the part up to "&usersig="
+};
+
+// endpoint + the request target above. `endpoint` has no trailing slash.
 std::string BuildSendGroupMsgUrl(std::string_view endpoint, uint64_t sdk_app_id,
                                  std::string_view identifier, std::string_view usersig,
                                  uint32_t url_random);

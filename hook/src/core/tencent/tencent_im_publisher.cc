@@ -28,6 +28,12 @@ constexpr milliseconds kDefaultTimeout{3000};
 
 const char kEndpointKey[] = "tencent_im.endpoint";
 
+// Lets skip_ be searched with a string_view, without making a std::string of it.
+struct TransparentHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+
 // What one pass of starting transfers leaves to the loop: how long it may wait, and whether
 // the queue is held (by the budget or by the call's own probe), so that only an answer or that
 // wait can let the next message out.
@@ -49,6 +55,7 @@ class TencentImPublisher final : public Publisher {
         sig_cache_(NewSigCache()),
         breaker_(options.breaker_cooldown),
         pool_(std::move(pool)),
+        target_(options.sdk_app_id, options.admin_identifier),
         url_random_(SeedFromDevice(clock_)) {
     if (options.requests_per_second > 0) {
       budget_ = ProcessRateBudget(endpoint_.base, options.sdk_app_id, options.requests_per_second);
@@ -71,7 +78,7 @@ class TencentImPublisher final : public Publisher {
   }
 
   bool Sends(std::string_view event_type) const override {
-    return skip_.count(std::string(event_type)) == 0;
+    return skip_.find(event_type) == skip_.end();
   }
 
   std::vector<PublishOutcome> PublishMany(std::span<const PublishMessage> messages,
@@ -102,7 +109,7 @@ class TencentImPublisher final : public Publisher {
 
   TencentImOptions options_;
   ParsedImEndpoint endpoint_;
-  std::unordered_set<std::string> skip_;
+  std::unordered_set<std::string, TransparentHash, std::equal_to<>> skip_;
   std::unique_ptr<Clock> own_clock_;  // null when the clock was given
   Clock& clock_;
   UserSigCache sig_cache_;  // guarded by mu_ once calls run
@@ -110,6 +117,7 @@ class TencentImPublisher final : public Publisher {
   std::shared_ptr<SharedRateBudget> budget_;  // null when requests_per_second is 0
   std::timed_mutex mu_;
   std::unique_ptr<TransferPool> pool_;  // guarded by mu_
+  SendGroupMsgTarget target_;           // guarded by mu_
   std::mt19937 url_random_;             // guarded by mu_
 };
 
@@ -155,6 +163,9 @@ std::vector<PublishItem> TencentImPublisher::Prepare(std::span<const PublishMess
                                                      int64_t now_ms) {
   const bool breaker_rejects = breaker_.RejectsAt(now_ms);
   std::vector<PublishItem> items(messages.size());
+  // Per call, not per message: Prepare runs outside the lock.
+  JsonWriter body;
+  JsonWriter scratch;
   for (size_t i = 0; i < messages.size(); ++i) {
     PublishItem& item = items[i];
     const PublishMessage& message = messages[i];
@@ -171,17 +182,17 @@ std::vector<PublishItem> TencentImPublisher::Prepare(std::span<const PublishMess
     }
     const MsgPriority priority =
         message.priority.value_or(PriorityForType(options_, message.envelope.event_type));
-    auto body =
-        BuildSendGroupMsgBody(message.envelope, options_.group_id_prefix,
-                              RandomForRow(message.row_id, message.drop_generation), priority);
-    if (!body) {
+    if (Status built = WriteSendGroupMsgBody(
+            body, scratch, message.envelope, message.envelope_json, options_.group_id_prefix,
+            RandomForRow(message.row_id, message.drop_generation), priority);
+        !built.ok()) {
       item.outcome.status = PublishStatus::kPermanent;
       item.outcome.scope = FailureScope::kPermanentRow;
-      item.outcome.error = "cannot build IM request: " + body.error().message;
+      item.outcome.error = "cannot build IM request: " + built.error().message;
       item.done = true;
       continue;
     }
-    item.body = std::move(*body);
+    item.body = body.text();
   }
   return items;
 }
@@ -287,11 +298,9 @@ Result<void> TencentImPublisher::StartTransfer(size_t index, const PublishItem& 
     return Fail(sig.error());
   }
   std::uniform_int_distribution<uint32_t> any_uint32;
-  const std::string url =
-      BuildSendGroupMsgUrl(endpoint_.base, options_.sdk_app_id, options_.admin_identifier, *sig,
-                           any_uint32(url_random_));
+  const std::string& target = target_.For(*sig, any_uint32(url_random_));
   // The body stays in `item` until the transfer has left the pool.
-  return pool_->Start(index, url, item.body, milliseconds(item.deadline_ms - now_ms));
+  return pool_->Start(index, target, item.body, milliseconds(item.deadline_ms - now_ms));
 }
 
 // libcurl failed as a whole: every transfer in flight is dropped and what is not done fails.
@@ -332,7 +341,9 @@ Result<std::unique_ptr<Publisher>> MakePublisher(const TencentImOptions& options
   if (auto checked = CheckOptions(options); !checked) {
     return Fail(checked.error());
   }
-  auto pool = TransferPool::Make(kImPublisherPoolSize, options.ca_file);
+  auto pool = TransferPool::Make(kImPublisherPoolSize,
+                                std::string(endpoint->base) + std::string(kSendGroupMsgPath),
+                                options.ca_file);
   if (!pool) {
     return Fail(pool.error());
   }

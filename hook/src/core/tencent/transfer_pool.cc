@@ -28,7 +28,7 @@ long ClampMs(std::chrono::milliseconds ms) {
 }  // namespace
 
 Result<std::unique_ptr<TransferPool>> TransferPool::Make(size_t max_connections,
-                                                         std::string ca_file) {
+                                                         std::string url, std::string ca_file) {
   CurlSlistPtr headers{curl_slist_append(nullptr, "Content-Type: application/json")};
   // An empty "Expect:" stops libcurl from waiting for "100 Continue" on larger bodies.
   if (!headers || curl_slist_append(headers.get(), "Expect:") == nullptr) {
@@ -45,11 +45,15 @@ Result<std::unique_ptr<TransferPool>> TransferPool::Make(size_t max_connections,
     return Fail(FromCurlMultiCode(mc, "curl_multi_setopt(CURLMOPT_MAXCONNECTS)"));
   }
   return std::unique_ptr<TransferPool>(
-      new TransferPool(std::move(headers), std::move(multi), std::move(ca_file)));
+      new TransferPool(std::move(headers), std::move(multi), std::move(url), std::move(ca_file)));
 }
 
-TransferPool::TransferPool(CurlSlistPtr headers, CurlMultiPtr multi, std::string ca_file)
-    : ca_file_(std::move(ca_file)), headers_(std::move(headers)), multi_(std::move(multi)) {}
+TransferPool::TransferPool(CurlSlistPtr headers, CurlMultiPtr multi, std::string url,
+                           std::string ca_file)
+    : url_(std::move(url)),
+      ca_file_(std::move(ca_file)),
+      headers_(std::move(headers)),
+      multi_(std::move(multi)) {}
 
 Result<void> TransferPool::Reserve(size_t count) {
   while (slots_.size() < count) {
@@ -72,6 +76,7 @@ Result<std::unique_ptr<TransferPool::Slot>> TransferPool::NewSlot() const {
   auto set = FirstError({
       SetOption(h, CURLOPT_NOSIGNAL, 1L, "CURLOPT_NOSIGNAL"),
       SetOption(h, CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR"),
+      SetOption(h, CURLOPT_URL, url_.c_str(), "CURLOPT_URL"),
       SetOption(h, CURLOPT_POST, 1L, "CURLOPT_POST"),
       SetOption(h, CURLOPT_HTTPHEADER, headers_.get(), "CURLOPT_HTTPHEADER"),
       SetOption(h, CURLOPT_WRITEFUNCTION, &TransferPool::CollectBody, "CURLOPT_WRITEFUNCTION"),
@@ -113,7 +118,7 @@ size_t TransferPool::CollectBody(char* data, size_t size, size_t count, void* us
   return n;
 }
 
-Result<void> TransferPool::Start(size_t tag, const std::string& url, const std::string& body,
+Result<void> TransferPool::Start(size_t tag, const std::string& target, const std::string& body,
                                  std::chrono::milliseconds time_left) {
   auto free_slot = std::find_if(slots_.begin(), slots_.end(),
                                 [](const std::unique_ptr<Slot>& s) { return !s->busy; });
@@ -125,9 +130,9 @@ Result<void> TransferPool::Start(size_t tag, const std::string& url, const std::
   slot.too_large = false;
   slot.errbuf[0] = '\0';
   CURL* h = slot.easy.get();
-  // libcurl copies the URL string; the body is only pointed at.
+  // libcurl copies the target string; the body is only pointed at.
   auto set = FirstError({
-      SetOption(h, CURLOPT_URL, url.c_str(), "CURLOPT_URL"),
+      SetOption(h, CURLOPT_REQUEST_TARGET, target.c_str(), "CURLOPT_REQUEST_TARGET"),
       SetOption(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()),
                 "CURLOPT_POSTFIELDSIZE_LARGE"),
       SetOption(h, CURLOPT_POSTFIELDS, body.data(), "CURLOPT_POSTFIELDS"),
