@@ -54,6 +54,7 @@ struct BenchContext {
   size_t cost_rows = 10000;      // benchmark 10: rows of each relay drain
   size_t scale_rows = 6000;      // benchmark 11: the backlog, over scale_rooms rooms
   size_t scale_rooms = 300;
+  size_t app_limit_rows = 3300;  // benchmark 11g-11i: the backlog against the app-wide limit
 };
 
 // Wall time since construction (steady clock).

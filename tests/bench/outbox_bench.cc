@@ -60,6 +60,7 @@ void MakeQuick(BenchContext& ctx) {
   ctx.busy_room_rows = 200;
   ctx.cost_rows = 2000;
   ctx.scale_rows = 1200;
+  ctx.app_limit_rows = 1000;
 }
 
 }  // namespace

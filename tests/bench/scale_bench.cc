@@ -1,7 +1,9 @@
 // Benchmark 11: scale-out. One, two and three real outbox-relay processes on one database drain
 // the same backlog against a stub answering after 20 ms, without a request budget and with one
-// per relay. The stub counts what it delivered, so every run also shows whether each row went
-// out exactly once.
+// per relay (11a-11f), then with the relays' shipped defaults against a stub that limits the app
+// to 200 calls/s as Tencent does (11g-11i: calls refused with 60007, drain time against rows/200).
+// The stub counts what it delivered, so every run also shows whether each row went out exactly
+// once.
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -23,6 +25,7 @@ constexpr milliseconds kDrainLimit{300000};
 constexpr milliseconds kPendingPoll{20};
 constexpr double kBudgetPerRelay = 100;
 constexpr size_t kMaxRelays = 3;
+constexpr int kAppLimit = 200;  // Tencent's default app limit, calls per second
 
 struct ScaleRun {
   size_t relays = 0;
@@ -38,8 +41,17 @@ struct ScaleRun {
   }
 };
 
-std::unique_ptr<testing::FakeImServer> StartScaleStub() {
+// How one run is set up.
+struct ScaleSetup {
+  size_t relays = 1;
+  size_t rows = 0;
+  std::optional<double> budget;  // requests_per_second of each relay; nullopt: 0 (off)
+  int app_limit = 0;             // the stub's app-wide limit; 0: off, and the relays' budgets off
+};
+
+std::unique_ptr<testing::FakeImServer> StartScaleStub(int app_limit) {
   testing::FakeImServerOptions options;
+  options.app_limit_per_second = app_limit;
   options.latency = kLatency;
   options.record_requests = false;
   options.record_bodies = false;
@@ -51,27 +63,37 @@ std::unique_ptr<testing::FakeImServer> StartScaleStub() {
   return stub;
 }
 
-// Starts `relays` relays at once on a fresh backlog and times them until the database holds
-// every row published.
-ScaleRun RunRelays(const BenchContext& ctx, size_t relays, std::optional<double> budget) {
-  const std::string name = "bench_scale_" + std::to_string(relays) + (budget ? "_budget" : "");
-  auto stub = StartScaleStub();
+// The relays' options: shipped defaults against the app limit, else the budget asked for.
+BenchRelayOptions ScaleRelayOptions(const ScaleSetup& setup, size_t k) {
+  BenchRelayOptions options;
+  options.node_id = "bench-scale-" + std::to_string(k);
+  if (setup.app_limit == 0) {
+    options.requests_per_second = setup.budget ? *setup.budget : 0;
+  }
+  return options;
+}
+
+// Starts the relays at once on a fresh backlog and times them until the database holds every
+// row published.
+ScaleRun RunRelays(const BenchContext& ctx, const ScaleSetup& setup) {
+  const std::string name = "bench_scale_" + std::to_string(setup.relays) +
+                           (setup.budget ? "_budget" : "") +
+                           (setup.app_limit > 0 ? "_app" : "");
+  auto stub = StartScaleStub(setup.app_limit);
   BenchDatabase db(ctx.socket, name);
   OutboxFill fill;
-  fill.rows = ctx.scale_rows;
+  fill.rows = setup.rows;
   fill.rooms = ctx.scale_rooms;
   fill.id_prefix = name;
   fill.created_at_ms = NowMs();
   InsertPendingRows(db, fill);
   ScaleRun run;
-  run.relays = relays;
-  run.rows = ctx.scale_rows;
+  run.relays = setup.relays;
+  run.rows = setup.rows;
   std::vector<std::unique_ptr<BenchRelay>> processes;
   Stopwatch watch;
-  for (size_t k = 1; k <= relays; ++k) {
-    BenchRelayOptions options;
-    options.node_id = "bench-scale-" + std::to_string(k);
-    options.requests_per_second = budget ? *budget : 0;
+  for (size_t k = 1; k <= setup.relays; ++k) {
+    const BenchRelayOptions options = ScaleRelayOptions(setup, k);
     processes.push_back(std::make_unique<BenchRelay>(
         ctx.relay_binary, std::filesystem::path(ctx.work_dir) / (name + "-" + std::to_string(k)),
         db, *stub, options));
@@ -135,6 +157,32 @@ void AddRows(const BenchContext& ctx, Report& report, const std::vector<ScaleRun
   }
 }
 
+// 11g-11i: what the app limit refused, and the drain time against the limit's own pace.
+void AddAppLimitRows(const BenchContext& ctx, Report& report, const std::vector<ScaleRun>& runs) {
+  const std::string backlog = FormatCount(static_cast<double>(ctx.app_limit_rows)) +
+                              " rows over " + std::to_string(ctx.scale_rooms) + " rooms";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ScaleRun& run = runs[i];
+    std::string id = "11g";
+    id.back() = static_cast<char>(id.back() + i);
+    const double rows = static_cast<double>(run.rows);
+    const double refused_percent =
+        rows > 0 ? 100.0 * static_cast<double>(run.im.app_limited) / rows : 0;
+    const double floor_seconds = rows / kAppLimit;
+    report.Add({id,
+                std::to_string(run.relays) + (run.relays == 1 ? " relay" : " relays") +
+                    " on one database, stub latency 20ms, the stub limits the app to " +
+                    std::to_string(kAppLimit) + " calls/s (60007 beyond), " + backlog,
+                "per relay: every key at its shipped default ([tencent_im] budget keys "
+                "included)",
+                ScaleText(run) + "; refused with 60007: " +
+                    FormatCount(static_cast<double>(run.im.app_limited)),
+                "refused " + FormatFixed(refused_percent, 1) + "% of rows; drain " +
+                    FormatRatio(run.seconds, floor_seconds) + " of rows/" +
+                    std::to_string(kAppLimit) + " (" + FormatFixed(floor_seconds, 2) + " s)"});
+  }
+}
+
 }  // namespace
 
 void RunScaleOut(const BenchContext& ctx, Report& report) {
@@ -142,15 +190,23 @@ void RunScaleOut(const BenchContext& ctx, Report& report) {
        {std::optional<double>(), std::optional<double>(kBudgetPerRelay)}) {
     std::vector<ScaleRun> runs;
     for (size_t relays = 1; relays <= kMaxRelays; ++relays) {
-      runs.push_back(RunRelays(ctx, relays, budget));
+      runs.push_back(RunRelays(ctx, ScaleSetup{relays, ctx.scale_rows, budget, 0}));
     }
     AddRows(ctx, report, runs, budget ? "11d" : "11a", budget);
   }
+  std::vector<ScaleRun> limited;
+  for (size_t relays = 1; relays <= kMaxRelays; ++relays) {
+    limited.push_back(
+        RunRelays(ctx, ScaleSetup{relays, ctx.app_limit_rows, std::nullopt, kAppLimit}));
+  }
+  AddAppLimitRows(ctx, report, limited);
   report.AddNote(
       "11: the relays are started together and timed from the first start until the database "
-      "holds every row published; each relay is its own process with its own budget and its own "
-      "16 requests in flight. The IM figures are the stub's counters: delivered = distinct "
-      "events = rows means no row went out twice.");
+      "holds every row published; each relay is its own process with its own 16 requests in "
+      "flight. 11a-11f: each relay with its own budget or none. 11g-11i: the relays as shipped, "
+      "against a stub that refuses calls beyond the app limit with 60007 (a refused row is "
+      "retried after poll_interval). The IM figures are the stub's counters: delivered = "
+      "distinct events = rows means no row went out twice.");
 }
 
 }  // namespace room_outbox::bench

@@ -256,6 +256,26 @@ TEST_F(TencentImScopesTest, A70050LockOutKeepsTheBreakerOpenAtLeastAMinute) {
   EXPECT_EQ(im.Stats().requests, 4u);
 }
 
+// The stand-in's app-wide limit, which the shared budget's tests and benchmark 11 measure
+// against: calls over it within a second are answered 60007 and not delivered.
+TEST_F(TencentImScopesTest, TheAppLimitAnswers60007BeyondItsCallsPerSecond) {
+  FakeImServerOptions o = ServerOptions();
+  o.app_limit_per_second = 3;
+  FakeImServer im(o);
+  ASSERT_TRUE(im.running());
+  auto publisher = Make(im.ClientOptions());
+  ASSERT_TRUE(publisher);
+  for (int64_t row = 1; row <= 3; ++row) {
+    EXPECT_EQ(publisher->Publish(Msg(row), kTimeout).status, PublishStatus::kPublished) << row;
+  }
+  PublishOutcome refused = publisher->Publish(Msg(4), kTimeout);
+  EXPECT_EQ(refused.status, PublishStatus::kRateLimited) << refused.error;
+  EXPECT_EQ(refused.im_error_code, 60007);
+  EXPECT_EQ(refused.scope, FailureScope::kGlobalRate);
+  EXPECT_EQ(im.Stats().app_limited, 1u);
+  EXPECT_EQ(im.Stats().delivered, 3u);
+}
+
 TEST_F(TencentImScopesTest, OnlyGlobalRateLimitsSlowTheProcessBudget) {
   TencentImOptions options = server_.ClientOptions();
   options.requests_per_second = 40;

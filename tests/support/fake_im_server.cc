@@ -103,6 +103,7 @@ FakeImServer::FakeImServer(FakeImServerOptions options)
     doc["deduped"] = s.deduped;
     doc["freq_dropped"] = s.freq_dropped;
     doc["locked_out"] = s.locked_out;
+    doc["app_limited"] = s.app_limited;
     {
       std::lock_guard<std::mutex> lock(mu_);
       doc["mode"] = mode_;
@@ -298,6 +299,7 @@ void FakeImServer::Reset() {
   group_window_.clear();
   dedupe_keys_.clear();
   sig_checks_.clear();
+  app_window_.clear();
   locked_until_ = {};
   stats_ = FakeImStats{};
 }
@@ -480,6 +482,22 @@ bool FakeImServer::LockedOut(std::chrono::steady_clock::time_point now) {
   return false;
 }
 
+bool FakeImServer::OverAppLimit(std::chrono::steady_clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (options_.app_limit_per_second <= 0) {
+    return false;
+  }
+  while (!app_window_.empty() && now - app_window_.front() >= std::chrono::seconds(1)) {
+    app_window_.pop_front();
+  }
+  if (app_window_.size() >= static_cast<size_t>(options_.app_limit_per_second)) {
+    ++stats_.app_limited;
+    return true;
+  }
+  app_window_.push_back(now);
+  return false;
+}
+
 FakeImFault::Kind FakeImServer::ApplyTencentRules(FakeImRequest& request) {
   const auto now = request.arrived;
   const auto key = std::make_pair(request.group_id, request.random);
@@ -580,6 +598,15 @@ void FakeImServer::HandleSend(const httplib::Request& req, httplib::Response& re
   }
   if (auto why = ParseBody(req.body, &request, &im_code)) {
     Reject(res, im_code, *why);
+    return;
+  }
+  if (OverAppLimit(request.arrived)) {
+    if (SleepUnlessStopping(options_.latency)) {
+      res.set_content(ImJson("FAIL", 60007, "REST API calls per second over the app's limit"),
+                      "application/json");
+    } else {
+      res.status = 503;  // shutting down
+    }
     return;
   }
   if (options_.record_bodies) {

@@ -30,10 +30,14 @@
 //     message holds its key too.
 //   - usersig_check_limit > 0: after that many signature checks (one per request) within
 //     usersig_check_window, every request is answered 70050 for usersig_lockout (IM: 60 s).
+//   - app_limit_per_second > 0: the app's REST call limit (IM: 200/s by default), for every
+//     sender together: a valid request arriving when that many were admitted within the last
+//     second is answered 60007 after options.latency, counted as app_limited and neither recorded
+//     nor counted against the window (it never reached the fault policy).
 //
 // Admin routes (for the demo and scripts): GET /admin/stats -> {"requests":..,"delivered":..,
 // "unique_event_ids":..,"duplicates":..,"rejected":..,"connections":..,"max_concurrent":..,
-// "deduped":..,"freq_dropped":..,"locked_out":..,"mode":"up"|"down"};
+// "deduped":..,"freq_dropped":..,"locked_out":..,"app_limited":..,"mode":"up"|"down"};
 // POST /admin/mode?value=up|down (down = options.down_fault as default); POST /admin/reset clears records and counters. (httplib wants a Content-Length on every POST:
 // use `curl -d "" URL`, not a bare `curl -X POST URL`.)
 //
@@ -134,6 +138,7 @@ struct FakeImStats {
   size_t deduped = 0;           // answered OK as duplicates (dedupe_window), not delivered
   size_t freq_dropped = 0;      // answered OK + MsgDropReason by the group cap (or a fault)
   size_t locked_out = 0;        // answered 70050 by the UserSig lock-out
+  size_t app_limited = 0;       // answered 60007 by the app-wide limit (app_limit_per_second)
 };
 
 struct FakeImServerOptions {
@@ -156,6 +161,8 @@ struct FakeImServerOptions {
   int usersig_check_limit = 0;
   std::chrono::milliseconds usersig_check_window{60000};
   std::chrono::milliseconds usersig_lockout{60000};
+  // The app's calls per second, all senders together, beyond which IM answers 60007; 0: off.
+  int app_limit_per_second = 0;
 };
 
 class FakeImServer {
@@ -213,6 +220,8 @@ class FakeImServer {
   bool SleepUnlessStopping(std::chrono::milliseconds duration);
   void DropConnection(const httplib::Request& req);
   bool LockedOut(std::chrono::steady_clock::time_point now);
+  // The app-wide limit: true (and counted) when the request at `now` is over it.
+  bool OverAppLimit(std::chrono::steady_clock::time_point now);
   // For a would-be-OK answer: the dedupe window and the group cap. Returns the final kind (kOk,
   // or kMsgDropReason when capped) and sets request.deduped. Called with mu_ held.
   FakeImFault::Kind ApplyTencentRules(FakeImRequest& request);
@@ -240,6 +249,8 @@ class FakeImServer {
   // Dedupe: (GroupId, Random) -> when it was answered OK.
   std::map<std::pair<std::string, uint32_t>, std::chrono::steady_clock::time_point> dedupe_keys_;
   std::deque<std::chrono::steady_clock::time_point> sig_checks_;
+  // App-wide limit: when each request admitted in the last second arrived.
+  std::deque<std::chrono::steady_clock::time_point> app_window_;
   std::chrono::steady_clock::time_point locked_until_{};
   std::function<std::optional<FakeImFault>(const FakeImRequest&)> fault_fn_;
   std::vector<FakeImRequest> requests_;

@@ -73,6 +73,10 @@ int main(int argc, char** argv) {
   app.add_option("--dedupe-window-ms", dedupe_window_ms,
                  "dedupe on (GroupId, Random) within this window (IM: 300000; 0 = off)")
       ->check(CLI::Range(int64_t{0}, int64_t{3600000}));
+  app.add_option("--app-limit", options.app_limit_per_second,
+                 "the app's calls per second, all senders together, beyond which the stub answers "
+                 "60007 (IM: 200; 0 = off)")
+      ->check(CLI::Range(0, 100000));
   CLI11_PARSE(app, argc, argv);
   options.dedupe_window = std::chrono::milliseconds(dedupe_window_ms);
 

@@ -172,6 +172,47 @@ TEST_F(PublishAdmissionTest, WithoutATokenTheMessageWaitsForTheNextOne) {
   EXPECT_EQ(Next().kind, Kind::kSend);
 }
 
+// Waiting costs one wake-up for every message that could start, not one per token.
+TEST_F(PublishAdmissionTest, ABudgetWaitGathersTheTokensOfEveryReadyMessage) {
+  SharedRateBudget budget(200, clock_);  // a burst of 20, then one per 5ms
+  while (budget.TryAcquire() == std::chrono::microseconds::zero()) {
+  }
+  Admit(6, 4, &budget);
+  const auto one = admission_->Next(clock_.SteadyMs(), 1);
+  EXPECT_EQ(one.kind, Kind::kWaitForBudget);
+  EXPECT_EQ(one.wait, milliseconds(5)) << "one ready message waits for one token";
+  const auto four = admission_->Next(clock_.SteadyMs(), 4);
+  EXPECT_EQ(four.kind, Kind::kWaitForBudget);
+  EXPECT_EQ(four.wait, milliseconds(20)) << "four ready messages wait once for four tokens";
+  clock_.Advance(four.wait);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(admission_->Next(clock_.SteadyMs(), 4 - i).kind, Kind::kSend) << i;
+  }
+  EXPECT_EQ(admission_->Next(clock_.SteadyMs(), 4).kind, Kind::kWaitForBudget);
+}
+
+TEST_F(PublishAdmissionTest, ABudgetWaitGathersForAtMostTheBatchBound) {
+  SharedRateBudget budget(50, clock_);  // a burst of 5, then one per 20ms
+  while (budget.TryAcquire() == std::chrono::microseconds::zero()) {
+  }
+  Admit(8, 8, &budget);
+  const auto wait = admission_->Next(clock_.SteadyMs(), 8);
+  EXPECT_EQ(wait.kind, Kind::kWaitForBudget);
+  EXPECT_EQ(wait.wait, milliseconds(20) + kMaxBudgetBatchWait)
+      << "the first token's wait plus the bound, not the 100ms of five tokens";
+}
+
+TEST_F(PublishAdmissionTest, ABudgetWaitGathersOnlyUntilJustBeforeTheDeadline) {
+  SharedRateBudget budget(100, clock_);  // a burst of 10, then one per 10ms
+  Admit(3, 3, &budget);
+  clock_.Advance(milliseconds(285));  // the first wave's messages have 15ms left
+  while (budget.TryAcquire() == std::chrono::microseconds::zero()) {
+  }
+  const auto wait = admission_->Next(clock_.SteadyMs(), 3);
+  EXPECT_EQ(wait.kind, Kind::kWaitForBudget);
+  EXPECT_EQ(wait.wait, milliseconds(14)) << "not the 30ms of three tokens: 1ms before the deadline";
+}
+
 TEST_F(PublishAdmissionTest, ATokenLaterThanTheDeadlineIsARateLimit) {
   SharedRateBudget budget(1, clock_);  // a burst of one, then one per second
   Admit(2, 2, &budget);

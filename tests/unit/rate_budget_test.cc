@@ -41,6 +41,18 @@ TEST_F(RateBudgetTest, WaitIsTimeToNextToken) {
   EXPECT_EQ(budget.TryAcquire(), microseconds::zero());
 }
 
+TEST_F(RateBudgetTest, TimeUntilIsTheWaitForSeveralTokensAtMostAFullBucket) {
+  RateBudget budget(200, clock_);  // a bucket of 20, one token per 5ms
+  EXPECT_EQ(budget.TimeUntil(20), microseconds::zero());
+  Drain(budget);
+  EXPECT_EQ(budget.TimeUntil(1), microseconds(5'000));
+  EXPECT_EQ(budget.TimeUntil(4), microseconds(20'000));
+  EXPECT_EQ(budget.TimeUntil(500), microseconds(100'000)) << "a full bucket";
+  clock_.Advance(milliseconds(20));
+  EXPECT_EQ(budget.TimeUntil(4), microseconds::zero());
+  EXPECT_EQ(Drain(budget), 4) << "TimeUntil took nothing";
+}
+
 TEST_F(RateBudgetTest, KeepsToRateOverOneSecond) {
   RateBudget budget(50, clock_);
   int sent = 0;

@@ -28,6 +28,11 @@ std::chrono::microseconds SharedRateBudget::TryAcquire() {
   return budget_.TryAcquire();
 }
 
+std::chrono::microseconds SharedRateBudget::TimeUntil(size_t count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return budget_.TimeUntil(count);
+}
+
 void SharedRateBudget::OnRateLimited() {
   std::lock_guard<std::mutex> lock(mu_);
   budget_.OnRateLimited();

@@ -27,6 +27,7 @@ class SharedRateBudget {
 
   // As RateBudget's.
   std::chrono::microseconds TryAcquire();
+  std::chrono::microseconds TimeUntil(size_t count);
   void OnRateLimited();
   void OnCleanAnswer();
   double effective_rate() const;

@@ -1,5 +1,6 @@
 #include "core/tencent/publish_admission.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace room_outbox {
@@ -22,7 +23,7 @@ PublishAdmission::PublishAdmission(std::vector<PublishItem>& items, ImBreaker& b
       parallel_(parallel),
       call_start_ms_(call_start_ms) {}
 
-PublishAdmission::Decision PublishAdmission::Next(int64_t now_ms) {
+PublishAdmission::Decision PublishAdmission::Next(int64_t now_ms, size_t ready) {
   if (queue_.empty()) {
     return Decision{};
   }
@@ -39,23 +40,41 @@ PublishAdmission::Decision PublishAdmission::Next(int64_t now_ms) {
     item.probe = admission == ImBreaker::Admission::kProbe;
   }
   StartClock(item, now_ms);
-  if (budget_ != nullptr) {
-    const std::chrono::microseconds wait = budget_->TryAcquire();
-    if (wait > std::chrono::microseconds::zero()) {
-      const std::chrono::milliseconds left(item.deadline_ms - now_ms);
-      if (wait >= left) {
-        PublishOutcome limited;
-        limited.status = PublishStatus::kRateLimited;
-        limited.scope = FailureScope::kGlobalRate;
-        limited.error = "request budget: no slot within " + std::to_string(timeout_.count()) + "ms";
-        return KeepBack(index, std::move(limited), now_ms);
-      }
-      return Decision{Kind::kWaitForBudget, index,
-                      std::chrono::ceil<std::chrono::milliseconds>(wait)};
-    }
+  if (std::optional<Decision> held = AskBudget(index, now_ms, ready)) {
+    return *held;
   }
   queue_.pop_front();
   return Decision{Kind::kSend, index};
+}
+
+std::optional<PublishAdmission::Decision> PublishAdmission::AskBudget(size_t index, int64_t now_ms,
+                                                                      size_t ready) {
+  using std::chrono::microseconds;
+  if (budget_ == nullptr) {
+    return std::nullopt;
+  }
+  const microseconds wait = budget_->TryAcquire();
+  if (wait == microseconds::zero()) {
+    return std::nullopt;
+  }
+  const microseconds left = std::chrono::milliseconds(items_[index].deadline_ms - now_ms);
+  if (wait >= left) {
+    PublishOutcome limited;
+    limited.status = PublishStatus::kRateLimited;
+    limited.scope = FailureScope::kGlobalRate;
+    limited.error = "request budget: no slot within " + std::to_string(timeout_.count()) + "ms";
+    return KeepBack(index, std::move(limited), now_ms);
+  }
+  // One sleep for the tokens of every message that could start now, within the batch bound and
+  // the front message's time.
+  microseconds sleep = wait;
+  const size_t batch = std::min(ready, queue_.size());
+  if (batch > 1) {
+    const microseconds gather =
+        std::min(budget_->TimeUntil(batch), wait + microseconds(kMaxBudgetBatchWait));
+    sleep = std::max(wait, std::min(gather, left - microseconds(1000)));
+  }
+  return Decision{Kind::kWaitForBudget, index, std::chrono::ceil<std::chrono::milliseconds>(sleep)};
 }
 
 void PublishAdmission::StartClock(PublishItem& item, int64_t now_ms) {

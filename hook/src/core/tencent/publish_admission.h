@@ -9,8 +9,11 @@
 //      becomes the probe and keeps that admission until its verdict is recorded.
 //   2. its timeout: the first `parallel` messages count it from the call's start (Publish must
 //      return within it), later ones from when they reach a free slot.
-//   3. the request budget (optional): a token now, or a wait until the next one; a wait that
+//   3. the request budget (optional): a token now, or a wait; a wait for the next token that
 //      would end at or after the message's deadline keeps it back as rate limited (global rate).
+//      Otherwise the caller sleeps once for every message it could start now (the tokens of
+//      `ready` queued messages, at most kMaxBudgetBatchWait and never past the front message's
+//      deadline), not once per token: waking costs the same whether one request or several go out.
 //
 // Pure: no I/O and no clock of its own; the caller passes the monotonic time (Clock::SteadyMs)
 // of each decision. Not thread-safe: one call, one thread (the publisher's lock).
@@ -20,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +35,11 @@ namespace room_outbox {
 
 // The outcome of a message the breaker keeps back: no request was made; do not charge the row.
 PublishOutcome NotAttemptedOutcome();
+
+// The longest a budget wait gathers tokens for several messages beyond the first one's token:
+// short next to a delivery's latency, long enough that a drain held by the budget wakes once per
+// batch of requests (10 at 200/s) rather than once per request.
+inline constexpr std::chrono::milliseconds kMaxBudgetBatchWait{50};
 
 class PublishAdmission {
  public:
@@ -58,8 +67,10 @@ class PublishAdmission {
   void Resend(size_t index) { queue_.push_front(index); }
   bool empty() const { return queue_.empty(); }
 
-  // Decides about the front message at `now_ms`. kSend and kKeptBack take it off the queue.
-  Decision Next(int64_t now_ms);
+  // Decides about the front message at `now_ms`; `ready` (>= 1) is how many messages the caller
+  // could start now (its free slots), which a budget wait gathers tokens for. kSend and kKeptBack
+  // take the front message off the queue.
+  Decision Next(int64_t now_ms, size_t ready = 1);
   // The request of `index` went out: while it is the probe, the call waits for its answer.
   void Sent(size_t index);
   // The probe's verdict was recorded: the call no longer waits for it.
@@ -75,6 +86,8 @@ class PublishAdmission {
   void StartClock(PublishItem& item, int64_t now_ms);
   // Takes `index` off the front and ends it with `outcome`.
   Decision KeepBack(size_t index, PublishOutcome outcome, int64_t now_ms);
+  // The budget's verdict on the front message `index`: nullopt when it took a token.
+  std::optional<Decision> AskBudget(size_t index, int64_t now_ms, size_t ready);
 
   std::vector<PublishItem>& items_;
   ImBreaker& breaker_;

@@ -46,6 +46,16 @@ std::chrono::microseconds RateBudget::TryAcquire() {
   return std::chrono::microseconds(std::max<int64_t>(1, static_cast<int64_t>(wait_us)));
 }
 
+std::chrono::microseconds RateBudget::TimeUntil(size_t count) {
+  Refill(clock_.SteadyMs());
+  const double wanted = std::min(static_cast<double>(std::max<size_t>(count, 1)), Capacity());
+  if (tokens_ >= wanted - kTokenSlack) {
+    return std::chrono::microseconds(0);
+  }
+  const double wait_us = std::ceil((wanted - tokens_) / rate_ * 1e6);
+  return std::chrono::microseconds(std::max<int64_t>(1, static_cast<int64_t>(wait_us)));
+}
+
 void RateBudget::OnRateLimited() {
   const int64_t now_ms = clock_.SteadyMs();
   if (cut_once_ && now_ms - last_cut_ms_ < kAdjustIntervalMs) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 
 #include "core/clock.h"
@@ -24,6 +25,10 @@ class RateBudget {
   // Takes a token when one is there and returns zero; otherwise takes nothing and returns how
   // long until the next token (at least 1µs).
   std::chrono::microseconds TryAcquire();
+
+  // How long until `count` tokens are there (at most a full bucket's worth); zero when they are.
+  // Takes nothing: a caller with several requests ready sleeps once for all of them.
+  std::chrono::microseconds TimeUntil(size_t count);
 
   // IM answered with a frequency limit: halve the rate (not below 1/s). Limit answers within
   // a second of the previous cut count as one: they were mostly sent before it took effect.

@@ -243,7 +243,7 @@ void TencentImPublisher::Run(std::vector<PublishItem>& items, PublishAdmission& 
       break;
     }
     // Loop straight back when finished transfers freed slots for queued work (e.g. a 70001
-    // resend); otherwise wait for socket activity, a curl timer or the next budget token.
+    // resend); otherwise wait for socket activity, a curl timer or the budget's tokens.
     const bool can_start_now = !admission.empty() && pool_->active() < parallel && !pass.held;
     if (pool_->active() > 0 && !can_start_now) {
       if (auto waited = pool_->Wait(pass.wait); !waited) {
@@ -260,7 +260,7 @@ StartPass TencentImPublisher::StartAdmitted(std::vector<PublishItem>& items,
                                             int64_t now_ms) {
   StartPass pass;
   while (pool_->active() < parallel) {
-    const PublishAdmission::Decision decision = admission.Next(now_ms);
+    const PublishAdmission::Decision decision = admission.Next(now_ms, parallel - pool_->active());
     switch (decision.kind) {
       case PublishAdmission::Kind::kEmpty:
         return pass;
