@@ -19,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 for bin in outbox-bench outbox-relay; do
   if [ ! -x "$build/$bin" ]; then
-    echo "bench.sh: $build/$bin is missing; build first (make build)" >&2
+    echo "bench.sh: $build/$bin is missing; build first (make bench, or cmake --build $build --target outbox-bench outbox-relay)" >&2
     exit 2
   fi
 done

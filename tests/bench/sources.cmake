@@ -1,6 +1,6 @@
 # Benchmarks (make bench; scripts/bench.sh runs outbox-bench against a private MariaDB). Not a
-# test: it prints figures and never asserts on speed.
-add_executable(outbox-bench
+# test: it prints figures and never asserts on speed. Built by `make bench` only (not by `all`).
+add_executable(outbox-bench EXCLUDE_FROM_ALL
   tests/bench/alloc_counter.cc
   tests/bench/bench_database.cc
   tests/bench/bench_relay.cc

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer executable of a fuzz build (make fuzz) for SECONDS each, one after the other,
+# Runs every libFuzzer executable of a fuzz build (make fuzz) for SECONDS each, FUZZ_JOBS at a time,
 # seeded with the checked-in corpus tests/fuzz/corpus/<name>/. New inputs go to
 # BUILD_DIR/fuzz-corpus/<name>/ (not checked in); a crash input is saved under
 # BUILD_DIR/fuzz-artifacts/ and, once fixed, belongs in tests/fuzz/corpus/<name>/ as a regression
@@ -23,28 +23,51 @@ if [ ${#names[@]} -eq 0 ]; then
 fi
 
 mkdir -p "$build/fuzz-artifacts"
-failed=()
-for name in "${names[@]}"; do
-  work="$build/fuzz-corpus/$name"
-  log="$build/fuzz-$name.log"
+# FUZZ_JOBS fuzzers at a time (one core each); default 1.
+jobs=${FUZZ_JOBS:-1}
+
+# Runs fuzzer $1 for $seconds; prints its one-line verdict (and its finding) and fails on a finding.
+run_one() {
+  local name=$1 work="$build/fuzz-corpus/$1" log="$build/fuzz-$1.log" rc=0 dict=()
   mkdir -p "$work"
-  dict=()
   [ -f "$here/dict/$name.dict" ] && dict=("-dict=$here/dict/$name.dict")
-  rc=0
   # stdin is /dev/null: a config naming /dev/stdin as a secret file must not wait for input.
   "$build/fuzz_$name" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
     -rss_limit_mb=2048 -max_len=16384 "${dict[@]}" \
     -artifact_prefix="$build/fuzz-artifacts/$name-" "$work" "$here/corpus/$name" \
     </dev/null >"$log" 2>&1 || rc=$?
+  local execs cov
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
   if [ "$rc" -ne 0 ]; then
-    echo "run-fuzzers: $name FAILED (exit $rc) after ${execs:-?} executions; log $log" >&2
-    grep -A40 -m1 -E 'ERROR: |fuzz invariant failed|runtime error' "$log" >&2 || tail -40 "$log" >&2
-    failed+=("$name")
-  else
-    echo "run-fuzzers: $name: ${execs:-?} executions in ${seconds}s, ${cov:-cov: ?}, no finding"
+    {
+      echo "run-fuzzers: $name FAILED (exit $rc) after ${execs:-?} executions; log $log"
+      grep -A40 -m1 -E 'ERROR: |fuzz invariant failed|runtime error' "$log" || tail -40 "$log"
+    } >&2
+    return 1
   fi
+  echo "run-fuzzers: $name: ${execs:-?} executions in ${seconds}s, ${cov:-cov: ?}, no finding"
+}
+
+failed=()
+pids=()
+pid_names=()
+# Waits for the oldest running fuzzer and records a finding.
+reap() {
+  if ! wait "${pids[0]}"; then
+    failed+=("${pid_names[0]}")
+  fi
+  pids=("${pids[@]:1}")
+  pid_names=("${pid_names[@]:1}")
+}
+for name in "${names[@]}"; do
+  [ ${#pids[@]} -ge "$jobs" ] && reap
+  run_one "$name" &
+  pids+=("$!")
+  pid_names+=("$name")
+done
+while [ ${#pids[@]} -gt 0 ]; do
+  reap
 done
 if [ ${#failed[@]} -ne 0 ]; then
   echo "run-fuzzers: findings in: ${failed[*]} (inputs under $build/fuzz-artifacts/)" >&2
