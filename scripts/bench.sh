@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: the benchmarks of issue 4 on this machine only. Starts a private MariaDB under
+# make bench: the benchmarks on this machine only. Starts a private MariaDB under
 # BUILD_DIR/bench-mariadb (unix socket, no TCP), runs BUILD_DIR/outbox-bench against it (fake IM
 # servers on 127.0.0.1 inside the benchmark process), and prints a Markdown report: the command
 # line, the date, the core count and one table of figures with their ratios. The report is also

@@ -146,7 +146,7 @@ bool RunCommand(room_outbox::Hook& hook, room_outbox::sim::RoomCell& cell,
     case CommitStatus::kCommitted:
       break;
   }
-  // Persisted: now the in-memory room state may change (the seed's order).
+  // Persisted: now the in-memory room state may change (the original specification's order).
   cell.Accept(applied);
   CountCommitted(applied, result, skip, tally);
   return true;

@@ -4,7 +4,7 @@
 //   - ids and names fit their columns (schema/001: command_id, room_id, request_id and event_id
 //     128 characters, command_type and event_type 64), counted in characters as the utf8mb4
 //     columns count them, and are valid UTF-8;
-//   - a room whose events are sent to IM has a GroupId Tencent accepts (TENCENT_IM.md §9.6):
+//   - a room whose events are sent to IM has a GroupId Tencent accepts:
 //     group_id_prefix + room_id is printable ASCII (0x20-0x7e), at most 48 bytes, and does not
 //     start with "@TGS#" (the prefix of IM-assigned ids);
 //   - required fields are not empty;

@@ -1,4 +1,4 @@
-// Heap allocations made by one thread inside a window (issue 10, item 5: allocations per
+// Heap allocations made by one thread inside a window  (allocations per
 // Commit).
 //
 // alloc_counter.cc replaces the global operator new (every form) and, outside sanitizer builds,

@@ -1,4 +1,4 @@
-// The benchmarks of `make bench` (issue 4, "5. Benchmarks"). Each function runs one group on
+// The benchmarks of `make bench`. Each function runs one group on
 // fresh databases of the private MariaDB named in the context and adds its rows to the report.
 // They print figures and never assert on speed.
 #pragma once

@@ -1,5 +1,5 @@
 // Benchmark rows 3e-3g: the hook's Commit with the sync publish off beside the database's floor
-// for the same rows (issue 10, item 1), and the heap allocations of one Commit (item 5).
+// for the same rows, and the heap allocations of one Commit (item 5).
 #pragma once
 
 #include <cstddef>

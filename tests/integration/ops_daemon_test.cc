@@ -424,7 +424,8 @@ TEST_F(OpsDaemonTest, PromtoolFindsOnlyTheSeedNamesInTheLiveMetrics) {
   const std::string file = (dir_ / "metrics.txt").string();
   std::ofstream(file) << metrics.body;
   auto [rc, out] = Promtool("check metrics < " + file);
-  // The findings that the seed's fixed names cause, and only those (see README, Metrics).
+  // The findings that the original specification's fixed names cause, and only those
+  // (docs/operations.md, metrics).
   const std::set<std::string> allowed = {
       "room_outbox_pending_total non-counter metrics should not have \"_total\" suffix",
       "room_outbox_oldest_pending_age_ms metric names should not contain abbreviated units",

@@ -1,4 +1,4 @@
-// The operations units (issue 9): the purge service and its timer pass `systemd-analyze verify`
+// The operations units: the purge service and its timer pass `systemd-analyze verify`
 // with the built binary in ExecStart, the purge runs with the documented defaults, and the relay
 // unit reloads with SIGHUP and has a watchdog.
 #include <gmock/gmock.h>

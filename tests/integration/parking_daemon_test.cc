@@ -1,6 +1,6 @@
-// The worker side of issue 9 as processes: the park policy (park_permanent_after) against a
-// fake IM that answers 10010 for one room's group, requeue --room afterwards, the seed's
-// unbounded retry with the default 0, the log volume of an IM outage, a SIGHUP that brings a new
+// The park policy's worker side as processes: park_permanent_after against a fake IM that answers
+// 10010 for one room's group, requeue --room afterwards, the original specification's unbounded
+// retry with the default 0, the log volume of an IM outage, a SIGHUP that brings a new
 // IM secret key, and MariaDbRelayStore::MarkParked itself.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -18,7 +18,7 @@
 // Every answer waits options.latency + fault.delay first (interrupted when the server stops).
 //
 // Tencent's own behaviour, each off by default so plain tests see a plain server
-// (TENCENT_IM.md §9):
+// (docs/relay.md, failure scopes):
 //   - group_cap_per_second > 0: each group takes at most that many messages per second (IM: 40)
 //     from all senders together; what is over is answered OK + "MsgDropReason":"MsgFreqCtrl" and
 //     not delivered. Lower priorities go first: a High message competes only with the High

@@ -7,7 +7,8 @@
 namespace room_outbox {
 namespace {
 
-// Inputs of the TENCENT_IM.md §6 vectors (generated with the official Python and C++ signers).
+// Inputs of Tencent's TLSSigAPIv2 test vectors (generated with the official Python and C++
+// signers).
 constexpr uint64_t kAppId = 1400000000;
 constexpr char kKey[] = "5bd2850fff3ecb11d7c805251c51ee463a25727bddc2385f3fa8bfee1bb93b5e";
 constexpr int64_t kTime = 1700000000;

@@ -87,7 +87,8 @@ using LogCallback = std::function<void(LogLevel, std::string_view)>;
 // What Commit does with a committed command's pending rows (`[hook] sync_publish`).
 enum class SyncPublishMode {
   // Commit publishes them itself before it returns, in order, all within sync_publish_timeout
-  // (the seed's behaviour): kPublished, or kPending for what failed or did not fit.
+  // (the original specification's behaviour): kPublished, or kPending for what failed or did not
+  // fit.
   kInline,
   // Commit returns right after COMMIT (kQueued); a thread the Hook owns publishes them in commit
   // order per room with the same lease and the same sync_publish_timeout from the commit, and

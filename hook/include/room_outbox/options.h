@@ -67,7 +67,7 @@ struct MysqlOptions {
 ROOM_OUTBOX_EXPORT std::vector<std::string> DefaultSkipEventTypes();
 
 // A message's MsgPriority in send_group_msg. Over a group's 40 msg/s cap IM drops lower
-// priorities first (TENCENT_IM.md §9.2): system events go High so audience chat (Normal) is
+// priorities first: system events go High so audience chat (Normal) is
 // dropped before them.
 enum class MsgPriority { kHigh, kNormal, kLow };
 

@@ -14,7 +14,7 @@
 
 namespace room_outbox {
 
-// An envelope's JSON text. Tencent IM refuses bodies above 12 KB (TENCENT_IM.md §9.6), so an
+// An envelope's JSON text. Tencent IM refuses bodies above 12 KB, so an
 // envelope this large can never be delivered; EncodeEnvelope applies the same limit so that the
 // hook never writes a row the relay would refuse.
 inline constexpr size_t kMaxEnvelopeBytes = 64 * 1024;

@@ -35,8 +35,8 @@ enum class PublishStatus {
 // "published", "skipped", "retryable", "rate_limited", "unknown", "permanent", "not_attempted".
 const char* PublishStatusName(PublishStatus status);
 
-// Whom a failure concerns, i.e. what the caller should hold back (TENCENT_IM.md §9). Decided by
-// one table (tencent/im_response.h).
+// Whom a failure concerns, i.e. what the caller should hold back (docs/relay.md, failure scopes).
+// Decided by one table (tencent/im_response.h).
 enum class FailureScope {
   kNone,          // delivered or skipped
   kRow,           // this row failed for now (10002, 5xx, timeout, dropped connection, ...):

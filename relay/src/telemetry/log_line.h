@@ -64,7 +64,7 @@ class LogLine {
   std::vector<Field> fields_;
 };
 
-// The one outcome line per outbox row, with the seed's fields in the seed's order.
+// The one outcome line per outbox row, with the original specification's fields in its order.
 struct OutboxEventFields {
   std::string_view node_id;
   std::string_view event_id;

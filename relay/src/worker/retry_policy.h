@@ -1,7 +1,7 @@
 // RetryPolicy: what one attempt's outcome means for its row. Delivered (published, or a type
 // that is never sent), or a failed attempt that is due again after a delay: the fixed interval
 // (poll_interval, retry_strategy "fixed_interval", unbounded retries), and for frequency-limited
-// answers (failure scope room or global_rate, TENCENT_IM.md §9.1) max(poll_interval,
+// answers (failure scope room or global_rate) max(poll_interval,
 // rate_limited_min) so that a per-second window has passed.
 //
 // The result is a delay (retry_after), never a due time: the store turns it into a time on one

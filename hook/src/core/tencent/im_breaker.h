@@ -1,4 +1,5 @@
-// ImBreaker: the app-scope circuit breaker of a Tencent IM publisher (TENCENT_IM.md §9.4).
+// ImBreaker: the app-scope circuit breaker of a Tencent IM publisher (docs/relay.md, failure
+// scopes).
 //
 // An app-scope answer (wrong key or identifier, app disabled or expired, 70050 "UserSig checked
 // too often", ...) says nobody can succeed, so sending more only hammers IM and charges rows

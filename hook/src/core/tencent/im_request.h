@@ -1,4 +1,4 @@
-// The send_group_msg request: URL and body (TENCENT_IM.md §1, §2a, §3).
+// The send_group_msg request: URL and body (docs/relay.md, "The request body").
 #pragma once
 
 #include <cstdint>

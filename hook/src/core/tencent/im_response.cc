@@ -60,7 +60,7 @@ constexpr FailureScope kDead = FailureScope::kPermanentRow;
 constexpr FailureScope kGlobal = FailureScope::kGlobalRate;
 
 constexpr CodeRow kCodeTable[] = {
-    // Room: this group's send frequency; other groups are not affected (TENCENT_IM.md §9.1).
+    // Room: this group's send frequency; other groups are not affected.
     {10023, 10023, kRate, kRoom, 0, "group send frequency limit"},
     // Global: the app's REST call rate.
     {60007, 60007, kRate, kGlobal, 0, "REST call rate limit"},
@@ -79,7 +79,7 @@ constexpr CodeRow kCodeTable[] = {
     {91000, 91000, kRetry, kRow, 0, "IM internal error"},
     {90992, 90992, kRetry, kRow, 0, "IM internal error"},
     {kImErrorUserSigExpired, kImErrorUserSigExpired, kRetry, kRow, 0, "UserSig expired"},
-    // Permanent row: this message can never be delivered as it is (TENCENT_IM.md §9.5).
+    // Permanent row: this message can never be delivered as it is.
     {80001, 80001, kPerm, kDead, 0, "content refused by moderation"},
     {80002, 80002, kPerm, kDead, 0, "message too long"},
     {80004, 80004, kPerm, kDead, 0, "content refused by moderation"},

@@ -1,4 +1,4 @@
-// Reading a send_group_msg answer (TENCENT_IM.md §1, §2a, §4, §9): one table decides what an
+// Reading a send_group_msg answer (docs/relay.md, failure scopes): one table decides what an
 // IM ErrorCode, an HTTP status or a MsgDropReason means: delivery status, failure scope and a
 // short reason.
 //

@@ -1,6 +1,6 @@
 // The process-wide request budget to Tencent IM.
 //
-// Tencent limits REST calls per app (200/s by default, TENCENT_IM.md §5), not per connection or
+// Tencent limits REST calls per app (200/s by default), not per connection or
 // per object, so every publisher of a process that talks to the same app shares one budget: all
 // Hooks of a room-service process (one per thread) draw from the same tokens, and a frequency
 // limit one of them meets slows them all. Budgets are per process: outbox-relay processes have

@@ -88,7 +88,7 @@ Result<std::unique_ptr<TransferPool::Slot>> TransferPool::NewSlot() const {
       SetOption(h, CURLOPT_TCP_KEEPALIVE, 1L, "CURLOPT_TCP_KEEPALIVE"),
       SetOption(h, CURLOPT_FOLLOWLOCATION, 0L, "CURLOPT_FOLLOWLOCATION"),
       // Without it, removing a transfer whose threaded DNS lookup still runs blocks until
-      // getaddrinfo returns, whatever the timeouts say (TENCENT_IM.md §9.11). 7.87.0+.
+      // getaddrinfo returns, whatever the timeouts say. 7.87.0+.
       SetOption(h, CURLOPT_QUICK_EXIT, 1L, "CURLOPT_QUICK_EXIT"),
   });
   if (!set) {

@@ -1,4 +1,4 @@
-// Tencent IM UserSig, TLSSigAPIv2 (TENCENT_IM.md §6): HMAC-SHA256 over a fixed content string,
+// Tencent IM UserSig, TLSSigAPIv2: HMAC-SHA256 over a fixed content string,
 // put into a small JSON document, zlib-compressed and encoded in IM's base64 variant
 // ('+' -> '*', '/' -> '-', '=' -> '_').
 //
