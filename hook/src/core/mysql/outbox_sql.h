@@ -171,6 +171,14 @@ inline constexpr std::string_view kClaimWindow =
     "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? "
     "ORDER BY next_attempt_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED";
 
+// idx_pending_due: whether a pending row is due now on the server's clock (1) or not (0). The
+// relay asks it before claiming in a round a wake-up started: a datagram that brings no row then
+// costs this one read instead of a claim's transaction. A non-locking read that stops at the first
+// due row (or walks what the window would walk when none is due). No placeholder.
+inline constexpr std::string_view kAnyDue =
+    "SELECT EXISTS (SELECT 1 FROM room_outbox WHERE status = 'pending' "
+    "AND next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
+
 // idx_room_status (room_id, status, id): one range per room from its head, LIMIT rows each
 // (the window's rows of the room plus one), not the room's whole backlog. A part is
 // "(kRoomPrefixPart) UNION ALL (...)"; unused parts of a fixed-size list get LIMIT 0.
@@ -378,6 +386,7 @@ enum class Stmt : uint8_t {
   kCommandRows,
   kServerNow,
   kClaimWindow,
+  kAnyDue,
   kRoomPrefix,
   kRoomAfter,
   kLockExtension,
@@ -478,6 +487,7 @@ inline constexpr std::array kStatements = {
     Shared(Stmt::kCommandRows, "command_rows", kCommandRows),
     Shared(Stmt::kServerNow, "server_now", kServerNow),
     Shared(Stmt::kClaimWindow, "claim_window", kClaimWindow),
+    Shared(Stmt::kAnyDue, "any_due", kAnyDue),
     Shared(Stmt::kRoomPrefix, "room_prefix", Shape::kUnionAll, {{}, kRoomPrefixPart, {}}),
     Shared(Stmt::kRoomAfter, "room_after", Shape::kUnionAll, {{}, kRoomAfterPart, {}}),
     Shared(Stmt::kLockExtension, "lock_extension", Shape::kIdList,

@@ -42,10 +42,11 @@ inline constexpr sql::Stmt kHookStatements[] = {
     sql::Stmt::kRelease,
 };
 inline constexpr sql::Stmt kRelayStatements[] = {
-    sql::Stmt::kServerNow,      sql::Stmt::kClaimWindow, sql::Stmt::kRoomPrefix,
-    sql::Stmt::kRoomAfter,      sql::Stmt::kLockExtension, sql::Stmt::kLease,
-    sql::Stmt::kSchedule,       sql::Stmt::kMarkPublished, sql::Stmt::kRelease,
-    sql::Stmt::kMarkFailed,     sql::Stmt::kMarkParked,  sql::Stmt::kStats,
+    sql::Stmt::kServerNow,  sql::Stmt::kClaimWindow,   sql::Stmt::kAnyDue,
+    sql::Stmt::kRoomPrefix, sql::Stmt::kRoomAfter,     sql::Stmt::kLockExtension,
+    sql::Stmt::kLease,      sql::Stmt::kSchedule,      sql::Stmt::kMarkPublished,
+    sql::Stmt::kRelease,    sql::Stmt::kMarkFailed,    sql::Stmt::kMarkParked,
+    sql::Stmt::kStats,
 };
 
 class StoreSession {
