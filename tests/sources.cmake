@@ -70,6 +70,7 @@ add_executable(unit_tests
   tests/unit/statement_text_test.cc
   tests/unit/sync_breaker_test.cc
   tests/unit/usersig_test.cc
+  tests/unit/wake_gap_test.cc
   tests/unit/wake_signal_test.cc
   tests/unit/wake_socket_test.cc)
 target_link_libraries(unit_tests PRIVATE room_outbox_test_support room_outbox_sim

@@ -37,6 +37,7 @@ add_library(room_outbox_relay STATIC
   relay/src/worker/retry_policy.cc
   relay/src/worker/room_pacing.cc
   relay/src/worker/room_queues.cc
+  relay/src/worker/wake_gap.cc
   relay/src/telemetry/health.cc
   relay/src/telemetry/log_line.cc
   relay/src/telemetry/metrics.cc

@@ -13,6 +13,7 @@
 #include "bench/commit_floor.h"
 #include "bench/commit_support.h"
 #include "bench/worker_harness.h"
+#include "config/config.h"
 #include "core/mysql/connection.h"
 #include "daemon/wake_listener.h"
 #include "daemon/wake_socket.h"
@@ -218,15 +219,16 @@ CommitToPublishedRun MeasureCommitToPublished(const BenchContext& ctx, const std
   if (wake) {
     std::filesystem::create_directories(ctx.work_dir);
     hook_options.wake_socket = ctx.work_dir + "/" + name + ".wake.sock";
-    auto bound = relay::WakeSocket::Bind(hook_options.wake_socket).and_then([&](auto socket) {
-      return relay::WakeListener::Start(
-          std::move(socket),
-          [&](uint64_t datagrams) {
-            wakeups += datagrams;
-            relay.Wake();
-          },
-          relay.logger());
-    });
+    auto bound = relay::WakeSocket::Bind(hook_options.wake_socket, relay::kDefaultWakeSocketMode)
+                     .and_then([&](auto socket) {
+                       return relay::WakeListener::Start(
+                           std::move(socket),
+                           [&](uint64_t datagrams) {
+                             wakeups += datagrams;
+                             relay.Wake();
+                           },
+                           relay.logger(), relay::kDefaultWakeMinInterval);
+                     });
     if (!bound) throw BenchFailure("commit->published: wake socket: " + bound.error().message);
     listener = std::move(*bound);
   }

@@ -413,7 +413,7 @@ TEST_F(OpsDaemonTest, PromtoolFindsOnlyTheSeedNamesInTheLiveMetrics) {
   for (const char* name :
        {"room_outbox_db_up", "room_outbox_parked_rows", "room_outbox_im_breaker_open",
         "room_outbox_in_flight_rows", "room_outbox_stats_age_seconds",
-        "room_outbox_worker_heartbeat_age_seconds"}) {
+        "room_outbox_worker_heartbeat_age_seconds", "room_outbox_db_statements_total"}) {
     EXPECT_NE(Sample(metrics.body, name), "") << name << "\n" << metrics.body;
   }
   EXPECT_THAT(metrics.body,

@@ -4,6 +4,9 @@
 // removes its socket (Notify then returns, refused, and nothing breaks); a relay killed with
 // -9 leaves a stale socket file that the next relay replaces; a second relay on the same path,
 // or a path holding a regular file, is refused at start (exit 1) without harming what is there.
+// A flood of datagrams, and a hook waking on every command of a burst, cost the database a few
+// statements per min_interval (the relay's own statement counter, room_outbox_db_statements_total,
+// so other tests on the shared server do not count) and the rows committed meanwhile go out.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -12,13 +15,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "core/fd.h"
 #include "room_outbox/hook.h"
@@ -82,10 +90,11 @@ class RelayWakeTest : public ::testing::Test {
   }
 
   // A relay polling every 10 s with [wake] socket and a metrics endpoint (its port in *port).
-  std::unique_ptr<RelayProcess> MakeRelay(int* port, std::vector<std::string> args = {}) {
+  std::unique_ptr<RelayProcess> MakeRelay(int* port, std::vector<std::string> args = {},
+                                          const std::string& poll_interval = "10s") {
     RelayProcessOptions options;
     options.node_id = "relay-wake-test";
-    options.outbox_worker = {{"poll_interval", "\"10s\""}};
+    options.outbox_worker = {{"poll_interval", "\"" + poll_interval + "\""}};
     options.args = std::move(args);
     auto relay = std::make_unique<RelayProcess>(db_, im_, options);
     *port = FreePort();
@@ -95,8 +104,7 @@ class RelayWakeTest : public ::testing::Test {
     return relay;
   }
 
-  void InsertPending(const std::string& id) {
-    const std::string room = "wake-room";
+  void InsertPending(const std::string& id, const std::string& room = "wake-room") {
     db_.Exec(
         "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
         "envelope, status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) "
@@ -130,6 +138,27 @@ class RelayWakeTest : public ::testing::Test {
     EXPECT_TRUE(
         Eventually([&] { return MetricValue(port, "room_outbox_wakeups_total") == wakeups + 1; },
                    seconds(10)));
+  }
+
+  // The relay's statements per second over `window` (its own counter: what other clients of the
+  // shared test server send does not count), while `during` runs on this thread, if given.
+  double StatementsPerSecond(int port, milliseconds window,
+                             const std::function<void()>& during = {}) {
+    const auto start = std::chrono::steady_clock::now();
+    const int64_t before = MetricValue(port, "room_outbox_db_statements_total");
+    EXPECT_GE(before, 0);
+    if (during) during();
+    std::this_thread::sleep_until(start + window);  // a measuring window, not a wait for an event
+    const int64_t after = MetricValue(port, "room_outbox_db_statements_total");
+    const double seconds_elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return static_cast<double>(after - before) / seconds_elapsed;
+  }
+  int64_t PublishedCount(const std::string& prefix) {
+    return db_.Scalar(
+        "SELECT COUNT(*) FROM room_outbox WHERE status = 'published' AND "
+        "event_id LIKE " +
+        SqlQuote(prefix + "%"));
   }
 
   TestDatabase db_;
@@ -194,6 +223,89 @@ TEST_F(RelayWakeTest, RowsAHookLeavesAreDeliveredByTheRelayItWakes) {
                        "'hook-wake-c1'"),
             0)
       << "the hook's failed sync publish is not a charged attempt";
+}
+
+// A local process floods the socket as fast as it can (hostile or buggy): the relay's database
+// statements stay a small multiple of its idle rate (poll_interval 1s, nothing pending), and rows
+// committed meanwhile are delivered. Without coalescing every datagram was a claim: about 2000
+// times the idle rate.
+TEST_F(RelayWakeTest, AFloodOfDatagramsCostsTheDatabaseASmallMultipleOfTheIdleLoad) {
+  int port = 0;
+  auto relay = MakeRelay(&port, {}, "1s");
+  ASSERT_TRUE(relay->Start());
+  InsertPending("flood-probe");
+  ASSERT_TRUE(Eventually([&] { return Published("flood-probe"); }, seconds(30)))
+      << relay->StderrTail();
+  const double idle = StatementsPerSecond(port, milliseconds(3000));
+
+  std::atomic<bool> flooding{true};
+  WakeSender flooder(socket_path_);
+  std::thread flood([&] {
+    while (flooding.load(std::memory_order_relaxed)) flooder.Notify();
+  });
+  const double flooded = StatementsPerSecond(port, milliseconds(3000), [&] {
+    for (int i = 0; i < 3; ++i) {
+      InsertPending("flood-row-" + std::to_string(i), "flood-room-" + std::to_string(i));
+      std::this_thread::sleep_for(milliseconds(700));  // spread over the window
+    }
+  });
+  const bool delivered = Eventually([&] { return PublishedCount("flood-row-") == 3; }, seconds(30));
+  flooding = false;
+  flood.join();
+  EXPECT_TRUE(delivered) << "rows committed during the flood were not delivered\n"
+                         << relay->StderrTail();
+  EXPECT_GT(flooder.sent(), 1000u);
+  std::printf("statements/s: idle %.1f, flooded %.1f (%llu datagrams sent)\n", idle, flooded,
+              static_cast<unsigned long long>(flooder.sent()));
+  EXPECT_LE(flooded, 15.0 * std::max(idle, 1.0))
+      << "idle " << idle << " statements/s, under the flood " << flooded;
+  EXPECT_TRUE(relay->Alive());
+}
+
+// A room-service's hook that leaves every command's rows for the relay (sync publish off) and
+// wakes it on each, as fast as it commits: the relay delivers them in rounds a wake-up starts at
+// most once per [wake] min_interval, not in one round per datagram.
+TEST_F(RelayWakeTest, AHookWakingOnEveryCommandOfABurstCostsFewStatementsPerRow) {
+  int port = 0;
+  auto relay = MakeRelay(&port, {}, "1s");
+  ASSERT_TRUE(relay->Start());
+  InsertPending("burst-probe");
+  ASSERT_TRUE(Eventually([&] { return Published("burst-probe"); }, seconds(30)))
+      << relay->StderrTail();
+  const double idle = StatementsPerSecond(port, milliseconds(3000));
+
+  HookOptions options;
+  options.mysql = db_.Options();
+  options.tencent_im = im_.ClientOptions();
+  options.sync_publish = SyncPublishMode::kOff;
+  options.node_id = "hook-burst-test";
+  options.wake_socket = socket_path_;
+  Error error;
+  auto hook = CreateHook(options, &error);
+  ASSERT_TRUE(hook) << error.message;
+  constexpr int kCommands = 300;
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t before = MetricValue(port, "room_outbox_db_statements_total");
+  for (int i = 0; i < kCommands; ++i) {
+    const std::string id = "burst-row-" + std::to_string(i);
+    Command command{"c-" + id, "burst-room-" + std::to_string(i % 30), "SendGift", "r-" + id, 2,
+                    "{}"};
+    std::vector<Event> events = {{id, "RoomGiftSent", 2, 0, "{}"}};
+    ASSERT_EQ(hook->Commit(command, events).status, CommitStatus::kCommitted);
+  }
+  ASSERT_TRUE(Eventually([&] { return PublishedCount("burst-row-") == kCommands; }, seconds(60)))
+      << relay->StderrTail();
+  const int64_t statements = MetricValue(port, "room_outbox_db_statements_total") - before;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("statements: idle %.1f/s; burst of %d commands: %lld in %.2f s (%.1f/s, %.2f/row)\n",
+              idle, kCommands, static_cast<long long>(statements), elapsed, statements / elapsed,
+              static_cast<double>(statements) / kCommands);
+  // A round a wake-up starts claims what came due since the last one: a few statements per round
+  // and at most one round per min_interval (10 ms), however many commands woke it.
+  EXPECT_LE(static_cast<double>(statements) / elapsed, 1000.0 / 10 * 12 + 2 * idle)
+      << statements << " statements in " << elapsed << " s";
+  EXPECT_TRUE(relay->Alive());
 }
 
 TEST_F(RelayWakeTest, AStoppedRelayRemovesItsSocketAndANotifyThenChangesNothing) {

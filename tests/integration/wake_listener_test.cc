@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "config/config.h"
 #include "daemon/wake_socket.h"
 #include "support/wait.h"
 #include "wake_sender.h"
@@ -37,7 +38,7 @@ class WakeListenerTest : public ::testing::Test {
   }
 
   std::unique_ptr<WakeSocket> MustBind(const std::string& path) {
-    auto bound = WakeSocket::Bind(path);
+    auto bound = WakeSocket::Bind(path, kDefaultWakeSocketMode);
     EXPECT_TRUE(bound) << bound.error().message;
     return bound ? std::move(*bound) : nullptr;
   }
@@ -61,7 +62,7 @@ TEST_F(WakeListenerTest, ListenerCoalescesABurstAndCountsEveryDatagram) {
         ++calls;
         signal.Wake();
       },
-      *logger);
+      *logger, kDefaultWakeMinInterval);
   ASSERT_TRUE(listener) << listener.error().message;
   WakeSender sender(path_);
   for (int i = 0; i < 100; ++i) sender.Notify();

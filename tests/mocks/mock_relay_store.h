@@ -10,6 +10,7 @@ namespace room_outbox::testing {
 class MockRelayStore : public RelayStore {
  public:
   MOCK_METHOD(Result<Claim>, ClaimDue, (const ClaimOptions& options), (override));
+  MOCK_METHOD(Result<bool>, AnyDue, (), (override));
   MOCK_METHOD(Result<size_t>, MarkPublished,
               (const std::string& token, std::span<const int64_t> ids), (override));
   MOCK_METHOD(Result<size_t>, MarkFailed,

@@ -86,6 +86,38 @@ TEST_F(ConfigWakeTest, TheEffectiveConfigShowsTheSocketAndLoadsAgain) {
   EXPECT_THAT(RenderEffectiveConfig(*off), HasSubstr("[wake]\nsocket = \"\"\n"));
 }
 
+TEST_F(ConfigWakeTest, MinIntervalAndSocketModeHaveDefaultsLimitsAndAreShown) {
+  auto c = Load("");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->wake.min_interval, kDefaultWakeMinInterval);
+  EXPECT_EQ(c->wake.socket_mode, 0666u);
+
+  auto set = Load(
+      "[wake]\nsocket = \"/run/outbox-relay/wake.sock\"\nmin_interval = \"25ms\"\n"
+      "socket_mode = \"0660\"\n");
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_EQ(set->wake.min_interval, std::chrono::milliseconds(25));
+  EXPECT_EQ(set->wake.socket_mode, 0660u);
+  const std::string text = RenderEffectiveConfig(*set);
+  EXPECT_THAT(text, HasSubstr("min_interval = \"25ms\"\nsocket_mode = \"0660\"\n"));
+  EXPECT_THAT(text, HasSubstr("the socket file gets mode 0660: the relay's user and the file's "
+                              "group may wake the relay"));
+  auto back = LoadConfig(Write("rendered.toml", text));
+  ASSERT_TRUE(back) << back.error().message << "\n" << text;
+  EXPECT_EQ(back->wake.socket_mode, 0660u);
+  EXPECT_THAT(RenderEffectiveConfig(*Load("[wake]\nsocket = \"/run/w.sock\"\n")),
+              HasSubstr("the socket file gets mode 0666: any local user may wake the relay"));
+
+  EXPECT_THAT(ErrorOf("[wake]\nsocket_mode = \"0999\"\n"),
+              HasSubstr("wake.socket_mode: \"0999\" is not an octal file mode"));
+  EXPECT_THAT(ErrorOf("[wake]\nsocket_mode = \"01777\"\n"), HasSubstr("wake.socket_mode: "));
+  EXPECT_THAT(ErrorOf("[outbox_worker]\npoll_interval = \"1s\"\n[wake]\nmin_interval = \"2s\"\n"),
+              HasSubstr("wake.min_interval: 2s must not exceed [outbox_worker] poll_interval"));
+  auto zero = Load("[wake]\nmin_interval = \"0ms\"\n");  // as every duration: <= 0 is the default
+  ASSERT_TRUE(zero) << zero.error().message;
+  EXPECT_EQ(zero->wake.min_interval, kDefaultWakeMinInterval);
+}
+
 // Each shipped config documents the key with a commented example that loads once uncommented,
 // and the systemd unit creates the directory the production example names.
 TEST_F(ConfigWakeTest, TheShippedExamplesLoadUncommentedAndTheUnitMakesTheirDirectory) {

@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "core/mysql/statement_count.h"
+
 namespace room_outbox::relay {
 namespace {
 
@@ -42,6 +46,20 @@ TEST(MetricsTest, LatencyHistogramIsCumulative) {
   EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_bucket{le=\"+Inf\"} 4\n"));
   EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_sum 60048\n"));
   EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_count 4\n"));
+}
+
+// The process's statement count, as /metrics shows it: what every connection of the process sent.
+TEST(MetricsTest, DbStatementsTotalIsTheProcessCount) {
+  Metrics m;
+  CountStatementSent();
+  const uint64_t sent = StatementsSent();
+  EXPECT_THAT(m.RenderPrometheus(),
+              HasSubstr("# TYPE room_outbox_db_statements_total counter\n"
+                        "room_outbox_db_statements_total " +
+                        std::to_string(sent) + "\n"));
+  CountStatementSent();
+  EXPECT_THAT(m.RenderPrometheus(),
+              HasSubstr("\nroom_outbox_db_statements_total " + std::to_string(sent + 1) + "\n"));
 }
 
 }  // namespace

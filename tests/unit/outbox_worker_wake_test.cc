@@ -1,7 +1,10 @@
 // OutboxWorker and wake-ups (StopSignal::Wake, fed by the [wake] socket): a wake-up ends the idle
 // wait between rounds, never a paced room's wait inside a round; one that arrives during a round
-// ends the next idle wait at once; one taken before a claim is consumed by it; bursts are one
-// round; while the breaker is open the loop still waits poll_interval; --once ignores them.
+// ends the next idle wait as soon as WakeGap allows (wake_min_interval after the round's start);
+// a woken round asks AnyDue before it claims; woken rounds that find nothing widen the gap up to
+// kMaxWakeGap and a claimed row narrows it again; one taken before a claim is consumed by it;
+// bursts are one round; while the breaker is open the loop still waits poll_interval; --once
+// ignores them.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -34,6 +37,7 @@ class OutboxWorkerWakeTest : public ::room_outbox::testing::WorkerFixture {
               if (during_publish_) during_publish_();
               return std::vector<PublishOutcome>(messages.size(), Published());
             }));
+    EXPECT_CALL(store_, AnyDue()).WillRepeatedly(Return(Result<bool>(true)));
   }
 
   // Stops the loop after its `n`-th sleep.
@@ -63,9 +67,10 @@ TEST_F(OutboxWorkerWakeTest, AWakeUpDuringARoundEndsTheNextIdleWaitAtOnce) {
   StopAfterSleeps(2);
   auto worker = MakeWorker();
   worker.Run();
-  // Round 1 (not full) would idle 1000 ms; the wake-up made it 0 and round 2 claimed at once,
-  // taking the wake-up, so round 2 idles the whole poll_interval.
-  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(0), milliseconds(1000)));
+  // Round 1 (not full) would idle 1000 ms; the wake-up ended that wait wake_min_interval (10 ms)
+  // after round 1 started and round 2 claimed, taking the wake-up, so round 2 idles the whole
+  // poll_interval.
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(10), milliseconds(1000)));
   EXPECT_FALSE(stop_.wake_pending());
 }
 
@@ -96,7 +101,7 @@ TEST_F(OutboxWorkerWakeTest, ABurstOfWakeUpsIsOneMoreRound) {
   auto worker = MakeWorker();
   worker.Run();
   EXPECT_EQ(claims, 2);
-  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(0), milliseconds(1000)));
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(10), milliseconds(1000)));
 }
 
 TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPacedRoomsWaitInsideARound) {
@@ -108,13 +113,53 @@ TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPacedRoomsWaitInsideARound) {
     clock_.Advance(milliseconds(20));
     stop_.Wake();
   };
-  StopAfterSleeps(3);
+  int claims = 0;
+  EXPECT_CALL(store_, AnyDue()).WillRepeatedly(Invoke([&] {
+    ++claims;
+    return Result<bool>(true);
+  }));
+  StopAfterSleeps(2);
   auto worker = MakeWorker();
   worker.Run();
-  // Row 2 waits the rest of room-a's room_min_interval (30 ms) with the wake-up pending; then the
-  // idle wait ends at once; round 2 found nothing and idles poll_interval.
+  // Row 2 waits the rest of room-a's room_min_interval (30 ms) with the wake-up pending; the
+  // round took 50 ms, more than wake_min_interval, so the idle wait ends without a sleep; round 2
+  // (woken) found nothing and idles poll_interval.
   EXPECT_EQ(waves_, 2);
-  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30), milliseconds(0), milliseconds(1000)));
+  EXPECT_EQ(claims, 1);
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(30), milliseconds(1000)));
+}
+
+// A flood of datagrams that bring no rows: every round is followed by more wake-ups, yet woken
+// rounds come no sooner than the gap, each costs one AnyDue and no claim, and the gap doubles up
+// to kMaxWakeGap (50 ms); a row committed during the flood is claimed by the next woken round,
+// and the gap is back at wake_min_interval (10 ms).
+TEST_F(OutboxWorkerWakeTest, AFloodOfWakeUpsIsAtMostOneDueCheckPerGap) {
+  auto woken_then = [this](bool due) {
+    return [this, due] {
+      stop_.Wake();
+      return Result<bool>(due);
+    };
+  };
+  EXPECT_CALL(store_, AnyDue())
+      .WillOnce(Invoke(woken_then(false)))
+      .WillOnce(Invoke(woken_then(false)))
+      .WillOnce(Invoke(woken_then(false)))
+      .WillOnce(Invoke(woken_then(true)))
+      .WillRepeatedly(Invoke(woken_then(false)));
+  int claims = 0;
+  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([&](const ClaimOptions&) {
+    stop_.Wake();
+    ++claims;
+    return Result<Claim>(MakeClaim(claims == 2 ? std::vector<OutboxRow>{Row(1, "room-a")}
+                                               : std::vector<OutboxRow>{}));
+  }));
+  StopAfterSleeps(6);
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_EQ(claims, 2);  // the first round's, and the one a due row made
+  EXPECT_EQ(waves_, 1);
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(10), milliseconds(20), milliseconds(40),
+                                           milliseconds(50), milliseconds(10), milliseconds(20)));
 }
 
 TEST_F(OutboxWorkerWakeTest, WhileTheBreakerIsOpenAWakeUpDoesNotEndThePollIntervalWait) {

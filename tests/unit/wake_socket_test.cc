@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config/config.h"
 #include "core/fd.h"
 #include "wake_sender.h"
 
@@ -49,7 +50,7 @@ class WakeSocketTest : public ::testing::Test {
   }
 
   std::unique_ptr<WakeSocket> MustBind(const std::string& path) {
-    auto bound = WakeSocket::Bind(path);
+    auto bound = WakeSocket::Bind(path, kDefaultWakeSocketMode);
     EXPECT_TRUE(bound) << bound.error().message;
     return bound ? std::move(*bound) : nullptr;
   }
@@ -64,10 +65,20 @@ TEST_F(WakeSocketTest, BindsASocketEveryoneMaySendToAndRemovesItAtTheEnd) {
   struct stat st {};
   ASSERT_EQ(::lstat(path_.c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
-  EXPECT_EQ(st.st_mode & 0777, kWakeSocketMode);
+  EXPECT_EQ(st.st_mode & 0777, kDefaultWakeSocketMode);
   EXPECT_EQ(socket->path(), path_);
   socket.reset();
   EXPECT_FALSE(fs::exists(fs::symlink_status(path_)));
+}
+
+TEST_F(WakeSocketTest, AGroupRestrictedModeIsGivenWhateverTheUmask) {
+  const mode_t old_umask = ::umask(0);  // a umask would not widen 0660 either way
+  auto bound = WakeSocket::Bind(path_, 0660);
+  ::umask(old_umask);
+  ASSERT_TRUE(bound) << bound.error().message;
+  struct stat st {};
+  ASSERT_EQ(::lstat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
 }
 
 TEST_F(WakeSocketTest, DatagramsAreReceivedAndDrainedSoTheQueueDoesNotStayFull) {
@@ -113,7 +124,7 @@ TEST_F(WakeSocketTest, AStaleSocketFileOfADeadRelayIsReplaced) {
 TEST_F(WakeSocketTest, ASocketARunningProcessIsBoundToIsRefusedAndKept) {
   auto first = MustBind(path_);
   ASSERT_NE(first, nullptr);
-  auto second = WakeSocket::Bind(path_);
+  auto second = WakeSocket::Bind(path_, kDefaultWakeSocketMode);
   ASSERT_FALSE(second);
   EXPECT_EQ(second.error().code, ErrorCode::kAlreadyExists);
   EXPECT_THAT(second.error().message, HasSubstr(path_));
@@ -126,7 +137,7 @@ TEST_F(WakeSocketTest, ASocketARunningProcessIsBoundToIsRefusedAndKept) {
 
 TEST_F(WakeSocketTest, AFileThatIsNotASocketIsRefusedAndNeverRemoved) {
   std::ofstream(path_) << "operator's notes\n";
-  auto regular = WakeSocket::Bind(path_);
+  auto regular = WakeSocket::Bind(path_, kDefaultWakeSocketMode);
   ASSERT_FALSE(regular);
   EXPECT_EQ(regular.error().code, ErrorCode::kInvalidArgument);
   EXPECT_THAT(regular.error().message, HasSubstr(path_));
@@ -135,34 +146,34 @@ TEST_F(WakeSocketTest, AFileThatIsNotASocketIsRefusedAndNeverRemoved) {
 
   const std::string dir = (dir_ / "a-directory").string();
   fs::create_directory(dir);
-  auto directory = WakeSocket::Bind(dir);
+  auto directory = WakeSocket::Bind(dir, kDefaultWakeSocketMode);
   ASSERT_FALSE(directory);
   EXPECT_THAT(directory.error().message, HasSubstr("a directory, not a socket"));
 
   const std::string link = (dir_ / "a-link").string();
   fs::create_symlink(path_, link);
-  auto symlink = WakeSocket::Bind(link);
+  auto symlink = WakeSocket::Bind(link, kDefaultWakeSocketMode);
   ASSERT_FALSE(symlink);
   EXPECT_THAT(symlink.error().message, HasSubstr("a symbolic link, not a socket"));
   EXPECT_TRUE(fs::is_symlink(link));
 }
 
 TEST_F(WakeSocketTest, PathsTheSenderCannotUseAreRefused) {
-  auto relative = WakeSocket::Bind("run/wake.sock");
+  auto relative = WakeSocket::Bind("run/wake.sock", kDefaultWakeSocketMode);
   ASSERT_FALSE(relative);
   EXPECT_THAT(relative.error().message, HasSubstr("must be absolute"));
   const std::string too_long = "/tmp/" + std::string(sizeof(sockaddr_un{}.sun_path), 'x');
-  auto long_path = WakeSocket::Bind(too_long);
+  auto long_path = WakeSocket::Bind(too_long, kDefaultWakeSocketMode);
   ASSERT_FALSE(long_path);
   EXPECT_THAT(long_path.error().message, HasSubstr("at most"));
-  auto empty = WakeSocket::Bind("");
+  auto empty = WakeSocket::Bind("", kDefaultWakeSocketMode);
   ASSERT_FALSE(empty);
   EXPECT_THAT(empty.error().message, HasSubstr("empty"));
 }
 
 TEST_F(WakeSocketTest, ABindFailureNamesThePathAndTheSystemError) {
   const std::string missing_dir = (dir_ / "no-such-dir" / "wake.sock").string();
-  auto bound = WakeSocket::Bind(missing_dir);
+  auto bound = WakeSocket::Bind(missing_dir, kDefaultWakeSocketMode);
   ASSERT_FALSE(bound);
   EXPECT_THAT(bound.error().message, HasSubstr("bind(" + missing_dir + ")"));
   EXPECT_THAT(bound.error().message, HasSubstr(std::strerror(ENOENT)));

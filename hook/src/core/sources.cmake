@@ -22,6 +22,7 @@ add_library(room_outbox_core STATIC
   hook/src/core/mysql/mysql_error.cc
   hook/src/core/mysql/mysql_option_names.cc
   hook/src/core/mysql/statement.cc
+  hook/src/core/mysql/statement_count.cc
   hook/src/core/mysql/statement_text.cc
   hook/src/core/mysql/store_session.cc
   hook/src/core/tencent/curl_error.cc

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/config/duration.h"
 #include "core/config/toml_reader.h"
 
 namespace room_outbox::relay {
@@ -93,9 +94,37 @@ void ReadMetrics(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
-// [wake]: the socket (shared with the hook's reader).
+// "0660", "660": octal permission bits, at most 0777.
+std::optional<mode_t> ParseSocketMode(const std::string& text) {
+  if (text.empty() || text.size() > 4 || text.find_first_not_of("01234567") != std::string::npos) {
+    return std::nullopt;
+  }
+  const unsigned long mode = std::stoul(text, nullptr, 8);
+  if (mode > 0777) {
+    return std::nullopt;
+  }
+  return static_cast<mode_t>(mode);
+}
+
+// [wake]: the socket (shared with the hook's reader), then the relay's own keys. After
+// [outbox_worker]: min_interval is checked against poll_interval.
 void ReadWake(TableReader& r, Config& c) {
   ReadWakeSocket(r, c);
+  r.PositiveDuration("min_interval", &c.wake.min_interval);
+  if (c.wake.min_interval > c.outbox_worker.poll_interval && !r.failed()) {
+    r.SetError(r.NodeOf("min_interval"), "min_interval",
+               FormatDuration(c.wake.min_interval) + " must not exceed [outbox_worker] " +
+                   "poll_interval (" + FormatDuration(c.outbox_worker.poll_interval) +
+                   "): a wake-up only shortens the wait for the next poll");
+  }
+  if (auto v = r.String("socket_mode")) {
+    if (auto mode = ParseSocketMode(*v)) {
+      c.wake.socket_mode = *mode;
+    } else {
+      r.SetError(r.NodeOf("socket_mode"), "socket_mode",
+                 "\"" + *v + "\" is not an octal file mode of at most 0777 (e.g. \"0660\")");
+    }
+  }
   r.CheckUnknown();
 }
 

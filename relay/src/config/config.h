@@ -11,6 +11,8 @@
 // loop, an unbounded scan or an unbounded call.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -21,6 +23,7 @@
 #include "room_outbox/hook.h"
 #include "room_outbox/options.h"
 #include "telemetry/log_line.h"
+#include "worker/wake_gap.h"
 #include "worker/worker_options.h"
 
 namespace room_outbox::relay {
@@ -30,11 +33,31 @@ struct MetricsConfig {
   std::string listen;
 };
 
+// [wake] socket_mode's default: any local user may send to the socket (a room-service running
+// as another user can wake the relay without further setup). A datagram only shortens the
+// relay's idle wait, and WakeGap bounds what any number of them costs (worker/wake_gap.h); a
+// group-restricted mode ("0660", the relay running with Group= of a group room-service is in) is
+// the recommended setup (docs/relay.md, "The wake socket").
+inline constexpr mode_t kDefaultWakeSocketMode = 0666;
+
+// The relay's own [wake] keys ([wake] socket is SharedConfig::wake_socket, read by the hook too).
+struct WakeConfig {
+  // The least time between the starts of two rounds a wake-up starts (WakeGap); at most
+  // poll_interval.
+  std::chrono::milliseconds min_interval = kDefaultWakeMinInterval;
+  // The socket file's permission bits (chmod after bind, whatever the umask); at most 0777.
+  mode_t socket_mode = kDefaultWakeSocketMode;
+};
+
+// "0660": `mode` as four octal digits.
+std::string FormatSocketMode(mode_t mode);
+
 // The whole file: the shared sections (SharedConfig) and the relay's own.
 struct Config : SharedConfig {
   WorkerConfig outbox_worker;  // outbox_worker.ordering follows SharedConfig::per_room_order
   LogConfig log;
   MetricsConfig metrics;
+  WakeConfig wake;
 };
 
 // Reads, parses and validates the file. Errors are kInvalidArgument ("path:line:col: ...") for bad

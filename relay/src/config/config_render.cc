@@ -36,6 +36,14 @@ std::string Quote(std::string_view s) {
 
 std::string Secret(const std::string& value) { return value.empty() ? "<unset>" : "<redacted>"; }
 
+// Who may send to a socket file of `mode` (a sender needs write permission on it).
+const char* WhoMayWake(mode_t mode) {
+  if ((mode & 0002) != 0) return "any local user may wake the relay";
+  if ((mode & 0020) != 0) return "the relay's user and the file's group may wake the relay";
+  if ((mode & 0200) != 0) return "only the relay's user may wake the relay";
+  return "nobody may wake the relay (no write permission)";
+}
+
 void RenderMysql(const Config& c, std::ostream& o) {
   o << "[mysql]\n"
     << "host = " << Quote(c.mysql.host) << "\n"
@@ -108,10 +116,22 @@ void RenderTheRest(const Config& c, std::ostream& o) {
   o << "[metrics]\n"
     << "listen = " << Quote(c.metrics.listen) << "\n\n";
   o << "[wake]\n"
-    << "socket = " << Quote(c.wake_socket) << "\n";
+    << "socket = " << Quote(c.wake_socket) << "\n"
+    << "min_interval = " << Quote(FormatDuration(c.wake.min_interval)) << "\n"
+    << "socket_mode = " << Quote(FormatSocketMode(c.wake.socket_mode)) << "\n";
+  if (!c.wake_socket.empty()) {
+    o << "# the socket file gets mode " << FormatSocketMode(c.wake.socket_mode) << ": "
+      << WhoMayWake(c.wake.socket_mode) << "\n";
+  }
 }
 
 }  // namespace
+
+std::string FormatSocketMode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
 
 std::string RenderEffectiveConfig(const Config& c) {
   std::ostringstream o;

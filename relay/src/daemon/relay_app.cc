@@ -105,24 +105,27 @@ Result<std::unique_ptr<WakeListener>> ListenForWakeUps(const CliOptions& cli, co
   if (cli.once || config.wake_socket.empty()) {
     return std::unique_ptr<WakeListener>();
   }
-  auto listener = WakeSocket::Bind(config.wake_socket).and_then([&](auto socket) {
-    return WakeListener::Start(
-        std::move(socket),
-        [&stop, &metrics](uint64_t datagrams) {
-          metrics.AddWakeups(datagrams);
-          stop.Wake();
-        },
-        logger);
-  });
+  auto listener =
+      WakeSocket::Bind(config.wake_socket, config.wake.socket_mode).and_then([&](auto socket) {
+        return WakeListener::Start(
+            std::move(socket),
+            [&stop, &metrics](uint64_t datagrams) {
+              metrics.AddWakeups(datagrams);
+              stop.Wake();
+            },
+            logger, config.wake.min_interval);
+      });
   if (!listener) {
     logger.Error(Lifecycle("cannot bind the wake socket", config)
                      .Add("wake_socket", config.wake_socket)
                      .Add("error", listener.error().message));
     return listener;
   }
-  logger.Info(Lifecycle("wake socket bound: a datagram starts a round at once", config)
-                  .Add("wake_socket", config.wake_socket)
-                  .Add("mode", "0666"));
+  logger.Info(
+      Lifecycle("wake socket bound: a datagram starts a round within min_interval", config)
+          .Add("wake_socket", config.wake_socket)
+          .Add("wake_socket_mode", FormatSocketMode(config.wake.socket_mode))
+          .Add("wake_min_interval_ms", static_cast<int64_t>(config.wake.min_interval.count())));
   return listener;
 }
 
@@ -176,9 +179,11 @@ int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
     if (status == "running") metrics.SetDbUp(true);
     Notify("STATUS=" + std::string(status));
   };
-  OutboxWorker worker(ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types,
-                                      config.tencent_im.breaker_cooldown),
-                      store, publisher, clock, stop, metrics, logger, on_status, ahead_store);
+  WorkerOptions options = ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types,
+                                          config.tencent_im.breaker_cooldown);
+  options.wake_min_interval = config.wake.min_interval;
+  OutboxWorker worker(std::move(options), store, publisher, clock, stop, metrics, logger, on_status,
+                      ahead_store);
   if (cli.once) {
     return RunOnce(worker, logger, config);
   }

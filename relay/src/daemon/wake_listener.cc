@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,20 +13,22 @@
 namespace room_outbox::relay {
 
 WakeListener::WakeListener(std::unique_ptr<WakeSocket> socket, Fd stop, OnWake on_wake,
-                           Logger& logger)
+                           Logger& logger, std::chrono::milliseconds pace)
     : socket_(std::move(socket)),
       stop_(std::move(stop)),
       on_wake_(std::move(on_wake)),
-      logger_(logger) {}
+      logger_(logger),
+      pace_(std::max(pace, std::chrono::milliseconds(1))) {}
 
 Result<std::unique_ptr<WakeListener>> WakeListener::Start(std::unique_ptr<WakeSocket> socket,
-                                                          OnWake on_wake, Logger& logger) {
+                                                          OnWake on_wake, Logger& logger,
+                                                          std::chrono::milliseconds pace) {
   Fd stop(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!stop) {
     return Fail(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
   }
   std::unique_ptr<WakeListener> listener(
-      new WakeListener(std::move(socket), std::move(stop), std::move(on_wake), logger));
+      new WakeListener(std::move(socket), std::move(stop), std::move(on_wake), logger, pace));
   listener->thread_ = std::thread([l = listener.get()] { l->Loop(); });
   return listener;
 }
@@ -58,6 +61,7 @@ void WakeListener::Loop() {
     const size_t read = ready > 0 ? socket_->Drain() : 0;
     if (read > 0) {
       on_wake_(read);
+      if (Pause()) return;
       continue;
     }
     // Readable yet nothing to read only with an error on the socket (POLLERR, POLLNVAL).
@@ -67,6 +71,19 @@ void WakeListener::Loop() {
                         .Add("error", ready < 0 ? std::strerror(err) : "socket error"));
       return;
     }
+  }
+}
+
+bool WakeListener::Pause() {
+  pollfd stop = {stop_.get(), POLLIN, 0};
+  const auto deadline = std::chrono::steady_clock::now() + pace_;
+  while (true) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    const int ready = ::poll(&stop, 1, static_cast<int>(left.count()));
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return false;  // a pause cut short costs nothing
   }
 }
 

@@ -5,6 +5,7 @@
 #include <sys/un.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -87,7 +88,7 @@ Result<void> ClearStale(const std::string& path) {
 WakeSocket::WakeSocket(std::string path, Fd fd, dev_t dev, ino_t ino)
     : path_(std::move(path)), fd_(std::move(fd)), dev_(dev), ino_(ino) {}
 
-Result<std::unique_ptr<WakeSocket>> WakeSocket::Bind(const std::string& path) {
+Result<std::unique_ptr<WakeSocket>> WakeSocket::Bind(const std::string& path, mode_t mode) {
   if (path.empty()) {
     return Fail(ErrorCode::kInvalidArgument, "wake socket path is empty");
   }
@@ -108,8 +109,10 @@ Result<std::unique_ptr<WakeSocket>> WakeSocket::Bind(const std::string& path) {
   // From here on the file is ours: a failure removes it again.
   struct stat st {};
   std::string failed;
-  if (::chmod(path.c_str(), kWakeSocketMode) != 0) {
-    failed = "chmod(" + path + ", 0666)";
+  if (::chmod(path.c_str(), mode & 0777) != 0) {
+    char octal[8];
+    std::snprintf(octal, sizeof(octal), "%04o", static_cast<unsigned>(mode & 0777));
+    failed = "chmod(" + path + ", " + octal + ")";
   } else if (::lstat(path.c_str(), &st) != 0) {
     failed = "lstat(" + path + ")";
   }

@@ -9,10 +9,12 @@
 //     (kAlreadyExists), never taken over;
 //   - anything else (a regular file, a directory, a symlink, ...): refused (kInvalidArgument),
 //     never removed.
-//   The socket file gets mode 0666 (kWakeSocketMode) whatever the umask: a room-service running
-//   as another user must be able to send. A datagram carries nothing and can only make the relay
-//   claim before its poll_interval (a burst is one round), so the file grants nothing more;
-//   restrict who reaches it with the mode of its directory (systemd RuntimeDirectoryMode=).
+//   The socket file gets the mode asked for ([wake] socket_mode, 0666 by default) whatever the
+//   umask: a room-service running as another user must be able to send (write permission on the
+//   file). A datagram carries nothing and can only make the relay look for due rows before its
+//   poll_interval, at most once per WakeGap (worker/wake_gap.h), so the file grants nothing more.
+//   Who may send: the mode with the file's group (the relay's group, or the directory's when it
+//   is setgid), and the mode of the directory (systemd RuntimeDirectoryMode=).
 // Errors name the path and the failing call with the system's text (strerror).
 //
 // The destructor closes the socket and removes PATH, unless the file there is no longer the one
@@ -32,12 +34,11 @@
 
 namespace room_outbox::relay {
 
-inline constexpr mode_t kWakeSocketMode = 0666;
-
 class WakeSocket {
  public:
-  // Binds PATH as described above. PATH must pass WakeSender::Check (absolute, fits sun_path).
-  static Result<std::unique_ptr<WakeSocket>> Bind(const std::string& path);
+  // Binds PATH as described above and gives the file `mode` (permission bits, at most 0777).
+  // PATH must pass CheckWakeSocketPath (absolute, fits sun_path).
+  static Result<std::unique_ptr<WakeSocket>> Bind(const std::string& path, mode_t mode);
   ~WakeSocket();
   WakeSocket(const WakeSocket&) = delete;
   WakeSocket& operator=(const WakeSocket&) = delete;

@@ -1,5 +1,5 @@
-// MariaDbRelayStore: the factory and Stats. The claim is in mariadb_claim.cc, the result writes
-// in relay_marks.cc.
+// MariaDbRelayStore: the factory, AnyDue and Stats. The claim is in mariadb_claim.cc, the result
+// writes in relay_marks.cc.
 #include "store/mariadb_relay_store.h"
 
 #include "core/mysql/outbox_sql.h"
@@ -8,6 +8,31 @@ namespace room_outbox {
 
 std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& options) {
   return std::make_unique<MariaDbRelayStore>(options);
+}
+
+Result<bool> MariaDbRelayStore::AnyDue() {
+  return session_.WithConnection([&](MariaDbConnection& conn) -> Result<bool> {
+    auto stmt = conn.Prepared(sql::Stmt::kAnyDue);
+    if (!stmt) {
+      return Fail(stmt.error());
+    }
+    if (auto done = (*stmt)->Execute({}); !done) {
+      return Fail(done.error());
+    }
+    auto rows = (*stmt)->FetchAll();
+    if (!rows) {
+      return Fail(rows.error());
+    }
+    if (rows->size() != 1) {
+      return Fail(ErrorCode::kInternal,
+                  "any_due: expected one row, got " + std::to_string(rows->size()));
+    }
+    auto due = (*rows)[0].Int(0);
+    if (!due) {
+      return Fail(due.error());
+    }
+    return *due != 0;
+  });
 }
 
 Result<OutboxStats> MariaDbRelayStore::Stats() {

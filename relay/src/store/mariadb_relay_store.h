@@ -2,7 +2,8 @@
 // contract of each call; core/mysql/store_session.h for the connection policy).
 //
 // The calls are implemented by job: the claim in mariadb_claim.cc (read -> plan -> write,
-// claim_plan.h), the result writes in relay_marks.cc, Stats in mariadb_relay_store.cc. Every
+// claim_plan.h), the result writes in relay_marks.cc, AnyDue and Stats in
+// mariadb_relay_store.cc. Every
 // statement that carries a value is a server-side prepared statement, prepared once per
 // connection; their texts are in core/mysql/outbox_sql.h. Id lists are bound into a few fixed
 // placeholder-list sizes (core/mysql/id_lists.h).
@@ -26,10 +27,11 @@ namespace room_outbox {
 // What the store prepares at connect: the statements of its calls (a composed statement at its
 // smallest size). A statement outside the connection's set is skipped.
 inline constexpr const sql::Statement* kRelayStatements[] = {
-    &sql::Stmt::kServerNow,  &sql::Stmt::kClaimWindow,   &sql::Stmt::kRoomPrefix,
-    &sql::Stmt::kRoomAfter,  &sql::Stmt::kLockExtension, &sql::Stmt::kLease,
-    &sql::Stmt::kSchedule,   &sql::Stmt::kMarkPublished, &sql::Stmt::kRelease,
-    &sql::Stmt::kMarkFailed, &sql::Stmt::kMarkParked,    &sql::Stmt::kStats,
+    &sql::Stmt::kServerNow,  &sql::Stmt::kClaimWindow, &sql::Stmt::kAnyDue,
+    &sql::Stmt::kRoomPrefix, &sql::Stmt::kRoomAfter,   &sql::Stmt::kLockExtension,
+    &sql::Stmt::kLease,      &sql::Stmt::kSchedule,    &sql::Stmt::kMarkPublished,
+    &sql::Stmt::kRelease,    &sql::Stmt::kMarkFailed,  &sql::Stmt::kMarkParked,
+    &sql::Stmt::kStats,
 };
 
 class MariaDbRelayStore final : public RelayStore {
@@ -46,6 +48,7 @@ class MariaDbRelayStore final : public RelayStore {
   [[nodiscard]] Result<int64_t> RowsRead() { return session_.RowsRead(); }
 
   [[nodiscard]] Result<Claim> ClaimDue(const ClaimOptions& options) override;
+  [[nodiscard]] Result<bool> AnyDue() override;
   [[nodiscard]] Result<size_t> MarkPublished(const std::string& token,
                                              std::span<const int64_t> ids) override {
     return session_.MarkPublished(token, ids);

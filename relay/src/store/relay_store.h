@@ -118,6 +118,11 @@ class RelayStore {
 
   virtual Result<Claim> ClaimDue(const ClaimOptions& options) = 0;
 
+  // Whether a pending row is due now (next_attempt_at_ms <= server now): one non-locking read,
+  // no transaction, nothing written. False means a ClaimDue now would claim nothing; true does not
+  // promise it claims something (a due row may wait behind its room's head row in flight).
+  virtual Result<bool> AnyDue() = 0;
+
   // A claim that fails with kAborted (deadlock or lock wait timeout) was rolled back as a whole
   // and may be repeated at once on the same store; the store already retried it a few times.
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/mysql/statement_count.h"
 #include "core/publisher.h"
 #include "telemetry/health.h"
 
@@ -181,6 +182,9 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
   Simple(out, "room_outbox_stats_age_seconds", "gauge",
          "Seconds since the pending gauges were last read from the database (NaN: never).",
          stats_age_ms < 0 ? kNaN : static_cast<double>(stats_age_ms) / 1000.0);
+  Simple(out, "room_outbox_db_statements_total", "counter",
+         "Statements this process sent to the database (prepared and text; pings not counted).",
+         StatementsSent());
   Simple(out, "room_outbox_wakeups_total", "counter",
          "Wake-up datagrams received on the [wake] socket.", wakeups());
   if (heartbeat_ != nullptr) {

@@ -25,6 +25,9 @@
 //   room_outbox_worker_heartbeat_age_seconds  gauge  since the worker loop last beat (when a
 //        Heartbeat is attached)
 //   room_outbox_build_info{version,revision}  gauge  always 1
+//   room_outbox_db_statements_total    counter  statements the process sent to the database over
+//        all its connections (core/mysql/statement_count.h: what the server counts as Questions),
+//        so the load the relay puts on the database is seen without the server's global counters
 // A relay that wakes:
 //   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
 //        read at once is one wake-up of the worker but counts every datagram)

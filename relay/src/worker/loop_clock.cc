@@ -16,12 +16,14 @@ bool StopSignal::WaitFor(std::chrono::milliseconds duration) {
 }
 
 void StopSignal::Wake() {
+  bool was_pending = false;
   {
     // Under the lock, so a WaitForWake between its check and its wait cannot miss it.
     std::lock_guard<std::mutex> lock(mu_);
-    woken_.store(true, std::memory_order_release);
+    was_pending = woken_.exchange(true, std::memory_order_acq_rel);
   }
-  cv_.notify_all();
+  // A wake-up already pending woke every waiter that wants one: a burst notifies once.
+  if (!was_pending) cv_.notify_all();
 }
 
 bool StopSignal::WaitForWake(std::chrono::milliseconds duration) {

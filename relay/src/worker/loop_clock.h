@@ -28,7 +28,8 @@ class StopSignal {
   // A pending wake-up neither ends this wait nor is consumed by it.
   bool WaitFor(std::chrono::milliseconds duration);
 
-  // Marks a wake-up pending and ends a WaitForWake under way.
+  // Marks a wake-up pending and ends a WaitForWake under way (only the first Wake of a burst
+  // notifies: the others find it pending).
   void Wake();
   bool wake_pending() const { return woken_.load(std::memory_order_acquire); }
   // Clears the pending wake-up; returns whether there was one.

@@ -27,17 +27,18 @@ OutboxWorker::OutboxWorker(WorkerOptions options, RelayStore& store, Publisher& 
       on_status_(std::move(on_status)),
       retry_(options_.poll_interval, options_.rate_limited_retry),
       park_(options_.park_permanent_after),
-      pacing_(options_.per_room_order() ? options_.room_min_interval : milliseconds(0)) {
+      pacing_(options_.per_room_order() ? options_.room_min_interval : milliseconds(0)),
+      wake_gap_(options_.wake_min_interval) {
   if (ahead_store != nullptr) ahead_ = std::make_unique<ClaimAhead>(*ahead_store, clock_);
 }
 
 RoundResult OutboxWorker::RunRound() { return Round(RoundMode::kDaemon); }
 
-RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead) {
+RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
   if (stop_.stop_requested()) {
     return RoundResult{};
   }
-  ClaimAhead::Taken taken = TakeClaim(MakeClaimOptions(mode));
+  ClaimAhead::Taken taken = TakeClaim(MakeClaimOptions(mode), woken);
   Result<Claim>& claim = taken.claim;
   const int64_t claimed_at = taken.claimed_at;
   if (!claim && claim.error().code == ErrorCode::kAborted) {
@@ -53,6 +54,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead) {
   NotePacedRooms(*claim, claimed_at);
   RoundContext round(mode, std::move(*claim), claimed_at + options_.lease.count(), *this);
   round.result.claimed_ahead = taken.made_ahead;
+  round.result.woken = woken;
   round.result.scheduled = !round.claim.paced_rooms.empty();
   Prepare(round);
   if (claim_ahead) StartAhead(round);
@@ -170,7 +172,8 @@ void OutboxWorker::LogRound(const RoundResult& result) {
                     .Add("failed", static_cast<uint64_t>(result.failed))
                     .Add("released", static_cast<uint64_t>(result.released))
                     .Add("waves", static_cast<uint64_t>(result.waves))
-                    .Add("claimed_ahead", result.claimed_ahead));
+                    .Add("claimed_ahead", result.claimed_ahead)
+                    .Add("woken", result.woken));
 }
 
 void OutboxWorker::RefreshStats() {

@@ -91,6 +91,7 @@
 #include "worker/retry_policy.h"
 #include "worker/room_pacing.h"
 #include "worker/room_queues.h"
+#include "worker/wake_gap.h"
 #include "worker/worker_options.h"
 
 namespace room_outbox::relay {
@@ -112,6 +113,9 @@ struct RoundResult {
   // The claim scheduled rows of paced rooms (a cut, a second row, a room sent to less than
   // room_min_interval ago) for later.
   bool scheduled = false;
+  // A wake-up ended the idle wait before the round: it asked RelayStore::AnyDue first and
+  // claimed only when a row was due.
+  bool woken = false;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.
   std::optional<Error> error;
@@ -152,8 +156,11 @@ class OutboxWorker {
   // current round is marked).
   // Wake-ups (StopSignal::Wake, the [wake] socket) end only that idle wait, never a paced room's
   // wait inside a round, the error back-off, or the wait while a rate limit, the open breaker or a
-  // claim given back unsent holds the loop. Each claim takes the pending wake-up just before it
-  // starts; one arriving later (during the round) ends the next idle wait at once.
+  // claim given back unsent holds the loop; and never sooner than WakeGap allows after the start
+  // of the round before (wake_min_interval, more while woken rounds find nothing: wake_gap.h).
+  // Each claim takes the pending wake-up just before it starts; one arriving later (during the
+  // round) ends the next idle wait as soon as the gap allows. A round a wake-up started asks
+  // RelayStore::AnyDue first and claims only when a row is due.
   void Run();
 
   // The rooms_held_back gauge. Until OutboxStats carries the database's count
@@ -171,9 +178,13 @@ class OutboxWorker {
   enum class RoundMode { kDaemon, kDrain };
   struct RoundContext;
 
-  RoundResult Round(RoundMode mode, bool claim_ahead = false);
+  // `woken`: a wake-up ended the idle wait before this round (see Run).
+  RoundResult Round(RoundMode mode, bool claim_ahead = false, bool woken = false);
   ClaimOptions MakeClaimOptions(RoundMode mode);
-  ClaimAhead::Taken TakeClaim(const ClaimOptions& options);
+  ClaimAhead::Taken TakeClaim(const ClaimOptions& options, bool woken);
+  // RelayStore::AnyDue found no due row (a failed read is not "nothing": the claim then meets the
+  // database's state itself).
+  bool NothingDue();
   void StartAhead(const RoundContext& round);
   void DiscardAhead();
   RoundResult ClaimFailed(const Error& error);
@@ -192,8 +203,13 @@ class OutboxWorker {
   void RefreshStats();
   // Sleeps a computed duration, clamped to [0, max(poll_interval, room_min_interval)].
   bool Sleep(std::chrono::milliseconds duration);
-  // The idle sleep between rounds: Sleep that a wake-up on the StopSignal ends (Clock::IdleFor).
-  bool Idle(std::chrono::milliseconds duration);
+  // The wait after a round of Run: Sleep while something holds the loop back, else the idle wait.
+  // Returns true when a stop was requested; sets `woken` when a wake-up ended the wait.
+  bool WaitAfterRound(const RoundResult& round, bool& woken);
+  // The idle wait between rounds: `duration` clamped as Sleep, ended by a wake-up on the
+  // StopSignal (Clock::IdleFor), but no sooner than WakeGap::WakeAt. Returns true when a stop was
+  // requested; sets `woken` when a wake-up ended it.
+  bool IdleUntilWoken(std::chrono::milliseconds duration, bool& woken);
   void LogStarted();
   LogLine Line(std::string_view message) const;
 
@@ -209,6 +225,7 @@ class OutboxWorker {
   ParkPolicy park_;       // [outbox_worker] park_permanent_after
   HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
   RoomPacing pacing_;
+  WakeGap wake_gap_;  // how soon a wake-up may start the next round
   DrainState drain_;
   std::unique_ptr<ClaimAhead> ahead_;      // set when a second store was given
   std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any

@@ -28,7 +28,7 @@ ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
   return o;
 }
 
-ClaimAhead::Taken OutboxWorker::TakeClaim(const ClaimOptions& options) {
+ClaimAhead::Taken OutboxWorker::TakeClaim(const ClaimOptions& options, bool woken) {
   if (ahead_ && ahead_->pending()) {
     ClaimAhead::Taken taken = std::move(*ahead_->Take());  // made while the last round was sent
     // An empty one says only that the last round's rooms were in flight: claim again now.
@@ -38,7 +38,21 @@ ClaimAhead::Taken OutboxWorker::TakeClaim(const ClaimOptions& options) {
   const int64_t claimed_at = clock_.SteadyMs();
   // This claim sees every row committed before a wake-up taken here; a later one stays pending.
   (void)stop_.TakeWake();
+  // A datagram carries nothing: a round it started first asks whether a row is due (one read),
+  // so wake-ups that bring no rows never cost a claim's transaction.
+  if (woken && NothingDue()) {
+    return ClaimAhead::Taken{Claim{}, claimed_at, false};
+  }
   return ClaimAhead::Taken{store_.ClaimDue(options), claimed_at, false};
+}
+
+bool OutboxWorker::NothingDue() {
+  auto due = store_.AnyDue();
+  if (!due) {
+    logger_.Debug(Line("due check failed; claiming").Add("error", due.error().message));
+    return false;
+  }
+  return !*due;
 }
 
 void OutboxWorker::StartAhead(const RoundContext& round) {

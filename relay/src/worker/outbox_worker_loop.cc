@@ -17,8 +17,12 @@ void OutboxWorker::Run() {
   milliseconds backoff = options_.poll_interval;
   const milliseconds max_backoff = std::max(options_.max_error_backoff, options_.poll_interval);
   uint64_t consecutive_errors = 0;
+  bool woken = false;  // a wake-up ended the wait before the next round
   while (!stop_.stop_requested()) {
-    RoundResult round = Round(RoundMode::kDaemon, true);
+    wake_gap_.RoundStarted(clock_.SteadyMs());
+    RoundResult round = Round(RoundMode::kDaemon, true, woken);
+    wake_gap_.RoundEnded(woken, round.claimed > 0);
+    woken = false;
     metrics_.SetDbUp(!round.store_error);
     if (round.store_error) {
       DiscardAhead();
@@ -40,25 +44,30 @@ void OutboxWorker::Run() {
       consecutive_errors = 0;
       backoff = options_.poll_interval;
     }
-    // While the breaker is open every round gives its claim back: wait poll_interval between
-    // them; the breaker's probe goes out with the first send after its cooldown.
-    const bool held = round.rate_limited || round.breaker_open;
-    if (round.full && !held && !round.released_unsent) {
-      continue;  // a backlog drains batch after batch, not one batch per tick
-    }
-    DiscardAhead();  // the loop waits: rows claimed ahead go back, due at once
-    milliseconds idle = options_.poll_interval;
-    if (!held && (round.published > 0 || round.scheduled)) {
-      // A paced room's rows come due one per room_min_interval: claim them as they do, as long
-      // as rounds deliver (while IM fails, the head rows wait for their retry anyway), also
-      // after a claim that only scheduled rows (every room of its window was paced).
-      idle = pacing_.IdleAfterDelivery(idle, clock_.SteadyMs());
-    }
-    // A wake-up ends the idle wait, except while IM or the lease holds the loop back.
-    if ((held || round.released_unsent) ? Sleep(idle) : Idle(idle)) break;
+    if (WaitAfterRound(round, woken)) break;
   }
   DiscardAhead();  // a stop: the claim made ahead goes back unattempted
   logger_.Info(Line("outbox worker stopped"));
+}
+
+bool OutboxWorker::WaitAfterRound(const RoundResult& round, bool& woken) {
+  // While the breaker is open every round gives its claim back: wait poll_interval between
+  // them; the breaker's probe goes out with the first send after its cooldown.
+  const bool held = round.rate_limited || round.breaker_open;
+  if (round.full && !held && !round.released_unsent) {
+    return false;  // a backlog drains batch after batch, not one batch per tick
+  }
+  DiscardAhead();  // the loop waits: rows claimed ahead go back, due at once
+  milliseconds idle = options_.poll_interval;
+  if (!held && (round.published > 0 || round.scheduled)) {
+    // A paced room's rows come due one per room_min_interval: claim them as they do, as long
+    // as rounds deliver (while IM fails, the head rows wait for their retry anyway), also
+    // after a claim that only scheduled rows (every room of its window was paced).
+    idle = pacing_.IdleAfterDelivery(idle, clock_.SteadyMs());
+  }
+  // A wake-up ends the idle wait, except while IM or the lease holds the loop back.
+  if (held || round.released_unsent) return Sleep(idle);
+  return IdleUntilWoken(idle, woken);
 }
 
 DrainResult OutboxWorker::Drain() {
@@ -97,9 +106,27 @@ bool OutboxWorker::Sleep(milliseconds duration) {
   return clock_.SleepFor(std::clamp(duration, milliseconds(0), longest), stop_);
 }
 
-bool OutboxWorker::Idle(milliseconds duration) {
+bool OutboxWorker::IdleUntilWoken(milliseconds duration, bool& woken) {
   const milliseconds longest = pacing_.MaxSleep(options_.poll_interval);
-  return clock_.IdleFor(std::clamp(duration, milliseconds(0), longest), stop_);
+  const int64_t end = clock_.SteadyMs() + std::clamp(duration, milliseconds(0), longest).count();
+  while (true) {
+    const int64_t now = clock_.SteadyMs();
+    if (now >= end) {
+      woken = stop_.wake_pending();
+      return stop_.stop_requested();
+    }
+    if (!stop_.wake_pending()) {
+      if (clock_.IdleFor(milliseconds(end - now), stop_)) return true;
+      continue;  // the wait passed, or a wake-up came
+    }
+    const int64_t wake_at = wake_gap_.WakeAt();
+    if (now >= wake_at) {
+      woken = true;
+      return false;
+    }
+    // Too soon after the round before: the wake-up stays pending until the gap has passed.
+    if (clock_.SleepFor(milliseconds(std::min(wake_at, end) - now), stop_)) return true;
+  }
 }
 
 void OutboxWorker::LogStarted() {
@@ -109,6 +136,7 @@ void OutboxWorker::LogStarted() {
           .Add("batch_size", static_cast<uint64_t>(options_.batch_size))
           .Add("publish_timeout_ms", static_cast<int64_t>(options_.publish_timeout.count()))
           .Add("max_in_flight", static_cast<uint64_t>(options_.max_in_flight))
+          .Add("wake_min_interval_ms", static_cast<int64_t>(options_.wake_min_interval.count()))
           .Add("ordering", options_.per_room_order() ? "per_room" : "none"));
 }
 

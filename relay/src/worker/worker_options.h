@@ -11,6 +11,7 @@
 
 #include "core/tencent/tencent_im_publisher.h"
 #include "room_outbox/options.h"
+#include "worker/wake_gap.h"
 
 namespace room_outbox::relay {
 
@@ -84,6 +85,9 @@ struct WorkerOptions : WorkerConfig {
   std::chrono::milliseconds stats_interval{1000};
   // The publisher's [tencent_im] breaker_cooldown, for the line logged when the breaker opens.
   std::chrono::milliseconds breaker_cooldown = kDefaultBreakerCooldown;
+  // [wake] min_interval: the least time between the starts of two rounds a wake-up starts
+  // (wake_gap.h); > 0.
+  std::chrono::milliseconds wake_min_interval = kDefaultWakeMinInterval;
 
   bool per_room_order() const { return ordering == Ordering::kPerRoom; }
 };

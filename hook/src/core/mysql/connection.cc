@@ -4,6 +4,7 @@
 
 #include "core/mysql/connect_options.h"
 #include "core/mysql/mysql_error.h"
+#include "core/mysql/statement_count.h"
 #include "core/mysql/statement_text.h"
 
 namespace room_outbox {
@@ -83,6 +84,7 @@ Result<void> MariaDbConnection::Run(const sql::Statement& id) {
   const auto& text = dialect_.statements == StatementSet::kMariaDb ? id.mariadb : id.mysql;
   const std::string_view sql = text->prefix;  // a fixed text of both sets: never absent
   const std::string_view where = id.name;
+  CountStatementSent();
   if (mysql_real_query(mysql_.get(), sql.data(), sql.size()) != 0) {
     return Fail(FromMysqlErrno(mysql_errno(mysql_.get()),
                                "mysql_real_query(" + std::string(where) + ")",
@@ -145,6 +147,7 @@ Result<void> MariaDbConnection::PrepareNow(std::span<const sql::Statement* const
 
 Result<std::vector<MariaDbConnection::TextRow>> MariaDbConnection::QueryText(std::string_view where,
                                                                              std::string_view sql) {
+  CountStatementSent();
   if (mysql_real_query(mysql_.get(), sql.data(), sql.size()) != 0) {
     return Fail(FromMysqlErrno(mysql_errno(mysql_.get()),
                                "mysql_real_query(" + std::string(where) + ")",

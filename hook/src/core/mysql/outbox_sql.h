@@ -173,6 +173,14 @@ inline constexpr std::string_view kClaimWindow =
     "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? "
     "ORDER BY next_attempt_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED";
 
+// idx_pending_due: whether a pending row is due now on the server's clock (1) or not (0). The
+// relay asks it before claiming in a round a wake-up started: a datagram that brings no row then
+// costs this one read instead of a claim's transaction. A non-locking read that stops at the first
+// due row (or walks what the window would walk when none is due). No placeholder.
+inline constexpr std::string_view kAnyDue =
+    "SELECT EXISTS (SELECT 1 FROM room_outbox WHERE status = 'pending' "
+    "AND next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
+
 // idx_room_status (room_id, status, id): one range per room from its head, LIMIT rows each
 // (the window's rows of the room plus one), not the room's whole backlog. A part is
 // "(kRoomPrefixPart) UNION ALL (...)"; unused parts of a fixed-size list get LIMIT 0.
@@ -441,6 +449,7 @@ inline constexpr Statement kFindCommand = Shared("find_command", sql::kFindComma
 inline constexpr Statement kCommandRows = Shared("command_rows", sql::kCommandRows);
 inline constexpr Statement kServerNow = Shared("server_now", sql::kServerNow);
 inline constexpr Statement kClaimWindow = Shared("claim_window", sql::kClaimWindow);
+inline constexpr Statement kAnyDue = Shared("any_due", sql::kAnyDue);
 inline constexpr Statement kRoomPrefix =
     Shared("room_prefix", Shape::kUnionAll, {{}, sql::kRoomPrefixPart, {}});
 inline constexpr Statement kRoomAfter =
@@ -496,7 +505,7 @@ inline constexpr Statement kRollback = SharedText("rollback", sql::kRollback);
 }  // namespace Stmt
 
 // Every statement, for the tools that list them all (the grammar check, the statement tests).
-inline constexpr std::array<const Statement*, 43> kStatements = {
+inline constexpr std::array<const Statement*, 44> kStatements = {
     &Stmt::kInsertCommandLog,
     &Stmt::kInsertCommandLogChecked,
     &Stmt::kInsertOutbox,
@@ -506,6 +515,7 @@ inline constexpr std::array<const Statement*, 43> kStatements = {
     &Stmt::kCommandRows,
     &Stmt::kServerNow,
     &Stmt::kClaimWindow,
+    &Stmt::kAnyDue,
     &Stmt::kRoomPrefix,
     &Stmt::kRoomAfter,
     &Stmt::kLockExtension,

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/mysql/mysql_error.h"
+#include "core/mysql/statement_count.h"
 
 namespace room_outbox {
 namespace {
@@ -158,6 +159,7 @@ Result<void> PreparedStatement::BindAndExecute(std::span<const Value> params) {
       return Fail(StmtError("mysql_stmt_bind_param"));
     }
   }
+  CountStatementSent();
   if (mysql_stmt_execute(stmt_.get()) != 0) {
     return Fail(StmtError("mysql_stmt_execute"));
   }
