@@ -13,6 +13,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "support/wake_socket_fixture.h"
 #include "daemon/wake_socket.h"
 #include "support/wait.h"
 #include "wake_sender.h"
@@ -25,27 +26,7 @@ namespace fs = std::filesystem;
 using ::room_outbox::testing::Eventually;
 using std::chrono::seconds;
 
-class WakeListenerTest : public ::testing::Test {
- protected:
-  WakeListenerTest() {
-    char tmpl[] = "/tmp/wake-listener-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    path_ = (dir_ / "wake.sock").string();
-  }
-  ~WakeListenerTest() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
-  std::unique_ptr<WakeSocket> MustBind(const std::string& path) {
-    auto bound = WakeSocket::Bind(path, kDefaultWakeSocketMode);
-    EXPECT_TRUE(bound) << bound.error().message;
-    return bound ? std::move(*bound) : nullptr;
-  }
-
-  fs::path dir_;
-  std::string path_;
-};
+class WakeListenerTest : public ::room_outbox::testing::WakeSocketFixture {};
 
 TEST_F(WakeListenerTest, ListenerCoalescesABurstAndCountsEveryDatagram) {
   auto socket = MustBind(path_);

@@ -7,33 +7,14 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "support/config_fixture.h"
 
 namespace room_outbox::relay {
 namespace {
 
 using ::testing::HasSubstr;
 
-class ConfigHookTest : public ::testing::Test {
- protected:
-  ConfigHookTest() {
-    char tmpl[] = "/tmp/relay-config-hook-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  ~ConfigHookTest() override { std::filesystem::remove_all(dir_); }
-
-  Result<Config> Load(const std::string& content) {
-    std::filesystem::path p = dir_ / "relay.toml";
-    std::ofstream(p) << content;
-    return LoadConfig(p.string());
-  }
-  std::string ErrorOf(const std::string& content) {
-    auto c = Load(content);
-    EXPECT_FALSE(c) << "accepted:\n" << content;
-    return c ? "" : c.error().message;
-  }
-
-  std::filesystem::path dir_;
-};
+class ConfigHookTest : public ::room_outbox::testing::ConfigFixture {};
 
 TEST_F(ConfigHookTest, SyncPublishDefaultsToInline) {
   auto c = Load("");

@@ -10,37 +10,14 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "support/config_fixture.h"
 
 namespace room_outbox::relay {
 namespace {
 
 using ::testing::HasSubstr;
 
-class ConfigMysqlTest : public ::testing::Test {
- protected:
-  ConfigMysqlTest() {
-    char tmpl[] = "/tmp/relay-config-mysql-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    unsetenv("CREDENTIALS_DIRECTORY");
-  }
-  ~ConfigMysqlTest() override { std::filesystem::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& content) {
-    const std::filesystem::path p = dir_ / name;
-    std::ofstream(p) << content;
-    return p.string();
-  }
-  Result<Config> Load(const std::string& content) {
-    return LoadConfig(Write("relay.toml", content));
-  }
-  std::string ErrorOf(const std::string& content) {
-    auto c = Load(content);
-    EXPECT_FALSE(c) << "accepted:\n" << content;
-    return c ? std::string() : c.error().message;
-  }
-
-  std::filesystem::path dir_;
-};
+class ConfigMysqlTest : public ::room_outbox::testing::ConfigFixture {};
 
 TEST_F(ConfigMysqlTest, DefaultsAreAutoDialectAndPreferredTls) {
   auto c = Load("");

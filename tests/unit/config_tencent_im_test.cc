@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "support/config_fixture.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -15,27 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 
-class ConfigTencentImTest : public ::testing::Test {
- protected:
-  ConfigTencentImTest() {
-    char tmpl[] = "/tmp/relay-config-im-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  ~ConfigTencentImTest() override { std::filesystem::remove_all(dir_); }
-
-  Result<Config> Load(const std::string& content, const std::string& name = "relay.toml") {
-    std::filesystem::path p = dir_ / name;
-    std::ofstream(p) << content;
-    return LoadConfig(p.string());
-  }
-  std::string ErrorOf(const std::string& content) {
-    auto c = Load(content);
-    EXPECT_FALSE(c) << "accepted:\n" << content;
-    return c ? "" : c.error().message;
-  }
-
-  std::filesystem::path dir_;
-};
+class ConfigTencentImTest : public ::room_outbox::testing::ConfigFixture {};
 
 TEST_F(ConfigTencentImTest, DefaultsAreHighPriorityAndAMinuteOfCooldown) {
   auto c = Load("");

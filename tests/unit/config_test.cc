@@ -9,6 +9,8 @@
 #include <fstream>
 #include <optional>
 
+#include "support/config_fixture.h"
+
 namespace room_outbox::relay {
 namespace {
 
@@ -16,57 +18,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using std::chrono::milliseconds;
 
-// Sets (or unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
+using ::room_outbox::testing::ScopedEnv;
 
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-class ConfigTest : public ::testing::Test {
- protected:
-  ConfigTest() {
-    char tmpl[] = "/tmp/relay-config-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  ~ConfigTest() override { std::filesystem::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& content) {
-    std::filesystem::path p = dir_ / name;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p) << content;
-    return p.string();
-  }
-  Result<Config> Load(const std::string& content) { return LoadConfig(Write("relay.toml", content)); }
-  std::string ErrorOf(const std::string& content) {
-    auto c = Load(content);
-    EXPECT_FALSE(c) << "accepted:\n" << content;
-    return c ? std::string() : c.error().message;
-  }
-
-  std::filesystem::path dir_;
-  // No secret from the machine running the tests leaks into a case.
-  ScopedEnv no_password_{"ROOM_OUTBOX_MYSQL_PASSWORD", nullptr};
-  ScopedEnv no_key_{"ROOM_OUTBOX_TIM_SECRET_KEY", nullptr};
-  ScopedEnv no_creds_{"CREDENTIALS_DIRECTORY", nullptr};
-};
+class ConfigTest : public ::room_outbox::testing::ConfigFixture {};
 
 TEST_F(ConfigTest, EmptyFileGivesTheSeedDefaults) {
   auto c = Load("");

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/config.h"
+#include "support/config_fixture.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -18,30 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
-class ConfigWakeTest : public ::testing::Test {
- protected:
-  ConfigWakeTest() {
-    char tmpl[] = "/tmp/relay-config-wake-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  ~ConfigWakeTest() override { std::filesystem::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& content) {
-    const std::filesystem::path p = dir_ / name;
-    std::ofstream(p) << content;
-    return p.string();
-  }
-  Result<Config> Load(const std::string& content) {
-    return LoadConfig(Write("relay.toml", content));
-  }
-  std::string ErrorOf(const std::string& content) {
-    auto c = Load(content);
-    EXPECT_FALSE(c) << "accepted:\n" << content;
-    return c ? std::string() : c.error().message;
-  }
-
-  std::filesystem::path dir_;
-};
+class ConfigWakeTest : public ::room_outbox::testing::ConfigFixture {};
 
 TEST_F(ConfigWakeTest, OffByDefault) {
   auto c = Load("");

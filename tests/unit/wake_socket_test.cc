@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "support/wake_socket_fixture.h"
 #include "core/fd.h"
 #include "wake_sender.h"
 
@@ -37,27 +38,7 @@ void LeaveStaleSocket(const std::string& path) {
   // The socket closes here; the file stays.
 }
 
-class WakeSocketTest : public ::testing::Test {
- protected:
-  WakeSocketTest() {
-    char tmpl[] = "/tmp/wake-socket-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    path_ = (dir_ / "wake.sock").string();
-  }
-  ~WakeSocketTest() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
-  std::unique_ptr<WakeSocket> MustBind(const std::string& path) {
-    auto bound = WakeSocket::Bind(path, kDefaultWakeSocketMode);
-    EXPECT_TRUE(bound) << bound.error().message;
-    return bound ? std::move(*bound) : nullptr;
-  }
-
-  fs::path dir_;
-  std::string path_;
-};
+class WakeSocketTest : public ::room_outbox::testing::WakeSocketFixture {};
 
 TEST_F(WakeSocketTest, BindsASocketEveryoneMaySendToAndRemovesItAtTheEnd) {
   auto socket = MustBind(path_);

@@ -6,28 +6,41 @@
 
 namespace room_outbox {
 
+namespace {
+
+// Runs `statement` (no parameters) and returns its one result row.
+Result<ResultRow> OneRow(MariaDbConnection& conn, const sql::Statement& statement) {
+  auto stmt = conn.Prepared(statement);
+  if (!stmt) {
+    return Fail(stmt.error());
+  }
+  if (auto done = (*stmt)->Execute({}); !done) {
+    return Fail(done.error());
+  }
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) {
+    return Fail(rows.error());
+  }
+  if (rows->size() != 1) {
+    return Fail(ErrorCode::kInternal, std::string(statement.name) + ": expected one row, got " +
+                                          std::to_string(rows->size()));
+  }
+  return std::move((*rows)[0]);
+}
+
+}  // namespace
+
 std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& options) {
   return std::make_unique<MariaDbRelayStore>(options);
 }
 
 Result<bool> MariaDbRelayStore::AnyDue() {
   return session_.WithConnection([&](MariaDbConnection& conn) -> Result<bool> {
-    auto stmt = conn.Prepared(sql::Stmt::kAnyDue);
-    if (!stmt) {
-      return Fail(stmt.error());
+    auto row = OneRow(conn, sql::Stmt::kAnyDue);
+    if (!row) {
+      return Fail(row.error());
     }
-    if (auto done = (*stmt)->Execute({}); !done) {
-      return Fail(done.error());
-    }
-    auto rows = (*stmt)->FetchAll();
-    if (!rows) {
-      return Fail(rows.error());
-    }
-    if (rows->size() != 1) {
-      return Fail(ErrorCode::kInternal,
-                  "any_due: expected one row, got " + std::to_string(rows->size()));
-    }
-    auto due = (*rows)[0].Int(0);
+    auto due = row->Int(0);
     if (!due) {
       return Fail(due.error());
     }
@@ -37,24 +50,13 @@ Result<bool> MariaDbRelayStore::AnyDue() {
 
 Result<OutboxStats> MariaDbRelayStore::Stats() {
   return session_.WithConnection([&](MariaDbConnection& conn) -> Result<OutboxStats> {
-    auto stmt = conn.Prepared(sql::Stmt::kStats);
-    if (!stmt) {
-      return Fail(stmt.error());
+    auto row = OneRow(conn, sql::Stmt::kStats);
+    if (!row) {
+      return Fail(row.error());
     }
-    if (auto done = (*stmt)->Execute({}); !done) {
-      return Fail(done.error());
-    }
-    auto rows = (*stmt)->FetchAll();
-    if (!rows) {
-      return Fail(rows.error());
-    }
-    if (rows->size() != 1) {
-      return Fail(ErrorCode::kInternal,
-                  "stats: expected one row, got " + std::to_string(rows->size()));
-    }
-    auto pending = (*rows)[0].Int(0);
-    auto age = (*rows)[0].Int(1);
-    auto held_back = (*rows)[0].Int(2);
+    auto pending = row->Int(0);
+    auto age = row->Int(1);
+    auto held_back = row->Int(2);
     if (!pending || !age || !held_back) {
       return Fail(!pending ? pending.error() : !age ? age.error() : held_back.error());
     }
