@@ -64,7 +64,7 @@ publish (TencentImPublisher::PublishMany)|TencentImPublisher::PublishMany(
 of which libcurl (curl_multi_perform)|:curl_multi_perform 
 of which request bodies (WriteSendGroupMsgBody)|WriteSendGroupMsgBody
 decode and per-room queues (RoomQueues::Load)|RoomQueues::Load(
-claim (MariaDbOutboxStore::ClaimDue)|MariaDbOutboxStore::ClaimDue(
+claim (MariaDbRelayStore::ClaimDue)|MariaDbRelayStore::ClaimDue(
 marks (ResultWriter::Flush)|ResultWriter::Flush()
 PARTS
   echo "$line"

@@ -354,7 +354,7 @@ inline constexpr std::string_view kOpsCountPurgeableCommandLog =
     "SELECT COUNT(*) FROM room_command_log" ROOM_OUTBOX_PURGEABLE_COMMANDS;
 #undef ROOM_OUTBOX_PURGEABLE_COMMANDS
 
-// For the park policy ([outbox_worker] park_permanent_after; MariaDbOutboxStore::MarkParked): a
+// For the park policy ([outbox_worker] park_permanent_after; MariaDbRelayStore::MarkParked): a
 // failed attempt that parks its row, for the holder of the claim only. Primary key.
 // Placeholders: last_error, id, token.
 inline constexpr std::string_view kMarkParked =
