@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,75 @@ TEST(SortedJsonTest, AnyOtherTextIsRefused) {
   for (const std::string& text : kRefused) {
     JsonWriter writer;
     EXPECT_FALSE(WriteSortedJson(writer, text)) << text;
+  }
+}
+
+// A random document of nested objects and arrays holding every kind of value.
+nlohmann::json RandomValue(std::mt19937& random, int depth) {
+  const char* keys[] = {"", "a", "B", "ab", "b", "\xc3\xa9", "k\"q", "z", "10", "9"};
+  std::uniform_int_distribution<int> kind(0, depth >= 4 ? 5 : 7);
+  switch (kind(random)) {
+    case 0:
+      return nullptr;
+    case 1:
+      return random() % 2 == 0;
+    case 2:
+      return static_cast<int64_t>(random()) - (1LL << 31);
+    case 3:
+      return static_cast<uint64_t>(random()) << 33;
+    case 4:
+      return static_cast<double>(random()) / 7.0;
+    case 5:
+      return std::string(keys[random() % 10]) + "\n\t\x01";
+    case 6: {
+      nlohmann::json list = nlohmann::json::array();
+      for (int n = random() % 4; n > 0; --n) list.push_back(RandomValue(random, depth + 1));
+      return list;
+    }
+    default: {
+      nlohmann::json object = nlohmann::json::object();
+      for (int n = random() % 5; n > 0; --n)
+        object[keys[random() % 10]] = RandomValue(random, depth + 1);
+      return object;
+    }
+  }
+}
+
+// The same document with every object's keys in reverse order (a producer that does not sort).
+std::string Reversed(const nlohmann::json& value) {
+  if (value.is_object()) {
+    std::string out = "{";
+    for (auto it = value.crbegin(); it != value.crend(); ++it) {
+      out += (out.size() > 1 ? ", " : "") + nlohmann::json(it.key()).dump() + ": " + Reversed(*it);
+    }
+    return out + "}";
+  }
+  if (value.is_array()) {
+    std::string out = "[";
+    for (const auto& element : value) out += (out.size() > 1 ? ", " : "") + Reversed(element);
+    return out + "]";
+  }
+  return value.dump();
+}
+
+TEST(SortedJsonTest, RandomDocumentsAreWrittenAsDumpOrRefused) {
+  std::mt19937 random(20261202);
+  for (int n = 0; n < 2000; ++n) {
+    nlohmann::json doc = nlohmann::json::object();
+    for (int k = random() % 6; k > 0; --k)
+      doc["k" + std::to_string(random() % 8)] = RandomValue(random, 1);
+    const std::string dumped = doc.dump();
+    JsonWriter writer;
+    ASSERT_TRUE(WriteSortedJson(writer, dumped)) << dumped;
+    EXPECT_EQ(writer.text(), dumped);
+    JsonWriter other;
+    const std::string reversed = Reversed(doc);
+    if (WriteSortedJson(other, reversed)) {
+      EXPECT_EQ(other.text(), dumped) << reversed;  // only when no object had two keys
+    }
+    auto encoded = EncodeEnvelope(Envelope{"e", "t", "r", 1, "c", "q", "n", 2, reversed});
+    ASSERT_TRUE(encoded) << reversed;
+    EXPECT_TRUE(encoded->ends_with("\"payload\":" + dumped + "}")) << reversed;
   }
 }
 
