@@ -9,10 +9,8 @@ using nlohmann::json;
 RoomCell::RoomCell(int rooms, uint64_t seed, std::string run_id, int owner, int owners)
     : random_(seed), run_id_(std::move(run_id)) {
   owners = owners < 1 ? 1 : owners;
-  for (int r = 1; r <= rooms; ++r) {
-    if (r % owners == owner) {
-      owned_.push_back(r);
-    }
+  for (int r = owner < 1 ? owners : owner; r <= rooms; r += owners) {
+    owned_.push_back(r);  // r % owners == owner
   }
   if (owned_.empty()) {
     // Only when rooms < owners, which room-sim refuses: the first room this owner would own.
@@ -21,11 +19,9 @@ RoomCell::RoomCell(int rooms, uint64_t seed, std::string run_id, int owner, int 
 }
 
 int RoomCell::OwnedRooms(int rooms, int owner, int owners) {
-  int owned = 0;
-  for (int r = 1; r <= rooms; ++r) {
-    owned += r % owners == owner ? 1 : 0;
-  }
-  return owned;
+  owners = owners < 1 ? 1 : owners;
+  const int first = owner < 1 ? owners : owner;  // the owner's lowest room number
+  return first > rooms ? 0 : (rooms - first) / owners + 1;
 }
 
 Applied RoomCell::Next(int64_t now_ms) {
