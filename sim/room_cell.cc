@@ -6,12 +6,27 @@ namespace room_outbox::sim {
 
 using nlohmann::json;
 
-RoomCell::RoomCell(int rooms, uint64_t seed, std::string run_id)
-    : rooms_count_(rooms < 1 ? 1 : rooms), random_(seed), run_id_(std::move(run_id)) {}
+RoomCell::RoomCell(int rooms, uint64_t seed, std::string run_id, int owner, int owners)
+    : random_(seed), run_id_(std::move(run_id)) {
+  owners = owners < 1 ? 1 : owners;
+  for (int r = owner < 1 ? owners : owner; r <= rooms; r += owners) {
+    owned_.push_back(r);  // r % owners == owner
+  }
+  if (owned_.empty()) {
+    // Only when rooms < owners, which room-sim refuses: the first room this owner would own.
+    owned_.push_back(owner < 1 ? owners : owner);
+  }
+}
+
+int RoomCell::OwnedRooms(int rooms, int owner, int owners) {
+  owners = owners < 1 ? 1 : owners;
+  const int first = owner < 1 ? owners : owner;  // the owner's lowest room number
+  return first > rooms ? 0 : (rooms - first) / owners + 1;
+}
 
 Applied RoomCell::Next(int64_t now_ms) {
-  std::uniform_int_distribution<int> pick_room(1, rooms_count_);
-  std::string room_id = "room-" + std::to_string(pick_room(random_));
+  std::uniform_int_distribution<int> pick_room(1, static_cast<int>(owned_.size()));
+  std::string room_id = "room-" + std::to_string(owned_[pick_room(random_) - 1]);
   if (!rooms_.contains(room_id)) {
     return Create(room_id, now_ms);
   }
@@ -88,8 +103,8 @@ Applied RoomCell::Gift(const std::string& room_id, int64_t now_ms) {
   RoomState& same = applied.next;
   same.heat += value;
   same.gifts_by_user[user] += value;
-  AddEvent(applied, "RoomGiftSent", json{{"user_id", user}, {"gift", "rose"}, {"value", value}}.dump(),
-           now_ms);
+  AddEvent(applied, "RoomGiftSent",
+           json{{"user_id", user}, {"gift", "rose"}, {"value", value}}.dump(), now_ms);
   AddEvent(applied, "RoomHeatChanged", json{{"heat", same.heat}}.dump(), now_ms);
   AddEvent(applied, "RoomRankChanged",
            json{{"user_id", user}, {"total", same.gifts_by_user[user]}}.dump(), now_ms);

@@ -30,11 +30,17 @@ struct Applied {
 };
 
 // Applies a deterministic mix of commands (CreateRoom, JoinRoom, SendGift, LeaveRoom, heat and
-// rank changes as events) over `rooms` rooms, seeded by `seed`. Ids are "<run_id>-c<n>" for
-// commands and "<command_id>-e<k>" for events, so one run_id never repeats an id.
+// rank changes as events) over the rooms it owns, seeded by `seed`. Rooms are "room-1" ..
+// "room-<rooms>"; a cell owns room r when r % owners == owner (owner 0 of 1 owns them all), so
+// cells built with the same `rooms` and `owners` and each owner index share no room. Ids are
+// "<run_id>-c<n>" for commands and "<command_id>-e<k>" for events, so one run_id never repeats
+// an id.
 class RoomCell {
  public:
-  RoomCell(int rooms, uint64_t seed, std::string run_id);
+  RoomCell(int rooms, uint64_t seed, std::string run_id, int owner = 0, int owners = 1);
+
+  // How many of `rooms` rooms the owner `owner` of `owners` owns.
+  static int OwnedRooms(int rooms, int owner, int owners);
 
   // The next command of the mix, computed against the in-memory state without changing it.
   Applied Next(int64_t now_ms);
@@ -54,7 +60,7 @@ class RoomCell {
   void AddEvent(Applied& applied, const char* type, std::string payload, int64_t now_ms);
   static std::string Snapshot(const RoomState& room);
 
-  int rooms_count_;
+  std::vector<int> owned_;  // the numbers of the rooms this cell owns, ascending
   std::mt19937_64 random_;
   std::string run_id_;
   int64_t next_command_ = 0;

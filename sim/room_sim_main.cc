@@ -2,7 +2,14 @@
 // commands to an in-memory room cell and commits each through Hook::Commit (command log, outbox
 // rows and the room snapshot in one transaction), then prints a one-line JSON summary.
 //
-//   room-sim --config PATH --rooms N --commands M [--seed S] [--run-id ID]
+//   room-sim --config PATH --rooms N --commands M [--threads T] [--seed S] [--run-id ID]
+//
+// With --threads T (default 1) it runs T threads as a room service runs its Room Cells: each
+// thread has its own Hook (the same options) and owns the rooms r with r % T == its index, so a
+// room's commands are applied and committed in order by one thread; the M commands are split
+// across the threads by how many rooms each owns (thread t's seed is S + t and, when T > 1, its
+// run id is "<ID>-t<t>"). The summary sums every thread's counters and adds "threads" and
+// "commands_per_second" (committed commands over the wall-clock time of the threads' run).
 //
 // It needs the table of sim/room_snapshot.sql beside the outbox schema (one CREATE TABLE IF NOT
 // EXISTS, valid on MariaDB and MySQL: apply it where room-sim runs). A commit failing for a
@@ -13,18 +20,21 @@
 // not start; 2 for bad usage or an invalid config.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "room_cell.h"
-#include "room_snapshot_sql.h"
 #include "room_outbox/hook.h"
+#include "room_snapshot_sql.h"
 
 namespace {
 
@@ -68,6 +78,18 @@ struct Tally {
     summary["left_pending"] = left_pending;
     summary["queued"] = queued;  // handed to the background publisher (sync_publish=background)
     return summary;
+  }
+
+  void Add(const Tally& other) {
+    committed += other.committed;
+    duplicates += other.duplicates;
+    failed += other.failed;
+    unknown += other.unknown;
+    events += other.events;
+    im_events += other.im_events;
+    sync_published += other.sync_published;
+    left_pending += other.left_pending;
+    queued += other.queued;
   }
 };
 
@@ -157,6 +179,7 @@ struct SimArgs {
   std::string config_path;
   int rooms = 10;
   int commands = 100;
+  int threads = 1;
   uint64_t seed = 1;
   std::string run_id;
 };
@@ -169,6 +192,9 @@ std::optional<int> ParseArgs(int argc, char** argv, SimArgs& args) {
   app.add_option("--rooms", args.rooms, "number of rooms")->check(CLI::Range(1, 1000000));
   app.add_option("--commands", args.commands, "number of commands")
       ->check(CLI::Range(0, 100000000));
+  app.add_option("--threads", args.threads,
+                 "threads, each with its own Hook and its own rooms (at most --rooms)")
+      ->check(CLI::Range(1, 1024));
   app.add_option("--seed", args.seed, "seed of the command mix");
   app.add_option("--run-id", args.run_id,
                  "prefix of command ids (default: derived from the clock)");
@@ -176,6 +202,11 @@ std::optional<int> ParseArgs(int argc, char** argv, SimArgs& args) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (args.threads > args.rooms) {
+    std::cerr << "room-sim: --threads " << args.threads << " is more than --rooms " << args.rooms
+              << ": every thread owns at least one room\n";
+    return 2;
   }
   return std::nullopt;
 }
@@ -191,10 +222,88 @@ std::optional<room_outbox::HookOptions> LoadOptions(const std::string& config_pa
   }
   options->log = [](room_outbox::LogLevel level, std::string_view line) {
     if (level != room_outbox::LogLevel::kDebug) {
-      std::cerr << "room-sim " << LevelName(level) << ": " << line << "\n";
+      // One write per line: several threads' Hooks log at once.
+      std::cerr << ("room-sim " + std::string(LevelName(level)) + ": " + std::string(line) + "\n");
     }
   };
   return options;
+}
+
+// One thread of the run: its own Hook and room cell, its share of the commands.
+struct SimThread {
+  std::unique_ptr<room_outbox::Hook> hook;
+  std::unique_ptr<room_outbox::sim::RoomCell> cell;
+  int commands = 0;
+  Tally tally;
+};
+
+// Thread t's share of `args.commands`, in proportion to the rooms it owns (the shares sum to
+// the total).
+int CommandsOf(const SimArgs& args, int t) {
+  int64_t rooms_before = 0;
+  for (int k = 0; k < t; ++k) {
+    rooms_before += room_outbox::sim::RoomCell::OwnedRooms(args.rooms, k, args.threads);
+  }
+  const int64_t rooms_through =
+      rooms_before + room_outbox::sim::RoomCell::OwnedRooms(args.rooms, t, args.threads);
+  const int64_t total = args.commands;
+  return static_cast<int>(total * rooms_through / args.rooms - total * rooms_before / args.rooms);
+}
+
+// Every thread's Hook (the same options) and cell; empty (the reason on stderr) when a Hook
+// could not start.
+std::vector<SimThread> MakeThreads(const SimArgs& args, const room_outbox::HookOptions& options) {
+  std::vector<SimThread> threads(static_cast<size_t>(args.threads));
+  for (int t = 0; t < args.threads; ++t) {
+    SimThread& thread = threads[static_cast<size_t>(t)];
+    room_outbox::Error error;
+    thread.hook = room_outbox::CreateHook(options, &error);
+    if (!thread.hook) {
+      std::cerr << "room-sim: cannot start the hook: " << error.message << "\n";
+      return {};
+    }
+    const std::string run_id =
+        args.threads == 1 ? args.run_id : args.run_id + "-t" + std::to_string(t);
+    thread.cell = std::make_unique<room_outbox::sim::RoomCell>(
+        args.rooms, args.seed + static_cast<uint64_t>(t), run_id, t, args.threads);
+    thread.commands = CommandsOf(args, t);
+  }
+  return threads;
+}
+
+// One thread's loop: its commands in order, until they are done or a failure (its own or
+// another thread's) ends the run.
+void RunThread(SimThread& thread, const std::vector<std::string>& skip, std::atomic<bool>& stop) {
+  for (int i = 0; i < thread.commands && !stop.load(std::memory_order_relaxed); ++i) {
+    if (!RunCommand(*thread.hook, *thread.cell, thread.cell->Next(NowMs()), skip, thread.tally)) {
+      stop.store(true, std::memory_order_relaxed);
+    }
+  }
+}
+
+// Runs every thread to its end and returns the summed counters, with "threads" and
+// "commands_per_second".
+nlohmann::ordered_json RunThreads(std::vector<SimThread>& threads,
+                                  const std::vector<std::string>& skip, Tally& total) {
+  std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> running;
+  for (SimThread& thread : threads) {
+    running.emplace_back([&thread, &skip, &stop] { RunThread(thread, skip, stop); });
+  }
+  for (std::thread& t : running) {
+    t.join();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const SimThread& thread : threads) {
+    total.Add(thread.tally);
+  }
+  nlohmann::ordered_json summary = total.Json();
+  summary["threads"] = threads.size();
+  summary["commands_per_second"] =
+      seconds > 0 ? std::round(static_cast<double>(total.committed) / seconds * 10) / 10 : 0.0;
+  return summary;
 }
 
 }  // namespace
@@ -213,26 +322,16 @@ int main(int argc, char** argv) {
   if (!options) {
     return 2;
   }
-  room_outbox::Error error;
-  auto hook = room_outbox::CreateHook(*options, &error);
-  if (!hook) {
-    std::cerr << "room-sim: cannot start the hook: " << error.message << "\n";
-    return 1;
-  }
   if (args.run_id.empty()) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "sim%llx", static_cast<unsigned long long>(NowMs()));
     args.run_id = buf;
   }
-  room_outbox::sim::RoomCell cell(args.rooms, args.seed, args.run_id);
-  const auto& skip = options->tencent_im.skip_event_types;
-  Tally tally;
-  for (int i = 0; i < args.commands; ++i) {
-    if (!RunCommand(*hook, cell, cell.Next(NowMs()), skip, tally)) {
-      break;
-    }
+  std::vector<SimThread> threads = MakeThreads(args, *options);
+  if (threads.empty()) {
+    return 1;
   }
-  std::cout << tally.Json().dump() << std::endl;
+  Tally tally;
+  std::cout << RunThreads(threads, options->tencent_im.skip_event_types, tally).dump() << std::endl;
   return tally.failed == 0 ? 0 : 1;
 }
-

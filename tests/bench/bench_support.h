@@ -55,6 +55,7 @@ struct BenchContext {
   size_t scale_rows = 6000;      // benchmark 11: the backlog, over scale_rooms rooms
   size_t scale_rooms = 300;
   size_t app_limit_rows = 3300;  // benchmark 11g-11i: the backlog against the app-wide limit
+  size_t thread_commands = 4800;  // benchmark 13: timed commits of each path at each thread count
 };
 
 // Wall time since construction (steady clock).

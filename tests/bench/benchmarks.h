@@ -60,6 +60,11 @@ void RunScaleOut(const BenchContext& ctx, Report& report);
 //     claim + mark ceiling.
 void RunDialectSets(const BenchContext& ctx, Report& report);
 
+// 13. Commits per second with 1, 4 and 16 threads, each with its own Hook (sync publish off) on
+//     rooms of its own, beside the floor transaction with one connection per thread, at
+//     innodb_flush_log_at_trx_commit 1 and 2 (set on the server, read back, then restored).
+void RunThreadedCommits(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

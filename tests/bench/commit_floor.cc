@@ -35,61 +35,49 @@ void Check(const Result<void>& done, const char* what) {
   }
 }
 
-// The minimal commit of a command and its events: BEGIN; INSERT the command log row; one
-// multi-row INSERT of the outbox rows; COMMIT. Server-side prepared statements over the store's
-// connection wrapper (so the same session settings). It writes what the hook writes with the
-// sync publish off (the same columns, server-clock times, pending rows due at once without a
-// claim token) and checks or reads back nothing.
-class FloorTransaction {
- public:
-  FloorTransaction(const MysqlOptions& options, size_t rows) {
-    conn_ = Unwrap(MariaDbConnection::Connect(options), "floor: connecting");
-    std::string insert_rows(kFloorOutboxHead);
-    for (size_t i = 0; i < rows; ++i) {
-      insert_rows += (i == 0 ? "" : ", ");
-      insert_rows += kFloorOutboxRow;
+}  // namespace
+
+FloorTransaction::FloorTransaction(const MysqlOptions& options, size_t rows) {
+  conn_ = Unwrap(MariaDbConnection::Connect(options), "floor: connecting");
+  std::string insert_rows(kFloorOutboxHead);
+  for (size_t i = 0; i < rows; ++i) {
+    insert_rows += (i == 0 ? "" : ", ");
+    insert_rows += kFloorOutboxRow;
+  }
+  log_ = Unwrap(conn_->Prepared("floor_command_log", kFloorCommandLog), "floor: prepare log");
+  rows_ = Unwrap(conn_->Prepared("floor_outbox_rows", insert_rows), "floor: prepare rows");
+}
+
+FloorTransaction::~FloorTransaction() = default;
+
+FloorTransaction::Values FloorTransaction::ValuesOf(const CommandWithEvents& c,
+                                                    int64_t occurred_at_ms) {
+  const Command& cmd = c.command;
+  Values v;
+  v.command = {cmd.command_id, cmd.room_id,  cmd.command_type,
+               cmd.request_id, cmd.room_seq, cmd.payload};
+  for (const Event& e : c.events) {
+    const Envelope envelope{e.event_id,   e.event_type,   cmd.room_id,
+                            e.room_seq,   cmd.command_id, cmd.request_id,
+                            "bench-node", occurred_at_ms, e.payload};
+    std::string json = Unwrap(EncodeEnvelope(envelope), "floor: envelope");
+    for (SqlValue value :
+         std::array<SqlValue, 6>{e.event_id, e.event_type, cmd.room_id, cmd.command_id,
+                                 cmd.request_id, std::move(json)}) {
+      v.rows.push_back(std::move(value));
     }
-    log_ = Unwrap(conn_->Prepared("floor_command_log", kFloorCommandLog), "floor: prepare log");
-    rows_ = Unwrap(conn_->Prepared("floor_outbox_rows", insert_rows), "floor: prepare rows");
   }
+  return v;
+}
 
-  // The statements' values for one command, built before the transaction is timed.
-  struct Values {
-    std::vector<SqlValue> command;
-    std::vector<SqlValue> rows;
-  };
+void FloorTransaction::Run(const Values& v) {
+  Check(conn_->Begin(), "BEGIN");
+  Check(log_->Execute(v.command), "INSERT room_command_log");
+  Check(rows_->Execute(v.rows), "INSERT room_outbox");
+  Check(conn_->Commit(), "COMMIT");
+}
 
-  static Values ValuesOf(const CommandWithEvents& c, int64_t occurred_at_ms) {
-    const Command& cmd = c.command;
-    Values v;
-    v.command = {cmd.command_id, cmd.room_id,  cmd.command_type,
-                 cmd.request_id, cmd.room_seq, cmd.payload};
-    for (const Event& e : c.events) {
-      const Envelope envelope{e.event_id,   e.event_type,   cmd.room_id,
-                              e.room_seq,   cmd.command_id, cmd.request_id,
-                              "bench-node", occurred_at_ms, e.payload};
-      std::string json = Unwrap(EncodeEnvelope(envelope), "floor: envelope");
-      for (SqlValue value :
-           std::array<SqlValue, 6>{e.event_id, e.event_type, cmd.room_id, cmd.command_id,
-                                   cmd.request_id, std::move(json)}) {
-        v.rows.push_back(std::move(value));
-      }
-    }
-    return v;
-  }
-
-  void Run(const Values& v) {
-    Check(conn_->Begin(), "BEGIN");
-    Check(log_->Execute(v.command), "INSERT room_command_log");
-    Check(rows_->Execute(v.rows), "INSERT room_outbox");
-    Check(conn_->Commit(), "COMMIT");
-  }
-
- private:
-  std::unique_ptr<MariaDbConnection> conn_;
-  PreparedStatement* log_ = nullptr;
-  PreparedStatement* rows_ = nullptr;
-};
+namespace {
 
 AllocFigures SummarizeAllocs(const std::vector<AllocCounts>& counts) {
   AllocFigures out;

@@ -4,13 +4,49 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "bench/alloc_counter.h"
 #include "bench/bench_support.h"
 #include "bench/commit_support.h"
 #include "support/fake_im_server.h"
 
+namespace room_outbox {
+class MariaDbConnection;
+class PreparedStatement;
+}  // namespace room_outbox
+
 namespace room_outbox::bench {
+
+// The minimal commit of a command and its events: BEGIN; INSERT the command log row; one
+// multi-row INSERT of the outbox rows; COMMIT. Server-side prepared statements over the store's
+// connection wrapper (so the same session settings). It writes what the hook writes with the
+// sync publish off (the same columns, server-clock times, pending rows due at once without a
+// claim token) and checks or reads back nothing. One connection; one thread at a time.
+class FloorTransaction {
+ public:
+  // Connects and prepares the statements for commands of `rows` events; throws BenchFailure.
+  FloorTransaction(const MysqlOptions& options, size_t rows);
+  ~FloorTransaction();
+  FloorTransaction(const FloorTransaction&) = delete;
+  FloorTransaction& operator=(const FloorTransaction&) = delete;
+
+  // The statements' values for one command, built before the transaction is timed.
+  struct Values {
+    std::vector<SqlValue> command;
+    std::vector<SqlValue> rows;
+  };
+  static Values ValuesOf(const CommandWithEvents& c, int64_t occurred_at_ms);
+
+  // Commits one command; throws BenchFailure when a statement fails.
+  void Run(const Values& v);
+
+ private:
+  std::unique_ptr<MariaDbConnection> conn_;
+  PreparedStatement* log_ = nullptr;
+  PreparedStatement* rows_ = nullptr;
+};
 
 // Allocations per command over a number of commands (alloc_counter.h says what is counted).
 struct AllocFigures {

@@ -43,6 +43,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"10", "cost per row", room_outbox::bench::RunCostPerRow},
       {"11", "scale-out: relays on one database", room_outbox::bench::RunScaleOut},
       {"12", "the MySQL statement set beside the MariaDB set", room_outbox::bench::RunDialectSets},
+      {"13", "a room service with many threads", room_outbox::bench::RunThreadedCommits},
   };
   return all;
 }
@@ -61,6 +62,7 @@ void MakeQuick(BenchContext& ctx) {
   ctx.cost_rows = 2000;
   ctx.scale_rows = 1200;
   ctx.app_limit_rows = 1000;
+  ctx.thread_commands = 960;
 }
 
 }  // namespace
@@ -77,7 +79,7 @@ int main(int argc, char** argv) {
   app.add_option("--relay-binary", ctx.relay_binary, "the outbox-relay binary (benchmark 5)")
       ->capture_default_str();
   app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
-  app.add_option("--only", only, "run only these benchmarks (1..12)")->delimiter(',');
+  app.add_option("--only", only, "run only these benchmarks (1..13)")->delimiter(',');
   app.add_flag("--quick", quick, "small sizes, for trying the program out");
   app.add_option("--drain-rows", ctx.drain_rows, "rows of the backlog drain (benchmark 1)")
       ->capture_default_str();

@@ -19,6 +19,7 @@ add_executable(outbox-bench EXCLUDE_FROM_ALL
   tests/bench/report.cc
   tests/bench/scale_bench.cc
   tests/bench/sync_mode_bench.cc
+  tests/bench/thread_bench.cc
   tests/bench/worker_harness.cc)
 target_link_libraries(outbox-bench PRIVATE room_outbox_relay room_outbox_test_support
   CLI11::CLI11 room_outbox_build_settings)

@@ -18,7 +18,7 @@ using Target = int (*)(const uint8_t* data, size_t size);
 // DecodeEnvelope on any bytes; when it decodes, encoding it again is stable.
 int EnvelopeDecode(const uint8_t* data, size_t size);
 // An Envelope built from the bytes: EncodeEnvelope, DecodeEnvelope, EncodeEnvelope again gives
-// the same fields and the same bytes.
+// the same fields and the same bytes, the payload written as dump() of its parse writes it.
 int EnvelopeRoundTrip(const uint8_t* data, size_t size);
 // ClassifyImResponse(HTTP status from the first two bytes, body = the rest).
 int ImResponse(const uint8_t* data, size_t size);

@@ -1,12 +1,12 @@
 // room-sim, the sample room-service, as a process: it commits through the hook, keeps its room
 // snapshot in the same transaction, and exits 0 whether or not IM is up.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -121,8 +121,53 @@ TEST_F(RoomSimTest, ARepeatedRunIdWritesNothingNew) {
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 10);
 }
 
+TEST_F(RoomSimTest, FourThreadsCommitEveryCommandOnceAndEachRoomInCommandOrder) {
+  // IM down: what the commits leave does not depend on how fast the sync publishes are.
+  im_.SetMode("down");
+
+  RunResult run = Run("--rooms 10 --commands 200 --threads 4 --seed 3 --run-id threads");
+
+  EXPECT_EQ(run.exit_code, 0);
+  nlohmann::json summary = Summary(run);
+  EXPECT_EQ(summary["threads"], 4);
+  EXPECT_EQ(summary["commands"], 200);
+  EXPECT_EQ(summary["failed"], 0);
+  EXPECT_EQ(summary["duplicates"], 0);
+  EXPECT_GT(summary["commands_per_second"].get<double>(), 0);
+  EXPECT_EQ(summary["sync_published"], 0);
+  EXPECT_EQ(summary["left_pending"], summary["im_events"]);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='pending'"),
+            summary["left_pending"].get<int64_t>());
+  // Every command committed exactly once, by four threads, each room by one of them.
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(DISTINCT command_id) FROM room_command_log"), 200);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 200);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(DISTINCT SUBSTRING_INDEX(command_id, '-c', 1)) FROM "
+                       "room_command_log"),
+            4);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM (SELECT room_id FROM room_command_log GROUP BY "
+                       "room_id HAVING COUNT(DISTINCT SUBSTRING_INDEX(command_id, '-c', 1)) > 1) "
+                       "shared_rooms"),
+            0);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox"), summary["events"].get<int64_t>());
+  // Each room's commands were committed in order: room_seq 1, 2, ... in commit (id) order, and
+  // its outbox rows follow the same order.
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log a JOIN room_command_log b ON "
+                       "b.room_id = a.room_id AND b.id > a.id AND b.room_seq <= a.room_seq"),
+            0);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_snapshot s WHERE s.room_seq <> (SELECT "
+                       "COUNT(*) FROM room_command_log c WHERE c.room_id = s.room_id)"),
+            0);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox a JOIN room_command_log ca ON "
+                       "ca.command_id = a.command_id JOIN room_outbox b ON b.room_id = a.room_id "
+                       "AND b.id > a.id JOIN room_command_log cb ON cb.command_id = b.command_id "
+                       "WHERE cb.room_seq < ca.room_seq"),
+            0);
+}
+
 TEST_F(RoomSimTest, BadUsageExitsTwo) {
   EXPECT_EQ(Run("--rooms 0 --commands 1").exit_code, 2);
+  EXPECT_EQ(Run("--rooms 4 --commands 1 --threads 0").exit_code, 2);
+  EXPECT_EQ(Run("--rooms 4 --commands 1 --threads 5").exit_code, 2);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <string>
 
 namespace room_outbox::sim {
 namespace {
@@ -49,6 +51,30 @@ TEST(RoomCellTest, EveryRoomStartsWithCreateAndSeqCountsItsCommands) {
   }
   EXPECT_EQ(kinds, (std::set<std::string>{"RoomCreated", "RoomUserJoined", "RoomHeatChanged",
                                           "RoomGiftSent", "RoomRankChanged", "RoomUserLeft"}));
+}
+
+TEST(RoomCellTest, OwnersShareTheRoomsOutWithoutOverlap) {
+  for (const int owners : {1, 3, 4, 10}) {
+    std::map<std::string, int> owner_of;
+    int owned_total = 0;
+    for (int owner = 0; owner < owners; ++owner) {
+      owned_total += RoomCell::OwnedRooms(10, owner, owners);
+      RoomCell cell(10, 5, "run", owner, owners);
+      std::set<std::string> seen;
+      for (int i = 0; i < 400; ++i) {
+        Applied applied = cell.Next(i);
+        const std::string& room = applied.command.room_id;
+        const int number = std::stoi(room.substr(room.find('-') + 1));
+        EXPECT_EQ(number % owners, owner) << room;
+        EXPECT_TRUE(owner_of.emplace(room, owner).first->second == owner) << room;
+        seen.insert(room);
+        cell.Accept(applied);
+      }
+      EXPECT_EQ(static_cast<int>(seen.size()), RoomCell::OwnedRooms(10, owner, owners));
+    }
+    EXPECT_EQ(owned_total, 10) << owners;
+    EXPECT_EQ(owner_of.size(), 10u) << owners;  // every room has its owner
+  }
 }
 
 TEST(RoomCellTest, StateChangesOnlyWhenAccepted) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_limits.h"
+#include "core/sorted_json.h"
 
 namespace room_outbox {
 namespace {
@@ -72,9 +73,9 @@ Status WriteWith(JsonWriter& writer, const EnvelopeFields& envelope, WritePayloa
 }  // namespace
 
 EnvelopeFields FieldsOf(const Envelope& envelope) {
-  return EnvelopeFields{envelope.event_id,   envelope.event_type, envelope.room_id,
-                        envelope.room_seq,   envelope.command_id, envelope.request_id,
-                        envelope.node_id,    envelope.occurred_at_ms, envelope.payload};
+  return EnvelopeFields{envelope.event_id, envelope.event_type,     envelope.room_id,
+                        envelope.room_seq, envelope.command_id,     envelope.request_id,
+                        envelope.node_id,  envelope.occurred_at_ms, envelope.payload};
 }
 
 Status WriteEnvelope(JsonWriter& writer, const EnvelopeFields& envelope) {
@@ -83,6 +84,14 @@ Status WriteEnvelope(JsonWriter& writer, const EnvelopeFields& envelope) {
                                kMaxJsonDepth - 1);
       !s.ok()) {
     return s;
+  }
+  // Keys already in order (as dump() writes them, so as most producers do): written straight
+  // from the parser's events. Otherwise the document is built and dump()ed.
+  bool sorted = false;
+  Status fast =
+      WriteWith(writer, envelope, [&] { sorted = WriteSortedJson(writer, envelope.payload); });
+  if (sorted) {
+    return fast;
   }
   const json payload = json::parse(envelope.payload, nullptr, /*allow_exceptions=*/false);
   if (payload.is_discarded() || !payload.is_object()) {
