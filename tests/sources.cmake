@@ -48,6 +48,7 @@ add_executable(unit_tests
   tests/unit/im_response_test.cc
   tests/unit/json_writer_test.cc
   tests/unit/sorted_json_test.cc
+  tests/unit/envelope_events_test.cc
   tests/unit/lifecycle_log_test.cc
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/envelope_events.h"
 #include "core/input_limits.h"
 #include "core/sorted_json.h"
 
@@ -70,62 +71,9 @@ Status WriteWith(JsonWriter& writer, const EnvelopeFields& envelope, WritePayloa
   return CheckJsonSize("envelope", writer.text(), kMaxEnvelopeBytes);
 }
 
-}  // namespace
-
-EnvelopeFields FieldsOf(const Envelope& envelope) {
-  return EnvelopeFields{envelope.event_id, envelope.event_type,     envelope.room_id,
-                        envelope.room_seq, envelope.command_id,     envelope.request_id,
-                        envelope.node_id,  envelope.occurred_at_ms, envelope.payload};
-}
-
-Status WriteEnvelope(JsonWriter& writer, const EnvelopeFields& envelope) {
-  // One level less than an envelope: the payload sits inside the envelope object.
-  if (auto s = CheckJsonLimits("envelope payload", envelope.payload, kMaxEnvelopeBytes,
-                               kMaxJsonDepth - 1);
-      !s.ok()) {
-    return s;
-  }
-  // Keys already in order (as dump() writes them, so as most producers do): written straight
-  // from the parser's events. Otherwise the document is built and dump()ed.
-  bool sorted = false;
-  Status fast =
-      WriteWith(writer, envelope, [&] { sorted = WriteSortedJson(writer, envelope.payload); });
-  if (sorted) {
-    return fast;
-  }
-  const json payload = json::parse(envelope.payload, nullptr, /*allow_exceptions=*/false);
-  if (payload.is_discarded() || !payload.is_object()) {
-    return Error{ErrorCode::kInvalidArgument,
-                 "envelope " + std::string(envelope.event_id) + ": payload is not a JSON object"};
-  }
-  return WriteWith(writer, envelope, [&] { writer.Value(payload); });
-}
-
-Result<std::string> EncodeEnvelope(const Envelope& envelope) {
-  JsonWriter writer;
-  if (Status s = WriteEnvelope(writer, FieldsOf(envelope)); !s.ok()) {
-    return Fail(s.error());
-  }
-  return writer.text();
-}
-
-Result<Envelope> DecodeEnvelope(std::string_view text, JsonWriter& encoded) {
-  auto decoded = DecodeEnvelope(text);
-  encoded.Clear();
-  if (decoded) {
-    // The payload is dump()'s text already: written as it is, it is what parsing it again and
-    // writing it back gives.
-    if (!WriteWith(encoded, FieldsOf(*decoded), [&] { encoded.Raw(decoded->payload); }).ok()) {
-      encoded.Clear();
-    }
-  }
-  return decoded;
-}
-
-Result<Envelope> DecodeEnvelope(std::string_view text) {
-  if (auto s = CheckJsonLimits("envelope", text, kMaxEnvelopeBytes); !s.ok()) {
-    return Fail(s.error());
-  }
+// The full parse: every field present with its type, identifiers non-empty, the error naming
+// the field at fault.
+Result<Envelope> DecodeDocument(std::string_view text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Fail(ErrorCode::kInvalidArgument, "envelope: not valid JSON");
@@ -168,6 +116,78 @@ Result<Envelope> DecodeEnvelope(std::string_view text) {
   }
   out.payload = payload->dump();
   return out;
+}
+
+// A well-formed envelope is read from the parser's events (ReadEnvelopeEvents); any other text
+// goes through the full parse (DecodeDocument), which names what is wrong.
+Result<Envelope> Decode(std::string_view text, JsonWriter& scratch) {
+  if (auto s = CheckJsonSize("envelope", text, kMaxEnvelopeBytes); !s.ok()) {
+    return Fail(s.error());
+  }
+  if (auto read = ReadEnvelopeEvents(text, scratch)) {
+    return std::move(*read);
+  }
+  if (auto s = CheckJsonLimits("envelope", text, kMaxEnvelopeBytes); !s.ok()) {
+    return Fail(s.error());
+  }
+  return DecodeDocument(text);
+}
+
+}  // namespace
+
+EnvelopeFields FieldsOf(const Envelope& envelope) {
+  return EnvelopeFields{envelope.event_id, envelope.event_type,     envelope.room_id,
+                        envelope.room_seq, envelope.command_id,     envelope.request_id,
+                        envelope.node_id,  envelope.occurred_at_ms, envelope.payload};
+}
+
+Status WriteEnvelope(JsonWriter& writer, const EnvelopeFields& envelope) {
+  // One level less than an envelope: the payload sits inside the envelope object.
+  if (auto s = CheckJsonLimits("envelope payload", envelope.payload, kMaxEnvelopeBytes,
+                               kMaxJsonDepth - 1);
+      !s.ok()) {
+    return s;
+  }
+  // Keys already in order (as dump() writes them, so as most producers do): written straight
+  // from the parser's events. Otherwise the document is built and dump()ed.
+  bool sorted = false;
+  Status fast =
+      WriteWith(writer, envelope, [&] { sorted = WriteSortedJson(writer, envelope.payload); });
+  if (sorted) {
+    return fast;
+  }
+  const json payload = json::parse(envelope.payload, nullptr, /*allow_exceptions=*/false);
+  if (payload.is_discarded() || !payload.is_object()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "envelope " + std::string(envelope.event_id) + ": payload is not a JSON object"};
+  }
+  return WriteWith(writer, envelope, [&] { writer.Value(payload); });
+}
+
+Result<std::string> EncodeEnvelope(const Envelope& envelope) {
+  JsonWriter writer;
+  if (Status s = WriteEnvelope(writer, FieldsOf(envelope)); !s.ok()) {
+    return Fail(s.error());
+  }
+  return writer.text();
+}
+
+Result<Envelope> DecodeEnvelope(std::string_view text, JsonWriter& encoded) {
+  auto decoded = Decode(text, encoded);
+  encoded.Clear();
+  if (decoded) {
+    // The payload is dump()'s text already: written as it is, it is what parsing it again and
+    // writing it back gives.
+    if (!WriteWith(encoded, FieldsOf(*decoded), [&] { encoded.Raw(decoded->payload); }).ok()) {
+      encoded.Clear();
+    }
+  }
+  return decoded;
+}
+
+Result<Envelope> DecodeEnvelope(std::string_view text) {
+  JsonWriter scratch;
+  return Decode(text, scratch);
 }
 
 }  // namespace room_outbox

@@ -9,6 +9,7 @@ add_library(room_outbox_core STATIC
   hook/src/core/json_writer.cc
   hook/src/core/library_init.cc
   hook/src/core/sorted_json.cc
+  hook/src/core/envelope_events.cc
   hook/src/core/sync_publish_mode.cc
   hook/src/core/utf8.cc
   hook/src/core/wake_path.cc
