@@ -23,6 +23,23 @@ TEST(JsonWriterTest, StringsAreEscapedAsDumpEscapesThem) {
   }
 }
 
+// Every ASCII byte, alone and beside plain text, in one part and in two: the plain ones are
+// copied as they are, the others escaped, as dump() does.
+TEST(JsonWriterTest, EveryAsciiByteIsWrittenAsDumpWritesIt) {
+  JsonWriter writer;
+  for (int c = 0; c < 0x80; ++c) {
+    const std::string byte(1, static_cast<char>(c));
+    for (const std::string& text : {byte, "room-" + byte + "-1"}) {
+      writer.Clear();
+      writer.String(text);
+      EXPECT_EQ(writer.text(), nlohmann::json(text).dump()) << c;
+      writer.Clear();
+      writer.String("live_", text);
+      EXPECT_EQ(writer.text(), nlohmann::json("live_" + text).dump()) << c;
+    }
+  }
+}
+
 TEST(JsonWriterTest, TwoPartsMakeOneString) {
   JsonWriter writer;
   writer.String("live_", "\"r\"");

@@ -3,6 +3,20 @@
 #include <charconv>
 
 namespace room_outbox {
+namespace {
+
+// True when dump() writes `text` between its quotes unchanged: printable ASCII without a quote or
+// a backslash (identifiers, event types, group ids). Anything else goes through the serializer.
+bool WrittenAsItIs(std::string_view text) {
+  for (const char c : text) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 JsonWriter::JsonWriter()
     : scratch_(std::string()),
@@ -10,11 +24,24 @@ JsonWriter::JsonWriter()
                   nlohmann::json::error_handler_t::strict) {}
 
 void JsonWriter::String(std::string_view text) {
+  if (WrittenAsItIs(text)) {
+    out_.push_back('"');
+    out_.append(text);
+    out_.push_back('"');
+    return;
+  }
   scratch_.get_ref<std::string&>().assign(text);
   serializer_.dump(scratch_, /*pretty_print=*/false, /*ensure_ascii=*/false, 0);
 }
 
 void JsonWriter::String(std::string_view first, std::string_view second) {
+  if (WrittenAsItIs(first) && WrittenAsItIs(second)) {
+    out_.push_back('"');
+    out_.append(first);
+    out_.append(second);
+    out_.push_back('"');
+    return;
+  }
   std::string& text = scratch_.get_ref<std::string&>();
   text.assign(first);
   text.append(second);
