@@ -213,6 +213,41 @@ TEST(ImResponseTest, DropReasonIsARoomScopedDefiniteDrop) {
   EXPECT_FALSE(ok.definite_drop);
 }
 
+// The answer's fields are its top-level ones, each at its last value, as a parsed document
+// keeps them; nested fields of the same names count for nothing.
+TEST(ImResponseTest, OnlyTopLevelFieldsAtTheirLastValueDecide) {
+  struct Shape {
+    std::string body;
+    PublishStatus status;
+    int im_error_code;
+  };
+  const std::vector<Shape> shapes = {
+      {R"({"ErrorCode":10002,"ActionStatus":"OK","ErrorCode":0})", PublishStatus::kPublished, 0},
+      {R"({"ActionStatus":"OK","ErrorCode":0,"ErrorCode":10002})", PublishStatus::kRetryable,
+       10002},
+      {R"({"ActionStatus":"OK","ActionStatus":"FAIL","ErrorCode":0})", PublishStatus::kRetryable,
+       0},
+      {R"({"ActionStatus":"OK","ErrorCode":0,"x":{"ErrorCode":10002,"a":[{"ErrorCode":1}]}})",
+       PublishStatus::kPublished, 0},
+      // ActionStatus OK with no integer ErrorCode is a success, whatever else ErrorCode holds.
+      {R"({"ActionStatus":"OK","ErrorCode":{"ErrorCode":10002}})", PublishStatus::kPublished, 0},
+      {R"({"ActionStatus":"OK","ErrorCode":1.5})", PublishStatus::kPublished, 0},
+      {R"({"ActionStatus":"OK","ErrorCode":4294967296,"ErrorCode":0})",
+       PublishStatus::kPublished, 0},
+      {R"({"ActionStatus":"OK","ErrorCode":0,"ErrorCode":4294967296})",
+       PublishStatus::kRetryable, 0},
+      {R"([{"ActionStatus":"OK","ErrorCode":0}])", PublishStatus::kRetryable, 0},
+      {R"("OK")", PublishStatus::kRetryable, 0},
+      {R"({"ActionStatus":"OK","ErrorCode":0} {})", PublishStatus::kRetryable, 0},
+      {R"({"ActionStatus":"OK","ErrorCode":0)", PublishStatus::kRetryable, 0},
+  };
+  for (const Shape& shape : shapes) {
+    const PublishOutcome out = ClassifyImResponse(200, shape.body);
+    EXPECT_EQ(out.status, shape.status) << shape.body << ": " << out.error;
+    EXPECT_EQ(out.im_error_code, shape.im_error_code) << shape.body;
+  }
+}
+
 TEST(ImResponseTest, HttpStatusesHaveTheirScopes) {
   struct HttpCase {
     int http_status;

@@ -31,6 +31,7 @@ add_library(room_outbox_core STATIC
   hook/src/core/tencent/im_breaker.cc
   hook/src/core/tencent/im_endpoint.cc
   hook/src/core/tencent/im_request.cc
+  hook/src/core/tencent/im_answer.cc
   hook/src/core/tencent/im_response.cc
   hook/src/core/tencent/process_rate_budget.cc
   hook/src/core/tencent/publish_admission.cc

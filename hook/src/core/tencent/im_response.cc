@@ -1,43 +1,12 @@
 #include "core/tencent/im_response.h"
 
-#include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "core/input_limits.h"
+#include "core/tencent/im_answer.h"
 
 namespace room_outbox {
 namespace {
-
-constexpr size_t kMaxInfo = 120;
-
-// Cuts at a UTF-8 character boundary (last_error is stored in a utf8mb4 column) and replaces
-// control characters, so one log line stays one line.
-std::string ShortText(std::string_view text) {
-  if (text.size() > kMaxInfo) {
-    size_t cut = kMaxInfo;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
-      --cut;
-    }
-    text = text.substr(0, cut);
-  }
-  std::string out(text);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      c = ' ';
-    }
-  }
-  return out;
-}
-
-bool FitsInt(const nlohmann::json& number) {
-  if (number.is_number_unsigned()) {
-    return number.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max());
-  }
-  const auto v = number.get<int64_t>();
-  return v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max();
-}
 
 // The ErrorCode table (see im_response.h). Ranges are inclusive; the first match wins.
 struct CodeRow {
@@ -132,48 +101,6 @@ ImVerdict VerdictForHttpStatus(int http_status) {
 }
 
 namespace {
-
-// The fields of a 200 answer that decide.
-struct ImAnswer {
-  std::string action;  // ActionStatus
-  int code = 0;        // ErrorCode
-  bool has_code = false;
-  std::string info;         // ErrorInfo, shortened
-  std::string drop_reason;  // MsgDropReason (non-empty when present)
-};
-
-// Reads the answer's fields; nullopt with `why` when the body is not IM's JSON.
-std::optional<ImAnswer> ReadImAnswer(std::string_view body, std::string& why) {
-  if (auto s = CheckJsonLimits("invalid IM response", body, kMaxImResponseBytes); !s.ok()) {
-    why = s.error().message;
-    return std::nullopt;
-  }
-  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    why = "invalid IM response (not JSON)";
-    return std::nullopt;
-  }
-  ImAnswer answer;
-  if (auto it = doc.find("ActionStatus"); it != doc.end() && it->is_string()) {
-    answer.action = it->get<std::string>();
-  }
-  if (auto it = doc.find("ErrorCode"); it != doc.end() && it->is_number_integer()) {
-    // get<int> would truncate: 4294967296 read as 0 (success), 4294977298 as 10002.
-    if (!FitsInt(*it)) {
-      why = "invalid IM response (ErrorCode out of range)";
-      return std::nullopt;
-    }
-    answer.code = it->get<int>();
-    answer.has_code = true;
-  }
-  if (auto it = doc.find("ErrorInfo"); it != doc.end() && it->is_string()) {
-    answer.info = ShortText(it->get<std::string>());
-  }
-  if (auto it = doc.find("MsgDropReason"); it != doc.end() && it->is_string()) {
-    answer.drop_reason = it->get<std::string>();
-  }
-  return answer;
-}
 
 // A 200 answer carrying a non-zero ErrorCode: the table decides.
 void ApplyErrorCode(const ImAnswer& answer, PublishOutcome& out) {
