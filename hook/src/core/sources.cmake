@@ -11,6 +11,9 @@ add_library(room_outbox_core STATIC
   hook/src/core/sync_publish_mode.cc
   hook/src/core/utf8.cc
   hook/src/core/wake_path.cc
+  hook/src/core/app_budget/app_budget_member.cc
+  hook/src/core/app_budget/member_store.cc
+  hook/src/core/app_budget/share_split.cc
   hook/src/core/config/duration.cc
   hook/src/core/config/secrets.cc
   hook/src/core/config/shared_config.cc

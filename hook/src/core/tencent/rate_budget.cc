@@ -16,7 +16,8 @@ constexpr double kTokenSlack = 1e-9;
 }  // namespace
 
 RateBudget::RateBudget(double max_per_second, Clock& clock)
-    : max_rate_(std::max(max_per_second, kMinRate)),
+    : configured_max_(std::max(max_per_second, kMinRate)),
+      max_rate_(configured_max_),
       rate_(max_rate_),
       clock_(clock),
       last_refill_ms_(clock_.SteadyMs()),
@@ -25,7 +26,7 @@ RateBudget::RateBudget(double max_per_second, Clock& clock)
   tokens_ = Capacity();
 }
 
-double RateBudget::Capacity() const { return std::max(1.0, rate_ / 10.0); }
+double RateBudget::Capacity() const { return burst_ > 0 ? burst_ : std::max(1.0, rate_ / 10.0); }
 
 void RateBudget::Refill(int64_t now_ms) {
   if (now_ms <= last_refill_ms_) {
@@ -40,8 +41,10 @@ std::chrono::microseconds RateBudget::TryAcquire() {
   Refill(clock_.SteadyMs());
   if (tokens_ >= 1.0 - kTokenSlack) {
     tokens_ = std::max(0.0, tokens_ - 1.0);
+    ++usage_.acquired;
     return std::chrono::microseconds(0);
   }
+  ++usage_.waited;
   double wait_us = std::ceil((1.0 - tokens_) / rate_ * 1e6);
   return std::chrono::microseconds(std::max<int64_t>(1, static_cast<int64_t>(wait_us)));
 }
@@ -54,6 +57,26 @@ std::chrono::microseconds RateBudget::TimeUntil(size_t count) {
   }
   const double wait_us = std::ceil((wanted - tokens_) / rate_ * 1e6);
   return std::chrono::microseconds(std::max<int64_t>(1, static_cast<int64_t>(wait_us)));
+}
+
+void RateBudget::SetShare(double share) {
+  Refill(clock_.SteadyMs());
+  const double capped = std::min(std::max(share, kMinRate), configured_max_);
+  const double burst = std::max(1.0, capped * kShareBurstFraction);
+  const double ceiling = std::max(kMinRate, capped - burst);
+  const bool recovering = rate_ < max_rate_;
+  max_rate_ = ceiling;
+  burst_ = burst;
+  if (!recovering || rate_ > max_rate_) {
+    rate_ = max_rate_;
+  }
+  tokens_ = std::min(tokens_, Capacity());
+}
+
+RateBudget::Usage RateBudget::TakeUsage() {
+  const Usage taken = usage_;
+  usage_ = Usage{};
+  return taken;
 }
 
 void RateBudget::OnRateLimited() {
