@@ -2,14 +2,13 @@
 // room_outbox_im_member, split the app's limit, leave with their row, drop out when they stop
 // beating, and keep a safe share when the table cannot be read. Real relay processes sharing an
 // app limit are in relay_scale_test.cc.
-#include "core/app_budget/app_budget_member.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
 
+#include "core/app_budget/app_budget_member.h"
 #include "core/clock.h"
 #include "support/test_database.h"
 #include "support/wait.h"

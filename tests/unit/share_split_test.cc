@@ -72,6 +72,7 @@ TEST(ShareSplitTest, ANewcomerWaitsForTheOthersToGiveWay) {
   // a took the whole limit alone; b joins: b gets only what a leaves until a's next beat.
   const std::vector<MemberBeat> joined = {Member("a", 200, 200)};
   EXPECT_DOUBLE_EQ(ShareOf(joined, "b"), kMinShare);
+  EXPECT_TRUE(SplitAppBudget(joined, "b", 200, kNow, kBeat).waiting_for_others);
   EXPECT_EQ(SplitAppBudget(joined, "b", 200, kNow, kBeat).live_members, 2);
   // a's next beat sees b (no demand yet): a gives way down to b's floor.
   const std::vector<MemberBeat> seen = {Member("a", 200, 200), Member("b", 0, 1)};
@@ -82,6 +83,7 @@ TEST(ShareSplitTest, ANewcomerWaitsForTheOthersToGiveWay) {
   EXPECT_NEAR(ShareOf(busy, "b"), 10, 1e-9);
   const std::vector<MemberBeat> settled = {Member("a", 200, 100), Member("b", 200, 10)};
   EXPECT_NEAR(ShareOf(settled, "b"), 100, 1e-9);
+  EXPECT_FALSE(SplitAppBudget(settled, "b", 200, kNow, kBeat).waiting_for_others);
 }
 
 TEST(ShareSplitTest, SelfMissingFromTheReadingCountsWithNoDemand) {

@@ -30,11 +30,12 @@ void LogBeat(const Config& config, Logger& logger, ShareLog& last, const AppBudg
     const bool moved = std::abs(s.share - last.share) >= 0.25 * std::max(last.share, 1.0) &&
                        now - last.share_logged_at >= kShareLogInterval;
     if (!last.logged || !last.reached || s.live_members != last.members || moved) {
-      logger.Info(Lifecycle("IM budget share", config)
-                      .Add("share_requests_per_second", static_cast<int64_t>(std::lround(s.share)))
-                      .Add("members", s.live_members)
-                      .Add("app_requests_per_second",
-                           static_cast<int64_t>(std::lround(config.tencent_im.app_requests_per_second))));
+      logger.Info(
+          Lifecycle("IM budget share", config)
+              .Add("share_requests_per_second", static_cast<int64_t>(std::lround(s.share)))
+              .Add("members", s.live_members)
+              .Add("app_requests_per_second",
+                   static_cast<int64_t>(std::lround(config.tencent_im.app_requests_per_second))));
       last.share = s.share;
       last.share_logged_at = now;
     }

@@ -76,7 +76,8 @@ bool AppBudgetMember::WaitForStop(std::chrono::milliseconds duration) {
 }
 
 void AppBudgetMember::Loop() {
-  while (!WaitForStop(settings_.beat_interval)) {
+  while (!WaitForStop(catching_up_ ? settings_.beat_interval / kCatchUpDivisor
+                                   : settings_.beat_interval)) {
     BeatOnce();
   }
 }
@@ -115,9 +116,11 @@ void AppBudgetMember::BeatOnce() {
     status.share = share->requests_per_second;
     status.live_members = share->live_members;
     status.table_reached = true;
+    catching_up_ = share->waiting_for_others;
     last_share_ = std::min(status.share, most);
   } else {
     store_.reset();  // reconnect on the next beat
+    catching_up_ = false;
     status.share = FallbackShare(last_share_, settings_.app_limit, kAssumedMembersUnread);
     status.error = share.error().message;
     last_share_ = std::min(status.share, most);

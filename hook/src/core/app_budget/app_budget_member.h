@@ -5,6 +5,10 @@
 // `app_limit` and gives it to the SharedRateBudget (SetShare), which keeps it within the
 // process's own cap (requests_per_second) and still halves on a frequency-limit answer.
 //
+// While its share is below its fair part because the others have not given way yet (a member
+// that joined, or whose demand grew), it beats every beat_interval / kCatchUpDivisor instead, so
+// it takes what the others give up within a fraction of a beat.
+//
 // A member that cannot reach the table keeps its last share (never more; before any reading,
 // app_limit / kAssumedMembersUnread) and keeps sending; it reconnects on the next beat. Start
 // makes the first beat before it returns, so the process never sends at a share it did not
@@ -34,22 +38,23 @@ namespace room_outbox {
 // The members a process assumes before it could read the table once.
 inline constexpr int kAssumedMembersUnread = 4;
 inline constexpr std::chrono::milliseconds kDefaultBeatInterval{1000};
+inline constexpr int kCatchUpDivisor = 5;  // catching up: beat_interval / kCatchUpDivisor
 
 struct AppBudgetSettings {
   MysqlOptions mysql;
-  std::string app_key;    // AppKey(endpoint, sdk_app_id)
-  std::string member_id;  // NewMemberId()
-  double app_limit = 200;      // [tencent_im] app_requests_per_second, > 0
-  double process_cap = 0;      // [tencent_im] requests_per_second (> 0)
+  std::string app_key;     // AppKey(endpoint, sdk_app_id)
+  std::string member_id;   // NewMemberId()
+  double app_limit = 200;  // [tencent_im] app_requests_per_second, > 0
+  double process_cap = 0;  // [tencent_im] requests_per_second (> 0)
   std::chrono::milliseconds beat_interval = kDefaultBeatInterval;
 };
 
 // What a beat found, for metrics and logs.
 struct AppBudgetStatus {
-  double share = 0;       // requests per second this process takes (before its own cap)
-  int live_members = 0;   // 0 while the table cannot be read
+  double share = 0;      // requests per second this process takes (before its own cap)
+  int live_members = 0;  // 0 while the table cannot be read
   bool table_reached = false;
-  std::string error;      // why the table could not be reached (no secrets)
+  std::string error;  // why the table could not be reached (no secrets)
 };
 
 // "<endpoint without trailing slashes> <sdk_app_id>": the same app whatever the spelling.
@@ -86,6 +91,7 @@ class AppBudgetMember {
   std::optional<double> last_share_;
   std::chrono::steady_clock::time_point last_beat_;
   int beats_ = 0;
+  bool catching_up_ = false;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -38,8 +38,9 @@ Result<MemberReading> AppMemberStore::Read(const std::string& app_key) {
   MemberReading reading;
   for (const ResultRow& row : *rows) {
     MemberBeat member{row.Str(0)};
-    for (auto [column, target] : {std::pair{1, &member.beat_ms}, std::pair{2, &member.demand},
-                                  std::pair{3, &member.share}, std::pair{4, &reading.server_now_ms}}) {
+    for (auto [column, target] :
+         {std::pair{1, &member.beat_ms}, std::pair{2, &member.demand}, std::pair{3, &member.share},
+          std::pair{4, &reading.server_now_ms}}) {
       auto value = row.Int(static_cast<size_t>(column));
       if (!value) return Fail(value.error());
       *target = *value;

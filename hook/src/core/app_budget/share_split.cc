@@ -47,7 +47,8 @@ AppShare SplitAppBudget(const std::vector<MemberBeat>& members, std::string_view
   }
   const double fair = floor + mine_filled + left / n;
   const double free = app_limit - others_hold;
-  return AppShare{std::max(kMinShare, std::min(fair, free)), static_cast<int>(live.size())};
+  const double share = std::max(kMinShare, std::min(fair, free));
+  return AppShare{share, static_cast<int>(live.size()), share + 0.5 < fair};
 }
 
 int64_t ReportedDemand(uint64_t acquired, uint64_t waited, int64_t beat_ms, double most) {

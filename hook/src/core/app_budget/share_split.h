@@ -34,6 +34,8 @@ struct MemberBeat {
 struct AppShare {
   double requests_per_second = 0;  // this member's share (at least kMinShare)
   int live_members = 0;            // itself included
+  // Below its fair part because the others have not given way yet: worth reading again soon.
+  bool waiting_for_others = false;
 };
 
 // The part of the limit split equally among the live members whatever their demand.

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 
 #include "core/clock.h"
 
@@ -33,10 +34,11 @@ class RateBudget {
   std::chrono::microseconds TimeUntil(size_t count);
 
   // The process's share of the app's budget, in requests per second (capped at the configured
-  // rate): from now on the bucket holds kShareBurstFraction of the share (at least one token)
-  // and the ceiling is the share minus that burst, so that in any one-second window the process
-  // sends at most its share. A lower ceiling applies at once; a higher one at once unless a
-  // frequency-limit cut is still climbing back.
+  // rate): the ceiling of the rate, and from now on also a window: no more than the share's
+  // whole requests within any kShareWindow (a second, as IM counts, plus a margin for the time
+  // between taking a token and the request's arrival), so the bucket's burst stays inside the
+  // share. A lower ceiling applies at once; a higher one at once unless a frequency-limit cut
+  // is still climbing back.
   void SetShare(double share);
 
   // What the budget was asked since the last call: tokens taken, and TryAcquire calls that found
@@ -55,20 +57,25 @@ class RateBudget {
   // raise the rate by 10% (up to the configured maximum).
   void OnCleanAnswer();
 
-  // The part of a share the bucket holds as burst.
-  static constexpr double kShareBurstFraction = 0.02;
+  static constexpr std::chrono::milliseconds kShareWindow{1020};
 
   double effective_rate() const { return rate_; }
   double max_rate() const { return max_rate_; }
 
  private:
   void Refill(int64_t now_ms);
+  // Drops the window's entries older than kShareWindow; how long until `count` more tokens fit
+  // in it (zero when they do or no share was set).
+  std::chrono::microseconds WindowWait(int64_t now_ms, size_t count);
   double Capacity() const;
 
   double configured_max_;
   double max_rate_;
   double rate_;
-  double burst_ = 0;  // > 0 once SetShare was called: the bucket's size
+  // Once SetShare was called: the most tokens taken within kShareWindow, and when each of the
+  // last ones was taken (oldest first).
+  size_t window_cap_ = 0;
+  std::deque<int64_t> taken_ms_;
   Usage usage_;
   double tokens_;
   Clock& clock_;
