@@ -64,6 +64,7 @@ add_executable(unit_tests
   tests/unit/publish_admission_test.cc
   tests/unit/publish_completion_test.cc
   tests/unit/rate_budget_test.cc
+  tests/unit/share_split_test.cc
   tests/unit/result_writer_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_cell_test.cc
@@ -81,6 +82,7 @@ gtest_discover_tests(unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 
 # A private MariaDB (scripts/run-tests.sh) and loopback HTTP servers; real processes.
 add_executable(integration_tests
+  tests/integration/app_budget_test.cc
   tests/integration/chaos_test.cc
   tests/integration/claim_cost_test.cc
   tests/integration/clock_skew_test.cc

@@ -7,7 +7,8 @@ set(ROOM_OUTBOX_SCHEMA_FILES
   ${PROJECT_SOURCE_DIR}/schema/001_room_command_log.sql
   ${PROJECT_SOURCE_DIR}/schema/002_room_outbox.sql
   ${PROJECT_SOURCE_DIR}/schema/003_parked.sql
-  ${PROJECT_SOURCE_DIR}/schema/004_drop_count.sql)
+  ${PROJECT_SOURCE_DIR}/schema/004_drop_count.sql
+  ${PROJECT_SOURCE_DIR}/schema/005_im_budget_members.sql)
 set(ROOM_OUTBOX_SCHEMA_STEPS_CC ${PROJECT_BINARY_DIR}/generated/schema_steps.cc)
 add_custom_command(OUTPUT ${ROOM_OUTBOX_SCHEMA_STEPS_CC}
   COMMAND ${CMAKE_COMMAND} -DOUT=${ROOM_OUTBOX_SCHEMA_STEPS_CC} "-DFILES=${ROOM_OUTBOX_SCHEMA_FILES}"
@@ -44,6 +45,7 @@ add_library(room_outbox_relay STATIC
   relay/src/ops/ops_commands.cc
   relay/src/ops/ops_store.cc
   relay/src/ops/parked_gauge.cc
+  relay/src/daemon/app_budget_share.cc
   relay/src/daemon/build_info.cc
   relay/src/daemon/command_line.cc
   relay/src/config/config.cc
@@ -59,7 +61,8 @@ add_library(room_outbox_relay STATIC
 target_include_directories(room_outbox_relay PUBLIC ${PROJECT_SOURCE_DIR}/relay/src)
 target_compile_definitions(room_outbox_relay PRIVATE ROOM_OUTBOX_VERSION="${PROJECT_VERSION}")
 target_link_libraries(room_outbox_relay
-  PUBLIC room_outbox_core tomlplusplus::tomlplusplus spdlog::spdlog PkgConfig::SYSTEMD
+  PUBLIC room_outbox_core room_outbox_app_budget tomlplusplus::tomlplusplus spdlog::spdlog
+         PkgConfig::SYSTEMD
          PkgConfig::HTTPLIB
   PRIVATE room_outbox_build_settings CLI11::CLI11)
 

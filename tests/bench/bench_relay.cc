@@ -68,6 +68,10 @@ std::string BenchRelayConfig(const BenchDatabase& db, const testing::FakeImServe
   if (options.requests_per_second) {
     text += "requests_per_second = " + FormatFixed(*options.requests_per_second, 0) + "\n";
   }
+  if (options.app_requests_per_second) {
+    text +=
+        "app_requests_per_second = " + FormatFixed(*options.app_requests_per_second, 0) + "\n";
+  }
   return text + "\n[log]\nlevel = \"info\"\n";
 }
 

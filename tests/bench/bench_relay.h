@@ -22,6 +22,9 @@ struct BenchRelayOptions {
   std::string node_id = "bench-relay";
   // [tencent_im] requests_per_second; nullopt: the shipped default (200).
   std::optional<double> requests_per_second;
+  // [tencent_im] app_requests_per_second; nullopt: the shipped default (200, shared by the
+  // relays through the database); 0: each relay keeps requests_per_second for itself.
+  std::optional<double> app_requests_per_second;
   // [outbox_worker] room_min_interval; nullopt: the shipped default (50ms).
   std::optional<std::chrono::milliseconds> room_min_interval;
 };

@@ -1,7 +1,9 @@
 // Benchmark 11: scale-out. One, two and three real outbox-relay processes on one database drain
 // the same backlog against a stub answering after 20 ms, without a request budget and with one
 // per relay (11a-11f), then with the relays' shipped defaults against a stub that limits the app
-// to 200 calls/s as Tencent does (11g-11i: calls refused with 60007, drain time against rows/200).
+// to 200 calls/s as Tencent does (11g-11i: calls refused with 60007, drain time against rows/200;
+// 11j-11l the same with each relay keeping its own budget, app_requests_per_second = 0, as
+// before the relays shared the app's budget).
 // The stub counts what it delivered, so every run also shows whether each row went out exactly
 // once.
 #include <filesystem>
@@ -47,6 +49,7 @@ struct ScaleSetup {
   size_t rows = 0;
   std::optional<double> budget;  // requests_per_second of each relay; nullopt: 0 (off)
   int app_limit = 0;             // the stub's app-wide limit; 0: off, and the relays' budgets off
+  bool shared = true;            // against the app limit: the app's budget shared (shipped)
 };
 
 std::unique_ptr<testing::FakeImServer> StartScaleStub(int app_limit) {
@@ -68,7 +71,11 @@ BenchRelayOptions ScaleRelayOptions(const ScaleSetup& setup, size_t k) {
   BenchRelayOptions options;
   options.node_id = "bench-scale-" + std::to_string(k);
   if (setup.app_limit == 0) {
+    // Each relay's own budget (or none), not a share of the app's.
     options.requests_per_second = setup.budget ? *setup.budget : 0;
+    options.app_requests_per_second = 0;
+  } else if (!setup.shared) {
+    options.app_requests_per_second = 0;
   }
   return options;
 }
@@ -78,7 +85,7 @@ BenchRelayOptions ScaleRelayOptions(const ScaleSetup& setup, size_t k) {
 ScaleRun RunRelays(const BenchContext& ctx, const ScaleSetup& setup) {
   const std::string name = "bench_scale_" + std::to_string(setup.relays) +
                            (setup.budget ? "_budget" : "") +
-                           (setup.app_limit > 0 ? "_app" : "");
+                           (setup.app_limit > 0 ? "_app" : "") + (setup.shared ? "" : "_own");
   auto stub = StartScaleStub(setup.app_limit);
   BenchDatabase db(ctx.socket, name);
   OutboxFill fill;
@@ -157,13 +164,15 @@ void AddRows(const BenchContext& ctx, Report& report, const std::vector<ScaleRun
   }
 }
 
-// 11g-11i: what the app limit refused, and the drain time against the limit's own pace.
-void AddAppLimitRows(const BenchContext& ctx, Report& report, const std::vector<ScaleRun>& runs) {
+// 11g-11i (11j-11l with each relay's own budget): what the app limit refused, and the drain time
+// against the limit's own pace.
+void AddAppLimitRows(const BenchContext& ctx, Report& report, const std::vector<ScaleRun>& runs,
+                     const std::string& first_id, bool shared) {
   const std::string backlog = FormatCount(static_cast<double>(ctx.app_limit_rows)) +
                               " rows over " + std::to_string(ctx.scale_rooms) + " rooms";
   for (size_t i = 0; i < runs.size(); ++i) {
     const ScaleRun& run = runs[i];
-    std::string id = "11g";
+    std::string id = first_id;
     id.back() = static_cast<char>(id.back() + i);
     const double rows = static_cast<double>(run.rows);
     const double refused_percent =
@@ -173,8 +182,11 @@ void AddAppLimitRows(const BenchContext& ctx, Report& report, const std::vector<
                 std::to_string(run.relays) + (run.relays == 1 ? " relay" : " relays") +
                     " on one database, stub latency 20ms, the stub limits the app to " +
                     std::to_string(kAppLimit) + " calls/s (60007 beyond), " + backlog,
-                "per relay: every key at its shipped default ([tencent_im] budget keys "
-                "included)",
+                shared ? "per relay: every key at its shipped default ([tencent_im] "
+                         "requests_per_second=200, app_requests_per_second=200: the app's "
+                         "budget shared through the database)"
+                       : "per relay: shipped defaults but app_requests_per_second=0 (each relay "
+                         "keeps requests_per_second=200 for itself)",
                 ScaleText(run) + "; refused with 60007: " +
                     FormatCount(static_cast<double>(run.im.app_limited)),
                 "refused " + FormatFixed(refused_percent, 1) + "% of rows; drain " +
@@ -194,16 +206,19 @@ void RunScaleOut(const BenchContext& ctx, Report& report) {
     }
     AddRows(ctx, report, runs, budget ? "11d" : "11a", budget);
   }
-  std::vector<ScaleRun> limited;
-  for (size_t relays = 1; relays <= kMaxRelays; ++relays) {
-    limited.push_back(
-        RunRelays(ctx, ScaleSetup{relays, ctx.app_limit_rows, std::nullopt, kAppLimit}));
+  for (const bool shared : {true, false}) {
+    std::vector<ScaleRun> limited;
+    for (size_t relays = 1; relays <= kMaxRelays; ++relays) {
+      limited.push_back(RunRelays(
+          ctx, ScaleSetup{relays, ctx.app_limit_rows, std::nullopt, kAppLimit, shared}));
+    }
+    AddAppLimitRows(ctx, report, limited, shared ? "11g" : "11j", shared);
   }
-  AddAppLimitRows(ctx, report, limited);
   report.AddNote(
       "11: the relays are started together and timed from the first start until the database "
       "holds every row published; each relay is its own process with its own 16 requests in "
-      "flight. 11a-11f: each relay with its own budget or none. 11g-11i: the relays as shipped, "
+      "flight. 11a-11f: each relay with its own budget or none. 11g-11i: the relays as shipped "
+      "(sharing the app's budget through the database), 11j-11l: each with its own 200/s, "
       "against a stub that refuses calls beyond the app limit with 60007 (a refused row is "
       "retried after poll_interval). The IM figures are the stub's counters: delivered = "
       "distinct events = rows means no row went out twice.");

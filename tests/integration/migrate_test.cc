@@ -71,14 +71,14 @@ class MigrateTest : public ::testing::Test {
   std::unique_ptr<RelayProcess> relay_;
 };
 
-const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4};
+const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5};
 
 TEST_F(MigrateTest, AFreshDatabaseRecordsEveryStepAndASecondRunAppliesNothing) {
   EXPECT_EQ(Recorded(), kAllVersions);  // TestDatabase migrated it with the same code
   CommandResult again = Relay({"migrate"});
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
-  EXPECT_EQ(again.Json()["from_version"], 4) << again.Describe();
-  EXPECT_EQ(again.Json()["to_version"], 4);
+  EXPECT_EQ(again.Json()["from_version"], 5) << again.Describe();
+  EXPECT_EQ(again.Json()["to_version"], 5);
   EXPECT_TRUE(again.Json()["steps"].empty()) << again.Describe();
   EXPECT_EQ(Recorded(), kAllVersions);
 }
@@ -86,7 +86,9 @@ TEST_F(MigrateTest, AFreshDatabaseRecordsEveryStepAndASecondRunAppliesNothing) {
 TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
   TestDatabase by_hand;
   ASSERT_TRUE(by_hand.valid());
-  by_hand.Exec("DROP TABLE room_outbox, room_command_log, room_outbox_schema_version");
+  by_hand.Exec(
+      "DROP TABLE room_outbox, room_command_log, room_outbox_schema_version, "
+      "room_outbox_im_member");
   for (const auto& file : SchemaFiles()) {
     std::ifstream in(file);
     std::stringstream text;
@@ -94,7 +96,7 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
     by_hand.Exec(text.str());  // as a client runs a file: every statement once, in order
   }
   EXPECT_EQ(SchemaOf(by_hand), SchemaOf(db_));
-  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 5);
+  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 6);
 }
 
 TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
@@ -111,7 +113,7 @@ TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   const auto steps = run.Json()["steps"];
-  ASSERT_EQ(steps.size(), 5u) << run.Describe();
+  ASSERT_EQ(steps.size(), 6u) << run.Describe();
   EXPECT_TRUE(run.Json()["from_version"].is_null());
   EXPECT_EQ(steps[3]["name"], "003_parked");
   EXPECT_EQ(steps[3]["already_applied"], 3) << run.Describe();  // a column and two indexes
@@ -130,7 +132,7 @@ TEST_F(MigrateTest, AStepAppliedHalfWayIsCompleted) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 3");
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  ASSERT_EQ(run.Json()["steps"].size(), 2u) << run.Describe();
+  ASSERT_EQ(run.Json()["steps"].size(), 3u) << run.Describe();
   EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 1) << run.Describe();
   EXPECT_EQ(run.Json()["from_version"], 2);
   EXPECT_EQ(SchemaOf(db_), migrated);
@@ -139,12 +141,13 @@ TEST_F(MigrateTest, AStepAppliedHalfWayIsCompleted) {
 
 TEST_F(MigrateTest, DryRunListsTheMissingStepsAndChangesNothing) {
   db_.Exec("ALTER TABLE room_outbox DROP COLUMN drop_count");
-  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version = 4");
+  db_.Exec("DROP TABLE room_outbox_im_member");
+  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 4");
   const std::string before = SchemaOf(db_);
   CommandResult dry = Relay({"migrate", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.Describe();
   EXPECT_EQ(dry.Json()["dry_run"], true);
-  ASSERT_EQ(dry.Json()["steps"].size(), 1u) << dry.Describe();
+  ASSERT_EQ(dry.Json()["steps"].size(), 2u) << dry.Describe();
   EXPECT_EQ(dry.Json()["steps"][0]["version"], 4);
   ASSERT_EQ(dry.Json()["steps"][0]["sql"].size(), 2u) << dry.Describe();
   EXPECT_THAT(dry.Json()["steps"][0]["sql"][0].get<std::string>(),
@@ -158,15 +161,16 @@ TEST_F(MigrateTest, ADatabaseNewerThanTheBinaryIsRefused) {
   CommandResult run = Relay({"migrate"});
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_THAT(run.Json()["error"].get<std::string>(), HasSubstr("version 99, newer than"));
-  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 99}));
+  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 99}));
 }
 
 TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   db_.Exec("ALTER TABLE room_outbox DROP COLUMN drop_count");
-  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version = 4");
+  db_.Exec("DROP TABLE room_outbox_im_member");
+  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 4");
   CommandResult once = Relay({"--once"});
   EXPECT_EQ(once.exit_code, 2) << once.Describe();
-  EXPECT_THAT(once.err, HasSubstr("schema is version 3, older than the 4 this outbox-relay needs"));
+  EXPECT_THAT(once.err, HasSubstr("schema is version 3, older than the 5 this outbox-relay needs"));
   EXPECT_THAT(once.err, HasSubstr("run `outbox-relay migrate`"));
   CommandResult stats = Relay({"stats"});
   EXPECT_EQ(stats.exit_code, 2) << stats.Describe();

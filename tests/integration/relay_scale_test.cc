@@ -554,5 +554,65 @@ TEST(RelayScaleTest, RequestBudgetCapsTheRateAndRetriesResendIdenticalBodies) {
               kBudget, drain_seconds, peak);
 }
 
+// Three relays with the shipped per-process rate (200/s each) against an app limited to 60/s:
+// sharing app_requests_per_second through the database, they stay under the app's limit, so IM
+// refuses (60007) next to none of their calls. Without the shared budget each relay would send at
+// its own 200/s and most calls of the first seconds would be refused.
+TEST(RelayScaleTest, RelaysShareTheAppLimitThroughTheDatabase) {
+  constexpr int kRooms = 40;
+  constexpr int kRowsPerRoom = 9;
+  constexpr int64_t kRows = kRooms * kRowsPerRoom;
+  constexpr int kAppLimit = 60;
+  FakeImServerOptions im_options;
+  im_options.app_limit_per_second = kAppLimit;
+  FakeImServer im(im_options);
+  ASSERT_TRUE(im.running()) << im.start_error();
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, Rooms(kRooms), kRowsPerRoom));
+
+  RelayProcessOptions options;
+  options.outbox_worker = {{"batch_size", "50"}, {"max_in_flight", "16"}};
+  options.tencent_im = {{"requests_per_second", "200"},
+                        {"app_requests_per_second", std::to_string(kAppLimit)}};
+  const auto start = SteadyClock::now();
+  auto relays = StartRelays(db, im, 3, options);
+  const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  const double drain_seconds = SecondsSince(start);
+  ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
+  ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
+
+  const FakeImStats stats = im.Stats();
+  EXPECT_EQ(stats.unique_event_ids, static_cast<size_t>(kRows));
+  EXPECT_LE(stats.app_limited, static_cast<size_t>(kRows / 100)) << "at most 1% refused";
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox_im_member"), 0) << "each relay left";
+  // Not vacuous: the relays together used the app's limit, not a fraction of it.
+  EXPECT_LE(drain_seconds, 2.0 * kRows / kAppLimit) << Logs(relays);
+  std::printf("3 relays, app limit %d/s: %lld rows in %.2fs (%.2f x rows/limit), %zu refused\n",
+              kAppLimit, static_cast<long long>(kRows), drain_seconds,
+              drain_seconds * kAppLimit / kRows, stats.app_limited);
+}
+
+// A relay that cannot read the budget's table keeps publishing at its safe share.
+TEST(RelayScaleTest, ARelayWithoutTheBudgetTableKeepsPublishing) {
+  constexpr int64_t kRows = 40;
+  FakeImServer im;
+  ASSERT_TRUE(im.running()) << im.start_error();
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  db.Exec("DROP TABLE room_outbox_im_member");
+  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, Rooms(4), 10));
+
+  RelayProcessOptions options;
+  options.tencent_im = {{"requests_per_second", "200"}, {"app_requests_per_second", "200"}};
+  auto relays = StartRelays(db, im, 1, options);
+  const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
+  ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
+  EXPECT_EQ(im.Stats().unique_event_ids, static_cast<size_t>(kRows));
+  EXPECT_EQ(relays[0]->CountLogLines({"cannot read the IM budget members"}), 1u)
+      << relays[0]->StderrTail();
+  ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
+}
+
 }  // namespace
 }  // namespace room_outbox::testing

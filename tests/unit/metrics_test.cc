@@ -48,6 +48,23 @@ TEST(MetricsTest, LatencyHistogramIsCumulative) {
   EXPECT_THAT(text, HasSubstr("room_outbox_publish_latency_ms_count 4\n"));
 }
 
+// The app budget's gauges: NaN while the process shares no budget or cannot read the table.
+TEST(MetricsTest, ImBudgetShareAndMembers) {
+  Metrics m;
+  std::string text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_im_budget_share_requests_per_second NaN\n"));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_im_budget_members NaN\n"));
+  m.SetImBudgetShare(66.5, 3);
+  text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_im_budget_share_requests_per_second gauge\n"
+                              "room_outbox_im_budget_share_requests_per_second 66.500\n"));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_im_budget_members 3\n"));
+  m.SetImBudgetShare(50, -1);
+  text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_im_budget_share_requests_per_second 50\n"));
+  EXPECT_THAT(text, HasSubstr("\nroom_outbox_im_budget_members NaN\n"));
+}
+
 // The process's statement count, as /metrics shows it: what every connection of the process sent.
 TEST(MetricsTest, DbStatementsTotalIsTheProcessCount) {
   Metrics m;

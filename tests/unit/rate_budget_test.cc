@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "fake_clock.h"
 
 namespace room_outbox {
@@ -114,6 +117,70 @@ TEST_F(RateBudgetTest, CutRateSlowsTokenRefill) {
   EXPECT_GT(budget.TryAcquire(), microseconds::zero()) << "at 5/s a token takes 200ms";
   clock_.Advance(milliseconds(100));
   EXPECT_EQ(budget.TryAcquire(), microseconds::zero());
+}
+
+TEST_F(RateBudgetTest, AShareIsNeverExceededInAnyOneSecondWindow) {
+  RateBudget budget(200, clock_);
+  budget.SetShare(50);
+  // Greedy sender, one try per millisecond for 5 s, after a second of idling (full bucket).
+  clock_.Advance(milliseconds(1000));
+  std::vector<int64_t> sent_at;
+  for (int ms = 0; ms < 5000; ++ms) {
+    while (budget.TryAcquire() == microseconds::zero()) sent_at.push_back(ms);
+    clock_.Advance(milliseconds(1));
+  }
+  size_t most = 0;
+  for (size_t first = 0, last = 0; last < sent_at.size(); ++last) {
+    while (sent_at[last] - sent_at[first] >= 1000) ++first;
+    most = std::max(most, last - first + 1);
+  }
+  EXPECT_LE(most, 50u) << "the bucket's burst included";
+  EXPECT_GE(sent_at.size(), 5u * 48) << "and the share is used";
+}
+
+TEST_F(RateBudgetTest, AShareIsUsedInFullAcrossPausesShorterThanItsWindow) {
+  // A sender that pauses 100 ms after every 10 requests (a relay between rounds) still sends
+  // its whole share in a second: what the pause did not use is there after it.
+  RateBudget budget(200, clock_);
+  budget.SetShare(100);
+  int sent = 0;
+  for (int ms = 0; ms < 3000; ++ms) {
+    const bool pausing = (ms % 200) >= 100;
+    while (!pausing && budget.TryAcquire() == microseconds::zero()) ++sent;
+    clock_.Advance(milliseconds(1));
+  }
+  EXPECT_GE(sent, 3 * 100 * 95 / 100) << "a bucket of 20 ms would give about 60%";
+}
+
+TEST_F(RateBudgetTest, AShareIsCappedByTheConfiguredRate) {
+  RateBudget budget(40, clock_);
+  budget.SetShare(100);
+  EXPECT_LE(budget.max_rate(), 40);
+  budget.SetShare(20);
+  EXPECT_NEAR(budget.max_rate(), 20, 1e-9);
+  EXPECT_NEAR(budget.effective_rate(), 20, 1e-9) << "a lower share applies at once";
+}
+
+TEST_F(RateBudgetTest, ACutKeepsClimbingTowardsANewShare) {
+  RateBudget budget(200, clock_);
+  budget.SetShare(100);
+  budget.OnRateLimited();
+  EXPECT_NEAR(budget.effective_rate(), 50, 1e-9);
+  budget.SetShare(150);
+  EXPECT_NEAR(budget.effective_rate(), 50, 1e-9) << "the cut still holds";
+  EXPECT_NEAR(budget.max_rate(), 150, 1e-9);
+}
+
+TEST_F(RateBudgetTest, UsageCountsTokensAndWaitsSinceTheLastCall) {
+  RateBudget budget(10, clock_);
+  EXPECT_EQ(Drain(budget), 1);  // the drain's last try waited
+  (void)budget.TryAcquire();
+  RateBudget::Usage usage = budget.TakeUsage();
+  EXPECT_EQ(usage.acquired, 1u);
+  EXPECT_EQ(usage.waited, 2u);
+  usage = budget.TakeUsage();
+  EXPECT_EQ(usage.acquired, 0u);
+  EXPECT_EQ(usage.waited, 0u);
 }
 
 // A clock that breaks the monotonic contract (a defensive path): set by hand, also backwards.

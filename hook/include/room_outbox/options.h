@@ -90,10 +90,16 @@ struct TencentImOptions {
   std::string group_id_prefix;  // IM GroupId = group_id_prefix + room_id
   std::vector<std::string> skip_event_types = DefaultSkipEventTypes();
   std::string ca_file;  // optional CA bundle for TLS peer verification; empty: system default
-  // Requests per second to the IM REST API across this process; 0 disables the budget. Shared
+  // The most requests per second to the IM REST API this process sends (its own cap on its
+  // share of app_requests_per_second); 0 disables the budget (no pacing, not a member). Shared
   // by every publisher (every Hook) of the process configured with the same endpoint, app and
-  // rate; relays have their own. Divide the app's budget between processes yourself.
+  // rate.
   double requests_per_second = 200;
+  // The app's REST call limit (Tencent: 200/s), shared through the database by every process
+  // that sends to the app (relays, and room-service processes whose hook sends): each takes a
+  // share by demand (room_outbox_im_member). 0: no sharing; the process keeps
+  // requests_per_second for itself.
+  double app_requests_per_second = 200;
   // After an app-wide IM error (bad key, app disabled, ...) no request is sent for this long,
   // then one probe; at least 60 s after 70050. <= 0: kDefaultBreakerCooldown.
   std::chrono::milliseconds breaker_cooldown = kDefaultBreakerCooldown;

@@ -94,6 +94,7 @@ void RenderTencentIm(const Config& c, std::ostream& o) {
   }
   o << "]\n"
     << "requests_per_second = " << t.requests_per_second << "\n"
+    << "app_requests_per_second = " << t.app_requests_per_second << "\n"
     << "ca_file = " << Quote(t.ca_file) << "\n"
     << "breaker_cooldown = " << Quote(FormatDuration(t.breaker_cooldown)) << "\n"
     << "max_body_bytes = " << t.max_body_bytes << "\n"

@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "core/config/duration.h"
+#include "daemon/app_budget_share.h"
 #include "daemon/build_info.h"
 #include "daemon/heartbeat_clock.h"
 #include "daemon/journal_sink.h"
@@ -287,9 +288,14 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   if (!wake) {
     return kExitRuntimeFailure;
   }
+  // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
+  std::unique_ptr<AppBudgetMember> budget_member =
+      JoinAppBudget(config, telemetry.metrics, logger);
 
   const int exit_code =
       RunWorker(cli, config, *store, ahead_store.get(), im, clock, stop, telemetry.metrics, logger);
+  // Leaves the app's budget (its row deleted) while the database is still there.
+  budget_member.reset();
   // The worker has marked every result it got; only now may the database go away.
   // No more wake-ups: the socket file goes with the listener.
   wake->reset();

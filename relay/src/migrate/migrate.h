@@ -22,9 +22,10 @@
 
 namespace room_outbox::relay::migrate {
 
-// The schema version this outbox-relay needs: its claim uses drop_count (004), its operator
-// commands the parked status (003).
-inline constexpr int64_t kRequiredSchemaVersion = 4;
+// The schema version this outbox-relay needs: it keeps its share of the app's IM budget in
+// room_outbox_im_member (005), its claim uses drop_count (004), its operator commands the parked
+// status (003).
+inline constexpr int64_t kRequiredSchemaVersion = 5;
 
 struct SchemaState {
   bool has_version_table = false;

@@ -177,6 +177,14 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
   const int64_t parked = parked_rows();
   Simple(out, "room_outbox_parked_rows", "gauge", "Parked rows in room_outbox (NaN until known).",
          parked < 0 ? kNaN : static_cast<double>(parked));
+  const double share = im_budget_share_.load(std::memory_order_relaxed);
+  const int members = im_budget_members_.load(std::memory_order_relaxed);
+  Simple(out, "room_outbox_im_budget_share_requests_per_second", "gauge",
+         "This process's share of the app's IM request budget (NaN: no shared budget).",
+         share < 0 ? kNaN : share);
+  Simple(out, "room_outbox_im_budget_members", "gauge",
+         "Live processes sharing the app's IM budget (NaN: the table cannot be read).",
+         share < 0 || members < 0 ? kNaN : static_cast<double>(members));
   Simple(out, "room_outbox_in_flight_rows", "gauge", "Rows being published right now.",
          in_flight());
   Simple(out, "room_outbox_stats_age_seconds", "gauge",

@@ -28,6 +28,12 @@
 //   room_outbox_db_statements_total    counter  statements the process sent to the database over
 //        all its connections (core/mysql/statement_count.h: what the server counts as Questions),
 //        so the load the relay puts on the database is seen without the server's global counters
+// The app's shared IM budget (core/app_budget; NaN while the process is no member, e.g.
+// app_requests_per_second = 0):
+//   room_outbox_im_budget_share_requests_per_second  gauge  this process's current share of
+//        [tencent_im] app_requests_per_second, before its own cap (requests_per_second)
+//   room_outbox_im_budget_members      gauge  live members of the app at the last beat (NaN
+//        while the table cannot be read: the share is then the safe fallback)
 // A relay that wakes:
 //   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
 //        read at once is one wake-up of the worker but counts every datagram)
@@ -112,6 +118,11 @@ class Metrics {
   void SetDbUp(bool up) { db_up_.store(up ? 1 : 0, std::memory_order_relaxed); }
   void SetImBreakerOpen(bool open) { breaker_open_.store(open ? 1 : 0, std::memory_order_relaxed); }
   void SetParkedRows(int64_t rows) { parked_rows_.store(rows, std::memory_order_relaxed); }
+  // The app budget's last beat: the share, and the live members (< 0: the table was not read).
+  void SetImBudgetShare(double share, int members) {
+    im_budget_share_.store(share, std::memory_order_relaxed);
+    im_budget_members_.store(members, std::memory_order_relaxed);
+  }
   void SetInFlight(int64_t rows) { in_flight_.store(rows, std::memory_order_relaxed); }
   void AddInFlight(int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
   // --- a relay that wakes ---
@@ -170,6 +181,8 @@ class Metrics {
   std::atomic<int> db_up_{0};
   std::atomic<int> breaker_open_{0};
   std::atomic<int64_t> parked_rows_{-1};  // -1: not known yet
+  std::atomic<double> im_budget_share_{-1};  // < 0: no member
+  std::atomic<int> im_budget_members_{-1};   // < 0: not read
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> stats_read_steady_ms_{-1};  // -1: never read
   std::atomic<uint64_t> wakeups_{0};

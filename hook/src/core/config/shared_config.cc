@@ -119,6 +119,25 @@ void ReadTencentImDelivery(TableReader& r, TencentImOptions& t) {
   ReadPriorityByType(r, t, accepted);
 }
 
+void ReadTencentImBudget(TableReader& r, TencentImOptions& t) {
+  if (auto v = r.Number("requests_per_second")) {
+    if (*v < 0) {
+      r.SetError(r.NodeOf("requests_per_second"), "requests_per_second",
+                 "must not be negative (0 disables the budget)");
+    } else {
+      t.requests_per_second = *v;
+    }
+  }
+  if (auto v = r.Number("app_requests_per_second")) {
+    if (*v < 0) {
+      r.SetError(r.NodeOf("app_requests_per_second"), "app_requests_per_second",
+                 "must not be negative (0: no budget shared with other processes)");
+    } else {
+      t.app_requests_per_second = *v;
+    }
+  }
+}
+
 void ReadEndpoint(TableReader& r, TencentImOptions& t) {
   if (auto v = r.String("endpoint")) t.endpoint = *v;
   if (r.failed()) {
@@ -154,15 +173,8 @@ void ReadTencentIm(TableReader& r, SharedConfig& c) {
   }
   if (auto v = r.String("group_id_prefix")) t.group_id_prefix = *v;
   if (auto v = r.StringArray("skip_event_types")) t.skip_event_types = *v;
-  if (auto v = r.Number("requests_per_second")) {
-    if (*v < 0) {
-      r.SetError(r.NodeOf("requests_per_second"), "requests_per_second",
-                 "must not be negative (0 disables the budget)");
-    } else {
-      t.requests_per_second = *v;
-    }
-  }
   if (auto v = r.String("ca_file")) t.ca_file = *v;
+  ReadTencentImBudget(r, t);
   ReadTencentImDelivery(r, t);
   r.CheckUnknown();
 }

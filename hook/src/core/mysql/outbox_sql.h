@@ -365,6 +365,34 @@ inline constexpr std::string_view kMarkParked =
     " "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
 
+// --- the app's IM budget (core/app_budget: relays and sending hooks) ---
+// room_outbox_im_member (schema/005), one row per sending process and app; every statement reads
+// the primary key (app_key, member_id) or its app_key prefix.
+
+// A member's heartbeat: its row, beat now, with its demand and share. The values are written
+// twice rather than read back with VALUES(col), which MySQL 8.0.20 deprecates. Placeholders:
+// app_key, member_id, demand, share, demand, share.
+inline constexpr std::string_view kImMemberBeat =
+    "INSERT INTO room_outbox_im_member (app_key, member_id, beat_ms, demand, share) "
+    "VALUES (?, ?, " ROOM_OUTBOX_SERVER_NOW_MS ", ?, ?) "
+    "ON DUPLICATE KEY UPDATE beat_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", demand = ?, share = ?";
+
+// The app's members as recorded, with the server's clock to judge who is live. Placeholder:
+// app_key.
+inline constexpr std::string_view kImMembers =
+    "SELECT member_id, beat_ms, demand, share, " ROOM_OUTBOX_SERVER_NOW_MS
+    " FROM room_outbox_im_member WHERE app_key = ?";
+
+// Rows whose member stopped beating long ago (it did not leave cleanly). Placeholders: app_key,
+// age in ms.
+inline constexpr std::string_view kImMembersExpire =
+    "DELETE FROM room_outbox_im_member WHERE app_key = ? AND beat_ms < " ROOM_OUTBOX_SERVER_NOW_MS
+    " - ?";
+
+// A member leaves. Placeholders: app_key, member_id.
+inline constexpr std::string_view kImMemberLeave =
+    "DELETE FROM room_outbox_im_member WHERE app_key = ? AND member_id = ?";
+
 // --- schema version (outbox-relay migrate, relay/src/migrate) ---
 // schema/000_schema_version.sql makes the table; each schema file records its own number in it
 // as its last statement, so a schema applied with other tools is recognised too.
@@ -489,6 +517,10 @@ inline constexpr Statement kOpsPurgeCommandLog =
     Shared("ops_purge_command_log", sql::kOpsPurgeCommandLog);
 inline constexpr Statement kOpsCountPurgeableCommandLog =
     Shared("ops_count_purgeable_command_log", sql::kOpsCountPurgeableCommandLog);
+inline constexpr Statement kImMemberBeat = Shared("im_member_beat", sql::kImMemberBeat);
+inline constexpr Statement kImMembers = Shared("im_members", sql::kImMembers);
+inline constexpr Statement kImMembersExpire = Shared("im_members_expire", sql::kImMembersExpire);
+inline constexpr Statement kImMemberLeave = Shared("im_member_leave", sql::kImMemberLeave);
 inline constexpr Statement kSchemaVersions = Shared("schema_versions", sql::kSchemaVersions);
 inline constexpr Statement kSessionRowsRead =
     SharedText("session_rows_read", sql::kSessionRowsRead);
@@ -505,7 +537,7 @@ inline constexpr Statement kRollback = SharedText("rollback", sql::kRollback);
 }  // namespace Stmt
 
 // Every statement, for the tools that list them all (the grammar check, the statement tests).
-inline constexpr std::array<const Statement*, 44> kStatements = {
+inline constexpr std::array<const Statement*, 48> kStatements = {
     &Stmt::kInsertCommandLog,
     &Stmt::kInsertCommandLogChecked,
     &Stmt::kInsertOutbox,
@@ -541,6 +573,10 @@ inline constexpr std::array<const Statement*, 44> kStatements = {
     &Stmt::kOpsCountPurgeableOutbox,
     &Stmt::kOpsPurgeCommandLog,
     &Stmt::kOpsCountPurgeableCommandLog,
+    &Stmt::kImMemberBeat,
+    &Stmt::kImMembers,
+    &Stmt::kImMembersExpire,
+    &Stmt::kImMemberLeave,
     &Stmt::kSchemaVersions,
     &Stmt::kSessionRowsRead,
     &Stmt::kSessionIsolation,

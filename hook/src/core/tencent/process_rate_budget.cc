@@ -33,6 +33,16 @@ std::chrono::microseconds SharedRateBudget::TimeUntil(size_t count) {
   return budget_.TimeUntil(count);
 }
 
+void SharedRateBudget::SetShare(double share) {
+  std::lock_guard<std::mutex> lock(mu_);
+  budget_.SetShare(share);
+}
+
+RateBudget::Usage SharedRateBudget::TakeUsage() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return budget_.TakeUsage();
+}
+
 void SharedRateBudget::OnRateLimited() {
   std::lock_guard<std::mutex> lock(mu_);
   budget_.OnRateLimited();

@@ -3,9 +3,9 @@
 // Tencent limits REST calls per app (200/s by default), not per connection or
 // per object, so every publisher of a process that talks to the same app shares one budget: all
 // Hooks of a room-service process (one per thread) draw from the same tokens, and a frequency
-// limit one of them meets slows them all. Budgets are per process: outbox-relay processes have
-// their own, and the process-wide budgets do not know of each other. Divide the app's budget
-// between the processes yourself (e.g. room-service 100/s in total, the relay 100/s).
+// limit one of them meets slows them all. Between processes, the budget is the process's share of
+// the app's limit ([tencent_im] app_requests_per_second), which an AppBudgetMember
+// (core/app_budget) keeps current through the database (SetShare); requests_per_second caps it.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,8 @@ class SharedRateBudget {
   // As RateBudget's.
   std::chrono::microseconds TryAcquire();
   std::chrono::microseconds TimeUntil(size_t count);
+  void SetShare(double share);
+  RateBudget::Usage TakeUsage();
   void OnRateLimited();
   void OnCleanAnswer();
   double effective_rate() const;

@@ -16,7 +16,8 @@ constexpr double kTokenSlack = 1e-9;
 }  // namespace
 
 RateBudget::RateBudget(double max_per_second, Clock& clock)
-    : max_rate_(std::max(max_per_second, kMinRate)),
+    : configured_max_(std::max(max_per_second, kMinRate)),
+      max_rate_(configured_max_),
       rate_(max_rate_),
       clock_(clock),
       last_refill_ms_(clock_.SteadyMs()),
@@ -26,6 +27,23 @@ RateBudget::RateBudget(double max_per_second, Clock& clock)
 }
 
 double RateBudget::Capacity() const { return std::max(1.0, rate_ / 10.0); }
+
+std::chrono::microseconds RateBudget::WindowWait(int64_t now_ms, size_t count) {
+  if (window_cap_ == 0) {
+    return std::chrono::microseconds(0);
+  }
+  while (!taken_ms_.empty() && now_ms - taken_ms_.front() >= kShareWindow.count()) {
+    taken_ms_.pop_front();
+  }
+  const size_t wanted = std::min(std::max<size_t>(count, 1), window_cap_);
+  if (taken_ms_.size() + wanted <= window_cap_) {
+    return std::chrono::microseconds(0);
+  }
+  // The entry whose expiry makes room for `wanted` more.
+  const int64_t frees_at = taken_ms_[taken_ms_.size() + wanted - window_cap_ - 1] +
+                           kShareWindow.count();
+  return std::chrono::milliseconds(std::max<int64_t>(1, frees_at - now_ms));
+}
 
 void RateBudget::Refill(int64_t now_ms) {
   if (now_ms <= last_refill_ms_) {
@@ -37,23 +55,52 @@ void RateBudget::Refill(int64_t now_ms) {
 }
 
 std::chrono::microseconds RateBudget::TryAcquire() {
-  Refill(clock_.SteadyMs());
+  const int64_t now_ms = clock_.SteadyMs();
+  Refill(now_ms);
+  if (const std::chrono::microseconds full = WindowWait(now_ms, 1); full.count() > 0) {
+    ++usage_.waited;
+    return full;
+  }
   if (tokens_ >= 1.0 - kTokenSlack) {
     tokens_ = std::max(0.0, tokens_ - 1.0);
+    ++usage_.acquired;
+    if (window_cap_ > 0) taken_ms_.push_back(now_ms);
     return std::chrono::microseconds(0);
   }
+  ++usage_.waited;
   double wait_us = std::ceil((1.0 - tokens_) / rate_ * 1e6);
   return std::chrono::microseconds(std::max<int64_t>(1, static_cast<int64_t>(wait_us)));
 }
 
 std::chrono::microseconds RateBudget::TimeUntil(size_t count) {
-  Refill(clock_.SteadyMs());
+  const int64_t now_ms = clock_.SteadyMs();
+  Refill(now_ms);
+  const std::chrono::microseconds window = WindowWait(now_ms, count);
   const double wanted = std::min(static_cast<double>(std::max<size_t>(count, 1)), Capacity());
   if (tokens_ >= wanted - kTokenSlack) {
-    return std::chrono::microseconds(0);
+    return window;
   }
   const double wait_us = std::ceil((wanted - tokens_) / rate_ * 1e6);
-  return std::chrono::microseconds(std::max<int64_t>(1, static_cast<int64_t>(wait_us)));
+  return std::max(window,
+                  std::chrono::microseconds(std::max<int64_t>(1, static_cast<int64_t>(wait_us))));
+}
+
+void RateBudget::SetShare(double share) {
+  Refill(clock_.SteadyMs());
+  const double capped = std::min(std::max(share, kMinRate), configured_max_);
+  const bool recovering = rate_ < max_rate_;
+  max_rate_ = capped;
+  window_cap_ = std::max<size_t>(1, static_cast<size_t>(std::floor(capped)));
+  if (!recovering || rate_ > max_rate_) {
+    rate_ = max_rate_;
+  }
+  tokens_ = std::min(tokens_, Capacity());
+}
+
+RateBudget::Usage RateBudget::TakeUsage() {
+  const Usage taken = usage_;
+  usage_ = Usage{};
+  return taken;
 }
 
 void RateBudget::OnRateLimited() {
