@@ -39,6 +39,12 @@ if (( rc & 3 )); then
   echo "check-abi: abidiff failed (exit $rc)" >&2
   exit 1
 fi
+# abidiff counts a public struct's new size or moved members as a change, not an incompatible
+# one (exit bit 4, not 8); a caller compiled against the old headers allocates the old layout, so
+# here it is incompatible.
+if (( rc & 4 )) && grep -qE 'type size changed|offset changed' "$scratch/report"; then
+  rc=$(( rc | 8 ))
+fi
 if (( rc & 8 )); then
   echo "check-abi: $soname changed incompatibly against its baseline: bump ROOM_OUTBOX_SOVERSION" \
     "(hook/src/sources.cmake) and commit a baseline for the new SONAME" >&2
