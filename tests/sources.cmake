@@ -83,6 +83,7 @@ gtest_discover_tests(unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 # A private MariaDB (scripts/run-tests.sh) and loopback HTTP servers; real processes.
 add_executable(integration_tests
   tests/integration/app_budget_test.cc
+  tests/integration/hook_app_budget_test.cc
   tests/integration/chaos_test.cc
   tests/integration/claim_cost_test.cc
   tests/integration/clock_skew_test.cc

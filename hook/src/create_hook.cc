@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "app_budget_membership.h"
 #include "core/tencent/tencent_im_publisher.h"
 #include "core/wake_path.h"
 #include "hook_impl.h"
@@ -65,7 +66,7 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
   return internal::MakeHook(
       options, std::move(store), std::move(*publisher), std::move(clock),
       internal::ProcessSyncBreaker(options.tencent_im.endpoint, options.tencent_im.sdk_app_id),
-      std::move(*background));
+      std::move(*background), internal::JoinAppBudget(options));
 }
 
 }  // namespace room_outbox

@@ -61,8 +61,10 @@ class HookImpl final : public Hook {
  public:
   HookImpl(const HookOptions& options, std::unique_ptr<HookStore> store,
            std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
-           std::shared_ptr<SyncBreaker> sync_breaker, BackgroundParts background)
-      : clock_(std::move(clock)),
+           std::shared_ptr<SyncBreaker> sync_breaker, BackgroundParts background,
+           std::shared_ptr<AppBudgetMember> app_budget)
+      : app_budget_(std::move(app_budget)),
+        clock_(std::move(clock)),
         options_(Normalized(options)),
         store_(std::move(store)),
         publisher_(std::move(publisher)),
@@ -314,6 +316,9 @@ class HookImpl final : public Hook {
     }
   }
 
+  // The process's share of the app's IM budget while this Hook sends (app_budget_membership.h);
+  // it outlives the publishers that draw on it.
+  std::shared_ptr<AppBudgetMember> app_budget_;
   // First: the store, the publishers and the background thread may read it until they are gone.
   std::unique_ptr<Clock> clock_;
   HookOptions options_;
@@ -330,10 +335,11 @@ class HookImpl final : public Hook {
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookStore> store,
                                std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
                                std::shared_ptr<SyncBreaker> sync_breaker,
-                               BackgroundParts background) {
+                               BackgroundParts background,
+                               std::shared_ptr<AppBudgetMember> app_budget) {
   return std::make_unique<HookImpl>(options, std::move(store), std::move(publisher),
                                     std::move(clock), std::move(sync_breaker),
-                                    std::move(background));
+                                    std::move(background), std::move(app_budget));
 }
 
 }  // namespace room_outbox::internal

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "background_publisher.h"
+#include "core/app_budget/app_budget_member.h"
 #include "commit_prepare.h"
 #include "core/clock.h"
 #include "core/publisher.h"
@@ -26,10 +27,13 @@ struct BackgroundParts {
 // sync_publish_timeout on it), and it is the sync breaker's time; its wall time is only the
 // default occurred_at_ms. `sync_breaker` null: the hook gets a breaker of its own (CreateHook
 // passes the process's, ProcessSyncBreaker). With sync_publish = kBackground and no `background`
-// parts, every commit finds the background queue full (rows to the relay).
+// parts, every commit finds the background queue full (rows to the relay). `app_budget`: the
+// process's member of the app's shared IM budget, held while the Hook lives (CreateHook passes
+// JoinAppBudget's).
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookStore> store,
                                std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
                                std::shared_ptr<SyncBreaker> sync_breaker = nullptr,
-                               BackgroundParts background = {});
+                               BackgroundParts background = {},
+                               std::shared_ptr<AppBudgetMember> app_budget = nullptr);
 
 }  // namespace room_outbox::internal

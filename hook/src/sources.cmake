@@ -7,6 +7,7 @@ add_library(room_outbox_hook STATIC
   hook/src/background_publisher.cc
   hook/src/commit_checks.cc
   hook/src/commit_prepare.cc
+  hook/src/app_budget_membership.cc
   hook/src/create_hook.cc
   hook/src/hook_impl.cc
   hook/src/load_hook_options.cc

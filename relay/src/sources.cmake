@@ -61,7 +61,7 @@ add_library(room_outbox_relay STATIC
 target_include_directories(room_outbox_relay PUBLIC ${PROJECT_SOURCE_DIR}/relay/src)
 target_compile_definitions(room_outbox_relay PRIVATE ROOM_OUTBOX_VERSION="${PROJECT_VERSION}")
 target_link_libraries(room_outbox_relay
-  PUBLIC room_outbox_core room_outbox_app_budget tomlplusplus::tomlplusplus spdlog::spdlog
+  PUBLIC room_outbox_core tomlplusplus::tomlplusplus spdlog::spdlog
          PkgConfig::SYSTEMD
          PkgConfig::HTTPLIB
   PRIVATE room_outbox_build_settings CLI11::CLI11)

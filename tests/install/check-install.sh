@@ -68,7 +68,7 @@ if [ -n "$stray" ]; then
 fi
 # Nor does it carry the relay's SQL: no claim, lease, mark-failed, park, requeue or purge text
 # (outbox_sql.h gives each statement an entry of its own, so only what the hook uses is linked).
-relay_sql="LIMIT \\? FOR UPDATE SKIP LOCKED|retry_count = retry_count \\+ 1|status = 'parked'|DELETE FROM"
+relay_sql="LIMIT \\? FOR UPDATE SKIP LOCKED|retry_count = retry_count \\+ 1|status = 'parked'|DELETE FROM room_outbox WHERE|DELETE FROM room_command_log"
 if strings "$so" "$root/$libdir/libroom_outbox_hook.a" | grep -E "$relay_sql"; then
   echo "check-install: the installed hook carries the relay's SQL (above)" >&2
   exit 1

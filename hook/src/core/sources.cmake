@@ -10,6 +10,9 @@ add_library(room_outbox_core STATIC
   hook/src/core/library_init.cc
   hook/src/core/sorted_json.cc
   hook/src/core/envelope_events.cc
+  hook/src/core/app_budget/app_budget_member.cc
+  hook/src/core/app_budget/member_store.cc
+  hook/src/core/app_budget/share_split.cc
   hook/src/core/sync_publish_mode.cc
   hook/src/core/utf8.cc
   hook/src/core/wake_path.cc
@@ -48,15 +51,4 @@ target_include_directories(room_outbox_core
 target_link_libraries(room_outbox_core
   PUBLIC PkgConfig::MARIADB CURL::libcurl OpenSSL::Crypto ZLIB::ZLIB nlohmann_json::nlohmann_json
          tl::expected tomlplusplus::tomlplusplus Threads::Threads
-  PRIVATE room_outbox_build_settings)
-
-# room_outbox_app_budget: the app's IM budget shared through the database (core/app_budget/), a
-# library of its own over room_outbox_core: the relay links it; the installed hook (which bundles
-# every object of room_outbox_core) does not carry it while room-service processes are not
-# members.
-add_library(room_outbox_app_budget STATIC
-  hook/src/core/app_budget/app_budget_member.cc
-  hook/src/core/app_budget/member_store.cc
-  hook/src/core/app_budget/share_split.cc)
-target_link_libraries(room_outbox_app_budget PUBLIC room_outbox_core
   PRIVATE room_outbox_build_settings)
