@@ -51,8 +51,10 @@ class WakePathsTest : public ::testing::Test {
     std::ofstream(relay_->config_path(), std::ios::app)
         << "\n[wake]\nsocket = \"" << socket_path_ << "\"\n";
     ASSERT_TRUE(relay_->Start());
-    // The relay has run its first round and idles for 30 s.
+    // The relay has run a round and idles for 30 s (woken, in case its first round ran before
+    // the row was written).
     InsertPending("probe-row", "probe-room", 0);
+    WakeSender(socket_path_).Notify();
     ASSERT_TRUE(Eventually([&] { return Published("probe-row"); }, seconds(30)))
         << relay_->StderrTail();
   }
