@@ -117,7 +117,8 @@ add_executable(integration_tests
   tests/integration/systemd_units_test.cc
   tests/integration/tencent_im_publisher_test.cc
   tests/integration/tencent_im_scopes_test.cc
-  tests/integration/wake_listener_test.cc)
+  tests/integration/wake_listener_test.cc
+  tests/integration/wake_paths_test.cc)
 target_link_libraries(integration_tests PRIVATE room_outbox_test_support GTest::gmock_main
   room_outbox_build_settings)
 gtest_discover_tests(integration_tests DISCOVERY_TIMEOUT 60

@@ -73,6 +73,7 @@ bool BackgroundPublisher::Offer(BackgroundJob job, const RoomView& before, bool 
         before.queued && before.releases == releases_ && held_.count(job.room_id) == 0;
     if (stopping_ || (earlier_pending && !ours)) {
       if (slots_ > 0) --slots_;
+      if (outstanding_.count(job.room_id) > 0) behind_.insert(job.room_id);
       return false;
     }
     ++outstanding_[job.room_id];
@@ -97,13 +98,19 @@ void BackgroundPublisher::Run() {
     for (const BackgroundJob& held : later) {
       HandBack(held.token, {}, RowIds(held));
     }
-    if (!left.empty()) {
+    bool wake = !left.empty();
+    for (size_t i = 0; i <= later.size(); ++i) {
+      wake = Finish(job.room_id) || wake;
+    }
+    if (wake) {
       wake_.Notify();
     }
-    for (size_t i = 0; i <= later.size(); ++i) {
-      Finish(job.room_id);
-    }
   }
+}
+
+void BackgroundPublisher::NoteLeftForRelay(const std::string& room_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (outstanding_.count(room_id) > 0) behind_.insert(room_id);
 }
 
 bool BackgroundPublisher::Pop(BackgroundJob& job) {
@@ -196,16 +203,18 @@ void BackgroundPublisher::HandBack(const std::string& token, const std::vector<i
   HandBackSyncRows(*store_, token, delivered, left, "background publish", options_.log);
 }
 
-void BackgroundPublisher::Finish(const std::string& room_id) {
+bool BackgroundPublisher::Finish(const std::string& room_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = outstanding_.find(room_id);
   if (it == outstanding_.end()) {
-    return;
+    return false;
   }
-  if (--it->second == 0) {
-    outstanding_.erase(it);
-    held_.erase(room_id);
+  if (--it->second > 0) {
+    return false;
   }
+  outstanding_.erase(it);
+  held_.erase(room_id);
+  return behind_.erase(room_id) > 0;
 }
 
 void BackgroundPublisher::Log(LogLevel level, const std::string& line) const {

@@ -9,7 +9,8 @@
 // a row that fails or runs out of time is released with that token (due for the relay at once,
 // retry_count unchanged), and so is every later row of its room that is still in the queue, so a
 // room's later rows never overtake an earlier failed one. Whenever rows are released the relay is
-// woken.
+// woken, and so it is when a room's last command here is done while rows of the room that were
+// left for the relay meanwhile wait behind it (NoteLeftForRelay).
 //
 // Per-room order at the door (Offer): when the commit's transaction saw an earlier pending row
 // of the room, the rows are taken only if that earlier row is one of the queue's own, i.e. the
@@ -105,6 +106,11 @@ class BackgroundPublisher {
   // earlier pending row of the room. False: refused for per-room order (the slot is given back);
   // the caller leaves the rows to the relay.
   bool Offer(BackgroundJob job, const RoomView& before, bool earlier_pending);
+  // A command of the room was left to the relay (the queue full, the breaker open, refused by
+  // Offer) while rows of the room are queued or being published: the relay cannot claim the
+  // room's later rows before this queue's are marked or released (per-room order), so the queue
+  // wakes the relay once the room has none left here.
+  void NoteLeftForRelay(const std::string& room_id);
 
  private:
   void Run();
@@ -118,7 +124,9 @@ class BackgroundPublisher {
   std::vector<BackgroundJob> HoldRoom(const std::string& room_id);
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                 const std::vector<int64_t>& left);
-  void Finish(const std::string& room_id);
+  // One command of the room is done; true when it was the room's last one here and rows of the
+  // room were left for the relay behind it (NoteLeftForRelay): the relay is to be woken.
+  bool Finish(const std::string& room_id);
   void Log(LogLevel level, const std::string& line) const;
 
   const Options options_;
@@ -135,6 +143,7 @@ class BackgroundPublisher {
   bool stopping_ = false;
   std::map<std::string, size_t> outstanding_;  // per room: commands queued or being published
   std::set<std::string> held_;                 // rooms whose queued rows are being released
+  std::set<std::string> behind_;  // outstanding rooms with rows left for the relay behind them
   uint64_t releases_ = 0;
   std::thread thread_;  // last: started when every member above is ready
 };

@@ -230,6 +230,7 @@ class HookImpl final : public Hook {
       for (const SyncItem& item : items) {
         result.events[item.index].error = reason;
       }
+      if (background_) background_->NoteLeftForRelay(prepared.request.command.room_id);
       wake_.Notify();
       return;  // written unleased: the relay has them already
     }

@@ -31,6 +31,9 @@ void RunIdleRelay(const BenchContext& ctx, Report& report);
 
 // 6. Commit -> published latency when the hook's sync publish fails and the relay delivers.
 void RunCommitToPublished(const BenchContext& ctx, Report& report);
+// 6a-6i (called by RunCommitToPublished): the same for every path on which the hook leaves rows
+// for the relay, [wake] socket, pace off, at 20 commands/s and at full speed.
+void RunWakePaths(const BenchContext& ctx, Report& report);
 
 // 7. A backlog where one busy room holds half the rows: the other rooms' drain time vs the same
 //    rows alone, and the busy room's drain time vs its pace.

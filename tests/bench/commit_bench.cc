@@ -319,6 +319,7 @@ void RunCommitToPublished(const BenchContext& ctx, Report& report) {
               FormatRatio(woken_unpaced.latency.p50, polled.latency.p50) + " p50, " +
                   FormatRatio(woken_unpaced.latency.p99, polled.latency.p99) +
                   " p99 vs 6 (goal: p99 <= 100 ms)"});
+  RunWakePaths(ctx, report);
 }
 
 }  // namespace room_outbox::bench

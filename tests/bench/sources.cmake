@@ -9,6 +9,7 @@ add_executable(outbox-bench EXCLUDE_FROM_ALL
   tests/bench/child_process.cc
   tests/bench/claim_bench.cc
   tests/bench/commit_bench.cc
+  tests/bench/wake_path_bench.cc
   tests/bench/commit_floor.cc
   tests/bench/commit_support.cc
   tests/bench/cost_bench.cc

@@ -58,6 +58,23 @@ TEST_F(OutboxWorkerWakeTest, WithoutAWakeUpTheLoopPollsAtPollInterval) {
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000), milliseconds(1000)));
 }
 
+// A claim that saw a pending row coming due before the poll (a sync lease nobody releases, in
+// 300 ms) has the idle wait end when it does (one millisecond past it), not at poll_interval; a
+// later row than the poll changes nothing.
+TEST_F(OutboxWorkerWakeTest, TheIdleWaitEndsWhenTheEarliestPendingRowComesDue) {
+  Claim soon = MakeClaim({});
+  soon.next_due_in_ms = 300;
+  Claim late = MakeClaim({});
+  late.next_due_in_ms = 5000;
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(Result<Claim>(soon)))
+      .WillOnce(Return(Result<Claim>(late)));
+  StopAfterSleeps(2);
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(301), milliseconds(1000)));
+}
+
 TEST_F(OutboxWorkerWakeTest, AWakeUpDuringARoundEndsTheNextIdleWaitAtOnce) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a")})))

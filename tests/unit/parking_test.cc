@@ -170,7 +170,7 @@ TEST_F(ParkingWorkerTest, OneSummaryLinePerRoundWithFailuresAndNoneWithout) {
 TEST_F(ParkingWorkerTest, DbUpFollowsEachDaemonRound) {
   metrics_.SetDbUp(false);
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(Result<Claim>(Claim{kToken, 0, 0, {}, false, {}})))
+      .WillOnce(Return(Result<Claim>(Claim{kToken, 0, 0, {}, false, {}, std::nullopt})))
       .WillOnce(Invoke([this](const ClaimOptions&) -> Result<Claim> {
         EXPECT_TRUE(metrics_.db_up());
         return Fail(ErrorCode::kUnavailable, "server gone");
@@ -178,7 +178,7 @@ TEST_F(ParkingWorkerTest, DbUpFollowsEachDaemonRound) {
       .WillOnce(Invoke([this](const ClaimOptions&) -> Result<Claim> {
         EXPECT_FALSE(metrics_.db_up());
         stop_.RequestStop();
-        return Result<Claim>(Claim{kToken, 0, 0, {}, false, {}});
+        return Result<Claim>(Claim{kToken, 0, 0, {}, false, {}, std::nullopt});
       }));
   auto worker = MakeWorker();
   worker.Run();

@@ -31,7 +31,8 @@ struct RoomRange {
   size_t rows = 0;
 };
 
-Result<int64_t> ServerNow(MariaDbConnection& conn) {
+// The claim's server now and, in `claim`, how soon the earliest pending row not yet due comes due.
+Result<int64_t> ServerNow(MariaDbConnection& conn, Claim& claim) {
   auto stmt = conn.Prepared(sql::Stmt::kServerNow);
   if (!stmt) return Fail(stmt.error());
   if (auto done = (*stmt)->Execute({}); !done) return Fail(done.error());
@@ -40,7 +41,14 @@ Result<int64_t> ServerNow(MariaDbConnection& conn) {
   if (rows->size() != 1) {
     return Fail(ErrorCode::kInternal, "server_now: " + std::to_string(rows->size()) + " rows");
   }
-  return (*rows)[0].Int(0);
+  auto now = (*rows)[0].Int(0);
+  if (!now) return Fail(now.error());
+  if (!(*rows)[0].IsNull(1)) {
+    auto next_due = (*rows)[0].Int(1);
+    if (!next_due) return Fail(next_due.error());
+    claim.next_due_in_ms = *next_due - *now;
+  }
+  return *now;
 }
 
 // Reads the rows of a statement returning ROOM_OUTBOX_CLAIM_COLUMNS.
@@ -237,9 +245,9 @@ Result<Claim> WritePlan(MariaDbConnection& conn, const ClaimOptions& options, co
 
 // Read -> plan -> write, inside the caller's transaction.
 Result<Claim> ClaimOnce(MariaDbConnection& conn, const ClaimOptions& options) {
-  auto now = ServerNow(conn);
-  if (!now) return Fail(now.error());
   Claim claim;
+  auto now = ServerNow(conn, claim);
+  if (!now) return Fail(now.error());
   claim.server_now_ms = *now;
   auto locked = SelectWindow(conn, *now, options.limit);
   if (!locked) return Fail(locked.error());

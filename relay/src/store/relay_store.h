@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -90,6 +91,10 @@ struct Claim {
   // the selection out and `rows` is shorter than the limit.
   bool more_due = false;
   std::vector<PacedRoom> paced_rooms;  // rooms given interval slots (more_due is then set)
+  // How long after server_now_ms the earliest pending row that was not yet due then comes due
+  // (read at the claim's start: a lease held by the hook's sync publish or another claim, a
+  // retry, an interval slot); nullopt when there was none.
+  std::optional<int64_t> next_due_in_ms;
 };
 
 // The result of one failed attempt.

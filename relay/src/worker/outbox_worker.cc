@@ -52,9 +52,12 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
     return ClaimFailed(claim.error());
   }
   NotePacedRooms(*claim, claimed_at);
+  std::optional<int64_t> next_due_at;
+  if (claim->next_due_in_ms) next_due_at = claimed_at + *claim->next_due_in_ms;
   RoundContext round(mode, std::move(*claim), claimed_at + options_.lease.count(), *this);
   round.result.claimed_ahead = taken.made_ahead;
   round.result.woken = woken;
+  round.result.next_due_at = next_due_at;
   round.result.scheduled = !round.claim.paced_rooms.empty();
   Prepare(round);
   if (claim_ahead) StartAhead(round);

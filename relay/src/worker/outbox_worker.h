@@ -116,6 +116,9 @@ struct RoundResult {
   // A wake-up ended the idle wait before the round: it asked RelayStore::AnyDue first and
   // claimed only when a row was due.
   bool woken = false;
+  // Monotonic time at which the earliest pending row that was not yet due at the claim comes
+  // due (Claim::next_due_in_ms): the next round starts then when that is sooner than the poll.
+  std::optional<int64_t> next_due_at;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.
   std::optional<Error> error;
@@ -151,7 +154,9 @@ class OutboxWorker {
 
   // The daemon loop: a round at once; the next round at once after a full batch, else after
   // poll_interval (room_min_interval while rows a claim scheduled for a paced room are still coming
-  // due, so such a room keeps its room_min_interval); after a database error a back-off from
+  // due, so such a room keeps its room_min_interval), or sooner when the claim saw a pending row
+  // that comes due before then (a sync lease the hook never released runs out: its rows are
+  // claimed when it does, not at the next poll); after a database error a back-off from
   // poll_interval doubling to max_error_backoff. Returns when a stop was requested (after the
   // current round is marked).
   // Wake-ups (StopSignal::Wake, the [wake] socket) end only that idle wait, never a paced room's
@@ -159,7 +164,9 @@ class OutboxWorker {
   // claim given back unsent holds the loop; and never sooner than WakeGap allows after the start
   // of the round before (wake_min_interval, more while woken rounds find nothing: wake_gap.h).
   // Each claim takes the pending wake-up just before it starts; one arriving later (during the
-  // round) ends the next idle wait as soon as the gap allows. A round a wake-up started asks
+  // round) ends the next idle wait as soon as the gap allows. A round whose claim was made ahead
+  // is followed by another claim at once, not the idle wait (the rooms then in flight were left
+  // out of it, and it took the wake-up). A round a wake-up started asks
   // RelayStore::AnyDue first and claims only when a row is due.
   void Run();
 
@@ -206,6 +213,8 @@ class OutboxWorker {
   // The wait after a round of Run: Sleep while something holds the loop back, else the idle wait.
   // Returns true when a stop was requested; sets `woken` when a wake-up ended the wait.
   bool WaitAfterRound(const RoundResult& round, bool& woken);
+  // `idle`, shortened to end when the round's next_due_at comes (never below 1 ms).
+  std::chrono::milliseconds UntilNextDue(const RoundResult& round, std::chrono::milliseconds idle);
   // The idle wait between rounds: `duration` clamped as Sleep, ended by a wake-up on the
   // StopSignal (Clock::IdleFor), but no sooner than WakeGap::WakeAt. Returns true when a stop was
   // requested; sets `woken` when a wake-up ended it.

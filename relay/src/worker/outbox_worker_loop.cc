@@ -57,6 +57,12 @@ bool OutboxWorker::WaitAfterRound(const RoundResult& round, bool& woken) {
   if (round.full && !held && !round.released_unsent) {
     return false;  // a backlog drains batch after batch, not one batch per tick
   }
+  if (round.claimed_ahead && !held && !round.released_unsent) {
+    // The claim was made while the round before was sent: that round's rooms were in flight, so
+    // their rows that came due meanwhile (a later command's, rows a hook released and woke the
+    // relay for) were left out of it, and the wake-up was taken. Claim once more before idling.
+    return false;
+  }
   DiscardAhead();  // the loop waits: rows claimed ahead go back, due at once
   milliseconds idle = options_.poll_interval;
   if (!held && (round.published > 0 || round.scheduled)) {
@@ -67,7 +73,15 @@ bool OutboxWorker::WaitAfterRound(const RoundResult& round, bool& woken) {
   }
   // A wake-up ends the idle wait, except while IM or the lease holds the loop back.
   if (held || round.released_unsent) return Sleep(idle);
-  return IdleUntilWoken(idle, woken);
+  return IdleUntilWoken(UntilNextDue(round, idle), woken);
+}
+
+milliseconds OutboxWorker::UntilNextDue(const RoundResult& round, milliseconds idle) {
+  if (!round.next_due_at) return idle;
+  // One millisecond past it, so the row is due on the server's clock when the claim runs; at
+  // least one, so a time already passed during the round cannot make the loop spin.
+  const int64_t until = *round.next_due_at + 1 - clock_.SteadyMs();
+  return std::min(idle, milliseconds(std::max<int64_t>(until, 1)));
 }
 
 DrainResult OutboxWorker::Drain() {

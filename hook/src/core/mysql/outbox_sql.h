@@ -153,8 +153,15 @@ inline constexpr std::string_view kCommandRows =
 // write only rows the window or the extension locked, by primary key, in ascending id order.
 // Nothing in a claim waits for a lock (SKIP LOCKED), so claims cannot deadlock each other.
 
-// No index: the server's clock, read once per claim.
-inline constexpr std::string_view kServerNow = "SELECT " ROOM_OUTBOX_SERVER_NOW_MS;
+// The server's clock, read once per claim, and the time of the earliest pending row not yet due
+// (NULL when none): a lease the hook's sync publish holds, a retry, an interval slot. The relay
+// starts its next round when that row comes due if that is sooner than its poll, so a lease
+// nobody releases (a hook that died between commit and release) is claimed when it runs out.
+// idx_pending_due (status, next_attempt_at_ms, id): the MIN is the first entry of the range.
+inline constexpr std::string_view kServerNow =
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS
+    ", (SELECT MIN(next_attempt_at_ms) FROM room_outbox "
+    "WHERE status = 'pending' AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
 // The columns of a claimed row, in the order mariadb_claim.cc reads them.
 #define ROOM_OUTBOX_CLAIM_COLUMNS                                             \
