@@ -54,6 +54,9 @@ std::vector<CostVariant> Variants() {
   BenchRelayOptions unbudgeted = shipped;
   unbudgeted.node_id = "bench-cost-nobudget";
   unbudgeted.requests_per_second = 0;
+  BenchRelayOptions unshared = shipped;
+  unshared.node_id = "bench-cost-unshared";
+  unshared.app_requests_per_second = 0;
   BenchRelayOptions unpaced = unbudgeted;
   unpaced.node_id = "bench-cost-nopace";
   unpaced.room_min_interval = milliseconds(0);
@@ -62,6 +65,9 @@ std::vector<CostVariant> Variants() {
        shipped},
       {"10b", "nobudget", "defaults, budget off (requests_per_second=0)", unbudgeted},
       {"10c", "nopace", "defaults, budget off, pace off (room_min_interval=0ms)", unpaced},
+      {"10f", "unshared",
+       "defaults, the budget not shared (app_requests_per_second=0: the process's own 200/s)",
+       unshared},
   };
 }
 
