@@ -219,18 +219,7 @@ CommitToPublishedRun MeasureCommitToPublished(const BenchContext& ctx, const std
   if (wake) {
     std::filesystem::create_directories(ctx.work_dir);
     hook_options.wake_socket = ctx.work_dir + "/" + name + ".wake.sock";
-    auto bound = relay::WakeSocket::Bind(hook_options.wake_socket, relay::kDefaultWakeSocketMode)
-                     .and_then([&](auto socket) {
-                       return relay::WakeListener::Start(
-                           std::move(socket),
-                           [&](uint64_t datagrams) {
-                             wakeups += datagrams;
-                             relay.Wake();
-                           },
-                           relay.logger(), relay::kDefaultWakeMinInterval);
-                     });
-    if (!bound) throw BenchFailure("commit->published: wake socket: " + bound.error().message);
-    listener = std::move(*bound);
+    listener = ListenForWakes("commit->published", hook_options.wake_socket, relay, wakeups);
   }
   auto hook = MakeBenchHook(hook_options);
   relay.Start();

@@ -131,17 +131,7 @@ PathRun MeasurePath(const BenchContext& ctx, const WakePath& path, size_t comman
   std::filesystem::create_directories(ctx.work_dir);
   const std::string wake = ctx.work_dir + "/" + name + ".wake.sock";
   std::atomic<uint64_t> wakeups{0};
-  auto listener =
-      relay::WakeSocket::Bind(wake, relay::kDefaultWakeSocketMode).and_then([&](auto socket) {
-        return relay::WakeListener::Start(
-            std::move(socket),
-            [&](uint64_t datagrams) {
-              wakeups += datagrams;
-              relay.Wake();
-            },
-            relay.logger(), relay::kDefaultWakeMinInterval);
-      });
-  if (!listener) throw BenchFailure("wake path: wake socket: " + listener.error().message);
+  auto listener = ListenForWakes("wake path", wake, relay, wakeups);
   const HookOptions hook_options = PathHookOptions(path, db, *hook_stub, wake);
   if (path.dead_lease) {
     CommitAll(path, hook_options, name, commands, rooms, 0);

@@ -5,6 +5,7 @@
 #include "bench/bench_support.h"
 #include "config/config.h"
 #include "core/tencent/tencent_im_publisher.h"
+#include "daemon/wake_socket.h"
 
 namespace room_outbox::bench {
 
@@ -57,6 +58,25 @@ std::string DescribeSettings(const relay::WorkerOptions& options, double request
          ", room_min_interval=" + std::to_string(options.room_min_interval.count()) + "ms" +
          ", poll_interval=" + std::to_string(options.poll_interval.count()) + "ms" +
          ", requests_per_second=" + FormatFixed(requests_per_second, 0);
+}
+
+std::unique_ptr<relay::WakeListener> ListenForWakes(const std::string& what,
+                                                    const std::string& path, WorkerHarness& relay,
+                                                    std::atomic<uint64_t>& datagrams) {
+  auto listener =
+      relay::WakeSocket::Bind(path, relay::kDefaultWakeSocketMode).and_then([&](auto socket) {
+        return relay::WakeListener::Start(
+            std::move(socket),
+            [&datagrams, &relay](uint64_t count) {
+              datagrams += count;
+              relay.Wake();
+            },
+            relay.logger(), relay::kDefaultWakeMinInterval);
+      });
+  if (!listener) {
+    throw BenchFailure(what + ": wake socket: " + listener.error().message);
+  }
+  return std::move(*listener);
 }
 
 }  // namespace room_outbox::bench

@@ -8,11 +8,15 @@
 
 #include <chrono>
 #include <cstddef>
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <ostream>
 #include <thread>
 
 #include "core/publisher.h"
+#include "daemon/wake_listener.h"
 #include "room_outbox/options.h"
 #include "store/mariadb_relay_store.h"
 #include "telemetry/log_line.h"
@@ -60,6 +64,12 @@ class WorkerHarness {
   std::unique_ptr<relay::OutboxWorker> worker_;
   std::thread thread_;
 };
+
+// A wake socket bound at `path` whose datagrams wake `relay` (coalesced as outbox-relay does,
+// kDefaultWakeMinInterval), counting them into `datagrams`. Throws BenchFailure naming `what`.
+std::unique_ptr<relay::WakeListener> ListenForWakes(const std::string& what,
+                                                    const std::string& path, WorkerHarness& relay,
+                                                    std::atomic<uint64_t>& datagrams);
 
 // The worker's defaults as outbox-relay builds them from an empty [outbox_worker] section.
 relay::WorkerOptions DefaultWorkerOptions();
