@@ -1,6 +1,7 @@
 #include "fuzz_targets.h"
 
-#include <sys/mman.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -98,29 +99,47 @@ void CheckSameEnvelope(const Envelope& a, const Envelope& b) {
   FUZZ_CHECK(a.payload == b.payload, a.payload + " vs " + b.payload);
 }
 
-// A config file the loader reads through /proc/self/fd: no disk writes per input.
-class MemFile {
+// A config file in a directory of its own, created once per process and removed at exit. The
+// input's relative paths (secret files) resolve inside it, to nothing: a file under
+// /proc/self/fd would make them name this process's descriptors, a pipe among them.
+class ScratchFile {
  public:
-  explicit MemFile(const char* name) : fd_(memfd_create(name, 0)) {
+  explicit ScratchFile(const char* name) : dir_(MakeDir()), path_(dir_ + "/" + name) {
+    fd_ = Fd(open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!fd_) {
-      std::perror("memfd_create");
+      std::perror("open scratch config");
       std::abort();
     }
-    path_ = "/proc/self/fd/" + std::to_string(fd_.get());
   }
+  ~ScratchFile() {
+    unlink(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
 
   const std::string& Write(std::string_view text) {
     if (ftruncate(fd_.get(), 0) != 0 ||
         pwrite(fd_.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-      std::perror("memfd write");
+      std::perror("scratch config write");
       std::abort();
     }
     return path_;
   }
 
  private:
-  Fd fd_;
+  static std::string MakeDir() {
+    char dir[] = "/tmp/fuzz-config-XXXXXX";
+    if (mkdtemp(dir) == nullptr) {
+      std::perror("mkdtemp");
+      std::abort();
+    }
+    return dir;
+  }
+
+  std::string dir_;
   std::string path_;
+  Fd fd_;
 };
 
 // The rendering without its first line, which names the file it came from.
@@ -259,8 +278,8 @@ int ConfigLoad(const uint8_t* data, size_t size) {
     return true;
   }();
   (void)env_cleared;
-  static MemFile input("fuzz-config");
-  static MemFile rendered_file("fuzz-config-rendered");
+  static ScratchFile input("relay.toml");
+  static ScratchFile rendered_file("rendered.toml");
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const std::string& path = input.Write(text);
   auto config = relay::LoadConfig(path);
