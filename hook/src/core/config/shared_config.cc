@@ -119,23 +119,21 @@ void ReadTencentImDelivery(TableReader& r, TencentImOptions& t) {
   ReadPriorityByType(r, t, accepted);
 }
 
+// A rate key of [tencent_im]: a number, 0 or above (what 0 means is `zero_means`).
+void ReadRate(TableReader& r, const char* key, const char* zero_means, double& field) {
+  if (auto v = r.Number(key)) {
+    if (*v < 0) {
+      r.SetError(r.NodeOf(key), key, std::string("must not be negative (") + zero_means + ")");
+    } else {
+      field = *v;
+    }
+  }
+}
+
 void ReadTencentImBudget(TableReader& r, TencentImOptions& t) {
-  if (auto v = r.Number("requests_per_second")) {
-    if (*v < 0) {
-      r.SetError(r.NodeOf("requests_per_second"), "requests_per_second",
-                 "must not be negative (0 disables the budget)");
-    } else {
-      t.requests_per_second = *v;
-    }
-  }
-  if (auto v = r.Number("app_requests_per_second")) {
-    if (*v < 0) {
-      r.SetError(r.NodeOf("app_requests_per_second"), "app_requests_per_second",
-                 "must not be negative (0: no budget shared with other processes)");
-    } else {
-      t.app_requests_per_second = *v;
-    }
-  }
+  ReadRate(r, "requests_per_second", "0 disables the budget", t.requests_per_second);
+  ReadRate(r, "app_requests_per_second", "0: no budget shared with other processes",
+           t.app_requests_per_second);
 }
 
 void ReadEndpoint(TableReader& r, TencentImOptions& t) {
