@@ -18,7 +18,8 @@ add_library(room_outbox_test_support STATIC
   tests/support/wait.cc
   tests/mocks/worker_fixture.cc)
 target_include_directories(room_outbox_test_support
-  PUBLIC ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/mocks)
+  PUBLIC ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/mocks
+         ${PROJECT_SOURCE_DIR}/hook/src)
 target_link_libraries(room_outbox_test_support
   PUBLIC room_outbox_hook room_outbox_relay PkgConfig::HTTPLIB GTest::gmock
   PRIVATE room_outbox_build_settings)

@@ -14,7 +14,7 @@ namespace {
 // The live members by database and app key; a member lives while a Hook holds it.
 struct Members {
   std::mutex mu;
-  std::map<std::string, std::weak_ptr<AppBudgetMember>> by_app;
+  std::map<std::string, std::weak_ptr<core::AppBudgetMember>> by_app;
 };
 
 Members& TheMembers() {
@@ -24,15 +24,15 @@ Members& TheMembers() {
 
 }  // namespace
 
-std::shared_ptr<AppBudgetMember> JoinAppBudget(const HookOptions& options) {
+std::shared_ptr<core::AppBudgetMember> JoinAppBudget(const HookOptions& options) {
   const TencentImOptions& im = options.tencent_im;
   if (options.sync_publish == SyncPublishMode::kOff || im.app_requests_per_second <= 0 ||
       im.requests_per_second <= 0) {
     return nullptr;
   }
-  auto endpoint = NormalizeImEndpoint(im.endpoint);
+  auto endpoint = core::NormalizeImEndpoint(im.endpoint);
   const std::string base = endpoint ? *endpoint : im.endpoint;
-  const std::string app_key = AppKey(base, im.sdk_app_id);
+  const std::string app_key = core::AppKey(base, im.sdk_app_id);
   // Hooks of one app writing to two databases are two members, one in each database's table.
   const MysqlOptions& db = options.mysql;
   const std::string where = (db.socket.empty() ? db.host + ":" + std::to_string(db.port)
@@ -42,14 +42,14 @@ std::shared_ptr<AppBudgetMember> JoinAppBudget(const HookOptions& options) {
   if (auto live = members.by_app[where].lock()) {
     return live;
   }
-  AppBudgetSettings settings;
+  core::AppBudgetSettings settings;
   settings.mysql = options.mysql;
   settings.app_key = app_key;
-  settings.member_id = NewMemberId();
+  settings.member_id = core::NewMemberId();
   settings.app_limit = im.app_requests_per_second;
   settings.process_cap = im.requests_per_second;
-  std::shared_ptr<AppBudgetMember> member = AppBudgetMember::Start(
-      std::move(settings), ProcessRateBudget(base, im.sdk_app_id, im.requests_per_second),
+  std::shared_ptr<core::AppBudgetMember> member = core::AppBudgetMember::Start(
+      std::move(settings), core::ProcessRateBudget(base, im.sdk_app_id, im.requests_per_second),
       nullptr);
   members.by_app[where] = member;
   return member;

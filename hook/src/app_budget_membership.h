@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "core/app_budget/app_budget_member.h"
-#include "room_outbox/options.h"
+#include "room_outbox/hook.h"
 
 namespace room_outbox::internal {
 
@@ -16,6 +16,6 @@ namespace room_outbox::internal {
 // hook sends nothing (sync_publish off) or shares no budget (app_requests_per_second or
 // requests_per_second 0). A table that cannot be reached is not an error: the member then keeps
 // a safe share (app_budget_member.h).
-std::shared_ptr<AppBudgetMember> JoinAppBudget(const HookOptions& options);
+std::shared_ptr<core::AppBudgetMember> JoinAppBudget(const HookOptions& options);
 
 }  // namespace room_outbox::internal

@@ -24,8 +24,8 @@ std::vector<int64_t> RowIds(const BackgroundJob& job) {
 }  // namespace
 
 BackgroundPublisher::BackgroundPublisher(Options options, std::unique_ptr<HookStore> store,
-                                         std::unique_ptr<Publisher> publisher,
-                                         std::shared_ptr<SyncBreaker> breaker, Clock& clock,
+                                         std::unique_ptr<core::Publisher> publisher,
+                                         std::shared_ptr<SyncBreaker> breaker, core::Clock& clock,
                                          WakeSender& wake)
     : options_(std::move(options)),
       store_(std::move(store)),
@@ -155,9 +155,8 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
     }
     const std::chrono::milliseconds call_timeout =
         std::min(options_.sync_publish_timeout, remaining);
-    PublishOutcome outcome =
-        publisher_->Publish(PublishMessage{row.row_id, 0, row.envelope, row.envelope_json, {}},
-                            call_timeout);
+    core::PublishOutcome outcome = publisher_->Publish(
+        core::PublishMessage{row.row_id, 0, row.envelope, row.envelope_json, {}}, call_timeout);
     // A call the command's deadline cut well short proves nothing about IM when it times out.
     const bool cut = call_timeout < options_.sync_publish_timeout * 9 / 10;
     NoteSyncOutcome(*breaker_, outcome, cut, probing, clock_.SteadyMs(), options_.log);
@@ -170,8 +169,8 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
     left.push_back(row.row_id);
     Log(LogLevel::kWarn,
         "background publish failed, left pending for the relay: event_id=" + row.envelope.event_id +
-            " room_id=" + row.envelope.room_id + " status=" + PublishStatusName(outcome.status) +
-            " error=" + outcome.error);
+            " room_id=" + row.envelope.room_id +
+            " status=" + core::PublishStatusName(outcome.status) + " error=" + outcome.error);
   }
   if (probing) {
     breaker_->CancelProbe();  // the probe made no request

@@ -47,9 +47,9 @@
 
 #include "core/clock.h"
 #include "core/publisher.h"
-#include "hook_store.h"
 #include "room_outbox/envelope.h"
 #include "room_outbox/hook.h"
+#include "store/hook_store.h"
 #include "sync_breaker.h"
 #include "wake_sender.h"
 
@@ -89,8 +89,8 @@ class BackgroundPublisher {
   // `clock` and `wake` must outlive this object. `clock` is the one the jobs' deadlines are on
   // (the store's that took lease_start_ms); the sync breaker's time too. Starts the thread.
   BackgroundPublisher(Options options, std::unique_ptr<HookStore> store,
-                      std::unique_ptr<Publisher> publisher, std::shared_ptr<SyncBreaker> breaker,
-                      Clock& clock, WakeSender& wake);
+                      std::unique_ptr<core::Publisher> publisher,
+                      std::shared_ptr<SyncBreaker> breaker, core::Clock& clock, WakeSender& wake);
   // Publishes or releases what is queued (bounded by the commands' deadlines), then joins.
   ~BackgroundPublisher();
   BackgroundPublisher(const BackgroundPublisher&) = delete;
@@ -131,9 +131,9 @@ class BackgroundPublisher {
 
   const Options options_;
   std::unique_ptr<HookStore> store_;
-  std::unique_ptr<Publisher> publisher_;
+  std::unique_ptr<core::Publisher> publisher_;
   std::shared_ptr<SyncBreaker> breaker_;
-  Clock& clock_;
+  core::Clock& clock_;
   WakeSender& wake_;
 
   mutable std::mutex mu_;

@@ -6,7 +6,7 @@
 
 #include "core/input_limits.h"
 
-namespace room_outbox {
+namespace room_outbox::internal {
 namespace {
 
 // The number of UTF-8 characters of `text`, or nullopt when it is not valid UTF-8.
@@ -93,7 +93,7 @@ Status CheckEventFields(const Command& command, const Event& event, size_t index
   if (Status s = CheckText(owner, "event_type", event.event_type, kMaxTypeChars, true); !s.ok()) {
     return s;
   }
-  if (JsonNestingDepth(event.payload, kMaxPayloadDepth) > kMaxPayloadDepth) {
+  if (core::JsonNestingDepth(event.payload, kMaxPayloadDepth) > kMaxPayloadDepth) {
     return Invalid(owner() + ": payload is nested deeper than " +
                    std::to_string(kMaxPayloadDepth) + " levels");
   }
@@ -156,4 +156,4 @@ Status CheckCommand(const Command& command, const std::vector<Event>& events,
   return {};
 }
 
-}  // namespace room_outbox
+}  // namespace room_outbox::internal

@@ -22,7 +22,7 @@
 #include "room_outbox/error.h"
 #include "room_outbox/hook.h"
 
-namespace room_outbox {
+namespace room_outbox::internal {
 
 inline constexpr size_t kMaxIdChars = 128;        // command_id, room_id, request_id, event_id
 inline constexpr size_t kMaxTypeChars = 64;       // command_type, event_type
@@ -43,4 +43,4 @@ Status CheckCommand(const Command& command, const std::vector<Event>& events,
                     std::string_view group_id_prefix,
                     const std::vector<std::string>& skip_event_types);
 
-}  // namespace room_outbox
+}  // namespace room_outbox::internal

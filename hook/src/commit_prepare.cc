@@ -14,11 +14,11 @@ int64_t OccurredAt(const Event& event, int64_t now_ms) {
   return event.occurred_at_ms > 0 ? event.occurred_at_ms : now_ms;
 }
 
-EnvelopeFields FieldsFor(const HookOptions& options, const Command& command, const Event& event,
-                         int64_t now_ms) {
-  return EnvelopeFields{event.event_id,      event.event_type,   command.room_id,
-                        event.room_seq,      command.command_id, command.request_id,
-                        options.node_id,     OccurredAt(event, now_ms), event.payload};
+core::EnvelopeFields FieldsFor(const HookOptions& options, const Command& command,
+                               const Event& event, int64_t now_ms) {
+  return core::EnvelopeFields{event.event_id,  event.event_type,          command.room_id,
+                              event.room_seq,  command.command_id,        command.request_id,
+                              options.node_id, OccurredAt(event, now_ms), event.payload};
 }
 
 }  // namespace
@@ -27,9 +27,10 @@ int64_t SyncLeaseMs(std::chrono::milliseconds sync_publish_timeout) {
   return sync_publish_timeout.count() + kSyncLeaseMarginMs;
 }
 
-Result<PreparedCommit> PrepareCommit(const HookOptions& options, const Publisher& publisher,
-                                     const Command& command, const std::vector<Event>& events,
-                                     int64_t now_ms, CommitScratch& scratch) {
+core::Result<PreparedCommit> PrepareCommit(const HookOptions& options,
+                                           const core::Publisher& publisher, const Command& command,
+                                           const std::vector<Event>& events, int64_t now_ms,
+                                           CommitScratch& scratch) {
   PreparedCommit prepared;
   prepared.now_ms = now_ms;
   CommitRequest& request = prepared.request;
@@ -38,15 +39,15 @@ Result<PreparedCommit> PrepareCommit(const HookOptions& options, const Publisher
   request.rows.reserve(events.size());
   size_t pending = 0;
   for (const Event& event : events) {
-    const EnvelopeFields fields = FieldsFor(options, command, event, now_ms);
-    if (Status encoded = WriteEnvelope(scratch.envelope, fields); !encoded.ok()) {
-      return Fail(encoded.error());
+    const core::EnvelopeFields fields = FieldsFor(options, command, event, now_ms);
+    if (Status encoded = core::WriteEnvelope(scratch.envelope, fields); !encoded.ok()) {
+      return core::Fail(encoded.error());
     }
     const std::string& json = scratch.envelope.text();
     const bool published = !publisher.Sends(event.event_type);
     if (!published) {
       if (Status fits = CheckBodySize(options.tencent_im, fields, json, scratch.body); !fits.ok()) {
-        return Fail(fits.error());
+        return core::Fail(fits.error());
       }
     }
     pending += published ? 0 : 1;
@@ -71,12 +72,12 @@ void AddEnvelopes(PreparedCommit& prepared, const HookOptions& options, const Co
   }
 }
 
-Status CheckBodySize(const TencentImOptions& im, const EnvelopeFields& fields,
-                     std::string_view envelope_json, JsonWriter& body) {
-  if (Status built = WriteSendGroupMsgBody(
-          body, SendGroupMsgParts{envelope_json, fields.room_id, fields.event_type,
-                                  fields.event_id, im.group_id_prefix, kWidestRandom,
-                                  PriorityForType(im, fields.event_type)});
+Status CheckBodySize(const TencentImOptions& im, const core::EnvelopeFields& fields,
+                     std::string_view envelope_json, core::JsonWriter& body) {
+  if (Status built = core::WriteSendGroupMsgBody(
+          body, core::SendGroupMsgParts{envelope_json, fields.room_id, fields.event_type,
+                                        fields.event_id, im.group_id_prefix, kWidestRandom,
+                                        core::PriorityForType(im, fields.event_type)});
       !built.ok()) {
     return built;
   }

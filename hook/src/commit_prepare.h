@@ -14,8 +14,8 @@
 #include "core/json_writer.h"
 #include "core/publisher.h"
 #include "core/result.h"
-#include "hook_store.h"
 #include "room_outbox/hook.h"
+#include "store/hook_store.h"
 
 namespace room_outbox::internal {
 
@@ -54,8 +54,8 @@ inline constexpr uint32_t kWidestRandom = 4294967295u;
 
 // The buffers Commit reuses from one command to the next for envelopes and IM bodies.
 struct CommitScratch {
-  JsonWriter envelope;
-  JsonWriter body;
+  core::JsonWriter envelope;
+  core::JsonWriter body;
 };
 
 // The rows (types `publisher` does not send are written published) and the sync lease (none
@@ -63,9 +63,10 @@ struct CommitScratch {
 // sync publish). `options` is normalised (node_id, max_body_bytes and sync_publish_timeout set);
 // `now_ms`, the host's wall clock, is only the default of an event's occurred_at_ms (information
 // for clients, never compared).
-Result<PreparedCommit> PrepareCommit(const HookOptions& options, const Publisher& publisher,
-                                     const Command& command, const std::vector<Event>& events,
-                                     int64_t now_ms, CommitScratch& scratch);
+core::Result<PreparedCommit> PrepareCommit(const HookOptions& options,
+                                           const core::Publisher& publisher, const Command& command,
+                                           const std::vector<Event>& events, int64_t now_ms,
+                                           CommitScratch& scratch);
 
 // Fills prepared.envelopes (one per event) for the sync publish.
 void AddEnvelopes(PreparedCommit& prepared, const HookOptions& options, const Command& command,
@@ -73,7 +74,7 @@ void AddEnvelopes(PreparedCommit& prepared, const HookOptions& options, const Co
 
 // The body-size check alone: the body of the envelope `fields`, whose encoding is
 // `envelope_json`, is built into `body` as the publisher builds it, with kWidestRandom.
-Status CheckBodySize(const TencentImOptions& im, const EnvelopeFields& fields,
-                     std::string_view envelope_json, JsonWriter& body);
+Status CheckBodySize(const TencentImOptions& im, const core::EnvelopeFields& fields,
+                     std::string_view envelope_json, core::JsonWriter& body);
 
 }  // namespace room_outbox::internal

@@ -7,7 +7,7 @@
 #include "core/tencent/tencent_im_publisher.h"
 #include "core/wake_path.h"
 #include "hook_impl.h"
-#include "mysql/mariadb_hook_store.h"
+#include "store/mariadb_hook_store.h"
 
 namespace room_outbox {
 
@@ -15,18 +15,19 @@ namespace {
 
 // The background publisher's own connection and HTTP client (kBackground only), on the Hook's
 // clock.
-Result<internal::BackgroundParts> MakeBackgroundParts(const HookOptions& options, Clock& clock) {
+core::Result<internal::BackgroundParts> MakeBackgroundParts(const HookOptions& options,
+                                                            core::Clock& clock) {
   internal::BackgroundParts parts;
   if (options.sync_publish != SyncPublishMode::kBackground) {
     return parts;
   }
-  auto publisher = MakeTencentImPublisher(options.tencent_im, clock);
+  auto publisher = core::MakeTencentImPublisher(options.tencent_im, clock);
   if (!publisher) {
-    return Fail(publisher.error());
+    return core::Fail(publisher.error());
   }
-  auto store = MakeMariaDbHookStore(options.mysql, clock);
+  auto store = internal::MakeMariaDbHookStore(options.mysql, clock);
   if (auto connected = store->Connect(); !connected) {
-    return Fail(connected.error());
+    return core::Fail(connected.error());
   }
   parts.store = std::move(store);
   parts.publisher = std::move(*publisher);
@@ -42,18 +43,18 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
     }
     return nullptr;
   };
-  if (std::string bad = CheckWakeSocketPath(options.wake_socket); !bad.empty()) {
+  if (std::string bad = core::CheckWakeSocketPath(options.wake_socket); !bad.empty()) {
     return fail(Error{ErrorCode::kInvalidArgument, "HookOptions::wake_socket: " + bad});
   }
   // The Hook's one clock: the store takes lease_start_ms from it and the Hook measures the
   // command's deadline on it. It moves into the Hook, which keeps it until everything built on
   // it is gone.
-  auto clock = std::make_unique<SystemClock>();
-  auto publisher = MakeTencentImPublisher(options.tencent_im, *clock);
+  auto clock = std::make_unique<core::SystemClock>();
+  auto publisher = core::MakeTencentImPublisher(options.tencent_im, *clock);
   if (!publisher) {
     return fail(publisher.error());
   }
-  auto store = MakeMariaDbHookStore(options.mysql, *clock);
+  auto store = internal::MakeMariaDbHookStore(options.mysql, *clock);
   // Fail fast: a room-service that cannot reach its database should know at startup.
   if (auto connected = store->Connect(); !connected) {
     return fail(connected.error());

@@ -8,6 +8,7 @@
 #include "core/config/shared_config.h"
 #include "core/config/toml_reader.h"
 #include "core/result.h"
+#include "room_outbox/hook.h"
 
 namespace room_outbox::internal {
 
@@ -21,9 +22,12 @@ enum class RelayKeys {
 // Reads every key the hook reads through `top` (the root table): top-level node_id, [mysql],
 // [tencent_im], [hook], [wake] socket, [outbox_worker] ordering; then checks for unknown keys.
 // Errors land in the readers' shared error, naming the key.
-void ReadHookSections(TableReader& top, SharedConfig& config, RelayKeys relay_keys);
+void ReadHookSections(core::TableReader& top, core::SharedConfig& config, RelayKeys relay_keys);
+
+// The HookOptions a host of this file runs with (log empty).
+HookOptions ToHookOptions(const core::SharedConfig& config);
 
 // Reads the file at `path` as LoadHookOptions does, secrets and node_id's default included.
-Result<SharedConfig> LoadHookConfig(const std::string& path);
+core::Result<core::SharedConfig> LoadHookConfig(const std::string& path);
 
 }  // namespace room_outbox::internal

@@ -60,9 +60,9 @@ class QueueSlot {
 class HookImpl final : public Hook {
  public:
   HookImpl(const HookOptions& options, std::unique_ptr<HookStore> store,
-           std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
+           std::unique_ptr<core::Publisher> publisher, std::unique_ptr<core::Clock> clock,
            std::shared_ptr<SyncBreaker> sync_breaker, BackgroundParts background,
-           std::shared_ptr<AppBudgetMember> app_budget)
+           std::shared_ptr<core::AppBudgetMember> app_budget)
       : app_budget_(std::move(app_budget)),
         clock_(std::move(clock)),
         options_(Normalized(options)),
@@ -134,7 +134,7 @@ class HookImpl final : public Hook {
       options.tencent_im.max_body_bytes = kDefaultMaxBodyBytes;
     }
     if (options.node_id.empty()) {
-      options.node_id = HostName();
+      options.node_id = core::HostName();
     }
     if (options.background_queue == 0) {
       options.background_queue = kDefaultBackgroundQueue;
@@ -154,13 +154,13 @@ class HookImpl final : public Hook {
     prepared.mode = AdmitSyncPublish();
     if (prepared.mode == SyncMode::kPublish || prepared.mode == SyncMode::kProbe) {
       if (options_.sync_publish != SyncPublishMode::kBackground) {
-        request.token = NewClaimToken();
+        request.token = core::NewClaimToken();
         return;
       }
       if (background_ && background_->Reserve()) {
         prepared.background = true;
         prepared.room = background_->View(request.command.room_id);
-        request.token = NewClaimToken();
+        request.token = core::NewClaimToken();
         return;
       }
       if (prepared.mode == SyncMode::kProbe) {
@@ -188,7 +188,8 @@ class HookImpl final : public Hook {
 
   // CommitCommand, run once more when the first try failed before COMMIT was sent with a
   // connection-class error (the store reconnects on its next call). Never more than twice.
-  Result<CommitWrite> Write(const CommitRequest& request, const CallerStatements& statements) {
+  core::Result<CommitWrite> Write(const CommitRequest& request,
+                                  const CallerStatements& statements) {
     auto write = store_->CommitCommand(request, statements);
     if (!write && RolledBackRetryable(write.error())) {
       Log(LogLevel::kInfo, "commit rolled back before COMMIT, trying once more: command_id=" +
@@ -319,12 +320,12 @@ class HookImpl final : public Hook {
 
   // The process's share of the app's IM budget while this Hook sends (app_budget_membership.h);
   // it outlives the publishers that draw on it.
-  std::shared_ptr<AppBudgetMember> app_budget_;
+  std::shared_ptr<core::AppBudgetMember> app_budget_;
   // First: the store, the publishers and the background thread may read it until they are gone.
-  std::unique_ptr<Clock> clock_;
+  std::unique_ptr<core::Clock> clock_;
   HookOptions options_;
   std::unique_ptr<HookStore> store_;
-  std::unique_ptr<Publisher> publisher_;
+  std::unique_ptr<core::Publisher> publisher_;
   std::shared_ptr<SyncBreaker> sync_breaker_;
   WakeSender wake_;
   std::unique_ptr<BackgroundPublisher> background_;  // kBackground only
@@ -334,10 +335,11 @@ class HookImpl final : public Hook {
 }  // namespace
 
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookStore> store,
-                               std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
+                               std::unique_ptr<core::Publisher> publisher,
+                               std::unique_ptr<core::Clock> clock,
                                std::shared_ptr<SyncBreaker> sync_breaker,
                                BackgroundParts background,
-                               std::shared_ptr<AppBudgetMember> app_budget) {
+                               std::shared_ptr<core::AppBudgetMember> app_budget) {
   return std::make_unique<HookImpl>(options, std::move(store), std::move(publisher),
                                     std::move(clock), std::move(sync_breaker),
                                     std::move(background), std::move(app_budget));

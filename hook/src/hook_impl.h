@@ -5,12 +5,12 @@
 #include <memory>
 
 #include "background_publisher.h"
-#include "core/app_budget/app_budget_member.h"
 #include "commit_prepare.h"
+#include "core/app_budget/app_budget_member.h"
 #include "core/clock.h"
 #include "core/publisher.h"
-#include "hook_store.h"
 #include "room_outbox/hook.h"
+#include "store/hook_store.h"
 #include "sync_breaker.h"
 
 namespace room_outbox::internal {
@@ -19,7 +19,7 @@ namespace room_outbox::internal {
 // kBackground; background_publisher.h). Both null otherwise.
 struct BackgroundParts {
   std::unique_ptr<HookStore> store;
-  std::unique_ptr<Publisher> publisher;
+  std::unique_ptr<core::Publisher> publisher;
 };
 
 // `clock` is the Hook's one clock: its monotonic time must be the one `store` takes
@@ -31,9 +31,10 @@ struct BackgroundParts {
 // process's member of the app's shared IM budget, held while the Hook lives (CreateHook passes
 // JoinAppBudget's).
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookStore> store,
-                               std::unique_ptr<Publisher> publisher, std::unique_ptr<Clock> clock,
+                               std::unique_ptr<core::Publisher> publisher,
+                               std::unique_ptr<core::Clock> clock,
                                std::shared_ptr<SyncBreaker> sync_breaker = nullptr,
                                BackgroundParts background = {},
-                               std::shared_ptr<AppBudgetMember> app_budget = nullptr);
+                               std::shared_ptr<core::AppBudgetMember> app_budget = nullptr);
 
 }  // namespace room_outbox::internal

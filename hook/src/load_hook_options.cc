@@ -12,12 +12,24 @@ namespace internal {
 // The relay's sections, read by outbox-relay alone (its --check-config validates them).
 constexpr const char* kRelayOnlySections[] = {"log", "metrics"};
 
-void ReadHookSections(TableReader& top, SharedConfig& config, RelayKeys relay_keys) {
-  ReadSharedSections(top, config);
-  TableReader wake = top.Section("wake");
-  ReadWakeSocket(wake, config);
-  TableReader worker = top.Section("outbox_worker");
-  ReadOrdering(worker, config);
+HookOptions ToHookOptions(const core::SharedConfig& c) {
+  HookOptions options;
+  options.mysql = c.mysql;
+  options.tencent_im = c.tencent_im;
+  options.sync_publish_timeout = c.hook.sync_publish_timeout;
+  options.sync_publish = c.hook.sync_publish;
+  options.wake_socket = c.wake_socket;
+  options.node_id = c.node_id;
+  options.per_room_order = c.per_room_order;
+  return options;
+}
+
+void ReadHookSections(core::TableReader& top, core::SharedConfig& config, RelayKeys relay_keys) {
+  core::ReadSharedSections(top, config);
+  core::TableReader wake = top.Section("wake");
+  core::ReadWakeSocket(wake, config);
+  core::TableReader worker = top.Section("outbox_worker");
+  core::ReadOrdering(worker, config);
   if (relay_keys == RelayKeys::kAccept) {
     for (const char* section : kRelayOnlySections) {
       top.Accept(section);
@@ -29,21 +41,21 @@ void ReadHookSections(TableReader& top, SharedConfig& config, RelayKeys relay_ke
   top.CheckUnknown();
 }
 
-Result<SharedConfig> LoadHookConfig(const std::string& path) {
-  auto root = ParseConfigFile(path);
+core::Result<core::SharedConfig> LoadHookConfig(const std::string& path) {
+  auto root = core::ParseConfigFile(path);
   if (!root) {
-    return Fail(root.error());
+    return core::Fail(root.error());
   }
-  SharedConfig config;
+  core::SharedConfig config;
   config.path = path;
   std::optional<Error> error;
-  TableReader top(&*root, "", path, &error);
+  core::TableReader top(&*root, "", path, &error);
   ReadHookSections(top, config, RelayKeys::kAccept);
   if (error) {
-    return Fail(std::move(*error));
+    return core::Fail(std::move(*error));
   }
-  if (auto loaded = LoadSharedSecretsAndDefaults(config); !loaded) {
-    return Fail(loaded.error());
+  if (auto loaded = core::LoadSharedSecretsAndDefaults(config); !loaded) {
+    return core::Fail(loaded.error());
   }
   return config;
 }
@@ -51,12 +63,13 @@ Result<SharedConfig> LoadHookConfig(const std::string& path) {
 }  // namespace internal
 
 std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error) {
-  Result<HookOptions> options;
+  core::Result<HookOptions> options;
   try {
     auto config = internal::LoadHookConfig(path);
-    options = config ? Result<HookOptions>(ToHookOptions(*config)) : Fail(config.error());
+    options = config ? core::Result<HookOptions>(internal::ToHookOptions(*config))
+                     : core::Fail(config.error());
   } catch (const std::exception& e) {  // std::bad_alloc: nothing throws across the API
-    options = Fail(ErrorCode::kInternal, std::string("LoadHookOptions: ") + e.what());
+    options = core::Fail(ErrorCode::kInternal, std::string("LoadHookOptions: ") + e.what());
   }
   if (!options) {
     if (error != nullptr) {

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "hook_store.h"
 #include "room_outbox/hook.h"
+#include "store/hook_store.h"
 
 namespace room_outbox::internal {
 

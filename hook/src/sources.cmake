@@ -10,6 +10,7 @@ add_library(room_outbox_hook STATIC
   hook/src/app_budget_membership.cc
   hook/src/create_hook.cc
   hook/src/hook_impl.cc
+  hook/src/library_init.cc
   hook/src/load_hook_options.cc
   hook/src/lost_commit.cc
   hook/src/sync_breaker.cc
@@ -21,8 +22,10 @@ add_library(room_outbox_hook STATIC
   hook/src/c_api/c_hook.cc
   hook/src/c_api/c_options.cc
   hook/src/c_api/option_setter.cc
-  hook/src/mysql/mariadb_hook_store.cc
-  hook/src/mysql/outbox_insert.cc)
+  hook/src/store/mariadb_hook_store.cc
+  hook/src/store/outbox_insert.cc)
+# hook/src is the hook's own include root: no other library sees it (tests add it themselves).
+target_include_directories(room_outbox_hook PRIVATE ${PROJECT_SOURCE_DIR}/hook/src)
 target_link_libraries(room_outbox_hook PUBLIC room_outbox_core PRIVATE room_outbox_build_settings)
 set_target_properties(room_outbox_hook PROPERTIES OUTPUT_NAME room_outbox_hook_only)
 

@@ -62,32 +62,32 @@ bool SyncBreaker::is_open() const {
   return open_;
 }
 
-SyncBreaker::Verdict SyncVerdict(const PublishOutcome& outcome, bool cut) {
+SyncBreaker::Verdict SyncVerdict(const core::PublishOutcome& outcome, bool cut) {
   if (outcome.delivered()) {
     return SyncBreaker::Verdict::kHealthy;
   }
-  if (outcome.status == PublishStatus::kNotAttempted) {
+  if (outcome.status == core::PublishStatus::kNotAttempted) {
     return SyncBreaker::Verdict::kImFailing;  // the publisher's own app breaker is open
   }
   switch (outcome.scope) {
-    case FailureScope::kApp:
-    case FailureScope::kGlobalRate:
+    case core::FailureScope::kApp:
+    case core::FailureScope::kGlobalRate:
       return SyncBreaker::Verdict::kImFailing;
-    case FailureScope::kRoom:
-    case FailureScope::kPermanentRow:
+    case core::FailureScope::kRoom:
+    case core::FailureScope::kPermanentRow:
       return SyncBreaker::Verdict::kHealthy;  // IM answered about this message
     default:
       break;
   }
-  if (outcome.status == PublishStatus::kUnknown && cut) {
+  if (outcome.status == core::PublishStatus::kUnknown && cut) {
     return SyncBreaker::Verdict::kInconclusive;
   }
   // An IM error code about the row (e.g. 10002) is IM's own trouble too.
   return SyncBreaker::Verdict::kImFailing;
 }
 
-void NoteSyncOutcome(SyncBreaker& breaker, const PublishOutcome& outcome, bool cut, bool probe,
-                     int64_t steady_ms, const LogCallback& log) {
+void NoteSyncOutcome(SyncBreaker& breaker, const core::PublishOutcome& outcome, bool cut,
+                     bool probe, int64_t steady_ms, const LogCallback& log) {
   const SyncBreaker::Transition transition =
       breaker.Record(SyncVerdict(outcome, cut), probe, steady_ms);
   if (!log) {

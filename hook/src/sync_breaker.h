@@ -78,12 +78,12 @@ class SyncBreaker {
 
 // What one sync publish says about IM as a whole. `cut` is true when the command's deadline, not
 // sync_publish_timeout, bounded the call.
-SyncBreaker::Verdict SyncVerdict(const PublishOutcome& outcome, bool cut);
+SyncBreaker::Verdict SyncVerdict(const core::PublishOutcome& outcome, bool cut);
 
 // Records one sync publish's outcome (inline or background) and logs the breaker opening or
 // closing once each through `log` (may be empty).
-void NoteSyncOutcome(SyncBreaker& breaker, const PublishOutcome& outcome, bool cut, bool probe,
-                     int64_t steady_ms, const LogCallback& log);
+void NoteSyncOutcome(SyncBreaker& breaker, const core::PublishOutcome& outcome, bool cut,
+                     bool probe, int64_t steady_ms, const LogCallback& log);
 
 // The process's breaker for hooks aimed at `endpoint` and `sdk_app_id`: the same object while
 // anyone holds it. Thread-safe.

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hook_store.h"
 #include "room_outbox/hook.h"
+#include "store/hook_store.h"
 
 namespace room_outbox::internal {
 

@@ -26,17 +26,16 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
     }
     const Envelope& envelope = envelopes[item.index];
     const std::chrono::milliseconds call_timeout = std::min(sync_publish_timeout_, remaining);
-    PublishOutcome outcome =
-        publisher_.Publish(PublishMessage{item.row_id, 0, envelope,
-                                          rows_written[item.index].envelope, {}},
-                           call_timeout);
+    core::PublishOutcome outcome = publisher_.Publish(
+        core::PublishMessage{item.row_id, 0, envelope, rows_written[item.index].envelope, {}},
+        call_timeout);
     NoteSyncOutcome(breaker_, outcome, !first && call_timeout < sync_publish_timeout_,
                     probe && !rows.probe_recorded, clock_.SteadyMs(), log_);
     first = false;
     rows.probe_recorded = probe;
     if (outcome.delivered()) {
-      delivery.state = outcome.status == PublishStatus::kSkipped ? DeliveryState::kSkipped
-                                                                 : DeliveryState::kPublished;
+      delivery.state = outcome.status == core::PublishStatus::kSkipped ? DeliveryState::kSkipped
+                                                                       : DeliveryState::kPublished;
       rows.delivered.push_back(item.row_id);
       continue;
     }
@@ -45,7 +44,7 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
     rows.left.push_back(item.row_id);
     Log(LogLevel::kWarn,
         "sync publish failed, left pending for the relay: event_id=" + envelope.event_id +
-            " room_id=" + envelope.room_id + " status=" + PublishStatusName(outcome.status) +
+            " room_id=" + envelope.room_id + " status=" + core::PublishStatusName(outcome.status) +
             " error=" + outcome.error);
   }
   return rows;

@@ -17,8 +17,8 @@
 
 #include "core/clock.h"
 #include "core/publisher.h"
-#include "hook_store.h"
 #include "room_outbox/hook.h"
+#include "store/hook_store.h"
 #include "sync_breaker.h"
 
 namespace room_outbox::internal {
@@ -42,7 +42,7 @@ struct SyncRows {
 class InlineSyncPublish {
  public:
   // Every argument must outlive this object.
-  InlineSyncPublish(Publisher& publisher, SyncBreaker& breaker, Clock& clock,
+  InlineSyncPublish(core::Publisher& publisher, SyncBreaker& breaker, core::Clock& clock,
                     std::chrono::milliseconds sync_publish_timeout, const LogCallback& log)
       : publisher_(publisher),
         breaker_(breaker),
@@ -62,9 +62,9 @@ class InlineSyncPublish {
  private:
   void Log(LogLevel level, const std::string& line) const;
 
-  Publisher& publisher_;
+  core::Publisher& publisher_;
   SyncBreaker& breaker_;
-  Clock& clock_;
+  core::Clock& clock_;
   const std::chrono::milliseconds sync_publish_timeout_;
   const LogCallback& log_;
 };

@@ -9,11 +9,11 @@
 
 #include "core/wake_path.h"
 
-namespace room_outbox {
+namespace room_outbox::internal {
 
 WakeSender::WakeSender(std::string path) : path_(std::move(path)) {
-  if (!path_.empty() && CheckWakeSocketPath(path_).empty()) {
-    fd_ = Fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!path_.empty() && core::CheckWakeSocketPath(path_).empty()) {
+    fd_ = core::Fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   }
 }
 
@@ -35,4 +35,4 @@ void WakeSender::Notify() noexcept {
   }
 }
 
-}  // namespace room_outbox
+}  // namespace room_outbox::internal

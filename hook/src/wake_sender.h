@@ -15,7 +15,7 @@
 
 #include "core/fd.h"
 
-namespace room_outbox {
+namespace room_outbox::internal {
 
 class WakeSender {
  public:
@@ -37,9 +37,9 @@ class WakeSender {
 
  private:
   std::string path_;
-  Fd fd_;
+  core::Fd fd_;
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> refused_{0};
 };
 
-}  // namespace room_outbox
+}  // namespace room_outbox::internal

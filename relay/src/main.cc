@@ -1,16 +1,15 @@
 // outbox-relay: parses the command line (command_line.h), sets up the process-wide libraries and
 // runs the relay. Everything else lives in the relay library (relay_app.h).
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <memory>
 
+#include "core/c_libraries.h"
 #include "core/tencent/tencent_im_publisher.h"
 #include "daemon/command_line.h"
 #include "daemon/relay_app.h"
 #include "migrate/migrate_command.h"
 #include "ops/ops_commands.h"
-#include "room_outbox/hook.h"
 #include "store/mariadb_relay_store.h"
 
 int main(int argc, char** argv) {
@@ -26,7 +25,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? room_outbox::relay::kExitOk : room_outbox::relay::kExitUsage;
   }
 
-  room_outbox::LibraryInit libraries;
+  room_outbox::core::CLibraries libraries;
   if (!libraries.status().ok()) {
     std::cerr << "outbox-relay: " << libraries.status().error().message << "\n";
     return room_outbox::relay::kExitRuntimeFailure;
@@ -41,10 +40,11 @@ int main(int argc, char** argv) {
   }
   room_outbox::relay::RelayFactories factories;
   factories.make_store = [](const room_outbox::MysqlOptions& options) {
-    return std::unique_ptr<room_outbox::RelayStore>(room_outbox::MakeMariaDbRelayStore(options));
+    return std::unique_ptr<room_outbox::relay::RelayStore>(
+        room_outbox::relay::MakeMariaDbRelayStore(options));
   };
   factories.make_publisher = [](const room_outbox::TencentImOptions& options) {
-    return room_outbox::MakeTencentImPublisher(options);
+    return room_outbox::core::MakeTencentImPublisher(options);
   };
   return room_outbox::relay::RunRelay(cli, factories);
 }

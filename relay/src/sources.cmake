@@ -1,5 +1,5 @@
 # room_outbox_relay: everything of relay/src but main.cc (see relay/src/README.md), over
-# room_outbox_core. It never links the hook library.
+# room_outbox_core. It never links the hook library, nor sees its headers.
 # The schema files, in order: embedded into the relay (relay/src/migrate/schema_steps.h) at build
 # time, so outbox-relay migrate applies exactly what schema/ holds.
 set(ROOM_OUTBOX_SCHEMA_FILES
@@ -58,7 +58,10 @@ add_library(room_outbox_relay STATIC
   relay/src/daemon/signals.cc
   relay/src/daemon/wake_listener.cc
   relay/src/daemon/wake_socket.cc)
-target_include_directories(room_outbox_relay PUBLIC ${PROJECT_SOURCE_DIR}/relay/src)
+# relay/src is the relay's include root; hook/src is on no path here, and the fence root turns
+# the hook's API headers into an #error (cmake/include_roots.cmake).
+target_include_directories(room_outbox_relay
+  PRIVATE ${ROOM_OUTBOX_RELAY_FENCE_ROOT} PUBLIC ${PROJECT_SOURCE_DIR}/relay/src)
 target_compile_definitions(room_outbox_relay PRIVATE ROOM_OUTBOX_VERSION="${PROJECT_VERSION}")
 target_link_libraries(room_outbox_relay
   PUBLIC room_outbox_core tomlplusplus::tomlplusplus spdlog::spdlog
@@ -67,4 +70,5 @@ target_link_libraries(room_outbox_relay
   PRIVATE room_outbox_build_settings CLI11::CLI11)
 
 add_executable(outbox-relay relay/src/main.cc)
+target_include_directories(outbox-relay PRIVATE ${ROOM_OUTBOX_RELAY_FENCE_ROOT})
 target_link_libraries(outbox-relay PRIVATE room_outbox_relay CLI11::CLI11 room_outbox_build_settings)

@@ -106,7 +106,7 @@ double InsertPendingRows(BenchDatabase& db, const OutboxFill& fill) {
     envelope.node_id = "bench-node";
     envelope.occurred_at_ms = fill.created_at_ms;
     envelope.payload = R"({"user_id":"u-)" + std::to_string(n) + R"(","amount":1})";
-    const std::string json = Unwrap(EncodeEnvelope(envelope), "EncodeEnvelope");
+    const std::string json = Unwrap(core::EncodeEnvelope(envelope), "EncodeEnvelope");
     if (in_statement == 0) {
       sql =
           "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "

@@ -45,7 +45,7 @@ class BenchDatabase {
  private:
   std::string socket_;
   std::string name_;
-  MysqlPtr conn_;
+  core::MysqlPtr conn_;
 };
 
 // Rows to insert into room_outbox.

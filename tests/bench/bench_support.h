@@ -26,7 +26,7 @@ class BenchFailure : public std::runtime_error {
 
 // The value of `result`, or a BenchFailure "<what>: <error message>".
 template <class T>
-T Unwrap(Result<T> result, const std::string& what) {
+T Unwrap(core::Result<T> result, const std::string& what) {
   if (!result) {
     throw BenchFailure(what + ": " + result.error().message);
   }

@@ -21,19 +21,19 @@ constexpr size_t kWarmupPolls = 5;
 
 // One claim poll on `store`: ClaimDue(limit 100) timed, then the claim given back (Release,
 // untimed) so every poll sees the same 100 due rows. Returns the milliseconds of the claim.
-double TimedClaimMs(RelayStore& store, bool per_room_order) {
-  ClaimOptions options;
+double TimedClaimMs(relay::RelayStore& store, bool per_room_order) {
+  relay::ClaimOptions options;
   options.limit = 100;
   options.per_room_order = per_room_order;
   Stopwatch watch;
-  Claim claim = Unwrap(store.ClaimDue(options), "ClaimDue");
+  relay::Claim claim = Unwrap(store.ClaimDue(options), "ClaimDue");
   const double ms = watch.Millis();
   if (claim.rows.size() != kPendingRows) {
     throw BenchFailure("claim poll: expected " + std::to_string(kPendingRows) + " rows, claimed " +
                        std::to_string(claim.rows.size()));
   }
   std::vector<int64_t> ids;
-  for (const OutboxRow& row : claim.rows) ids.push_back(row.id);
+  for (const relay::OutboxRow& row : claim.rows) ids.push_back(row.id);
   Unwrap(store.Release(claim.token, ids), "Release");
   return ms;
 }
@@ -66,8 +66,8 @@ struct PairedMedians {
 // without, the polls run back to back (a relay draining a backlog).
 PairedMedians MedianClaimMs(BenchDatabase& history, BenchDatabase& alone, size_t polls,
                             bool per_room_order, bool after_purge) {
-  auto history_store = MakeMariaDbRelayStore(history.Options());
-  auto alone_store = MakeMariaDbRelayStore(alone.Options());
+  auto history_store = relay::MakeMariaDbRelayStore(history.Options());
+  auto alone_store = relay::MakeMariaDbRelayStore(alone.Options());
   Unwrap(history_store->Connect(), "connecting the claim store");
   Unwrap(alone_store->Connect(), "connecting the claim store");
   std::vector<double> history_samples;
@@ -185,9 +185,10 @@ void RunClaimPoll(const BenchContext& ctx, Report& report) {
   const std::string now = std::to_string(NowMs());
   report.AddBlock("EXPLAIN of the claim's window SELECT (sql::kClaimWindow), " + published +
                       " published + " + pending,
-                  Explain(history, testing::WithLiterals(sql::kClaimWindow, {now, "100"})));
-  report.AddBlock("EXPLAIN of one part of the room prefix read (sql::kRoomPrefixPart), same state",
-                  Explain(history, testing::WithLiterals(sql::kRoomPrefixPart, {"'room-1'", "3"})));
+                  Explain(history, testing::WithLiterals(core::sql::kClaimWindow, {now, "100"})));
+  report.AddBlock(
+      "EXPLAIN of one part of the room prefix read (sql::kRoomPrefixPart), same state",
+      Explain(history, testing::WithLiterals(core::sql::kRoomPrefixPart, {"'room-1'", "3"})));
 }
 
 namespace {
@@ -221,18 +222,18 @@ struct FirstContact {
 // Claims (released at once) until one reaches the quiet rooms: the blocked room's due rows are
 // pushed to its head's retry time, one window per claim.
 FirstContact ParkBlockedRoom(BenchDatabase& db) {
-  auto store = MakeMariaDbRelayStore(db.Options());
+  auto store = relay::MakeMariaDbRelayStore(db.Options());
   Unwrap(store->Connect(), "connecting the claim store");
   FirstContact contact;
   Stopwatch watch;
   while (contact.claims < 2 * kBlockedRows / 100) {
-    ClaimOptions options;
+    relay::ClaimOptions options;
     options.limit = 100;
-    Claim claim = Unwrap(store->ClaimDue(options), "ClaimDue");
+    relay::Claim claim = Unwrap(store->ClaimDue(options), "ClaimDue");
     ++contact.claims;
     if (claim.rows.empty()) continue;
     std::vector<int64_t> ids;
-    for (const OutboxRow& row : claim.rows) ids.push_back(row.id);
+    for (const relay::OutboxRow& row : claim.rows) ids.push_back(row.id);
     Unwrap(store->Release(claim.token, ids), "Release");
     break;
   }

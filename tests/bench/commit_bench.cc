@@ -70,8 +70,9 @@ Latency TimeSingleInserts(const BenchContext& ctx) {
       "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms) "
       "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, 0, NULL, ?, ?)";
   BenchDatabase db(ctx.socket, "bench_commit_insert");
-  auto conn = Unwrap(MariaDbConnection::Connect(db.Options()), "connecting");
-  PreparedStatement* stmt = Unwrap(conn->Prepared("insert_one", kInsert), "prepare insert_one");
+  auto conn = Unwrap(core::MariaDbConnection::Connect(db.Options()), "connecting");
+  core::PreparedStatement* stmt =
+      Unwrap(conn->Prepared("insert_one", kInsert), "prepare insert_one");
   std::vector<double> samples;
   samples.reserve(ctx.commit_samples);
   const std::string envelope =
@@ -80,14 +81,14 @@ Latency TimeSingleInserts(const BenchContext& ctx) {
       R"("payload":{"user_id":"u-1"}})";
   for (size_t n = 0; n < kWarmup + ctx.commit_samples; ++n) {
     const int64_t now = NowMs();
-    const std::array<SqlValue, 8> params = {"ins-e" + std::to_string(n),
-                                            std::string("RoomGiftSent"),
-                                            "room-" + std::to_string(n),
-                                            "ins-c" + std::to_string(n),
-                                            "req-" + std::to_string(n),
-                                            envelope,
-                                            now,
-                                            now};
+    const std::array<core::SqlValue, 8> params = {"ins-e" + std::to_string(n),
+                                                  std::string("RoomGiftSent"),
+                                                  "room-" + std::to_string(n),
+                                                  "ins-c" + std::to_string(n),
+                                                  "req-" + std::to_string(n),
+                                                  envelope,
+                                                  now,
+                                                  now};
     Stopwatch watch;
     Unwrap(stmt->Execute(params), "insert_one");
     const double ms = watch.Millis();

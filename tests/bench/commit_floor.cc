@@ -9,7 +9,7 @@
 #include "bench/bench_database.h"
 #include "core/envelope_codec.h"
 #include "core/mysql/connection.h"
-#include "mysql/mariadb_hook_store.h"
+#include "store/mariadb_hook_store.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -29,7 +29,7 @@ constexpr std::string_view kFloorOutboxRow =
 
 // Throws when `done` failed; builds no string otherwise, so the floor allocates only what the
 // client library does.
-void Check(const Result<void>& done, const char* what) {
+void Check(const core::Result<void>& done, const char* what) {
   if (!done) {
     throw BenchFailure(std::string("floor: ") + what + ": " + done.error().message);
   }
@@ -38,7 +38,7 @@ void Check(const Result<void>& done, const char* what) {
 }  // namespace
 
 FloorTransaction::FloorTransaction(const MysqlOptions& options, size_t rows) {
-  conn_ = Unwrap(MariaDbConnection::Connect(options), "floor: connecting");
+  conn_ = Unwrap(core::MariaDbConnection::Connect(options), "floor: connecting");
   std::string insert_rows(kFloorOutboxHead);
   for (size_t i = 0; i < rows; ++i) {
     insert_rows += (i == 0 ? "" : ", ");
@@ -60,10 +60,10 @@ FloorTransaction::Values FloorTransaction::ValuesOf(const CommandWithEvents& c,
     const Envelope envelope{e.event_id,   e.event_type,   cmd.room_id,
                             e.room_seq,   cmd.command_id, cmd.request_id,
                             "bench-node", occurred_at_ms, e.payload};
-    std::string json = Unwrap(EncodeEnvelope(envelope), "floor: envelope");
-    for (SqlValue value :
-         std::array<SqlValue, 6>{e.event_id, e.event_type, cmd.room_id, cmd.command_id,
-                                 cmd.request_id, std::move(json)}) {
+    std::string json = Unwrap(core::EncodeEnvelope(envelope), "floor: envelope");
+    for (core::SqlValue value :
+         std::array<core::SqlValue, 6>{e.event_id, e.event_type, cmd.room_id, cmd.command_id,
+                                       cmd.request_id, std::move(json)}) {
       v.rows.push_back(std::move(value));
     }
   }
@@ -134,7 +134,7 @@ class SideBySide {
         store_db_(ctx.socket, "bench_commit_store"),
         hook_db_(ctx.socket, "bench_commit_sync_off"),
         floor_(floor_db_.Options(), kBenchEventTypes.size()),
-        store_(MakeMariaDbHookStore(store_db_.Options())),
+        store_(internal::MakeMariaDbHookStore(store_db_.Options())),
         hook_(MakeBenchHook(hook_db_.Options(), stub.ClientOptions(), SyncPublishMode::kOff)) {}
 
   // Command n's inputs for every path, built before anything is timed.
@@ -164,16 +164,16 @@ class SideBySide {
  private:
   // What the hook hands the store with the sync publish off: no token, no lease, the envelopes
   // encoded, per-room order asked for.
-  static CommitRequest StoreRequest(const CommandWithEvents& c) {
-    CommitRequest request;
+  static internal::CommitRequest StoreRequest(const CommandWithEvents& c) {
+    internal::CommitRequest request;
     request.command = c.command;
     request.check_earlier_pending = true;
     const FloorTransaction::Values v = FloorTransaction::ValuesOf(c, NowMs());
     for (size_t k = 0; k < c.events.size(); ++k) {
       const Event& e = c.events[k];
-      request.rows.push_back(NewOutboxRow{e.event_id, e.event_type, c.command.room_id,
-                                          c.command.command_id, c.command.request_id,
-                                          std::get<std::string>(v.rows[k * 6 + 5]), false});
+      request.rows.push_back(internal::NewOutboxRow{
+          e.event_id, e.event_type, c.command.room_id, c.command.command_id, c.command.request_id,
+          std::get<std::string>(v.rows[k * 6 + 5]), false});
     }
     return request;
   }
@@ -182,10 +182,10 @@ class SideBySide {
   BenchDatabase store_db_;
   BenchDatabase hook_db_;
   FloorTransaction floor_;
-  std::unique_ptr<MariaDbHookStore> store_;
+  std::unique_ptr<internal::MariaDbHookStore> store_;
   std::unique_ptr<Hook> hook_;
   FloorTransaction::Values values_;
-  CommitRequest request_;
+  internal::CommitRequest request_;
   CommandWithEvents hook_command_;
 };
 

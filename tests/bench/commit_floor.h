@@ -12,10 +12,10 @@
 #include "bench/commit_support.h"
 #include "support/fake_im_server.h"
 
-namespace room_outbox {
+namespace room_outbox::core {
 class MariaDbConnection;
 class PreparedStatement;
-}  // namespace room_outbox
+}  // namespace room_outbox::core
 
 namespace room_outbox::bench {
 
@@ -43,9 +43,9 @@ class FloorTransaction {
   void Run(const Values& v);
 
  private:
-  std::unique_ptr<MariaDbConnection> conn_;
-  PreparedStatement* log_ = nullptr;
-  PreparedStatement* rows_ = nullptr;
+  std::unique_ptr<core::MariaDbConnection> conn_;
+  core::PreparedStatement* log_ = nullptr;
+  core::PreparedStatement* rows_ = nullptr;
 };
 
 // Allocations per command over a number of commands (alloc_counter.h says what is counted).

@@ -70,7 +70,7 @@ void CommitRows(const BenchContext& ctx, Report& report) {
 // 12c/12d: ClaimDue(per_room_order, limit 100) + MarkPublished over ctx.drain_rows rows per set.
 void CeilingRows(const BenchContext& ctx, Report& report) {
   std::array<std::unique_ptr<BenchDatabase>, 2> dbs;
-  std::array<std::unique_ptr<MariaDbRelayStore>, 2> stores;
+  std::array<std::unique_ptr<relay::MariaDbRelayStore>, 2> stores;
   for (size_t s = 0; s < kSets.size(); ++s) {
     const std::string name = s == 0 ? "bench_set_ceiling_mariadb" : "bench_set_ceiling_mysql";
     dbs[s] = std::make_unique<BenchDatabase>(ctx.socket, name);
@@ -80,7 +80,7 @@ void CeilingRows(const BenchContext& ctx, Report& report) {
     fill.id_prefix = name;
     fill.created_at_ms = NowMs();
     InsertPendingRows(*dbs[s], fill);
-    stores[s] = MakeMariaDbRelayStore(WithSet(dbs[s]->Options(), kSets[s]));
+    stores[s] = relay::MakeMariaDbRelayStore(WithSet(dbs[s]->Options(), kSets[s]));
     Unwrap(stores[s]->Connect(), "connecting the ceiling store");
   }
   std::array<double, 2> seconds{};
@@ -88,13 +88,13 @@ void CeilingRows(const BenchContext& ctx, Report& report) {
   for (bool more = true; more;) {
     more = false;
     for (size_t s = 0; s < kSets.size(); ++s) {
-      ClaimOptions options;
+      relay::ClaimOptions options;
       options.limit = 100;
       options.per_room_order = true;
       Stopwatch watch;
-      Claim claim = Unwrap(stores[s]->ClaimDue(options), "ClaimDue");
+      relay::Claim claim = Unwrap(stores[s]->ClaimDue(options), "ClaimDue");
       std::vector<int64_t> ids;
-      for (const OutboxRow& row : claim.rows) ids.push_back(row.id);
+      for (const relay::OutboxRow& row : claim.rows) ids.push_back(row.id);
       published[s] += Unwrap(stores[s]->MarkPublished(claim.token, ids), "MarkPublished");
       seconds[s] += watch.Seconds();
       more = more || !claim.rows.empty();

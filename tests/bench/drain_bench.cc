@@ -113,20 +113,20 @@ DrainRun RunV1Sample(const BenchContext& ctx, const relay::WorkerOptions& option
 DrainRun RunClaimMarkCeiling(const BenchContext& ctx, bool per_room_order) {
   auto db = FilledDatabase(ctx, per_room_order ? "bench_ceiling_room" : "bench_ceiling_none",
                            ctx.drain_rows);
-  auto store = MakeMariaDbRelayStore(db->Options());
+  auto store = relay::MakeMariaDbRelayStore(db->Options());
   Unwrap(store->Connect(), "connecting the ceiling store");
   DrainRun run;
   Stopwatch watch;
   while (true) {
-    ClaimOptions claim_options;
+    relay::ClaimOptions claim_options;
     claim_options.limit = 100;
     claim_options.per_room_order = per_room_order;
-    Claim claim = Unwrap(store->ClaimDue(claim_options), "ClaimDue");
+    relay::Claim claim = Unwrap(store->ClaimDue(claim_options), "ClaimDue");
     if (claim.rows.empty()) {
       break;
     }
     std::vector<int64_t> ids;
-    for (const OutboxRow& row : claim.rows) ids.push_back(row.id);
+    for (const relay::OutboxRow& row : claim.rows) ids.push_back(row.id);
     run.published += Unwrap(store->MarkPublished(claim.token, ids), "MarkPublished");
   }
   run.seconds = watch.Seconds();
@@ -142,18 +142,18 @@ DrainRun RunPlainUpdateCeiling(const BenchContext& ctx) {
   for (const auto& row : db->Query("SELECT id FROM room_outbox ORDER BY id")) {
     ids.push_back(std::stoll(row[0]));
   }
-  auto conn = Unwrap(MariaDbConnection::Connect(db->Options()), "connecting");
+  auto conn = Unwrap(core::MariaDbConnection::Connect(db->Options()), "connecting");
   std::string sql =
       "UPDATE room_outbox SET status = 'published', last_error = NULL, published_at_ms = ?, "
       "updated_at_ms = ?, claim_token = NULL WHERE status = 'pending' AND id IN (";
   for (size_t i = 0; i < kBatch; ++i) sql += i == 0 ? "?" : ", ?";
   sql += ")";
-  PreparedStatement* stmt = Unwrap(conn->Prepared("mark_batch", sql), "prepare mark_batch");
+  core::PreparedStatement* stmt = Unwrap(conn->Prepared("mark_batch", sql), "prepare mark_batch");
   DrainRun run;
   Stopwatch watch;
   for (size_t at = 0; at < ids.size(); at += kBatch) {
     const int64_t now = NowMs();
-    std::vector<SqlValue> params = {now, now};
+    std::vector<core::SqlValue> params = {now, now};
     for (size_t k = 0; k < kBatch; ++k) params.emplace_back(ids[std::min(at + k, ids.size() - 1)]);
     Unwrap(stmt->Execute(params), "mark_batch");
     run.published += static_cast<size_t>(stmt->AffectedRows());

@@ -12,9 +12,9 @@ namespace room_outbox::bench {
 WorkerHarness::WorkerHarness(const MysqlOptions& mysql, const TencentImOptions& im,
                              relay::WorkerOptions options, bool claim_ahead)
     : options_(std::move(options)),
-      store_(MakeMariaDbRelayStore(mysql)),
-      ahead_store_(claim_ahead ? MakeMariaDbRelayStore(mysql) : nullptr),
-      publisher_(Unwrap(MakeTencentImPublisher(im), "MakeTencentImPublisher")),
+      store_(relay::MakeMariaDbRelayStore(mysql)),
+      ahead_store_(claim_ahead ? relay::MakeMariaDbRelayStore(mysql) : nullptr),
+      publisher_(Unwrap(core::MakeTencentImPublisher(im), "MakeTencentImPublisher")),
       logger_(relay::MakeStreamLogger(discard_, relay::LogFormat::kText, spdlog::level::info)) {
   options_.skip_event_types = im.skip_event_types;
   Unwrap(store_->Connect(), "connecting the relay's store");

@@ -53,11 +53,11 @@ class WorkerHarness {
 
  private:
   relay::WorkerOptions options_;
-  std::unique_ptr<MariaDbRelayStore> store_;
-  std::unique_ptr<MariaDbRelayStore> ahead_store_;  // null without claim ahead
-  std::unique_ptr<Publisher> publisher_;
-  SystemLoopClock clock_;
-  StopSignal stop_;
+  std::unique_ptr<relay::MariaDbRelayStore> store_;
+  std::unique_ptr<relay::MariaDbRelayStore> ahead_store_;  // null without claim ahead
+  std::unique_ptr<core::Publisher> publisher_;
+  relay::SystemLoopClock clock_;
+  relay::StopSignal stop_;
   relay::Metrics metrics_;
   std::ostream discard_{nullptr};  // no buffer: every write is dropped
   std::unique_ptr<relay::Logger> logger_;

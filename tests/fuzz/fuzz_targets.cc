@@ -105,7 +105,7 @@ void CheckSameEnvelope(const Envelope& a, const Envelope& b) {
 class ScratchFile {
  public:
   explicit ScratchFile(const char* name) : dir_(MakeDir()), path_(dir_ + "/" + name) {
-    fd_ = Fd(open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    fd_ = core::Fd(open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!fd_) {
       std::perror("open scratch config");
       std::abort();
@@ -139,7 +139,7 @@ class ScratchFile {
 
   std::string dir_;
   std::string path_;
-  Fd fd_;
+  core::Fd fd_;
 };
 
 // The rendering without its first line, which names the file it came from.
@@ -183,7 +183,7 @@ std::string UnquoteLogValue(std::string_view v) {
 
 int EnvelopeDecode(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto decoded = DecodeEnvelope(text);
+  auto decoded = core::DecodeEnvelope(text);
   if (!decoded) {
     FUZZ_CHECK(decoded.error().code == ErrorCode::kInvalidArgument, decoded.error().message);
     FUZZ_CHECK(!decoded.error().message.empty(), "");
@@ -192,7 +192,7 @@ int EnvelopeDecode(const uint8_t* data, size_t size) {
   FUZZ_CHECK(!decoded->event_id.empty() && !decoded->event_type.empty() &&
                  !decoded->room_id.empty(),
              "decoded an envelope with an empty key field");
-  auto encoded = EncodeEnvelope(*decoded);
+  auto encoded = core::EncodeEnvelope(*decoded);
   if (!encoded) {
     // Only the size limit may refuse what decoded: compact output can still grow ("1E2" is
     // written "100.0").
@@ -200,10 +200,10 @@ int EnvelopeDecode(const uint8_t* data, size_t size) {
                encoded.error().message);
     return 0;
   }
-  auto again = DecodeEnvelope(*encoded);
+  auto again = core::DecodeEnvelope(*encoded);
   FUZZ_CHECK(again.has_value(), again ? "" : again.error().message);
   CheckSameEnvelope(*decoded, *again);
-  auto encoded_again = EncodeEnvelope(*again);
+  auto encoded_again = core::EncodeEnvelope(*again);
   FUZZ_CHECK(encoded_again && *encoded_again == *encoded, *encoded);
   return 0;
 }
@@ -220,13 +220,13 @@ int EnvelopeRoundTrip(const uint8_t* data, size_t size) {
   e.node_id = r.Str();
   e.occurred_at_ms = r.Int<int64_t>();
   e.payload = r.Rest();
-  auto encoded = EncodeEnvelope(e);
+  auto encoded = core::EncodeEnvelope(e);
   if (!encoded) {
     FUZZ_CHECK(encoded.error().code == ErrorCode::kInvalidArgument, encoded.error().message);
     return 0;
   }
-  FUZZ_CHECK(encoded->size() <= kMaxEnvelopeBytes, std::to_string(encoded->size()));
-  auto decoded = DecodeEnvelope(*encoded);
+  FUZZ_CHECK(encoded->size() <= core::kMaxEnvelopeBytes, std::to_string(encoded->size()));
+  auto decoded = core::DecodeEnvelope(*encoded);
   if (e.event_id.empty() || e.event_type.empty() || e.room_id.empty()) {
     FUZZ_CHECK(!decoded, "an envelope with an empty key field decoded");
     return 0;
@@ -237,7 +237,7 @@ int EnvelopeRoundTrip(const uint8_t* data, size_t size) {
   CheckSameEnvelope(expected, *decoded);
   // The payload's bytes are dump()'s of its parse, whether its keys came sorted or not.
   FUZZ_CHECK(encoded->ends_with("\"payload\":" + expected.payload + "}"), *encoded);
-  auto encoded_again = EncodeEnvelope(*decoded);
+  auto encoded_again = core::EncodeEnvelope(*decoded);
   FUZZ_CHECK(encoded_again && *encoded_again == *encoded, *encoded);
   return 0;
 }
@@ -246,14 +246,15 @@ int ImResponse(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   const int http_status = ((data[0] << 8) | data[1]) % 1000;
   const std::string_view body(reinterpret_cast<const char*>(data) + 2, size - 2);
-  const PublishOutcome out = ClassifyImResponse(http_status, body);
+  const core::PublishOutcome out = core::ClassifyImResponse(http_status, body);
   FUZZ_CHECK(out.http_status == http_status, std::to_string(out.http_status));
-  FUZZ_CHECK(out.status != PublishStatus::kSkipped && out.status != PublishStatus::kUnknown,
-             PublishStatusName(out.status));
+  FUZZ_CHECK(
+      out.status != core::PublishStatus::kSkipped && out.status != core::PublishStatus::kUnknown,
+      core::PublishStatusName(out.status));
   FUZZ_CHECK(out.error.size() <= 200, out.error);
   FUZZ_CHECK(!HasControlByte(out.error), out.error);
   FUZZ_CHECK(ValidUtf8(out.error), out.error);
-  if (out.status == PublishStatus::kPublished) {
+  if (out.status == core::PublishStatus::kPublished) {
     FUZZ_CHECK(http_status == 200 && out.error.empty() && out.im_error_code == 0, out.error);
     // Success only when the body itself says so, with no non-zero integer ErrorCode.
     const auto doc = nlohmann::json::parse(body, nullptr, false);
@@ -263,7 +264,7 @@ int ImResponse(const uint8_t* data, size_t size) {
       FUZZ_CHECK(*it == 0, it->dump());
     }
   } else {
-    FUZZ_CHECK(!out.error.empty(), PublishStatusName(out.status));
+    FUZZ_CHECK(!out.error.empty(), core::PublishStatusName(out.status));
   }
   return 0;
 }
@@ -316,13 +317,13 @@ int ConfigLoad(const uint8_t* data, size_t size) {
 
 int Duration(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto parsed = ParseDuration(text);
+  auto parsed = core::ParseDuration(text);
   if (!parsed) {
     FUZZ_CHECK(parsed.error().code == ErrorCode::kInvalidArgument, parsed.error().message);
     return 0;
   }
-  const std::string formatted = FormatDuration(*parsed);
-  auto again = ParseDuration(formatted);
+  const std::string formatted = core::FormatDuration(*parsed);
+  auto again = core::ParseDuration(formatted);
   FUZZ_CHECK(again && *again == *parsed, std::string(text) + " -> " + formatted);
   return 0;
 }
@@ -333,9 +334,10 @@ int UserSig(const uint8_t* data, size_t size) {
   Reader r(data + 1, size - 1);
   if (mode == 0) {
     const std::string text = r.Rest();
-    auto decoded = DecodeUserSig(text);
+    auto decoded = core::DecodeUserSig(text);
     std::string why;
-    const bool ok = VerifyUserSig(text, 1400000000, "administrator", "secret", 1700000000, &why);
+    const bool ok =
+        core::VerifyUserSig(text, 1400000000, "administrator", "secret", 1700000000, &why);
     FUZZ_CHECK(!ok || decoded.has_value(), "verified a sig that does not decode");
     FUZZ_CHECK(ok || !why.empty(), "no reason");
     return 0;
@@ -346,7 +348,7 @@ int UserSig(const uint8_t* data, size_t size) {
   const std::string identifier = r.Str();
   const std::string key = r.Str();
   const std::string userbuf = r.Rest();
-  auto sig = GenUserSig(app, identifier, key, time, expire, userbuf);
+  auto sig = core::GenUserSig(app, identifier, key, time, expire, userbuf);
   if (!sig) {
     FUZZ_CHECK(!ValidUtf8(identifier), sig.error().message);
     return 0;
@@ -355,7 +357,7 @@ int UserSig(const uint8_t* data, size_t size) {
     const bool alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
     FUZZ_CHECK(alnum || c == '*' || c == '-' || c == '_', *sig);
   }
-  auto decoded = DecodeUserSig(*sig);
+  auto decoded = core::DecodeUserSig(*sig);
   FUZZ_CHECK(decoded.has_value(), decoded ? "" : decoded.error().message);
   FUZZ_CHECK(decoded->version == "2.0", decoded->version);
   FUZZ_CHECK(decoded->identifier == identifier, decoded->identifier);
@@ -366,8 +368,9 @@ int UserSig(const uint8_t* data, size_t size) {
   // Valid from `time` for `expire` seconds: fine at its own start unless the validity is
   // negative; a wrong key never verifies.
   std::string why;
-  FUZZ_CHECK(VerifyUserSig(*sig, app, identifier, key, time, &why) == (expire >= 0), why);
-  FUZZ_CHECK(!VerifyUserSig(*sig, app, identifier, key + "x", time, &why), "wrong key verified");
+  FUZZ_CHECK(core::VerifyUserSig(*sig, app, identifier, key, time, &why) == (expire >= 0), why);
+  FUZZ_CHECK(!core::VerifyUserSig(*sig, app, identifier, key + "x", time, &why),
+             "wrong key verified");
   return 0;
 }
 

@@ -24,19 +24,20 @@ constexpr double kLimit = 100;
 
 class AppBudgetTest : public ::testing::Test {
  protected:
-  std::unique_ptr<AppBudgetMember> Join(const std::string& member_id) {
-    AppBudgetSettings settings;
+  std::unique_ptr<core::AppBudgetMember> Join(const std::string& member_id) {
+    core::AppBudgetSettings settings;
     settings.mysql = db_.Options();
-    settings.app_key = AppKey("http://127.0.0.1:1", 1400000001);
+    settings.app_key = core::AppKey("http://127.0.0.1:1", 1400000001);
     settings.member_id = member_id;
     settings.app_limit = kLimit;
     settings.process_cap = 200;
     settings.beat_interval = kBeat;
-    return AppBudgetMember::Start(settings, std::make_shared<SharedRateBudget>(200, clock_), {});
+    return core::AppBudgetMember::Start(settings,
+                                        std::make_shared<core::SharedRateBudget>(200, clock_), {});
   }
   int64_t Rows() { return db_.Scalar("SELECT COUNT(*) FROM room_outbox_im_member"); }
 
-  SystemClock clock_;
+  core::SystemClock clock_;
   TestDatabase db_;
 };
 
@@ -47,7 +48,7 @@ TEST_F(AppBudgetTest, MembersSplitTheLimitAndALeavingMemberTakesItsRow) {
   EXPECT_DOUBLE_EQ(a->status().share, kLimit) << "alone: the whole limit";
   auto b = Join("b");
   EXPECT_EQ(b->status().live_members, 2);
-  EXPECT_LE(b->status().share + a->status().share, kLimit + kMinShare)
+  EXPECT_LE(b->status().share + a->status().share, kLimit + core::kMinShare)
       << "b waits for a to give way (taking the least share meanwhile)";
   EXPECT_EQ(Rows(), 2);
   ASSERT_TRUE(Eventually(
@@ -65,9 +66,9 @@ TEST_F(AppBudgetTest, AMemberThatStopsBeatingDropsOutWithinTwoBeats) {
   ASSERT_TRUE(db_.valid());
   auto a = Join("a");
   // c beats once and never again (a process that died without leaving).
-  auto c = AppMemberStore::Connect(db_.Options());
+  auto c = core::AppMemberStore::Connect(db_.Options());
   ASSERT_TRUE(c) << c.error().message;
-  ASSERT_TRUE((*c)->Beat(AppKey("http://127.0.0.1:1", 1400000001), "c", 0, 0));
+  ASSERT_TRUE((*c)->Beat(core::AppKey("http://127.0.0.1:1", 1400000001), "c", 0, 0));
   const auto beat_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(Eventually([&] { return a->status().live_members == 2; }, kWait));
   ASSERT_TRUE(Eventually([&] { return a->status().live_members == 1; }, kWait));
@@ -93,7 +94,7 @@ TEST_F(AppBudgetTest, ANewMemberThatCannotReadTheTableTakesAQuarter) {
   db_.Exec("DROP TABLE room_outbox_im_member");
   auto a = Join("a");
   EXPECT_FALSE(a->status().table_reached);
-  EXPECT_DOUBLE_EQ(a->status().share, kLimit / kAssumedMembersUnread);
+  EXPECT_DOUBLE_EQ(a->status().share, kLimit / core::kAssumedMembersUnread);
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ class ChaosTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start());
     ASSERT_TRUE(server_->CreateDatabase("chaos"));
     mysql_ = server_->Options("chaos");
-    view_ = MakeMariaDbRelayStore(mysql_);
+    view_ = relay::MakeMariaDbRelayStore(mysql_);
   }
   void TearDown() override {
     relays_.clear();
@@ -152,7 +152,7 @@ class ChaosTest : public ::testing::Test {
   fs::path dir_;
   std::unique_ptr<PrivateMariaDb> server_;
   MysqlOptions mysql_;
-  std::unique_ptr<MariaDbRelayStore> view_;
+  std::unique_ptr<relay::MariaDbRelayStore> view_;
   std::unique_ptr<FakeImServer> im_ = std::make_unique<FakeImServer>();
   std::vector<std::unique_ptr<RelayProcess>> relays_;
 };

@@ -15,8 +15,8 @@ namespace {
 constexpr int kBlockedRows = 20'000;
 constexpr size_t kBatch = 100;
 
-ClaimOptions Batch() {
-  ClaimOptions options;
+relay::ClaimOptions Batch() {
+  relay::ClaimOptions options;
   options.limit = kBatch;
   options.lease_ms = 30'000;
   options.per_room_order = true;
@@ -57,7 +57,7 @@ struct ClaimCost {
 
 // One claim (its rows given back at once, so the next claim sees the same backlog) and the rows
 // the server read for it, less what the counter query itself reads.
-ClaimCost CostOfOneClaim(MariaDbRelayStore& store) {
+ClaimCost CostOfOneClaim(relay::MariaDbRelayStore& store) {
   ClaimCost cost;
   auto r0 = store.RowsRead();
   auto r1 = store.RowsRead();
@@ -68,12 +68,12 @@ ClaimCost CostOfOneClaim(MariaDbRelayStore& store) {
   const int64_t counter_cost = *r1 - *r0;
   cost.rows_read = *r2 - *r1 - counter_cost;
   cost.claimed = claim->rows.size();
-  for (const OutboxRow& row : claim->rows) {
+  for (const relay::OutboxRow& row : claim->rows) {
     if (row.room_id != "blocked") ++cost.quiet_claimed;
   }
   if (!claim->rows.empty()) {
     std::vector<int64_t> ids;
-    for (const OutboxRow& row : claim->rows) ids.push_back(row.id);
+    for (const relay::OutboxRow& row : claim->rows) ids.push_back(row.id);
     EXPECT_TRUE(store.Release(claim->token, ids));
   }
   return cost;
@@ -83,7 +83,7 @@ TEST(ClaimCostTest, ABlockedRoomsBacklogDoesNotMakeClaimsReadMore) {
   TestDatabase without;
   ASSERT_TRUE(without.valid());
   AddQuietRooms(without);
-  auto plain_store = MakeMariaDbRelayStore(without.Options());
+  auto plain_store = relay::MakeMariaDbRelayStore(without.Options());
   const ClaimCost plain = CostOfOneClaim(*plain_store);
   EXPECT_EQ(plain.quiet_claimed, 100u);
 
@@ -91,7 +91,7 @@ TEST(ClaimCostTest, ABlockedRoomsBacklogDoesNotMakeClaimsReadMore) {
   ASSERT_TRUE(with.valid());
   AddBlockedRoom(with);
   AddQuietRooms(with);
-  auto store = MakeMariaDbRelayStore(with.Options());
+  auto store = relay::MakeMariaDbRelayStore(with.Options());
   // The first claims meet the blocked room's due rows: each reads one window of them and pushes
   // it to the head's retry time, no more.
   int64_t worst = 0;

@@ -104,7 +104,7 @@ class ClockSkewTest : public ::testing::TestWithParam<const char*> {
     return summary;
   }
 
-  int64_t ServerNowMs() { return db_.Scalar("SELECT " + std::string(sql::kServerNowMs)); }
+  int64_t ServerNowMs() { return db_.Scalar("SELECT " + std::string(core::sql::kServerNowMs)); }
 
   TestDatabase db_;
   // What the skewed hook host publishes to: always failing, after a while, so that a relay

@@ -11,7 +11,7 @@
 
 #include "core/mysql/outbox_sql.h"
 #include "fake_clock.h"
-#include "mysql/mariadb_hook_store.h"
+#include "store/mariadb_hook_store.h"
 #include "support/test_database.h"
 
 namespace room_outbox::testing {
@@ -21,9 +21,9 @@ using ::testing::AllOf;
 using ::testing::Ge;
 using ::testing::Le;
 
-CommitRequest Request(const std::string& command_id, const std::string& room, int events,
-                      const std::string& token = "tok-hook") {
-  CommitRequest request;
+internal::CommitRequest Request(const std::string& command_id, const std::string& room, int events,
+                                const std::string& token = "tok-hook") {
+  internal::CommitRequest request;
   request.command.command_id = command_id;
   request.command.room_id = room;
   request.command.command_type = "SendGift";
@@ -33,7 +33,7 @@ CommitRequest Request(const std::string& command_id, const std::string& room, in
   request.token = token;
   request.sync_lease = std::chrono::milliseconds(500);
   for (int i = 0; i < events; ++i) {
-    NewOutboxRow row;
+    internal::NewOutboxRow row;
     row.event_id = command_id + "-e" + std::to_string(i);
     row.event_type = "RoomGiftSent";
     row.room_id = room;
@@ -46,7 +46,7 @@ CommitRequest Request(const std::string& command_id, const std::string& room, in
 }
 
 int64_t ServerNowMs(TestDatabase& db) {
-  return db.Scalar("SELECT " + std::string(sql::kServerNowMs));
+  return db.Scalar("SELECT " + std::string(core::sql::kServerNowMs));
 }
 
 int64_t Count(TestDatabase& db, const std::string& table) {
@@ -56,13 +56,13 @@ int64_t Count(TestDatabase& db, const std::string& table) {
 TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
 
   const int64_t before = ServerNowMs(db);
   auto write = store->CommitCommand(Request("c1", "room-1", 3), {});
   const int64_t after = ServerNowMs(db);
   ASSERT_TRUE(write) << write.error().message;
-  EXPECT_EQ(write->outcome, CommitOutcome::kCommitted);
+  EXPECT_EQ(write->outcome, internal::CommitOutcome::kCommitted);
   EXPECT_FALSE(write->earlier_pending);
   EXPECT_GE(write->server_now_ms, before);
   EXPECT_LE(write->server_now_ms, after);
@@ -105,7 +105,7 @@ TEST(CommitCommandTest, WritesOneLogRowAndPendingOutboxRows) {
 TEST(CommitCommandTest, EmptyTokenLeavesRowsUnclaimed) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 1, ""), {}));
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token IS NULL"), 1);
 }
@@ -113,7 +113,7 @@ TEST(CommitCommandTest, EmptyTokenLeavesRowsUnclaimed) {
 TEST(CommitCommandTest, NothingIsVisibleToOthersBeforeTheCommit) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   int64_t seen_log = -1;
   int64_t seen_outbox = -1;
   auto write = store->CommitCommand(Request("c1", "room-1", 2), [&](Transaction&) {
@@ -131,7 +131,7 @@ TEST(CommitCommandTest, NothingIsVisibleToOthersBeforeTheCommit) {
 TEST(CommitCommandTest, KilledConnectionMidTransactionLeavesNothingAndNextCallReconnects) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->Connect());
   const uint64_t first_id = store->connection_id();
   ASSERT_NE(first_id, 0u);
@@ -152,7 +152,7 @@ TEST(CommitCommandTest, KilledConnectionMidTransactionLeavesNothingAndNextCallRe
 
   auto again = store->CommitCommand(Request("c1", "room-1", 2), {});
   ASSERT_TRUE(again) << again.error().message;
-  EXPECT_EQ(again->outcome, CommitOutcome::kCommitted);
+  EXPECT_EQ(again->outcome, internal::CommitOutcome::kCommitted);
   EXPECT_NE(store->connection_id(), first_id);
   EXPECT_EQ(Count(db, "room_command_log"), 1);
   EXPECT_EQ(Count(db, "room_outbox"), 2);
@@ -161,7 +161,7 @@ TEST(CommitCommandTest, KilledConnectionMidTransactionLeavesNothingAndNextCallRe
 TEST(CommitCommandTest, KilledConnectionBeforeCommitFailsTheCommit) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->Connect());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [&](Transaction&) {
     db.Exec("KILL " + std::to_string(store->connection_id()));
@@ -178,10 +178,10 @@ TEST(CommitCommandTest, KilledConnectionBeforeCommitFailsTheCommit) {
 TEST(CommitCommandTest, DuplicateCommandIdWritesNothingNew) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 2), {}));
 
-  CommitRequest repeat = Request("c1", "room-1", 2);
+  internal::CommitRequest repeat = Request("c1", "room-1", 2);
   for (auto& row : repeat.rows) {
     row.event_id += "-retry";  // fresh event ids: only command_id makes it a repeat
   }
@@ -191,7 +191,7 @@ TEST(CommitCommandTest, DuplicateCommandIdWritesNothingNew) {
     return Status();
   });
   ASSERT_TRUE(write) << write.error().message;
-  EXPECT_EQ(write->outcome, CommitOutcome::kDuplicate);
+  EXPECT_EQ(write->outcome, internal::CommitOutcome::kDuplicate);
   EXPECT_TRUE(write->row_ids.empty());
   EXPECT_FALSE(caller_ran);
   EXPECT_EQ(Count(db, "room_command_log"), 1);
@@ -204,9 +204,9 @@ TEST(CommitCommandTest, DuplicateCommandIdWritesNothingNew) {
 TEST(CommitCommandTest, DuplicateEventIdOfAnotherCommandFailsAndRollsBack) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 1), {}));
-  CommitRequest other = Request("c2", "room-1", 2);
+  internal::CommitRequest other = Request("c2", "room-1", 2);
   other.rows[1].event_id = "c1-e0";
   auto write = store->CommitCommand(other, {});
   ASSERT_FALSE(write);
@@ -221,7 +221,7 @@ TEST(CommitCommandTest, DuplicateEventIdOfAnotherCommandFailsAndRollsBack) {
 TEST(CommitCommandTest, FailingCallerStatementRollsBackLogAndOutbox) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 2), [](Transaction& tx) {
     return tx.Execute("INSERT INTO no_such_table (a) VALUES (?)", {int64_t{1}});
   });
@@ -238,7 +238,7 @@ TEST(CommitCommandTest, IgnoredCallerStatementFailureStillRollsBack) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT NOT NULL)");
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction& tx) {
     (void)tx.Execute("INSERT INTO snapshot (room_id, seq) VALUES (?, ?)",
                      {std::string("room-1"), std::monostate{}});  // NOT NULL violated
@@ -257,7 +257,7 @@ TEST(CommitCommandTest, CallerStatementsCommitTogetherWithTheCommand) {
   db.Exec(
       "CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT, heat DOUBLE, "
       "note VARCHAR(64))");
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "房间-1", 1), [](Transaction& tx) {
     Status s = tx.Execute("INSERT INTO snapshot (room_id, seq, heat, note) VALUES (?, ?, ?, ?)",
                           {std::string("房间-1"), int64_t{42}, 2.5, std::monostate{}});
@@ -280,7 +280,7 @@ TEST(CommitCommandTest, CallerStatementsCommitTogetherWithTheCommand) {
 TEST(CommitCommandTest, CallerStatementWithWrongParameterCountFails) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction& tx) {
     return tx.Execute("SELECT ? + ?", {int64_t{1}});
   });
@@ -292,7 +292,7 @@ TEST(CommitCommandTest, CallerStatementWithWrongParameterCountFails) {
 TEST(CommitCommandTest, ThrowingCallerStatementsRollBack) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 1), [](Transaction&) -> Status {
     throw std::runtime_error("snapshot encoder broke");
   });
@@ -306,8 +306,8 @@ TEST(CommitCommandTest, ThrowingCallerStatementsRollBack) {
 TEST(CommitCommandTest, TypesNeverSentAreWrittenPublishedInTheCommitItself) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
-  CommitRequest request = Request("c1", "room-1", 3);
+  auto store = internal::MakeMariaDbHookStore(db.Options());
+  internal::CommitRequest request = Request("c1", "room-1", 3);
   request.rows[1].event_type = "RoomHeatChanged";
   request.rows[1].published = true;
   const int64_t before = ServerNowMs(db);
@@ -330,7 +330,7 @@ TEST(CommitCommandTest, TypesNeverSentAreWrittenPublishedInTheCommitItself) {
 TEST(CommitCommandTest, EarlierPendingIsReadInsideTheTransaction) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   auto first = store->CommitCommand(Request("c1", "直播间-一号", 1), {});
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_FALSE(first->earlier_pending);
@@ -343,7 +343,7 @@ TEST(CommitCommandTest, EarlierPendingIsReadInsideTheTransaction) {
   ASSERT_TRUE(other_room);
   EXPECT_FALSE(other_room->earlier_pending);
 
-  CommitRequest unordered = Request("c4", "直播间-一号", 1);
+  internal::CommitRequest unordered = Request("c4", "直播间-一号", 1);
   unordered.check_earlier_pending = false;
   auto fourth = store->CommitCommand(unordered, {});
   ASSERT_TRUE(fourth);
@@ -351,7 +351,7 @@ TEST(CommitCommandTest, EarlierPendingIsReadInsideTheTransaction) {
 
   // Published rows of the room do not count.
   db.Exec("UPDATE room_outbox SET status = 'published'");
-  CommitRequest skipped_only = Request("c5", "直播间-一号", 1);
+  internal::CommitRequest skipped_only = Request("c5", "直播间-一号", 1);
   skipped_only.rows[0].published = true;
   ASSERT_TRUE(store->CommitCommand(skipped_only, {}));
   auto sixth = store->CommitCommand(Request("c6", "直播间-一号", 1), {});
@@ -365,7 +365,7 @@ TEST(CommitCommandTest, OutboxRowsAreInsertedAfterTheCallersStatements) {
   db.Exec("CREATE TABLE probe (log_rows BIGINT NOT NULL, outbox_rows BIGINT NOT NULL)");
   FakeClock clock;
   const int64_t start_ms = clock.SteadyMs();
-  auto store = MakeMariaDbHookStore(db.Options(), clock);
+  auto store = internal::MakeMariaDbHookStore(db.Options(), clock);
   auto write = store->CommitCommand(Request("c1", "room-1", 2), [&clock](Transaction& tx) {
     clock.Advance(std::chrono::milliseconds(1000));  // the caller's statements take a second
     return tx.Execute(
@@ -388,11 +388,11 @@ TEST(CommitCommandTest, AConnectionIdleForThePingIntervalIsPingedAndReplacedWhen
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   FakeClock clock;
-  auto store = MakeMariaDbHookStore(db.Options(), clock);
+  auto store = internal::MakeMariaDbHookStore(db.Options(), clock);
   ASSERT_TRUE(store->Connect());
   const uint64_t first = store->connection_id();
   db.Exec("KILL " + std::to_string(first));  // e.g. the server's idle timeout
-  clock.Advance(StoreSession::kPingAfterIdle);
+  clock.Advance(core::StoreSession::kPingAfterIdle);
   auto found = store->FindCommand("c-none");
   ASSERT_TRUE(found) << "pinged, found dead and replaced before the call: " << found.error().message;
   EXPECT_FALSE(found->has_value());
@@ -403,11 +403,11 @@ TEST(CommitCommandTest, AConnectionIdleForLessThanThePingIntervalIsUsedAsItIs) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   FakeClock clock;
-  auto store = MakeMariaDbHookStore(db.Options(), clock);
+  auto store = internal::MakeMariaDbHookStore(db.Options(), clock);
   ASSERT_TRUE(store->Connect());
   const uint64_t first = store->connection_id();
   db.Exec("KILL " + std::to_string(first));
-  clock.Advance(StoreSession::kPingAfterIdle - std::chrono::milliseconds(1));
+  clock.Advance(core::StoreSession::kPingAfterIdle - std::chrono::milliseconds(1));
   auto failed = store->FindCommand("c-none");
   ASSERT_FALSE(failed) << "no ping: the call meets the dead connection";
   EXPECT_EQ(failed.error().code, ErrorCode::kUnavailable);
@@ -419,7 +419,7 @@ TEST(CommitCommandTest, AConnectionIdleForLessThanThePingIntervalIsUsedAsItIs) {
 TEST(CommitCommandTest, FindCommandReadsACommittedCommandsRowsBackInOrder) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c1", "room-1", 3), {});
   ASSERT_TRUE(write);
   ASSERT_TRUE(store->CommitCommand(Request("c2", "room-1", 2), {}));
@@ -439,7 +439,7 @@ TEST(CommitCommandTest, FindCommandReadsACommittedCommandsRowsBackInOrder) {
 void FindWhileAnotherTransactionHoldsTheCommand(const std::string& ending, bool expect_found) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->Connect());
   db.Exec("BEGIN");
   db.Exec(

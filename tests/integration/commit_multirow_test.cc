@@ -11,16 +11,16 @@
 #include <vector>
 
 #include "core/mysql/connection.h"
-#include "mysql/mariadb_hook_store.h"
-#include "mysql/outbox_insert.h"
+#include "store/mariadb_hook_store.h"
+#include "store/outbox_insert.h"
 #include "support/test_database.h"
 
 namespace room_outbox::testing {
 namespace {
 
-CommitRequest Request(const std::string& command_id, const std::string& room, size_t events,
-                      const std::string& token = "tok-hook") {
-  CommitRequest request;
+internal::CommitRequest Request(const std::string& command_id, const std::string& room,
+                                size_t events, const std::string& token = "tok-hook") {
+  internal::CommitRequest request;
   request.command.command_id = command_id;
   request.command.room_id = room;
   request.command.command_type = "SendGift";
@@ -31,9 +31,9 @@ CommitRequest Request(const std::string& command_id, const std::string& room, si
   request.sync_lease = std::chrono::milliseconds(token.empty() ? 0 : 800);
   for (size_t i = 0; i < events; ++i) {
     const std::string event_id = command_id + "-e" + std::to_string(i);
-    request.rows.push_back(NewOutboxRow{event_id, "RoomGiftSent", room, command_id,
-                                        request.command.request_id,
-                                        R"({"event_id":")" + event_id + R"("})", false});
+    request.rows.push_back(internal::NewOutboxRow{event_id, "RoomGiftSent", room, command_id,
+                                                  request.command.request_id,
+                                                  R"({"event_id":")" + event_id + R"("})", false});
   }
   return request;
 }
@@ -45,7 +45,7 @@ std::vector<TestDatabase::Row> RowsOf(TestDatabase& db, const std::string& comma
 }
 
 // The returned ids name the rows of the request, in its order, and nothing else.
-void ExpectIdsMatchRows(TestDatabase& db, const CommitRequest& request,
+void ExpectIdsMatchRows(TestDatabase& db, const internal::CommitRequest& request,
                         const std::vector<int64_t>& ids) {
   const auto rows = RowsOf(db, request.command.command_id);
   ASSERT_EQ(ids.size(), request.rows.size());
@@ -60,13 +60,13 @@ void ExpectIdsMatchRows(TestDatabase& db, const CommitRequest& request,
 TEST(CommitMultiRowTest, IdsComeBackInEventOrderForOneTwoAndManyRows) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   // 16 fill one statement, 17 and 40 need more than one.
   for (size_t events : {1u, 2u, 3u, 16u, 17u, 40u}) {
-    const CommitRequest request = Request("c" + std::to_string(events), "room-1", events);
+    const internal::CommitRequest request = Request("c" + std::to_string(events), "room-1", events);
     auto write = store->CommitCommand(request, {});
     ASSERT_TRUE(write) << write.error().message;
-    ASSERT_EQ(write->outcome, CommitOutcome::kCommitted);
+    ASSERT_EQ(write->outcome, internal::CommitOutcome::kCommitted);
     ExpectIdsMatchRows(db, request, write->row_ids);
   }
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox"), 1 + 2 + 3 + 16 + 17 + 40);
@@ -75,10 +75,10 @@ TEST(CommitMultiRowTest, IdsComeBackInEventOrderForOneTwoAndManyRows) {
 TEST(CommitMultiRowTest, ACommandWithoutEventsWritesItsLogRowOnly) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   auto write = store->CommitCommand(Request("c0", "room-1", 0), {});
   ASSERT_TRUE(write) << write.error().message;
-  EXPECT_EQ(write->outcome, CommitOutcome::kCommitted);
+  EXPECT_EQ(write->outcome, internal::CommitOutcome::kCommitted);
   EXPECT_TRUE(write->row_ids.empty());
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_command_log"), 1);
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox"), 0);
@@ -87,8 +87,8 @@ TEST(CommitMultiRowTest, ACommandWithoutEventsWritesItsLogRowOnly) {
 TEST(CommitMultiRowTest, MixedPublishedAndPendingRowsInOneStatement) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
-  CommitRequest request = Request("c1", "room-1", 5);
+  auto store = internal::MakeMariaDbHookStore(db.Options());
+  internal::CommitRequest request = Request("c1", "room-1", 5);
   request.rows[0].published = true;
   request.rows[3].published = true;
   auto write = store->CommitCommand(request, {});
@@ -121,8 +121,8 @@ TEST(CommitMultiRowTest, MixedPublishedAndPendingRowsInOneStatement) {
 TEST(CommitMultiRowTest, UnleasedRowsAreDueAtOnceWithoutAToken) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
-  CommitRequest request = Request("c1", "room-1", 3, "");
+  auto store = internal::MakeMariaDbHookStore(db.Options());
+  internal::CommitRequest request = Request("c1", "room-1", 3, "");
   request.rows[1].published = true;
   auto write = store->CommitCommand(request, {});
   ASSERT_TRUE(write) << write.error().message;
@@ -135,14 +135,15 @@ TEST(CommitMultiRowTest, UnleasedRowsAreDueAtOnceWithoutAToken) {
 TEST(CommitMultiRowTest, LargeRowsAreSplitIntoStatementsAndRoundTripByteExact) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
-  CommitRequest request = Request("c1", "room-1", 4);
+  auto store = internal::MakeMariaDbHookStore(db.Options());
+  internal::CommitRequest request = Request("c1", "room-1", 4);
   for (size_t i = 0; i < request.rows.size(); ++i) {
     // Each envelope alone is over half of kMaxBytesPerOutboxInsert: one row per statement.
-    request.rows[i].envelope =
-        R"({"pad":")" + std::string(kMaxBytesPerOutboxInsert / 2 + 1000, 'a' + i) + R"("})";
+    request.rows[i].envelope = R"({"pad":")" +
+                               std::string(internal::kMaxBytesPerOutboxInsert / 2 + 1000, 'a' + i) +
+                               R"("})";
   }
-  ASSERT_EQ(OutboxInsertChunk(request.rows), 1u);
+  ASSERT_EQ(internal::OutboxInsertChunk(request.rows), 1u);
   auto write = store->CommitCommand(request, {});
   ASSERT_TRUE(write) << write.error().message;
   ExpectIdsMatchRows(db, request, write->row_ids);
@@ -163,8 +164,8 @@ TEST(CommitMultiRowTest, IdsAreRightWhenTheAutoIncrementStepIsNotOne) {
   MysqlOptions options = db.Options();
   options.user = user;
   options.password = "step-pw";
-  auto store = MakeMariaDbHookStore(options);
-  const CommitRequest request = Request("c1", "room-1", 5);
+  auto store = internal::MakeMariaDbHookStore(options);
+  const internal::CommitRequest request = Request("c1", "room-1", 5);
   auto write = store->CommitCommand(request, {});
   store.reset();
   db.Exec("SET GLOBAL init_connect = '" + saved.at(0)[0].value_or("") + "'");
@@ -180,9 +181,9 @@ TEST(CommitMultiRowTest, AFailingLaterChunkRollsBackTheWholeCommand) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) PRIMARY KEY, seq BIGINT NOT NULL)");
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c0", "room-1", 1), {}));
-  CommitRequest request = Request("c1", "room-1", 30);
+  internal::CommitRequest request = Request("c1", "room-1", 30);
   request.rows[20].event_id = "c0-e0";  // taken: the second statement fails on uk_event_id
   auto write = store->CommitCommand(request, [](Transaction& tx) {
     return tx.Execute("INSERT INTO snapshot VALUES (?, ?)", {std::string("room-1"), int64_t{7}});
@@ -201,10 +202,10 @@ TEST(CommitMultiRowTest, AFailingLaterChunkRollsBackTheWholeCommand) {
 TEST(CommitMultiRowTest, ARepeatedCommandWritesNothingAndRunsNoCallerStatement) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 20), {}));
   for (const std::string token : {"tok-hook", ""}) {  // checked and unchecked log insert
-    CommitRequest repeat = Request("c1", "room-1", 20, token);
+    internal::CommitRequest repeat = Request("c1", "room-1", 20, token);
     for (auto& row : repeat.rows) {
       row.event_id += "-again";
     }
@@ -214,7 +215,7 @@ TEST(CommitMultiRowTest, ARepeatedCommandWritesNothingAndRunsNoCallerStatement) 
       return Status();
     });
     ASSERT_TRUE(write) << write.error().message;
-    EXPECT_EQ(write->outcome, CommitOutcome::kDuplicate);
+    EXPECT_EQ(write->outcome, internal::CommitOutcome::kDuplicate);
     EXPECT_TRUE(write->row_ids.empty());
     EXPECT_FALSE(caller_ran);
   }
@@ -224,7 +225,7 @@ TEST(CommitMultiRowTest, ARepeatedCommandWritesNothingAndRunsNoCallerStatement) 
 TEST(CommitMultiRowTest, EarlierPendingIsReadForLeasedRowsOnly) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 1, ""), {}));
   auto leased = store->CommitCommand(Request("c2", "room-1", 1), {});
   ASSERT_TRUE(leased) << leased.error().message;
@@ -239,7 +240,7 @@ TEST(CommitMultiRowTest, EarlierPendingIsReadForLeasedRowsOnly) {
 TEST(CommitMultiRowTest, TheRoomCheckDoesNotWaitForAClaimHoldingTheRoomsRows) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 2, ""), {}));
   // A relay's claim holds the room's pending rows (FOR UPDATE) while the next command commits.
   db.Exec("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
@@ -258,7 +259,7 @@ TEST(CommitMultiRowTest, TheRoomCheckDoesNotWaitForAClaimHoldingTheRoomsRows) {
 TEST(CommitMultiRowTest, CallerStatementsArePreparedOnceAndReusedAcrossCommits) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto conn = MariaDbConnection::Connect(db.Options());
+  auto conn = core::MariaDbConnection::Connect(db.Options());
   ASSERT_TRUE(conn) << conn.error().message;
   auto first = (*conn)->PreparedCallerStatement("SELECT ?");
   auto again = (*conn)->PreparedCallerStatement("SELECT ?");
@@ -267,10 +268,10 @@ TEST(CommitMultiRowTest, CallerStatementsArePreparedOnceAndReusedAcrossCommits) 
   EXPECT_EQ(*first, *again);
   EXPECT_NE(*first, *other);
   // Past the bound the cache starts over; every text still works.
-  for (size_t i = 0; i < MariaDbConnection::kMaxCallerStatements + 5; ++i) {
+  for (size_t i = 0; i < core::MariaDbConnection::kMaxCallerStatements + 5; ++i) {
     auto stmt = (*conn)->PreparedCallerStatement("SELECT " + std::to_string(i) + " + ?");
     ASSERT_TRUE(stmt) << stmt.error().message;
-    const std::vector<SqlValue> params = {int64_t{1}};
+    const std::vector<core::SqlValue> params = {int64_t{1}};
     ASSERT_TRUE((*stmt)->Execute(params));
     auto rows = (*stmt)->FetchAll();
     ASSERT_TRUE(rows);
@@ -280,7 +281,7 @@ TEST(CommitMultiRowTest, CallerStatementsArePreparedOnceAndReusedAcrossCommits) 
 
   // The store runs the same caller text in every commit: each commit writes its own row.
   db.Exec("CREATE TABLE snapshot (room_id VARCHAR(64) NOT NULL, seq BIGINT NOT NULL)");
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   for (int64_t seq = 1; seq <= 3; ++seq) {
     auto write = store->CommitCommand(
         Request("c" + std::to_string(seq), "room-1", 1), [seq](Transaction& tx) {
@@ -292,18 +293,19 @@ TEST(CommitMultiRowTest, CallerStatementsArePreparedOnceAndReusedAcrossCommits) 
 }
 
 TEST(CommitMultiRowTest, ChunksHoldAtMostSixteenRowsAndALargeRowGoesAlone) {
-  std::vector<NewOutboxRow> rows(40);
+  std::vector<internal::NewOutboxRow> rows(40);
   for (auto& row : rows) {
     row.event_id = "e";
     row.envelope = "{}";
   }
-  EXPECT_EQ(OutboxInsertChunk(rows), kMaxRowsPerOutboxInsert);
-  EXPECT_EQ(OutboxInsertChunk(std::span(rows).first(5)), 5u);
-  EXPECT_EQ(OutboxInsertChunk(std::span(rows).first(0)), 0u);
-  rows[2].envelope = std::string(kMaxBytesPerOutboxInsert, 'x');
-  EXPECT_EQ(OutboxInsertChunk(rows), 2u);  // stops before the row that does not fit
-  EXPECT_EQ(OutboxInsertChunk(std::span(rows).subspan(2)), 1u);  // alone when too big
-  EXPECT_EQ(OutboxInsertChunk(std::span(rows).subspan(3)), kMaxRowsPerOutboxInsert);
+  EXPECT_EQ(internal::OutboxInsertChunk(rows), internal::kMaxRowsPerOutboxInsert);
+  EXPECT_EQ(internal::OutboxInsertChunk(std::span(rows).first(5)), 5u);
+  EXPECT_EQ(internal::OutboxInsertChunk(std::span(rows).first(0)), 0u);
+  rows[2].envelope = std::string(internal::kMaxBytesPerOutboxInsert, 'x');
+  EXPECT_EQ(internal::OutboxInsertChunk(rows), 2u);  // stops before the row that does not fit
+  EXPECT_EQ(internal::OutboxInsertChunk(std::span(rows).subspan(2)), 1u);  // alone when too big
+  EXPECT_EQ(internal::OutboxInsertChunk(std::span(rows).subspan(3)),
+            internal::kMaxRowsPerOutboxInsert);
 }
 
 }  // namespace

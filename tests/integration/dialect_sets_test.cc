@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/mysql/connection.h"
-#include "mysql/mariadb_hook_store.h"
+#include "store/mariadb_hook_store.h"
 #include "store/mariadb_relay_store.h"
 #include "support/test_database.h"
 
@@ -27,17 +27,17 @@ MysqlOptions WithSet(const TestDatabase& db, SqlDialect set) {
   return options;
 }
 
-CommitRequest Request(const std::string& command_id, const std::string& room, size_t events,
-                      const std::string& token = "tok-hook") {
-  CommitRequest request;
+internal::CommitRequest Request(const std::string& command_id, const std::string& room,
+                                size_t events, const std::string& token = "tok-hook") {
+  internal::CommitRequest request;
   request.command = Command{command_id, room, "SendGift", "req-" + command_id, 7, "{}"};
   request.token = token;
   request.sync_lease = std::chrono::milliseconds(token.empty() ? 0 : 800);
   for (size_t i = 0; i < events; ++i) {
     const std::string event_id = command_id + "-e" + std::to_string(i);
-    request.rows.push_back(NewOutboxRow{event_id, i == 1 ? "RoomCreated" : "RoomGiftSent", room,
-                                        command_id, request.command.request_id,
-                                        R"({"event_id":")" + event_id + R"("})", i == 1});
+    request.rows.push_back(internal::NewOutboxRow{event_id, i == 1 ? "RoomCreated" : "RoomGiftSent",
+                                                  room, command_id, request.command.request_id,
+                                                  R"({"event_id":")" + event_id + R"("})", i == 1});
   }
   return request;
 }
@@ -45,16 +45,16 @@ CommitRequest Request(const std::string& command_id, const std::string& room, si
 TEST(DialectSetsTest, TheHandshakeSaysMariaDbAndASetCanBeForced) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto detected = MariaDbConnection::Connect(WithSet(db, SqlDialect::kAuto));
+  auto detected = core::MariaDbConnection::Connect(WithSet(db, SqlDialect::kAuto));
   ASSERT_TRUE(detected) << detected.error().message;
-  EXPECT_EQ((*detected)->dialect().server.vendor, ServerVendor::kMariaDb);
-  EXPECT_GE((*detected)->dialect().server.number, kMinMariaDbVersion);
-  EXPECT_EQ((*detected)->dialect().statements, StatementSet::kMariaDb);
+  EXPECT_EQ((*detected)->dialect().server.vendor, core::ServerVendor::kMariaDb);
+  EXPECT_GE((*detected)->dialect().server.number, core::kMinMariaDbVersion);
+  EXPECT_EQ((*detected)->dialect().statements, core::StatementSet::kMariaDb);
   EXPECT_TRUE((*detected)->dialect().returning);
-  auto forced = MariaDbConnection::Connect(WithSet(db, SqlDialect::kMySql));
+  auto forced = core::MariaDbConnection::Connect(WithSet(db, SqlDialect::kMySql));
   ASSERT_TRUE(forced) << forced.error().message;
-  EXPECT_EQ((*forced)->dialect().server.vendor, ServerVendor::kMariaDb);
-  EXPECT_EQ((*forced)->dialect().statements, StatementSet::kMySql);
+  EXPECT_EQ((*forced)->dialect().server.vendor, core::ServerVendor::kMariaDb);
+  EXPECT_EQ((*forced)->dialect().statements, core::StatementSet::kMySql);
   EXPECT_FALSE((*forced)->dialect().returning);
 }
 
@@ -63,13 +63,13 @@ TEST(DialectSetsTest, BothSetsCommitTheSameRowsAndReadTheSameIdsClockAndCheck) {
   ASSERT_TRUE(db.valid());
   for (SqlDialect set : kSets) {
     const std::string p = SqlDialectName(set);
-    auto store = MakeMariaDbHookStore(WithSet(db, set));
-    const int64_t before = db.Scalar("SELECT " + std::string(sql::kServerNowMs));
+    auto store = internal::MakeMariaDbHookStore(WithSet(db, set));
+    const int64_t before = db.Scalar("SELECT " + std::string(core::sql::kServerNowMs));
     for (size_t events : {0u, 1u, 3u, 17u}) {
-      const CommitRequest request = Request(p + "-c" + std::to_string(events), p, events);
+      const internal::CommitRequest request = Request(p + "-c" + std::to_string(events), p, events);
       auto write = store->CommitCommand(request, {});
       ASSERT_TRUE(write) << p << ": " << write.error().message;
-      ASSERT_EQ(write->outcome, CommitOutcome::kCommitted) << p;
+      ASSERT_EQ(write->outcome, internal::CommitOutcome::kCommitted) << p;
       EXPECT_GE(write->server_now_ms, before) << p;
       EXPECT_EQ(write->server_now_ms,
                 db.Scalar("SELECT created_at_ms FROM room_command_log WHERE command_id = '" +
@@ -91,7 +91,7 @@ TEST(DialectSetsTest, BothSetsCommitTheSameRowsAndReadTheSameIdsClockAndCheck) {
     // A repeated command writes nothing in either set.
     auto again = store->CommitCommand(Request(p + "-c3", p, 3), {});
     ASSERT_TRUE(again) << p;
-    EXPECT_EQ(again->outcome, CommitOutcome::kDuplicate) << p;
+    EXPECT_EQ(again->outcome, internal::CommitOutcome::kDuplicate) << p;
   }
 }
 
@@ -99,7 +99,7 @@ TEST(DialectSetsTest, TheRoomCheckNeverWaitsForAClaimInEitherSet) {
   for (SqlDialect set : kSets) {
     TestDatabase db;
     ASSERT_TRUE(db.valid());
-    auto store = MakeMariaDbHookStore(WithSet(db, set));
+    auto store = internal::MakeMariaDbHookStore(WithSet(db, set));
     ASSERT_TRUE(store->CommitCommand(Request("c1", "room-1", 2, ""), {}));
     db.Exec("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
     db.Exec("BEGIN");
@@ -119,13 +119,13 @@ TEST(DialectSetsTest, StatementsArePreparedAtConnectSoAnUnfitSchemaFailsThere) {
   ASSERT_TRUE(db.valid());
   db.Exec("ALTER TABLE room_outbox DROP COLUMN drop_count");
   for (SqlDialect set : kSets) {
-    auto relay = MakeMariaDbRelayStore(WithSet(db, set));
+    auto relay = relay::MakeMariaDbRelayStore(WithSet(db, set));
     auto connected = relay->Connect();
     ASSERT_FALSE(connected) << SqlDialectName(set);
     EXPECT_THAT(connected.error().message, HasSubstr("claim_window")) << SqlDialectName(set);
     EXPECT_THAT(connected.error().message, HasSubstr("drop_count")) << SqlDialectName(set);
     // The hook's statements do not use the column: its store connects.
-    auto hook = MakeMariaDbHookStore(WithSet(db, set));
+    auto hook = internal::MakeMariaDbHookStore(WithSet(db, set));
     EXPECT_TRUE(hook->Connect()) << SqlDialectName(set);
   }
 }

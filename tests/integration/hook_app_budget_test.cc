@@ -56,10 +56,10 @@ TEST_F(HookAppBudgetTest, HooksThatSendAreOneMemberUntilTheLastIsGone) {
   auto second = NewHook(SyncPublishMode::kBackground);
   ASSERT_TRUE(second);
   EXPECT_EQ(Members(), 1) << "one member per process and app";
-  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox_im_member WHERE app_key = '" +
-                       AppKey(im_.ClientOptions().endpoint, im_.ClientOptions().sdk_app_id) +
-                       "'"),
-            1);
+  EXPECT_EQ(
+      db_.Scalar("SELECT COUNT(*) FROM room_outbox_im_member WHERE app_key = '" +
+                 core::AppKey(im_.ClientOptions().endpoint, im_.ClientOptions().sdk_app_id) + "'"),
+      1);
   first.reset();
   EXPECT_EQ(Members(), 1) << "a Hook still sends";
   second.reset();
@@ -73,16 +73,16 @@ TEST_F(HookAppBudgetTest, AHookThatSendsNothingIsNoMember) {
 }
 
 TEST_F(HookAppBudgetTest, AHookAndARelaySplitTheAppLimit) {
-  SystemClock clock;
-  AppBudgetSettings relay;
+  core::SystemClock clock;
+  core::AppBudgetSettings relay;
   relay.mysql = db_.Options();
-  relay.app_key = AppKey(im_.ClientOptions().endpoint, im_.ClientOptions().sdk_app_id);
+  relay.app_key = core::AppKey(im_.ClientOptions().endpoint, im_.ClientOptions().sdk_app_id);
   relay.member_id = "relay-1";
   relay.app_limit = 100;
   relay.process_cap = 200;
   relay.beat_interval = milliseconds(100);
   auto relay_member =
-      AppBudgetMember::Start(relay, std::make_shared<SharedRateBudget>(200, clock), {});
+      core::AppBudgetMember::Start(relay, std::make_shared<core::SharedRateBudget>(200, clock), {});
   ASSERT_TRUE(relay_member->status().table_reached) << relay_member->status().error;
   EXPECT_DOUBLE_EQ(relay_member->status().share, 100) << "alone: the whole limit";
 

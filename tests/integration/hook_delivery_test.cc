@@ -80,8 +80,8 @@ class HookDeliveryTest : public ::testing::Test {
   // One relay round over the same database and IM stand-in, as outbox-relay runs it.
   relay::RoundResult RelayRound(milliseconds poll_interval = milliseconds(100)) {
     if (!store_) {
-      store_ = MakeMariaDbRelayStore(db_.Options());
-      auto publisher = MakeTencentImPublisher(im_.ClientOptions());
+      store_ = relay::MakeMariaDbRelayStore(db_.Options());
+      auto publisher = core::MakeTencentImPublisher(im_.ClientOptions());
       EXPECT_TRUE(publisher) << publisher.error().message;
       publisher_ = std::move(*publisher);
       logger_ = relay::MakeStreamLogger(log_, relay::LogFormat::kText, spdlog::level::debug);
@@ -96,10 +96,10 @@ class HookDeliveryTest : public ::testing::Test {
 
   TestDatabase db_;
   FakeImServer im_;
-  std::unique_ptr<MariaDbRelayStore> store_;
-  std::unique_ptr<Publisher> publisher_;
-  SystemLoopClock clock_;
-  StopSignal stop_;
+  std::unique_ptr<relay::MariaDbRelayStore> store_;
+  std::unique_ptr<core::Publisher> publisher_;
+  relay::SystemLoopClock clock_;
+  relay::StopSignal stop_;
   relay::Metrics metrics_;
   std::ostringstream log_;
   std::unique_ptr<relay::Logger> logger_;

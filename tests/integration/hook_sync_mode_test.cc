@@ -36,7 +36,7 @@ class WakeListener {
     char tmpl[] = "/tmp/hook-wake-test-XXXXXX";
     dir_ = mkdtemp(tmpl);
     path_ = dir_ + "/wake.sock";
-    fd_ = Fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    fd_ = core::Fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path_.data(), path_.size());
@@ -62,7 +62,7 @@ class WakeListener {
  private:
   std::string dir_;
   std::string path_;
-  Fd fd_;
+  core::Fd fd_;
   bool bound_ = false;
 };
 

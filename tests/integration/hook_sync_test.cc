@@ -185,7 +185,7 @@ TEST_F(HookSyncTest, OversizedBodiesAndDeepPayloadsAreRefusedAndWriteNothing) {
 }
 
 TEST_F(HookSyncTest, TheSessionIsStrictSoNothingIsSilentlyTruncated) {
-  auto conn = MariaDbConnection::Connect(db_.Options());
+  auto conn = core::MariaDbConnection::Connect(db_.Options());
   ASSERT_TRUE(conn) << conn.error().message;
   auto stmt = (*conn)->Prepared("sql_mode", "SELECT @@SESSION.sql_mode");
   ASSERT_TRUE(stmt) << stmt.error().message;
@@ -198,7 +198,7 @@ TEST_F(HookSyncTest, TheSessionIsStrictSoNothingIsSilentlyTruncated) {
       "too_long", "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, "
                   "room_seq, payload, created_at_ms) VALUES (?, 'r', 't', 'q', 1, '{}', 0)");
   ASSERT_TRUE(insert) << insert.error().message;
-  const std::vector<SqlValue> params = {std::string(200, 'c')};
+  const std::vector<core::SqlValue> params = {std::string(200, 'c')};
   EXPECT_FALSE((*insert)->Execute(params)) << "a 200-character command_id must not be cut to 128";
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_command_log"), 0);
 }

@@ -18,7 +18,7 @@ using std::chrono::seconds;
 using Steady = std::chrono::steady_clock;
 
 TEST(LoopClockTest, APendingWakeUpEndsTheIdleWaitAtOnceAndStaysPending) {
-  StopSignal signal;
+  relay::StopSignal signal;
   signal.Wake();
   const auto start = Steady::now();
   EXPECT_FALSE(signal.WaitForWake(seconds(30)));  // false: not a stop
@@ -27,7 +27,7 @@ TEST(LoopClockTest, APendingWakeUpEndsTheIdleWaitAtOnceAndStaysPending) {
 }
 
 TEST(LoopClockTest, AWakeUpFromAnotherThreadEndsAnIdleWaitUnderWay) {
-  StopSignal signal;
+  relay::StopSignal signal;
   std::thread waker([&] {
     std::this_thread::sleep_for(milliseconds(20));
     signal.Wake();
@@ -40,7 +40,7 @@ TEST(LoopClockTest, AWakeUpFromAnotherThreadEndsAnIdleWaitUnderWay) {
 }
 
 TEST(LoopClockTest, AWakeUpDoesNotEndAPlainWaitLikeAPacedRoomsWait) {
-  StopSignal signal;
+  relay::StopSignal signal;
   signal.Wake();
   const auto start = Steady::now();
   EXPECT_FALSE(signal.WaitFor(milliseconds(60)));
@@ -51,18 +51,18 @@ TEST(LoopClockTest, AWakeUpDoesNotEndAPlainWaitLikeAPacedRoomsWait) {
 }
 
 TEST(LoopClockTest, AStopEndsBothWaitsAndIsReportedAsAStop) {
-  StopSignal signal;
+  relay::StopSignal signal;
   signal.RequestStop();
   EXPECT_TRUE(signal.WaitFor(seconds(30)));
   EXPECT_TRUE(signal.WaitForWake(seconds(30)));
-  SystemLoopClock clock;
+  relay::SystemLoopClock clock;
   EXPECT_TRUE(clock.IdleFor(seconds(30), signal));
   EXPECT_TRUE(clock.SleepFor(seconds(30), signal));
 }
 
 TEST(LoopClockTest, SystemClockIdleForEndsOnAWakeUpButSleepForDoesNot) {
-  StopSignal signal;
-  SystemLoopClock clock;
+  relay::StopSignal signal;
+  relay::SystemLoopClock clock;
   signal.Wake();
   const auto start = Steady::now();
   EXPECT_FALSE(clock.IdleFor(seconds(30), signal));

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/mysql/connection.h"
+#include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
 #include "support/mysql_admin.h"
 #include "support/private_mariadb.h"
@@ -90,7 +91,7 @@ class MysqlTlsTest : public ::testing::Test {
   static bool AddUser(PrivateMariaDb& server) {
     if (!server.CreateDatabase("tls_test")) return false;
     std::string error;
-    MysqlPtr root = ConnectAsRoot(server.socket(), error);
+    core::MysqlPtr root = ConnectAsRoot(server.socket(), error);
     std::vector<SqlRow> ignored;
     error = root ? RunSql(root.get(),
                           "CREATE USER 'tls_user'@'%' IDENTIFIED BY 'tls-pw'; "
@@ -125,7 +126,7 @@ class MysqlTlsTest : public ::testing::Test {
   }
 
   // The cipher the connection negotiated; "" for none.
-  static std::string Cipher(MariaDbConnection& conn) {
+  static std::string Cipher(core::MariaDbConnection& conn) {
     auto rows = conn.QueryText("ssl_cipher", "SHOW SESSION STATUS LIKE 'Ssl_cipher'");
     EXPECT_TRUE(rows) << rows.error().message;
     return rows && !rows->empty() && (*rows)[0].size() > 1 ? (*rows)[0][1].value_or("") : "";
@@ -145,55 +146,57 @@ uint16_t MysqlTlsTest::tls_port_ = 0;
 uint16_t MysqlTlsTest::plain_port_ = 0;
 
 TEST_F(MysqlTlsTest, VerifyIdentityNeedsTheRightCaAndAHostNameTheCertificateNames) {
-  auto conn = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity));
+  auto conn = core::MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity));
   ASSERT_TRUE(conn) << conn.error().message;
   EXPECT_NE(Cipher(**conn), "");
 
   MysqlOptions wrong_ca = Options(SslMode::kVerifyIdentity);
   wrong_ca.ssl_ca = (*dir_ / "wrong-ca.pem").string();
-  auto refused = MariaDbConnection::Connect(wrong_ca);
+  auto refused = core::MariaDbConnection::Connect(wrong_ca);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message, HasSubstr("tls_user@localhost:"));
   EXPECT_THAT(refused.error().message, HasSubstr("certificate"));
   EXPECT_THAT(refused.error().message, HasSubstr("[errno 2026]"));
 
-  auto wrong_name = MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "127.0.0.1"));
+  auto wrong_name =
+      core::MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "127.0.0.1"));
   ASSERT_FALSE(wrong_name);
   EXPECT_THAT(wrong_name.error().message, HasSubstr("Validation of SSL server certificate failed"));
 }
 
 TEST_F(MysqlTlsTest, VerifyCaChecksTheChainOnly) {
   // The certificate does not name 127.0.0.1: verify_ca does not look at names.
-  auto conn = MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1"));
+  auto conn = core::MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1"));
   ASSERT_TRUE(conn) << conn.error().message;
   EXPECT_NE(Cipher(**conn), "");
   MysqlOptions wrong_ca = Options(SslMode::kVerifyCa, "127.0.0.1");
   wrong_ca.ssl_ca = (*dir_ / "wrong-ca.pem").string();
-  auto refused = MariaDbConnection::Connect(wrong_ca);
+  auto refused = core::MariaDbConnection::Connect(wrong_ca);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message, HasSubstr("certificate"));
 }
 
 TEST_F(MysqlTlsTest, RequiredRefusesAServerWithoutTlsAndPreferredFallsBack) {
-  auto required = MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1"));
+  auto required = core::MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1"));
   ASSERT_TRUE(required) << required.error().message;
   EXPECT_NE(Cipher(**required), "");
-  auto preferred = MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1"));
+  auto preferred = core::MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1"));
   ASSERT_TRUE(preferred) << preferred.error().message;
   EXPECT_NE(Cipher(**preferred), "");
-  auto disabled = MariaDbConnection::Connect(Options(SslMode::kDisabled, "127.0.0.1"));
+  auto disabled = core::MariaDbConnection::Connect(Options(SslMode::kDisabled, "127.0.0.1"));
   ASSERT_TRUE(disabled) << disabled.error().message;
   EXPECT_EQ(Cipher(**disabled), "");
 
   ASSERT_TRUE(StartPlainServer());
-  auto plain = MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1", true));
+  auto plain = core::MariaDbConnection::Connect(Options(SslMode::kRequired, "127.0.0.1", true));
   ASSERT_FALSE(plain);
   EXPECT_EQ(plain.error().code, ErrorCode::kPermissionDenied);
   EXPECT_THAT(plain.error().message,
               HasSubstr("ssl_mode \"required\" requires TLS, but the server offered none"));
-  EXPECT_FALSE(MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1", true)));
-  EXPECT_FALSE(MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "localhost", true)));
-  auto fallback = MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1", true));
+  EXPECT_FALSE(core::MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1", true)));
+  EXPECT_FALSE(
+      core::MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "localhost", true)));
+  auto fallback = core::MariaDbConnection::Connect(Options(SslMode::kPreferred, "127.0.0.1", true));
   ASSERT_TRUE(fallback) << fallback.error().message;
   EXPECT_EQ(Cipher(**fallback), "");
 }

@@ -306,15 +306,17 @@ TEST_F(OpsCommandsTest, MarkParkedStatementParksOnlyForTheClaimHolder) {
   db_.Exec("UPDATE room_outbox SET claim_token = 'tok' WHERE room_id = 'policy'");
   const int64_t id1 = db_.Scalar("SELECT id FROM room_outbox WHERE event_id = 'policy-1'");
   const int64_t id2 = db_.Scalar("SELECT id FROM room_outbox WHERE event_id = 'policy-2'");
-  auto conn = MariaDbConnection::Connect(db_.Options());
+  auto conn = core::MariaDbConnection::Connect(db_.Options());
   ASSERT_TRUE(conn) << conn.error().message;
-  auto stmt = (*conn)->Prepared("mark_parked", sql::kMarkParked);
+  auto stmt = (*conn)->Prepared("mark_parked", core::sql::kMarkParked);
   ASSERT_TRUE(stmt) << stmt.error().message;
-  ASSERT_TRUE((*stmt)->Execute(std::vector<SqlValue>{SqlValue{std::string("im error 10010")},
-                                                     SqlValue{id1}, SqlValue{std::string("tok")}}));
+  ASSERT_TRUE((*stmt)->Execute(
+      std::vector<core::SqlValue>{core::SqlValue{std::string("im error 10010")},
+                                  core::SqlValue{id1}, core::SqlValue{std::string("tok")}}));
   EXPECT_EQ((*stmt)->AffectedRows(), 1u);
-  ASSERT_TRUE((*stmt)->Execute(std::vector<SqlValue>{SqlValue{std::string("x")}, SqlValue{id2},
-                                                     SqlValue{std::string("other")}}));
+  ASSERT_TRUE((*stmt)->Execute(std::vector<core::SqlValue>{core::SqlValue{std::string("x")},
+                                                           core::SqlValue{id2},
+                                                           core::SqlValue{std::string("other")}}));
   EXPECT_EQ((*stmt)->AffectedRows(), 0u) << "a relay whose claim was taken over parks nothing";
   auto rows = db_.Query(
       "SELECT status, retry_count, last_error, claim_token IS NULL, "

@@ -64,7 +64,7 @@ std::string ReadFile(const std::string& path) {
 
 // A loopback port nobody listens on right now.
 int FreePort() {
-  const Fd fd(socket(AF_INET, SOCK_STREAM, 0));
+  const core::Fd fd(socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -308,7 +308,7 @@ TEST_F(OpsDaemonTest, JournaldPrioritiesWhenJournalStreamIsStderr) {
 class NotifySocket {
  public:
   explicit NotifySocket(const std::string& path) {
-    fd_ = Fd(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    fd_ = core::Fd(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::copy(path.begin(), path.end(), addr.sun_path);
@@ -331,7 +331,7 @@ class NotifySocket {
   }
 
  private:
-  Fd fd_;
+  core::Fd fd_;
 };
 
 TEST_F(OpsDaemonTest, WatchdogDatagramsReachTheNotifySocket) {

@@ -276,21 +276,21 @@ TEST_F(ParkingDaemonTest, SighupBringsANewSecretKeyToThePublisher) {
 
 TEST_F(ParkingDaemonTest, MarkParkedParksOnlyRowsTheClaimHolds) {
   InsertPending("store", 2);
-  MariaDbRelayStore store(db_.Options());
-  ClaimOptions claim_options;
+  relay::MariaDbRelayStore store(db_.Options());
+  relay::ClaimOptions claim_options;
   claim_options.limit = 10;
   auto claim = store.ClaimDue(claim_options);
   ASSERT_TRUE(claim) << claim.error().message;
   ASSERT_EQ(claim->rows.size(), 2u);
   const int64_t head = claim->rows[0].id;
-  const std::vector<FailedAttempt> attempt{{head, "permanent: im error 10010", 0}};
+  const std::vector<relay::FailedAttempt> attempt{{head, "permanent: im error 10010", 0}};
   auto stale = store.MarkParked("not-the-token", attempt);
   ASSERT_TRUE(stale) << stale.error().message;
   EXPECT_EQ(*stale, 0u);
   EXPECT_EQ(Column("store-1", "status"), "pending");
 
-  const std::vector<FailedAttempt> both{{head, "permanent: im error 10010", 0},
-                                        {claim->rows[1].id, "undecodable envelope: x", 0}};
+  const std::vector<relay::FailedAttempt> both{{head, "permanent: im error 10010", 0},
+                                               {claim->rows[1].id, "undecodable envelope: x", 0}};
   auto parked = store.MarkParked(claim->token, both);
   ASSERT_TRUE(parked) << parked.error().message;
   EXPECT_EQ(*parked, 2u);

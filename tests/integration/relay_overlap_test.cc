@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/envelope_codec.h"
-#include "mysql/mariadb_hook_store.h"
+#include "store/mariadb_hook_store.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
@@ -35,9 +35,9 @@ std::string RoomId(int room) { return "room-" + std::to_string(1000 + room); }
 // `rows_per_room` commands, each with the next event (room_seq 1, 2, ...) of every room: ids
 // interleave the rooms, so every claim window holds many rooms.
 void CommitBacklog(const TestDatabase& db, int rooms, int rows_per_room) {
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   for (int seq = 1; seq <= rows_per_room; ++seq) {
-    CommitRequest request;
+    internal::CommitRequest request;
     request.command.command_id = "cmd-" + std::to_string(seq);
     request.command.room_id = RoomId(0);
     request.command.command_type = "SendGift";
@@ -54,9 +54,9 @@ void CommitBacklog(const TestDatabase& db, int rooms, int rows_per_room) {
       envelope.node_id = "room-service-test";
       envelope.occurred_at_ms = 1'700'000'000'000;
       envelope.payload = R"({"gift":"rose"})";
-      auto json = EncodeEnvelope(envelope);
+      auto json = core::EncodeEnvelope(envelope);
       ASSERT_TRUE(json) << json.error().message;
-      NewOutboxRow row;
+      internal::NewOutboxRow row;
       row.event_id = envelope.event_id;
       row.event_type = envelope.event_type;
       row.room_id = envelope.room_id;

@@ -71,7 +71,7 @@ std::vector<std::string> InsertRowsSql(const std::string& prefix, int count, int
     e.node_id = "node-test";
     e.occurred_at_ms = NowMs();
     e.payload = R"({"gift":"rose"})";
-    const std::string envelope = EncodeEnvelope(e).value();
+    const std::string envelope = core::EncodeEnvelope(e).value();
     if (in_statement == 0) {
       sql.str("");
       sql << "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
@@ -274,7 +274,7 @@ TEST_F(RelayProcessDbTest, EnabledFalseLogsAndExitsZero) {
 // datagram socket named by NOTIFY_SOCKET (here one of the test's own).
 TEST_F(RelayProcessDbTest, NotifiesSystemdWhenReadyAndWhenStopping) {
   const std::string path = (dir_ / "notify.sock").string();
-  const Fd sock(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  const core::Fd sock(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   ASSERT_TRUE(sock);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -315,7 +315,7 @@ TEST_F(RelayProcessTest, SurvivesAMariaDbRestartWithoutRestarting) {
   mysql.user = "root";
   mysql.database = "relay_restart";
   // The test's own view of the outbox; it reconnects after the restart by itself.
-  auto store = MakeMariaDbRelayStore(mysql);
+  auto store = relay::MakeMariaDbRelayStore(mysql);
   auto exec = [&](const std::vector<std::string>& statements) {
     std::unique_ptr<MYSQL, decltype(&mysql_close)> conn(mysql_init(nullptr), &mysql_close);
     ASSERT_NE(mysql_real_connect(conn.get(), nullptr, "root", nullptr, mysql.database.c_str(), 0,

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "core/envelope_codec.h"
-#include "mysql/mariadb_hook_store.h"
+#include "store/mariadb_hook_store.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
@@ -65,11 +65,11 @@ int64_t WallNowMs() {
 // room it lists; a room's events get room_seq 1, 2, ... in commit (id) order. The rows are due at
 // once and leased to nobody.
 void CommitCommands(const TestDatabase& db, const std::vector<std::vector<std::string>>& commands) {
-  auto store = MakeMariaDbHookStore(db.Options());
+  auto store = internal::MakeMariaDbHookStore(db.Options());
   std::map<std::string, int64_t> seqs;
   for (size_t k = 1; k <= commands.size(); ++k) {
     const std::vector<std::string>& rooms = commands[k - 1];
-    CommitRequest request;
+    internal::CommitRequest request;
     request.command.command_id = "cmd-" + std::to_string(k);
     request.command.room_id = rooms.front();
     request.command.command_type = "SendGift";
@@ -86,9 +86,9 @@ void CommitCommands(const TestDatabase& db, const std::vector<std::vector<std::s
       envelope.node_id = "room-service-test";
       envelope.occurred_at_ms = WallNowMs();
       envelope.payload = R"({"gift":"rose","count":1})";
-      auto json = EncodeEnvelope(envelope);
+      auto json = core::EncodeEnvelope(envelope);
       ASSERT_TRUE(json) << json.error().message;
-      NewOutboxRow row;
+      internal::NewOutboxRow row;
       row.event_id = envelope.event_id;
       row.event_type = envelope.event_type;
       row.room_id = room;

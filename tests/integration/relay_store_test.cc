@@ -45,12 +45,12 @@ int64_t DueAt(TestDatabase& db, int64_t id) {
 std::vector<int64_t> AddEvents(TestStores& store, const std::string& command_id,
                                const std::vector<std::string>& rooms, int64_t due_ms = kDue,
                                const std::string& envelope = "{}") {
-  CommitRequest request;
+  internal::CommitRequest request;
   request.command.command_id = command_id;
   request.command.room_id = rooms.empty() ? "r" : rooms.front();
   request.command.command_type = "T";
   for (size_t i = 0; i < rooms.size(); ++i) {
-    NewOutboxRow row;
+    internal::NewOutboxRow row;
     row.event_id = command_id + "-" + std::to_string(i);
     row.event_type = "RoomGiftSent";
     row.room_id = rooms[i];
@@ -62,7 +62,7 @@ std::vector<int64_t> AddEvents(TestStores& store, const std::string& command_id,
   EXPECT_TRUE(write) << write.error().message;
   // The commit writes the server's clock; put the rows on the test's times (same transaction
   // shape as a caller's statement, so nothing else sees them in between).
-  CommitRequest fixture;
+  internal::CommitRequest fixture;
   fixture.command.command_id = command_id + "-fixture-times";
   fixture.command.room_id = request.command.room_id;
   fixture.command.command_type = "T";
@@ -82,7 +82,7 @@ int64_t AddEvent(TestStores& store, const std::string& id, const std::string& ro
   return ids.empty() ? 0 : ids[0];
 }
 
-std::vector<int64_t> Ids(const Claim& claim) {
+std::vector<int64_t> Ids(const relay::Claim& claim) {
   std::vector<int64_t> ids;
   for (const auto& row : claim.rows) {
     ids.push_back(row.id);
@@ -90,8 +90,8 @@ std::vector<int64_t> Ids(const Claim& claim) {
   return ids;
 }
 
-ClaimOptions Batch(size_t limit = 100, bool per_room_order = true) {
-  ClaimOptions options;
+relay::ClaimOptions Batch(size_t limit = 100, bool per_room_order = true) {
+  relay::ClaimOptions options;
   options.limit = limit;
   options.lease_ms = 30'000;
   options.per_room_order = per_room_order;
@@ -102,7 +102,8 @@ ClaimOptions Batch(size_t limit = 100, bool per_room_order = true) {
 void ClaimAndFail(TestStores& store, int64_t id, const std::string& error) {
   auto claim = store.relay.ClaimDue(Batch());
   ASSERT_TRUE(claim);
-  ASSERT_TRUE(store.relay.MarkFailed(claim->token, std::vector<FailedAttempt>{{id, error, 0}}));
+  ASSERT_TRUE(
+      store.relay.MarkFailed(claim->token, std::vector<relay::FailedAttempt>{{id, error, 0}}));
 }
 
 // Claims one row, which must be the room head `id`, and records a failed attempt of it, due
@@ -111,7 +112,8 @@ void ClaimHeadAndFail(TestStores& store, int64_t id, int64_t retry_after_ms) {
   auto head = store.relay.ClaimDue(Batch(1));
   ASSERT_TRUE(head);
   ASSERT_EQ(Ids(*head), std::vector<int64_t>{id});
-  ASSERT_TRUE(store.relay.MarkFailed(head->token, std::vector<FailedAttempt>{{id, "x", retry_after_ms}}));
+  ASSERT_TRUE(store.relay.MarkFailed(head->token,
+                                     std::vector<relay::FailedAttempt>{{id, "x", retry_after_ms}}));
 }
 
 TEST(MariaDbRelayStoreTest, FactoryDoesNotConnectAndCallsFailUnavailableWithoutServer) {
@@ -175,7 +177,7 @@ TEST(MariaDbRelayStoreTest, LockWaitTimeoutIsAbortedKeepsTheConnectionAndTheNext
   EXPECT_NE(blocked.error().message.find("[errno 1205]"), std::string::npos);
   EXPECT_TRUE(store->relay.connected()) << "a lock wait timeout is not a lost connection";
   // The session's short lock wait, not the server's 50 s default.
-  EXPECT_LT(waited, std::chrono::seconds(MariaDbConnection::kLockWaitTimeoutSeconds + 5));
+  EXPECT_LT(waited, std::chrono::seconds(core::MariaDbConnection::kLockWaitTimeoutSeconds + 5));
   auto marked = store->relay.MarkPublished(claim->token, std::vector<int64_t>{id});
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 1u);
@@ -200,7 +202,7 @@ TEST(MariaDbRelayStoreTest, ClaimDueRespectsLimitAndReturnsRowsById) {
   EXPECT_GE(claim->server_now_ms, before);
   EXPECT_LE(claim->server_now_ms, after);
   EXPECT_EQ(claim->lease_until_ms, claim->server_now_ms + 30'000);
-  const OutboxRow& row = claim->rows[0];
+  const relay::OutboxRow& row = claim->rows[0];
   EXPECT_EQ(row.event_id, "c0-0");
   EXPECT_EQ(row.event_type, "RoomGiftSent");
   EXPECT_EQ(row.room_id, "room-0");
@@ -257,7 +259,7 @@ TEST(MariaDbRelayStoreTest, ZeroLimitClaimsNothingAndBadLeaseIsRejected) {
   auto none = store->relay.ClaimDue(Batch(0));
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->rows.empty());
-  ClaimOptions bad = Batch();
+  relay::ClaimOptions bad = Batch();
   bad.lease_ms = 0;
   auto refused = store->relay.ClaimDue(bad);
   ASSERT_FALSE(refused);
@@ -312,7 +314,7 @@ TEST(MariaDbRelayStoreTest, StaleTokenCannotMarkARowReclaimedByAnotherClaim) {
   ASSERT_EQ(Ids(*fresh), std::vector<int64_t>{id});
 
   const std::vector<int64_t> ids = {id};
-  const std::vector<FailedAttempt> failed = {{id, "late failure", 30'000}};
+  const std::vector<relay::FailedAttempt> failed = {{id, "late failure", 30'000}};
   auto published = store->relay.MarkPublished(stale->token, ids);
   ASSERT_TRUE(published);
   EXPECT_EQ(*published, 0u);
@@ -343,7 +345,8 @@ TEST(MariaDbRelayStoreTest, MarkFailedCountsTheAttemptAndKeepsTheRowPending) {
     long_error += "错";
   }
   std::string invalid_utf8 = "bad \xff\xfe bytes";
-  const std::vector<FailedAttempt> failed = {{a, long_error, 5'000}, {b, invalid_utf8, 7'000}};
+  const std::vector<relay::FailedAttempt> failed = {{a, long_error, 5'000},
+                                                    {b, invalid_utf8, 7'000}};
   const int64_t before = ServerNowMs(db);
   auto marked = store->relay.MarkFailed(claim->token, failed);
   const int64_t after = ServerNowMs(db);
@@ -372,7 +375,8 @@ TEST(MariaDbRelayStoreTest, MarkFailedCountsTheAttemptAndKeepsTheRowPending) {
   ASSERT_TRUE(retry);
   ASSERT_EQ(Ids(*retry), std::vector<int64_t>{a});
   EXPECT_EQ(retry->rows[0].retry_count, 1);
-  ASSERT_TRUE(store->relay.MarkFailed(retry->token, std::vector<FailedAttempt>{{a, "again", 4'000}}));
+  ASSERT_TRUE(store->relay.MarkFailed(retry->token,
+                                      std::vector<relay::FailedAttempt>{{a, "again", 4'000}}));
   EXPECT_EQ(db.Scalar("SELECT retry_count FROM room_outbox WHERE id=" + std::to_string(a)), 2);
 }
 
@@ -554,7 +558,7 @@ TEST(MariaDbRelayStoreTest, PerRoomOrderReachesHeadsBehindALargerBacklog) {
   }
   // Each claim pushes the rows it cannot use behind their heads; within a few claims of 100
   // the heads come first.
-  Result<Claim> claim = Claim{};
+  core::Result<relay::Claim> claim = relay::Claim{};
   for (int k = 0; k < 4 && claim && claim->rows.empty(); ++k) {
     claim = store->relay.ClaimDue(Batch(100));
   }
@@ -568,7 +572,7 @@ TEST(MariaDbRelayStoreTest, PerRoomOrderReachesHeadsBehindALargerBacklog) {
   // Every claimed room starts at its head.
   for (const std::string& room : rooms_claimed) {
     auto first = std::find_if(claim->rows.begin(), claim->rows.end(),
-                              [&room](const OutboxRow& r) { return r.room_id == room; });
+                              [&room](const relay::OutboxRow& r) { return r.room_id == room; });
     EXPECT_EQ(first->event_id, "head-" + room + "-0");
   }
 }
@@ -597,8 +601,8 @@ TEST(MariaDbRelayStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
             150);
 }
 
-ClaimOptions Paced(size_t run_cut_rows, int64_t room_min_interval_ms) {
-  ClaimOptions options = Batch();
+relay::ClaimOptions Paced(size_t run_cut_rows, int64_t room_min_interval_ms) {
+  relay::ClaimOptions options = Batch();
   options.run_cut_rows = run_cut_rows;
   options.room_min_interval_ms = room_min_interval_ms;
   return options;
@@ -701,7 +705,7 @@ TEST(MariaDbRelayStoreTest, PacedClaimCountsOnlyRowsThatAreSent) {
   db.Exec("UPDATE room_outbox SET event_type = 'RoomHeatChanged' WHERE id IN (" +
           std::to_string(rows[1]) + ", " + std::to_string(rows[3]) + ", " +
           std::to_string(rows[6]) + ")");
-  ClaimOptions options = Paced(2, 50);
+  relay::ClaimOptions options = Paced(2, 50);
   options.skip_event_types = {"RoomHeatChanged"};
   auto claim = store->relay.ClaimDue(options);
   ASSERT_TRUE(claim) << claim.error().message;
@@ -833,7 +837,7 @@ TEST(MariaDbRelayStoreTest, ClaimQueriesWalkThePendingIndexWithoutFilesort) {
     std::string sql;
   };
   const Plan plans[] = {
-      {"claim_window", WithLiterals(sql::kClaimWindow, {now, "100"})},
+      {"claim_window", WithLiterals(core::sql::kClaimWindow, {now, "100"})},
   };
   for (const Shape& shape : shapes) {
     SCOPED_TRACE(shape.name);

@@ -48,7 +48,7 @@ using std::chrono::seconds;
 constexpr milliseconds kWokenWithin{5000};
 
 int FreePort() {
-  const Fd fd(::socket(AF_INET, SOCK_STREAM, 0));
+  const core::Fd fd(::socket(AF_INET, SOCK_STREAM, 0));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -129,7 +129,7 @@ class RelayWakeTest : public ::testing::Test {
     const int64_t wakeups = MetricValue(port, "room_outbox_wakeups_total");
     ASSERT_GE(wakeups, 0) << relay.StderrTail();
     InsertPending(tag + "-woken");
-    WakeSender sender(socket_path_);
+    internal::WakeSender sender(socket_path_);
     sender.Notify();
     EXPECT_EQ(sender.sent(), 1u);
     EXPECT_TRUE(Eventually([&] { return Published(tag + "-woken"); }, kWokenWithin))
@@ -173,7 +173,7 @@ TEST_F(RelayWakeTest, ADatagramHasTheRelayPublishARowWellBeforeItsNextPoll) {
   ASSERT_TRUE(relay->Start());
   ExpectAWakeUpDelivers(*relay, port, "first");
   // A burst of wake-ups is at most a few rounds, and the relay keeps delivering.
-  WakeSender sender(socket_path_);
+  internal::WakeSender sender(socket_path_);
   for (int i = 0; i < 50; ++i) sender.Notify();
   InsertPending("after-burst");
   sender.Notify();
@@ -239,7 +239,7 @@ TEST_F(RelayWakeTest, AFloodOfDatagramsCostsTheDatabaseASmallMultipleOfTheIdleLo
   const double idle = StatementsPerSecond(port, milliseconds(3000));
 
   std::atomic<bool> flooding{true};
-  WakeSender flooder(socket_path_);
+  internal::WakeSender flooder(socket_path_);
   std::thread flood([&] {
     while (flooding.load(std::memory_order_relaxed)) flooder.Notify();
   });
@@ -319,7 +319,7 @@ TEST_F(RelayWakeTest, AStoppedRelayRemovesItsSocketAndANotifyThenChangesNothing)
   EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay->StderrTail();
   EXPECT_FALSE(fs::exists(fs::symlink_status(socket_path_)));
   // No relay bound: the hook's send returns at once, refused, and the row simply waits.
-  WakeSender sender(socket_path_);
+  internal::WakeSender sender(socket_path_);
   sender.Notify();
   EXPECT_EQ(sender.sent(), 0u);
   EXPECT_EQ(sender.refused(), 1u);
@@ -334,7 +334,7 @@ TEST_F(RelayWakeTest, TheStaleSocketOfAKilledRelayIsReplacedByTheNextOne) {
   ASSERT_TRUE(killed->Kill());
   ASSERT_TRUE(fs::is_socket(socket_path_));  // kill -9 removes nothing
   {
-    WakeSender sender(socket_path_);
+    internal::WakeSender sender(socket_path_);
     sender.Notify();
     EXPECT_EQ(sender.refused(), 1u);  // a file nobody reads
   }

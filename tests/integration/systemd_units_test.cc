@@ -180,7 +180,7 @@ TEST_F(SystemdUnitsTest, RelayStopsBeforeTheDatabase) {
 
 TEST_F(SystemdUnitsTest, StopTimeoutIsWellAbovePublishTimeout) {
   const Unit unit = ParseUnit(kSystemdDir / "outbox-relay.service");
-  auto stop = ParseDuration(One(unit, "Service", "TimeoutStopSec"));
+  auto stop = core::ParseDuration(One(unit, "Service", "TimeoutStopSec"));
   ASSERT_TRUE(stop) << stop.error().message;
   fs::create_directories(dir_ / "creds");
   std::ofstream(dir_ / "creds" / "mysql-password") << "pw\n";

@@ -24,7 +24,7 @@ using SteadyClock = std::chrono::steady_clock;
 // A clock whose wall time is a second later at each read (the UserSig's time, starting at the
 // real one: the fake IM server checks the sig's validity against that) and whose monotonic time
 // stands still.
-class TickingWallClock final : public Clock {
+class TickingWallClock final : public core::Clock {
  public:
   explicit TickingWallClock(int64_t start_s) : next_s_(start_s) {}
   int64_t NowMs() override { return 1000 * next_s_++; }
@@ -59,9 +59,9 @@ Envelope Event(const std::string& id, const std::string& type = "RoomGiftSent",
 
 // A message for `envelope`; without a row id, each call takes the next one, so distinct calls
 // are distinct rows.
-PublishMessage Msg(const Envelope& envelope, int64_t row_id = 0, uint32_t generation = 0) {
+core::PublishMessage Msg(const Envelope& envelope, int64_t row_id = 0, uint32_t generation = 0) {
   static std::atomic<int64_t> next_row_id{1000};
-  PublishMessage m;
+  core::PublishMessage m;
   m.row_id = row_id != 0 ? row_id : next_row_id++;
   m.drop_generation = generation;
   m.envelope = envelope;
@@ -76,15 +76,15 @@ class TencentImPublisherTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(server_.running()) << server_.start_error(); }
 
-  std::unique_ptr<Publisher> Make(const TencentImOptions& options) {
-    auto publisher = MakeTencentImPublisher(options);
+  std::unique_ptr<core::Publisher> Make(const TencentImOptions& options) {
+    auto publisher = core::MakeTencentImPublisher(options);
     EXPECT_TRUE(publisher) << publisher.error().message;
     return publisher ? std::move(*publisher) : nullptr;
   }
-  std::unique_ptr<Publisher> Make() { return Make(server_.ClientOptions()); }
+  std::unique_ptr<core::Publisher> Make() { return Make(server_.ClientOptions()); }
 
   // An error text must be short and free of the secret key, the usersig and the body.
-  void ExpectSafeError(const PublishOutcome& outcome, const std::string& secret,
+  void ExpectSafeError(const core::PublishOutcome& outcome, const std::string& secret,
                        const std::string& context) {
     EXPECT_LT(outcome.error.size(), 200u) << context << ": " << outcome.error;
     EXPECT_EQ(outcome.error.find(secret), std::string::npos) << context;
@@ -101,8 +101,8 @@ TEST_F(TencentImPublisherTest, PublishesAndServerSeesDocumentedRequest) {
   auto publisher = Make();
   ASSERT_TRUE(publisher);
   Envelope event = Event("evt-ok");
-  PublishOutcome out = publisher->Publish(Msg(event, 41), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
+  core::PublishOutcome out = publisher->Publish(Msg(event, 41), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kPublished) << out.error;
   EXPECT_TRUE(out.delivered());
   EXPECT_EQ(out.http_status, 200);
   EXPECT_EQ(out.im_error_code, 0);
@@ -117,9 +117,10 @@ TEST_F(TencentImPublisherTest, PublishesAndServerSeesDocumentedRequest) {
   EXPECT_EQ(r.room_id, "r1");
   EXPECT_EQ(r.room_seq, 3);
   EXPECT_EQ(r.group_id, "live_r1");
-  EXPECT_EQ(r.random, RandomForRow(41, 0));
+  EXPECT_EQ(r.random, core::RandomForRow(41, 0));
   EXPECT_EQ(r.priority, "High") << "the default msg_priority";
-  auto body = BuildSendGroupMsgBody(event, "live_", RandomForRow(41, 0), MsgPriority::kHigh);
+  auto body =
+      core::BuildSendGroupMsgBody(event, "live_", core::RandomForRow(41, 0), MsgPriority::kHigh);
   ASSERT_TRUE(body);
   EXPECT_EQ(r.body, *body);
   int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
@@ -136,8 +137,8 @@ TEST_F(TencentImPublisherTest, WrongSecretKeyIsRejectedAsPermanent) {
   options.secret_key = "not-the-right-key-4f1d";
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Msg(Event("evt-key")), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kPermanent) << out.error;
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-key")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kPermanent) << out.error;
   EXPECT_EQ(out.im_error_code, 70009) << out.error;
   ExpectSafeError(out, options.secret_key, "wrong key");
   ExpectSafeError(out, server_.options().secret_key, "wrong key");
@@ -152,8 +153,8 @@ TEST_F(TencentImPublisherTest, WrongIdentifierOrAppIsRejected) {
   options.admin_identifier = "not admin";
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Msg(Event("evt-id")), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kPermanent);
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-id")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kPermanent);
   EXPECT_EQ(out.im_error_code, 60004);
 
   options = server_.ClientOptions();
@@ -161,7 +162,7 @@ TEST_F(TencentImPublisherTest, WrongIdentifierOrAppIsRejected) {
   publisher = Make(options);
   ASSERT_TRUE(publisher);
   out = publisher->Publish(Msg(Event("evt-app")), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kPermanent);
+  EXPECT_EQ(out.status, core::PublishStatus::kPermanent);
   EXPECT_EQ(out.im_error_code, 70020);
   EXPECT_EQ(server_.Stats().rejected, 2u);
 }
@@ -170,29 +171,29 @@ TEST_F(TencentImPublisherTest, EachFaultGivesItsOutcome) {
   struct Case {
     const char* name;
     FakeImFault fault;
-    PublishStatus status;
+    core::PublishStatus status;
     int http_status;
     int im_error_code;
     const char* error_part;
-    FailureScope scope;
+    core::FailureScope scope;
   };
   const Case cases[] = {
-      {"im 10002", FakeImFault::ImError(10002, "internal error"), PublishStatus::kRetryable, 200,
-       10002, "im error 10002: internal error", FailureScope::kRow},
-      {"im 10010", FakeImFault::ImError(10010, "group not found"), PublishStatus::kPermanent, 200,
-       10010, "im error 10010: group not found", FailureScope::kPermanentRow},
-      {"im 60007", FakeImFault::ImError(60007, "rest rate"), PublishStatus::kRateLimited, 200,
-       60007, "im error 60007", FailureScope::kGlobalRate},
-      {"http 502", FakeImFault::HttpStatus(502), PublishStatus::kRetryable, 502, 0,
-       "http 502 from IM", FailureScope::kRow},
-      {"not json", FakeImFault::NotJson(), PublishStatus::kRetryable, 200, 0,
-       "invalid IM response (not JSON)", FailureScope::kRow},
-      {"freq ctrl", FakeImFault::FreqCtrl(), PublishStatus::kRateLimited, 200, 0,
-       "dropped by IM: MsgFreqCtrl", FailureScope::kRoom},
-      {"dropped connection", FakeImFault::DropConnection(), PublishStatus::kUnknown, 0, 0,
-       "curl_easy_perform(POST 127.0.0.1:", FailureScope::kRow},
-      {"oversized body", FakeImFault::OversizedBody(), PublishStatus::kUnknown, 200, 0,
-       "IM response larger than 65536 bytes", FailureScope::kRow},
+      {"im 10002", FakeImFault::ImError(10002, "internal error"), core::PublishStatus::kRetryable,
+       200, 10002, "im error 10002: internal error", core::FailureScope::kRow},
+      {"im 10010", FakeImFault::ImError(10010, "group not found"), core::PublishStatus::kPermanent,
+       200, 10010, "im error 10010: group not found", core::FailureScope::kPermanentRow},
+      {"im 60007", FakeImFault::ImError(60007, "rest rate"), core::PublishStatus::kRateLimited, 200,
+       60007, "im error 60007", core::FailureScope::kGlobalRate},
+      {"http 502", FakeImFault::HttpStatus(502), core::PublishStatus::kRetryable, 502, 0,
+       "http 502 from IM", core::FailureScope::kRow},
+      {"not json", FakeImFault::NotJson(), core::PublishStatus::kRetryable, 200, 0,
+       "invalid IM response (not JSON)", core::FailureScope::kRow},
+      {"freq ctrl", FakeImFault::FreqCtrl(), core::PublishStatus::kRateLimited, 200, 0,
+       "dropped by IM: MsgFreqCtrl", core::FailureScope::kRoom},
+      {"dropped connection", FakeImFault::DropConnection(), core::PublishStatus::kUnknown, 0, 0,
+       "curl_easy_perform(POST 127.0.0.1:", core::FailureScope::kRow},
+      {"oversized body", FakeImFault::OversizedBody(), core::PublishStatus::kUnknown, 200, 0,
+       "IM response larger than 65536 bytes", core::FailureScope::kRow},
   };
   for (const auto& c : cases) {
     server_.Reset();
@@ -201,14 +202,14 @@ TEST_F(TencentImPublisherTest, EachFaultGivesItsOutcome) {
     // on a stale reused connection cannot muddy the count.
     auto publisher = Make();
     ASSERT_TRUE(publisher);
-    PublishOutcome out =
+    core::PublishOutcome out =
         publisher->Publish(Msg(Event(std::string("evt-") + c.name)), kTimeout);
-    EXPECT_EQ(out.status, c.status) << c.name << ": " << PublishStatusName(out.status) << " "
-                                    << out.error;
+    EXPECT_EQ(out.status, c.status)
+        << c.name << ": " << core::PublishStatusName(out.status) << " " << out.error;
     EXPECT_FALSE(out.delivered()) << c.name;
     EXPECT_EQ(out.http_status, c.http_status) << c.name;
     EXPECT_EQ(out.im_error_code, c.im_error_code) << c.name;
-    EXPECT_EQ(out.scope, c.scope) << c.name << ": " << FailureScopeName(out.scope);
+    EXPECT_EQ(out.scope, c.scope) << c.name << ": " << core::FailureScopeName(out.scope);
     EXPECT_NE(out.error.find(c.error_part), std::string::npos) << c.name << ": " << out.error;
     ExpectSafeError(out, server_.options().secret_key, c.name);
     EXPECT_EQ(server_.Requests().size(), 1u) << c.name << ": no hidden retries";
@@ -220,8 +221,8 @@ TEST_F(TencentImPublisherTest, DroppedConnectionIsACurlErrorAfterSending) {
   server_.SetDefaultFault(FakeImFault::DropConnection());
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Msg(Event("evt-drop")), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kUnknown) << out.error;
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-drop")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kUnknown) << out.error;
   // CURLE_GOT_NOTHING: the server read the request and closed without a byte.
   EXPECT_NE(out.error.find("[52]"), std::string::npos) << out.error;
   EXPECT_LT(out.latency, milliseconds(2000));
@@ -233,9 +234,9 @@ TEST_F(TencentImPublisherTest, DelayPastTimeoutIsUnknownAndReturnsInTime) {
   ASSERT_TRUE(publisher);
   const milliseconds timeout{300};
   auto start = SteadyClock::now();
-  PublishOutcome out = publisher->Publish(Msg(Event("evt-slow")), timeout);
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-slow")), timeout);
   milliseconds elapsed = Since(start);
-  EXPECT_EQ(out.status, PublishStatus::kUnknown) << out.error;
+  EXPECT_EQ(out.status, core::PublishStatus::kUnknown) << out.error;
   EXPECT_EQ(out.error, "timeout after 300ms");
   EXPECT_GE(elapsed, milliseconds(250));
   EXPECT_LT(elapsed, timeout + milliseconds(700)) << "returns within the timeout";
@@ -245,11 +246,11 @@ TEST_F(TencentImPublisherTest, DelayPastTimeoutIsUnknownAndReturnsInTime) {
 TEST_F(TencentImPublisherTest, ExpiredUserSigIsRenewedAndRetriedOnce) {
   server_.PushFault(FakeImFault::ImError(70001, "usersig expired"));
   // Each wall-clock read is a second later, so the renewed sig carries a later TLS.time.
-  TickingWallClock clock(SystemClock().NowMs() / 1000);
-  auto made = MakeTencentImPublisher(server_.ClientOptions(), clock);
+  TickingWallClock clock(core::SystemClock().NowMs() / 1000);
+  auto made = core::MakeTencentImPublisher(server_.ClientOptions(), clock);
   ASSERT_TRUE(made) << made.error().message;
-  PublishOutcome out = (*made)->Publish(Msg(Event("evt-sig")), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
+  core::PublishOutcome out = (*made)->Publish(Msg(Event("evt-sig")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kPublished) << out.error;
 
   auto requests = server_.RequestsFor("evt-sig");
   ASSERT_EQ(requests.size(), 2u);
@@ -262,8 +263,8 @@ TEST_F(TencentImPublisherTest, ExpiredUserSigTwiceIsRetryableAfterOneRetry) {
   server_.SetDefaultFault(FakeImFault::ImError(70001, "usersig expired"));
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Msg(Event("evt-sig2")), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kRetryable);
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-sig2")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kRetryable);
   EXPECT_EQ(out.im_error_code, 70001);
   EXPECT_EQ(server_.RequestsFor("evt-sig2").size(), 2u);
 }
@@ -272,16 +273,16 @@ TEST_F(TencentImPublisherTest, RetriedEventBodyIsByteIdentical) {
   server_.SetDefaultFault(FakeImFault::ImError(10002, "internal error"));
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  PublishMessage event = Msg(Event("evt-retry"), 77);
-  EXPECT_EQ(publisher->Publish(event, kTimeout).status, PublishStatus::kRetryable);
-  EXPECT_EQ(publisher->Publish(event, kTimeout).status, PublishStatus::kRetryable);
+  core::PublishMessage event = Msg(Event("evt-retry"), 77);
+  EXPECT_EQ(publisher->Publish(event, kTimeout).status, core::PublishStatus::kRetryable);
+  EXPECT_EQ(publisher->Publish(event, kTimeout).status, core::PublishStatus::kRetryable);
   server_.SetDefaultFault(FakeImFault::Ok());
-  EXPECT_EQ(publisher->Publish(event, kTimeout).status, PublishStatus::kPublished);
+  EXPECT_EQ(publisher->Publish(event, kTimeout).status, core::PublishStatus::kPublished);
   auto requests = server_.RequestsFor("evt-retry");
   ASSERT_EQ(requests.size(), 3u);
   for (const auto& r : requests) {
     EXPECT_EQ(r.body, requests[0].body);
-    EXPECT_EQ(r.random, RandomForRow(77, 0));
+    EXPECT_EQ(r.random, core::RandomForRow(77, 0));
   }
 }
 
@@ -290,12 +291,12 @@ TEST_F(TencentImPublisherTest, SequentialPublishesReuseOneConnection) {
   ASSERT_TRUE(publisher);
   for (int i = 0; i < 10; ++i) {
     auto out = publisher->Publish(Msg(Event("evt-seq-" + std::to_string(i))), kTimeout);
-    ASSERT_EQ(out.status, PublishStatus::kPublished) << out.error;
+    ASSERT_EQ(out.status, core::PublishStatus::kPublished) << out.error;
   }
-  std::vector<PublishMessage> batch = {Msg(Event("evt-seq-a")), Msg(Event("evt-seq-b"))};
+  std::vector<core::PublishMessage> batch = {Msg(Event("evt-seq-a")), Msg(Event("evt-seq-b"))};
   auto outcomes = publisher->PublishMany(batch, kTimeout, 1);
-  EXPECT_EQ(outcomes[0].status, PublishStatus::kPublished);
-  EXPECT_EQ(outcomes[1].status, PublishStatus::kPublished);
+  EXPECT_EQ(outcomes[0].status, core::PublishStatus::kPublished);
+  EXPECT_EQ(outcomes[1].status, core::PublishStatus::kPublished);
   EXPECT_EQ(server_.Stats().connections, 1u) << "keep-alive across Publish and PublishMany";
 }
 
@@ -304,7 +305,7 @@ TEST_F(TencentImPublisherTest, PublishManyOverlapsUpToMaxInFlight) {
   server_.PushFaultForEvent("evt-many-5", FakeImFault::ImError(10010, "group not found"));
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  std::vector<PublishMessage> batch;
+  std::vector<core::PublishMessage> batch;
   for (int i = 0; i < 16; ++i) {
     batch.push_back(
         Msg(Event("evt-many-" + std::to_string(i), "RoomGiftSent", "room-" + std::to_string(i))));
@@ -314,7 +315,8 @@ TEST_F(TencentImPublisherTest, PublishManyOverlapsUpToMaxInFlight) {
   milliseconds elapsed = Since(start);
   ASSERT_EQ(outcomes.size(), 16u);
   for (size_t i = 0; i < outcomes.size(); ++i) {
-    PublishStatus expected = i == 5 ? PublishStatus::kPermanent : PublishStatus::kPublished;
+    core::PublishStatus expected =
+        i == 5 ? core::PublishStatus::kPermanent : core::PublishStatus::kPublished;
     EXPECT_EQ(outcomes[i].status, expected) << i << ": " << outcomes[i].error;
   }
   EXPECT_EQ(outcomes[5].im_error_code, 10010) << "outcomes come back in input order";
@@ -328,7 +330,7 @@ TEST_F(TencentImPublisherTest, PublishManyOverlapsUpToMaxInFlight) {
   // A second batch reuses the pooled connections.
   auto again = publisher->PublishMany(batch, kTimeout, 8);
   for (const auto& out : again) {
-    EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
+    EXPECT_EQ(out.status, core::PublishStatus::kPublished) << out.error;
   }
   EXPECT_LE(server_.Stats().connections, 8u);
   EXPECT_LE(server_.Stats().max_concurrent, 8u);
@@ -339,7 +341,7 @@ TEST_F(TencentImPublisherTest, RequestsPerSecondBudgetIsRespected) {
   options.requests_per_second = 20;
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  std::vector<PublishMessage> batch;
+  std::vector<core::PublishMessage> batch;
   for (int i = 0; i < 50; ++i) {
     batch.push_back(Msg(Event("evt-rps-" + std::to_string(i))));
   }
@@ -347,7 +349,7 @@ TEST_F(TencentImPublisherTest, RequestsPerSecondBudgetIsRespected) {
   auto outcomes = publisher->PublishMany(batch, milliseconds(5000), 8);
   milliseconds elapsed = Since(start);
   for (const auto& out : outcomes) {
-    EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
+    EXPECT_EQ(out.status, core::PublishStatus::kPublished) << out.error;
   }
   // 20/s plus a 2-request burst, with slack for arrival jitter on a busy machine; without the
   // budget all 50 would arrive within a fraction of a second.
@@ -362,8 +364,8 @@ TEST_F(TencentImPublisherTest, GlobalRateLimitAnswerSlowsLaterRequests) {
   ASSERT_TRUE(publisher);
   server_.PushFault(FakeImFault::ImError(60007, "REST rate"));
   ASSERT_EQ(publisher->Publish(Msg(Event("evt-fc-0")), kTimeout).status,
-            PublishStatus::kRateLimited);
-  std::vector<PublishMessage> batch;
+            core::PublishStatus::kRateLimited);
+  std::vector<core::PublishMessage> batch;
   for (int i = 1; i <= 22; ++i) {
     batch.push_back(Msg(Event("evt-fc-" + std::to_string(i))));
   }
@@ -371,7 +373,7 @@ TEST_F(TencentImPublisherTest, GlobalRateLimitAnswerSlowsLaterRequests) {
   auto outcomes = publisher->PublishMany(batch, kTimeout, 8);
   milliseconds elapsed = Since(start);
   for (const auto& out : outcomes) {
-    EXPECT_EQ(out.status, PublishStatus::kPublished) << out.error;
+    EXPECT_EQ(out.status, core::PublishStatus::kPublished) << out.error;
   }
   // Halved to 20/s: ~2 burst + 20 paced take about a second; at 40/s it would be about half.
   EXPECT_GE(elapsed, milliseconds(800));
@@ -383,10 +385,10 @@ TEST_F(TencentImPublisherTest, ExhaustedBudgetIsRateLimitedWithoutSending) {
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
   EXPECT_EQ(publisher->Publish(Msg(Event("evt-b1")), milliseconds(300)).status,
-            PublishStatus::kPublished);
+            core::PublishStatus::kPublished);
   auto start = SteadyClock::now();
-  PublishOutcome out = publisher->Publish(Msg(Event("evt-b2")), milliseconds(300));
-  EXPECT_EQ(out.status, PublishStatus::kRateLimited);
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-b2")), milliseconds(300));
+  EXPECT_EQ(out.status, core::PublishStatus::kRateLimited);
   EXPECT_EQ(out.error, "request budget: no slot within 300ms");
   EXPECT_LT(Since(start), milliseconds(1000));
   EXPECT_EQ(server_.Requests().size(), 1u);
@@ -395,16 +397,16 @@ TEST_F(TencentImPublisherTest, ExhaustedBudgetIsRateLimitedWithoutSending) {
 TEST_F(TencentImPublisherTest, SkippedTypesNeverReachTheServer) {
   auto publisher = Make();
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Msg(Event("evt-skip", "RoomCreated")), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kSkipped);
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-skip", "RoomCreated")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kSkipped);
   EXPECT_TRUE(out.delivered());
-  std::vector<PublishMessage> batch = {Msg(Event("evt-s1", "RoomHeatChanged")),
-                                       Msg(Event("evt-s2")),
-                                       Msg(Event("evt-s3", "RoomRankChanged"))};
+  std::vector<core::PublishMessage> batch = {Msg(Event("evt-s1", "RoomHeatChanged")),
+                                             Msg(Event("evt-s2")),
+                                             Msg(Event("evt-s3", "RoomRankChanged"))};
   auto outcomes = publisher->PublishMany(batch, kTimeout, 4);
-  EXPECT_EQ(outcomes[0].status, PublishStatus::kSkipped);
-  EXPECT_EQ(outcomes[1].status, PublishStatus::kPublished);
-  EXPECT_EQ(outcomes[2].status, PublishStatus::kSkipped);
+  EXPECT_EQ(outcomes[0].status, core::PublishStatus::kSkipped);
+  EXPECT_EQ(outcomes[1].status, core::PublishStatus::kPublished);
+  EXPECT_EQ(outcomes[2].status, core::PublishStatus::kSkipped);
   auto requests = server_.Requests();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].event_id, "evt-s2");
@@ -416,8 +418,8 @@ TEST_F(TencentImPublisherTest, UnbuildableEnvelopeIsPermanentWithoutSending) {
   ASSERT_TRUE(publisher);
   Envelope bad = Event("evt-bad");
   bad.payload = "not json";
-  PublishOutcome out = publisher->Publish(Msg(bad), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kPermanent);
+  core::PublishOutcome out = publisher->Publish(Msg(bad), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kPermanent);
   EXPECT_NE(out.error.find("cannot build IM request"), std::string::npos) << out.error;
   EXPECT_EQ(server_.Stats().requests, 0u);
 }
@@ -431,8 +433,8 @@ TEST_F(TencentImPublisherTest, RefusedConnectionIsRetryable) {
   }
   auto publisher = Make(options);
   ASSERT_TRUE(publisher);
-  PublishOutcome out = publisher->Publish(Msg(Event("evt-refused")), kTimeout);
-  EXPECT_EQ(out.status, PublishStatus::kRetryable) << out.error;
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-refused")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kRetryable) << out.error;
   EXPECT_NE(out.error.find("Couldn't connect to server [7]"), std::string::npos) << out.error;
   ExpectSafeError(out, options.secret_key, "refused");
 }
@@ -470,7 +472,7 @@ TEST(TencentImPublisherFactoryTest, ValidatesOptionsNamingTheKey) {
     options.sdk_app_id = 1400000000;
     options.secret_key = "k";
     c.change(options);
-    auto made = MakeTencentImPublisher(options);
+    auto made = core::MakeTencentImPublisher(options);
     if (std::string(c.key).empty()) {
       EXPECT_TRUE(made) << c.name << ": " << made.error().message;
       continue;

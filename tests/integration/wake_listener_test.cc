@@ -31,7 +31,7 @@ class WakeListenerTest : public ::room_outbox::testing::WakeSocketFixture {};
 TEST_F(WakeListenerTest, ListenerCoalescesABurstAndCountsEveryDatagram) {
   auto socket = MustBind(path_);
   ASSERT_NE(socket, nullptr);
-  StopSignal signal;
+  relay::StopSignal signal;
   std::atomic<uint64_t> datagrams{0};
   std::atomic<int> calls{0};
   std::ostringstream log;
@@ -45,7 +45,7 @@ TEST_F(WakeListenerTest, ListenerCoalescesABurstAndCountsEveryDatagram) {
       },
       *logger, kDefaultWakeMinInterval);
   ASSERT_TRUE(listener) << listener.error().message;
-  WakeSender sender(path_);
+  internal::WakeSender sender(path_);
   for (int i = 0; i < 100; ++i) sender.Notify();
   // Every datagram the kernel accepted is read (the rest were refused while the queue was full:
   // a wake-up was pending then anyway).

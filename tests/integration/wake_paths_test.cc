@@ -54,7 +54,7 @@ class WakePathsTest : public ::testing::Test {
     // The relay has run a round and idles for 30 s (woken, in case its first round ran before
     // the row was written).
     InsertPending("probe-row", "probe-room", 0);
-    WakeSender(socket_path_).Notify();
+    internal::WakeSender(socket_path_).Notify();
     ASSERT_TRUE(Eventually([&] { return Published("probe-row"); }, seconds(30)))
         << relay_->StderrTail();
   }
@@ -202,7 +202,7 @@ TEST_F(WakePathsTest, TheSyncLeaseRunningOut) {
   InsertPending("dead-lease-e0", "dead-room", 1500, true);
   InsertPending("dead-lease-e1", "dead-room", 1500, true);
   InsertPending("dead-other", "other-room", 0);  // another commit's row and its wake-up
-  WakeSender(socket_path_).Notify();
+  internal::WakeSender(socket_path_).Notify();
   ASSERT_TRUE(Eventually([&] { return Published("dead-other"); }, kDeliveredWithin))
       << relay_->StderrTail();
   ExpectAllDeliveredSoon("dead-lease-");

@@ -3,21 +3,21 @@
 
 #include <gmock/gmock.h>
 
-#include "hook_store.h"
+#include "store/hook_store.h"
 
 namespace room_outbox::testing {
 
-class MockHookStore : public HookStore {
+class MockHookStore : public internal::HookStore {
  public:
-  MOCK_METHOD(Result<CommitWrite>, CommitCommand,
-              (const CommitRequest& request, const CallerStatements& caller_statements),
+  MOCK_METHOD(core::Result<internal::CommitWrite>, CommitCommand,
+              (const internal::CommitRequest& request, const CallerStatements& caller_statements),
               (override));
-  MOCK_METHOD(Result<std::optional<FoundCommand>>, FindCommand, (const std::string& command_id),
-              (override));
-  MOCK_METHOD(Result<size_t>, MarkPublished,
+  MOCK_METHOD(core::Result<std::optional<internal::FoundCommand>>, FindCommand,
+              (const std::string& command_id), (override));
+  MOCK_METHOD(core::Result<size_t>, MarkPublished,
               (const std::string& token, std::span<const int64_t> ids), (override));
-  MOCK_METHOD(Result<size_t>, Release, (const std::string& token, std::span<const int64_t> ids),
-              (override));
+  MOCK_METHOD(core::Result<size_t>, Release,
+              (const std::string& token, std::span<const int64_t> ids), (override));
 };
 
 }  // namespace room_outbox::testing

@@ -7,13 +7,13 @@
 
 namespace room_outbox::testing {
 
-class MockPublisher : public Publisher {
+class MockPublisher : public core::Publisher {
  public:
-  MOCK_METHOD(PublishOutcome, Publish,
-              (const PublishMessage& message, std::chrono::milliseconds timeout), (override));
+  MOCK_METHOD(core::PublishOutcome, Publish,
+              (const core::PublishMessage& message, std::chrono::milliseconds timeout), (override));
   MOCK_METHOD(bool, Sends, (std::string_view event_type), (const, override));
-  MOCK_METHOD(std::vector<PublishOutcome>, PublishMany,
-              (std::span<const PublishMessage> messages, std::chrono::milliseconds timeout,
+  MOCK_METHOD(std::vector<core::PublishOutcome>, PublishMany,
+              (std::span<const core::PublishMessage> messages, std::chrono::milliseconds timeout,
                size_t max_in_flight),
               (override));
   MOCK_METHOD(bool, breaker_open, (), (const, override));
@@ -23,10 +23,10 @@ class MockPublisher : public Publisher {
   // event with EXPECT_CALL(Publish) alone.
   void DelegateManyToPublish() {
     ON_CALL(*this, PublishMany)
-        .WillByDefault([this](std::span<const PublishMessage> messages,
+        .WillByDefault([this](std::span<const core::PublishMessage> messages,
                               std::chrono::milliseconds timeout, size_t) {
-          std::vector<PublishOutcome> out;
-          for (const PublishMessage& m : messages) {
+          std::vector<core::PublishOutcome> out;
+          for (const core::PublishMessage& m : messages) {
             out.push_back(Publish(m, timeout));
           }
           return out;
@@ -36,34 +36,43 @@ class MockPublisher : public Publisher {
 
 // Matches a PublishMessage whose envelope has this event_id.
 inline auto EventIdIs(const std::string& event_id) {
-  return ::testing::Field(&PublishMessage::envelope,
+  return ::testing::Field(&core::PublishMessage::envelope,
                           ::testing::Field(&Envelope::event_id, event_id));
 }
 
-inline PublishOutcome Published() {
-  PublishOutcome out{PublishStatus::kPublished, "", 200, 0, {}};
-  out.scope = FailureScope::kNone;
+inline core::PublishOutcome Published() {
+  core::PublishOutcome out{core::PublishStatus::kPublished, "", 200, 0, {}};
+  out.scope = core::FailureScope::kNone;
   return out;
 }
-inline PublishOutcome Skipped() {
-  PublishOutcome out{PublishStatus::kSkipped, "", 0, 0, {}};
-  out.scope = FailureScope::kNone;
+inline core::PublishOutcome Skipped() {
+  core::PublishOutcome out{core::PublishStatus::kSkipped, "", 0, 0, {}};
+  out.scope = core::FailureScope::kNone;
   return out;
 }
 // A failure with the scope its status usually has: kPermanent -> permanent row, kRateLimited ->
 // global rate, kNotAttempted -> app, anything else -> row.
-inline PublishOutcome FailedWith(PublishStatus status, std::string error) {
-  PublishOutcome out{status, std::move(error), 0, 0, {}};
+inline core::PublishOutcome FailedWith(core::PublishStatus status, std::string error) {
+  core::PublishOutcome out{status, std::move(error), 0, 0, {}};
   switch (status) {
-    case PublishStatus::kPermanent: out.scope = FailureScope::kPermanentRow; break;
-    case PublishStatus::kRateLimited: out.scope = FailureScope::kGlobalRate; break;
-    case PublishStatus::kNotAttempted: out.scope = FailureScope::kApp; break;
-    default: out.scope = FailureScope::kRow; break;
+    case core::PublishStatus::kPermanent:
+      out.scope = core::FailureScope::kPermanentRow;
+      break;
+    case core::PublishStatus::kRateLimited:
+      out.scope = core::FailureScope::kGlobalRate;
+      break;
+    case core::PublishStatus::kNotAttempted:
+      out.scope = core::FailureScope::kApp;
+      break;
+    default:
+      out.scope = core::FailureScope::kRow;
+      break;
   }
   return out;
 }
-inline PublishOutcome FailedWith(PublishStatus status, std::string error, FailureScope scope) {
-  PublishOutcome out{status, std::move(error), 0, 0, {}};
+inline core::PublishOutcome FailedWith(core::PublishStatus status, std::string error,
+                                       core::FailureScope scope) {
+  core::PublishOutcome out{status, std::move(error), 0, 0, {}};
   out.scope = scope;
   return out;
 }

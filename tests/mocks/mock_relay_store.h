@@ -7,19 +7,22 @@
 
 namespace room_outbox::testing {
 
-class MockRelayStore : public RelayStore {
+class MockRelayStore : public relay::RelayStore {
  public:
-  MOCK_METHOD(Result<Claim>, ClaimDue, (const ClaimOptions& options), (override));
-  MOCK_METHOD(Result<bool>, AnyDue, (), (override));
-  MOCK_METHOD(Result<size_t>, MarkPublished,
-              (const std::string& token, std::span<const int64_t> ids), (override));
-  MOCK_METHOD(Result<size_t>, MarkFailed,
-              (const std::string& token, std::span<const FailedAttempt> attempts), (override));
-  MOCK_METHOD(Result<size_t>, MarkParked,
-              (const std::string& token, std::span<const FailedAttempt> attempts), (override));
-  MOCK_METHOD(Result<size_t>, Release, (const std::string& token, std::span<const int64_t> ids),
+  MOCK_METHOD(core::Result<relay::Claim>, ClaimDue, (const relay::ClaimOptions& options),
               (override));
-  MOCK_METHOD(Result<OutboxStats>, Stats, (), (override));
+  MOCK_METHOD(core::Result<bool>, AnyDue, (), (override));
+  MOCK_METHOD(core::Result<size_t>, MarkPublished,
+              (const std::string& token, std::span<const int64_t> ids), (override));
+  MOCK_METHOD(core::Result<size_t>, MarkFailed,
+              (const std::string& token, std::span<const relay::FailedAttempt> attempts),
+              (override));
+  MOCK_METHOD(core::Result<size_t>, MarkParked,
+              (const std::string& token, std::span<const relay::FailedAttempt> attempts),
+              (override));
+  MOCK_METHOD(core::Result<size_t>, Release,
+              (const std::string& token, std::span<const int64_t> ids), (override));
+  MOCK_METHOD(core::Result<relay::OutboxStats>, Stats, (), (override));
 };
 
 }  // namespace room_outbox::testing

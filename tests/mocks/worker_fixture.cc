@@ -20,7 +20,7 @@ WorkerFixture::WorkerFixture()
   options_.lease = milliseconds(30000);
   options_.room_min_interval = milliseconds(0);
   // Stats only feeds gauges; tests of other behaviour do not care how often it runs.
-  EXPECT_CALL(store_, Stats()).Times(AnyNumber()).WillRepeatedly(Return(OutboxStats{}));
+  EXPECT_CALL(store_, Stats()).Times(AnyNumber()).WillRepeatedly(Return(relay::OutboxStats{}));
   EXPECT_CALL(publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly([this](std::string_view t) {
     return not_sent_.count(std::string(t)) == 0;
   });
@@ -29,13 +29,14 @@ WorkerFixture::WorkerFixture()
   });
 }
 
-relay::OutboxWorker WorkerFixture::MakeWorker(RelayStore* ahead) {
+relay::OutboxWorker WorkerFixture::MakeWorker(relay::RelayStore* ahead) {
   return relay::OutboxWorker(options_, store_, publisher_, clock_, stop_, metrics_, *logger_, {},
                              ahead);
 }
 
-Claim WorkerFixture::MakeClaim(const std::string& token, std::vector<OutboxRow> rows) {
-  Claim c = WorkerClaim(token, std::move(rows));
+relay::Claim WorkerFixture::MakeClaim(const std::string& token,
+                                      std::vector<relay::OutboxRow> rows) {
+  relay::Claim c = WorkerClaim(token, std::move(rows));
   c.server_now_ms = clock_.NowMs();
   c.lease_until_ms = c.server_now_ms + options_.lease.count();
   return c;
@@ -43,15 +44,15 @@ Claim WorkerFixture::MakeClaim(const std::string& token, std::vector<OutboxRow> 
 
 void WorkerFixture::ScriptPublisher() {
   EXPECT_CALL(publisher_, PublishMany(_, _, _))
-      .WillRepeatedly([this](std::span<const PublishMessage> messages, milliseconds timeout,
+      .WillRepeatedly([this](std::span<const core::PublishMessage> messages, milliseconds timeout,
                              size_t max_in_flight) {
         EXPECT_EQ(timeout, options_.publish_timeout);
         EXPECT_EQ(max_in_flight, options_.max_in_flight);
         std::vector<std::string> ids;
-        std::vector<PublishOutcome> out;
-        for (const PublishMessage& m : messages) {
+        std::vector<core::PublishOutcome> out;
+        for (const core::PublishMessage& m : messages) {
           ids.push_back(m.envelope.event_id);
-          std::deque<PublishOutcome>& queue = outcomes_[m.envelope.event_id];
+          std::deque<core::PublishOutcome>& queue = outcomes_[m.envelope.event_id];
           if (queue.empty()) {
             out.push_back(Published());
           } else {
@@ -70,31 +71,31 @@ void WorkerFixture::RecordMarks() {
       .WillRepeatedly([this](const std::string&, std::span<const int64_t> ids) {
         published_.insert(published_.end(), ids.begin(), ids.end());
         ++mark_published_calls_;
-        return Result<size_t>(ids.size());
+        return core::Result<size_t>(ids.size());
       });
   EXPECT_CALL(store_, MarkFailed(kToken, _))
-      .WillRepeatedly([this](const std::string&, std::span<const FailedAttempt> attempts) {
+      .WillRepeatedly([this](const std::string&, std::span<const relay::FailedAttempt> attempts) {
         failed_.insert(failed_.end(), attempts.begin(), attempts.end());
-        return Result<size_t>(attempts.size());
+        return core::Result<size_t>(attempts.size());
       });
   EXPECT_CALL(store_, Release(kToken, _))
       .WillRepeatedly([this](const std::string&, std::span<const int64_t> ids) {
         released_.insert(released_.end(), ids.begin(), ids.end());
-        return Result<size_t>(ids.size());
+        return core::Result<size_t>(ids.size());
       });
 }
 
 void WorkerFixture::RecordParks() {
   EXPECT_CALL(store_, MarkParked(kToken, _))
-      .WillRepeatedly([this](const std::string&, std::span<const FailedAttempt> attempts) {
+      .WillRepeatedly([this](const std::string&, std::span<const relay::FailedAttempt> attempts) {
         parked_.insert(parked_.end(), attempts.begin(), attempts.end());
-        return Result<size_t>(attempts.size());
+        return core::Result<size_t>(attempts.size());
       });
 }
 
-std::vector<int64_t> WorkerFixture::Ids(const std::vector<FailedAttempt>& attempts) {
+std::vector<int64_t> WorkerFixture::Ids(const std::vector<relay::FailedAttempt>& attempts) {
   std::vector<int64_t> ids;
-  for (const FailedAttempt& a : attempts) ids.push_back(a.id);
+  for (const relay::FailedAttempt& a : attempts) ids.push_back(a.id);
   return ids;
 }
 

@@ -39,18 +39,20 @@ class WorkerFixture : public ::testing::Test {
 
   // A worker over the fixture's collaborators; `ahead` (e.g. &ahead_store_) makes its claims
   // ahead (OutboxWorker::Run only).
-  relay::OutboxWorker MakeWorker(RelayStore* ahead = nullptr);
+  relay::OutboxWorker MakeWorker(relay::RelayStore* ahead = nullptr);
 
   // A claim of `rows` by `token`, at the clock's wall time, leased for options_.lease.
-  Claim MakeClaim(std::vector<OutboxRow> rows) { return MakeClaim(kToken, std::move(rows)); }
-  Claim MakeClaim(const std::string& token, std::vector<OutboxRow> rows);
+  relay::Claim MakeClaim(std::vector<relay::OutboxRow> rows) {
+    return MakeClaim(kToken, std::move(rows));
+  }
+  relay::Claim MakeClaim(const std::string& token, std::vector<relay::OutboxRow> rows);
 
   // A row of `room` with a valid envelope (worker_rows.h).
-  static OutboxRow Row(int64_t id, const std::string& room, const std::string& type = "RoomGiftSent",
-                       int64_t retry_count = 0) {
+  static relay::OutboxRow Row(int64_t id, const std::string& room,
+                              const std::string& type = "RoomGiftSent", int64_t retry_count = 0) {
     return WorkerRow(id, room, type, retry_count);
   }
-  static OutboxRow Row(int64_t id, const std::string& room, int64_t retry_count) {
+  static relay::OutboxRow Row(int64_t id, const std::string& room, int64_t retry_count) {
     return WorkerRow(id, room, "RoomGiftSent", retry_count);
   }
 
@@ -65,7 +67,7 @@ class WorkerFixture : public ::testing::Test {
   // Records every MarkParked of kToken (succeeding) in parked_.
   void RecordParks();
 
-  static std::vector<int64_t> Ids(const std::vector<FailedAttempt>& attempts);
+  static std::vector<int64_t> Ids(const std::vector<relay::FailedAttempt>& attempts);
   std::vector<int64_t> FailedIds() const { return Ids(failed_); }
 
   relay::WorkerOptions options_;
@@ -73,13 +75,13 @@ class WorkerFixture : public ::testing::Test {
   ::testing::StrictMock<MockRelayStore> ahead_store_;
   ::testing::StrictMock<MockPublisher> publisher_;
   FakeClock clock_;
-  StopSignal stop_;
+  relay::StopSignal stop_;
   relay::Metrics metrics_;
   std::ostringstream log_;
   std::unique_ptr<relay::Logger> logger_;
 
   // The scripted publisher (ScriptPublisher) and what the constructor's expectations answer.
-  std::map<std::string, std::deque<PublishOutcome>> outcomes_;
+  std::map<std::string, std::deque<core::PublishOutcome>> outcomes_;
   std::vector<std::vector<std::string>> calls_;
   std::function<void()> during_publish_;
   std::set<std::string> not_sent_;  // types for which the publisher's Sends() is false
@@ -88,8 +90,8 @@ class WorkerFixture : public ::testing::Test {
   // The recorded marks (RecordMarks, RecordParks).
   std::vector<int64_t> published_;
   std::vector<int64_t> released_;
-  std::vector<FailedAttempt> failed_;
-  std::vector<FailedAttempt> parked_;
+  std::vector<relay::FailedAttempt> failed_;
+  std::vector<relay::FailedAttempt> parked_;
   int mark_published_calls_ = 0;
 };
 

@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "core/envelope_codec.h"
-#include "hook_store.h"
+#include "store/hook_store.h"
 
 namespace room_outbox::testing {
 
-inline OutboxRow WorkerRow(int64_t id, const std::string& room,
-                           const std::string& type = "RoomGiftSent", int64_t retry_count = 0) {
+inline relay::OutboxRow WorkerRow(int64_t id, const std::string& room,
+                                  const std::string& type = "RoomGiftSent",
+                                  int64_t retry_count = 0) {
   Envelope e;
   e.event_id = "evt-" + std::to_string(id);
   e.event_type = type;
@@ -23,19 +24,19 @@ inline OutboxRow WorkerRow(int64_t id, const std::string& room,
   e.request_id = "req-" + std::to_string(id);
   e.node_id = "node-a";
   e.occurred_at_ms = 1'700'000'000'000;
-  OutboxRow row;
+  relay::OutboxRow row;
   row.id = id;
   row.event_id = e.event_id;
   row.event_type = type;
   row.room_id = room;
-  row.envelope = EncodeEnvelope(e).value();
+  row.envelope = core::EncodeEnvelope(e).value();
   row.retry_count = retry_count;
   row.created_at_ms = e.occurred_at_ms;
   return row;
 }
 
-inline Claim WorkerClaim(const std::string& token, std::vector<OutboxRow> rows) {
-  Claim c;
+inline relay::Claim WorkerClaim(const std::string& token, std::vector<relay::OutboxRow> rows) {
+  relay::Claim c;
   c.token = token;
   c.rows = std::move(rows);
   return c;

@@ -30,7 +30,7 @@ void PrintFile(const std::string& name, const std::string& text) {
 }  // namespace
 
 int main() {
-  room_outbox::testing::ForEachStatementText(room_outbox::StatementSet::kMySql, Print);
+  room_outbox::testing::ForEachStatementText(room_outbox::core::StatementSet::kMySql, Print);
   for (const auto& step : room_outbox::relay::migrate::SchemaSteps()) {
     PrintFile("schema/" + std::string(step.name) + ".sql", std::string(step.text));
   }

@@ -62,7 +62,8 @@ class ConfigFixture : public ::testing::Test {
     std::ofstream(p) << content;
     return p.string();
   }
-  Result<relay::Config> Load(const std::string& content, const std::string& name = "relay.toml") {
+  core::Result<relay::Config> Load(const std::string& content,
+                                   const std::string& name = "relay.toml") {
     return relay::LoadConfig(Write(name, content));
   }
   // The error of a config that must be refused; records a failure when it is accepted.

@@ -11,14 +11,14 @@ namespace room_outbox::testing {
 
 // Calls visit(name, text) for every statement of `set` in every size, in kStatements order.
 template <class Visit>
-void ForEachStatementText(StatementSet set, Visit&& visit) {
-  for (const sql::Statement* entry : sql::kStatements) {
-    if (!InSet(*entry, set)) {
+void ForEachStatementText(core::StatementSet set, Visit&& visit) {
+  for (const core::sql::Statement* entry : core::sql::kStatements) {
+    if (!core::InSet(*entry, set)) {
       continue;
     }
-    for (size_t n : SizesOf(*entry)) {
-      visit(std::string_view(StatementName(*entry, n)),
-            std::string_view(StatementText(set, *entry, n)));
+    for (size_t n : core::SizesOf(*entry)) {
+      visit(std::string_view(core::StatementName(*entry, n)),
+            std::string_view(core::StatementText(set, *entry, n)));
     }
   }
 }

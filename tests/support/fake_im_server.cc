@@ -331,14 +331,14 @@ std::optional<std::string> FakeImServer::ValidateQuery(const httplib::Request& r
     return "query: identifier is not the app admin";
   }
   const std::string usersig = req.get_param_value("usersig");
-  auto decoded = DecodeUserSig(usersig);
+  auto decoded = core::DecodeUserSig(usersig);
   if (!decoded) {
     *im_code = 70003;
     return "usersig: " + decoded.error().message;
   }
   std::string why;
-  if (!VerifyUserSig(usersig, options_.sdk_app_id, identifier, options_.secret_key, NowSeconds(),
-                     &why)) {
+  if (!core::VerifyUserSig(usersig, options_.sdk_app_id, identifier, options_.secret_key,
+                           NowSeconds(), &why)) {
     if (why == "usersig expired") {
       *im_code = 70001;
     } else if (why == "usersig sdkappid mismatch") {
@@ -400,7 +400,7 @@ std::optional<std::string> FakeImServer::ParseBody(const std::string& body, Fake
   if (data == content->end() || !data->is_string()) {
     return "body: MsgContent.Data missing or not a string";
   }
-  auto envelope = DecodeEnvelope(data->get<std::string>());
+  auto envelope = core::DecodeEnvelope(data->get<std::string>());
   if (!envelope) {
     return "body: MsgContent.Data: " + envelope.error().message;
   }

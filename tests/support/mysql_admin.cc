@@ -12,8 +12,8 @@
 
 namespace room_outbox::testing {
 
-MysqlPtr ConnectAsRoot(const std::string& socket, std::string& error) {
-  MysqlPtr conn(mysql_init(nullptr));
+core::MysqlPtr ConnectAsRoot(const std::string& socket, std::string& error) {
+  core::MysqlPtr conn(mysql_init(nullptr));
   if (!conn) {
     error = "mysql_init failed";
     return nullptr;
@@ -35,7 +35,7 @@ std::string RunSql(MYSQL* conn, const std::string& sql, std::vector<SqlRow>& row
   std::string error;
   // Multi-statement text (schema files) may return several results; collect them all.
   while (true) {
-    MysqlResPtr res(mysql_store_result(conn));
+    core::MysqlResPtr res(mysql_store_result(conn));
     if (res) {
       const unsigned int fields = mysql_num_fields(res.get());
       while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
@@ -76,7 +76,7 @@ std::vector<std::filesystem::path> SchemaFiles() {
 }
 
 std::string MigrateSchema(const std::string& socket, const std::string& name) {
-  auto conn = MariaDbConnection::Connect(RootOptions(socket, name));
+  auto conn = core::MariaDbConnection::Connect(RootOptions(socket, name));
   if (!conn) {
     return "migrate " + name + ": " + conn.error().message;
   }

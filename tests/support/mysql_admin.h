@@ -23,7 +23,7 @@ using SqlRow = std::vector<std::optional<std::string>>;
 
 // Connects as root (no password) over `socket` with multi-statement text allowed. Null, with
 // `error` set, when it cannot.
-MysqlPtr ConnectAsRoot(const std::string& socket, std::string& error);
+core::MysqlPtr ConnectAsRoot(const std::string& socket, std::string& error);
 
 // Runs SQL text (caller-controlled, possibly several statements) and appends the rows of every
 // result to `rows`. Returns the first error ("" when none); rows read before it are kept. Error

@@ -54,7 +54,7 @@ bool PrivateMariaDb::Stop() {
 
 bool PrivateMariaDb::CreateDatabase(const std::string& name) {
   std::string error;
-  MysqlPtr conn = ConnectAsRoot(socket_, error);
+  core::MysqlPtr conn = ConnectAsRoot(socket_, error);
   if (conn) {
     error = CreateSchemaDatabase(conn.get(), socket_, name);
   }

@@ -38,16 +38,16 @@ bool WriteAll(int fd, const char* data, size_t size) {
 }
 
 // A connected unix stream socket, or none.
-Fd ConnectUnix(const std::string& path) {
+core::Fd ConnectUnix(const std::string& path) {
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {
-    return Fd();
+    return core::Fd();
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  core::Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd || ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    return Fd();
+    return core::Fd();
   }
   return fd;
 }
@@ -80,9 +80,9 @@ TcpProxy::TcpProxy(std::string upstream_socket) : upstream_(std::move(upstream_s
     start_error_ = Errno("pipe2");
     return;
   }
-  stop_read_ = Fd(pipe_fds[0]);
-  stop_write_ = Fd(pipe_fds[1]);
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  stop_read_ = core::Fd(pipe_fds[0]);
+  stop_write_ = core::Fd(pipe_fds[1]);
+  core::Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) {
     start_error_ = Errno("socket");
     return;
@@ -104,7 +104,7 @@ TcpProxy::TcpProxy(std::string upstream_socket) : upstream_(std::move(upstream_s
 }
 
 TcpProxy::~TcpProxy() {
-  stop_write_ = Fd();  // closed: every poll() sees POLLHUP on the read end
+  stop_write_ = core::Fd();  // closed: every poll() sees POLLHUP on the read end
   if (acceptor_.joinable()) {
     acceptor_.join();
   }
@@ -127,7 +127,7 @@ void TcpProxy::AcceptLoop() {
     if (fds[1].revents != 0) {
       return;
     }
-    Fd client(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    core::Fd client(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!client || refuse_.load()) {
       continue;  // a refused connection closes at once
     }
@@ -137,8 +137,8 @@ void TcpProxy::AcceptLoop() {
   }
 }
 
-void TcpProxy::Pump(Fd client) {
-  Fd server = ConnectUnix(upstream_);
+void TcpProxy::Pump(core::Fd client) {
+  core::Fd server = ConnectUnix(upstream_);
   if (!server) {
     return;  // the client sees the connection closed at once
   }

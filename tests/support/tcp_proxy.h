@@ -53,17 +53,17 @@ class TcpProxy {
 
  private:
   void AcceptLoop();
-  void Pump(Fd client);
+  void Pump(core::Fd client);
   // Forwards the complete packets at the front of `pending` to `server_fd`; false when the
   // connection must end (a write failed or a COMMIT fault fired).
   bool ForwardClientPackets(std::string& pending, int server_fd);
 
   std::string upstream_;
   std::string start_error_;
-  Fd listen_;
+  core::Fd listen_;
   // A pipe: closing the write end wakes every poll() on the read end.
-  Fd stop_read_;
-  Fd stop_write_;
+  core::Fd stop_read_;
+  core::Fd stop_write_;
   uint16_t port_ = 0;
   enum class Fault { kNone, kDropReply, kDropCommit };
   std::atomic<Fault> fault_{Fault::kNone};

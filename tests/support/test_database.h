@@ -47,7 +47,7 @@ class TestDatabase {
   void Exec(const std::string& sql);
 
  private:
-  MysqlPtr conn_;
+  core::MysqlPtr conn_;
   std::string socket_;
   std::string name_;
 };

@@ -25,7 +25,7 @@ std::string TestEnvelope(const std::string& event_id, const std::string& room_id
   e.node_id = node_id;
   e.occurred_at_ms = 1;
   e.payload = R"({"gift":"rose"})";
-  return EncodeEnvelope(e).value();
+  return core::EncodeEnvelope(e).value();
 }
 
 }  // namespace room_outbox::testing

@@ -4,16 +4,16 @@
 
 #include <memory>
 
-#include "mysql/mariadb_hook_store.h"
 #include "room_outbox/options.h"
+#include "store/mariadb_hook_store.h"
 #include "store/mariadb_relay_store.h"
 
 namespace room_outbox::testing {
 
 struct TestStores {
   explicit TestStores(const MysqlOptions& options) : hook(options), relay(options) {}
-  MariaDbHookStore hook;
-  MariaDbRelayStore relay;
+  internal::MariaDbHookStore hook;
+  relay::MariaDbRelayStore relay;
 };
 
 inline std::unique_ptr<TestStores> MakeTestStores(const MysqlOptions& options) {

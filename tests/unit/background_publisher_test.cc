@@ -28,17 +28,17 @@ using ::testing::StrictMock;
 
 MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
 
-PublishOutcome Delivered() {
-  PublishOutcome o;
-  o.status = PublishStatus::kPublished;
-  o.scope = FailureScope::kNone;
+core::PublishOutcome Delivered() {
+  core::PublishOutcome o;
+  o.status = core::PublishStatus::kPublished;
+  o.scope = core::FailureScope::kNone;
   return o;
 }
 
-PublishOutcome Failed() {
-  PublishOutcome o;
-  o.status = PublishStatus::kRetryable;
-  o.scope = FailureScope::kRow;
+core::PublishOutcome Failed() {
+  core::PublishOutcome o;
+  o.status = core::PublishStatus::kRetryable;
+  o.scope = core::FailureScope::kRow;
   o.error = "im error 10002: internal error";
   return o;
 }
@@ -73,7 +73,7 @@ class BackgroundPublisherTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  WakeSender wake_{""};
+  internal::WakeSender wake_{""};
   StrictMock<MockHookStore>* store_ = nullptr;
   StrictMock<MockPublisher>* publisher_ = nullptr;
   std::unique_ptr<BackgroundPublisher> background_;
@@ -91,22 +91,22 @@ TEST_F(BackgroundPublisherTest, AFailureReleasesTheRoomsLaterQueuedRowsUntriedAn
   std::shared_future<void> open = gate.get_future().share();
   std::atomic<bool> first_sent{false};
   std::atomic<bool> other_marked{false};
-  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 1), _))
-      .WillOnce([&](const PublishMessage&, milliseconds) {
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&core::PublishMessage::row_id, 1), _))
+      .WillOnce([&](const core::PublishMessage&, milliseconds) {
         first_sent = true;
         open.wait();
         return Failed();
       });
-  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 4), _))
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&core::PublishMessage::row_id, 4), _))
       .WillOnce(Return(Delivered()));
   EXPECT_CALL(*store_, Release(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
-      .WillOnce(Return(Result<size_t>(1)));
+      .WillOnce(Return(core::Result<size_t>(1)));
   EXPECT_CALL(*store_, Release(Eq("tok-b"), IdsAre(std::vector<int64_t>{2, 3})))
-      .WillOnce(Return(Result<size_t>(2)));
+      .WillOnce(Return(core::Result<size_t>(2)));
   EXPECT_CALL(*store_, MarkPublished(Eq("tok-c"), IdsAre(std::vector<int64_t>{4})))
       .WillOnce([&](const std::string&, std::span<const int64_t>) {
         other_marked = true;
-        return Result<size_t>(1);
+        return core::Result<size_t>(1);
       });
 
   ASSERT_TRUE(Offer(Job("tok-a", "room-1", {1}), false));
@@ -129,23 +129,23 @@ TEST_F(BackgroundPublisherTest, TheQueueHoldsAtMostItsCapacityAndShutdownRelease
   std::promise<void> gate;
   std::shared_future<void> open = gate.get_future().share();
   std::atomic<bool> first_sent{false};
-  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 1), _))
-      .WillOnce([&](const PublishMessage&, milliseconds) {
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&core::PublishMessage::row_id, 1), _))
+      .WillOnce([&](const core::PublishMessage&, milliseconds) {
         first_sent = true;
         open.wait();
         return Delivered();
       });
   EXPECT_CALL(*store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
-      .WillOnce(Return(Result<size_t>(1)));
+      .WillOnce(Return(core::Result<size_t>(1)));
   ASSERT_TRUE(Offer(Job("tok-a", "room-1", {1}), false));
   ASSERT_TRUE(Eventually([&] { return first_sent.load(); }, milliseconds(5000)));
   ASSERT_TRUE(Offer(Job("tok-b", "room-2", {2}), false));
   EXPECT_FALSE(background_->Reserve()) << "one command waiting fills a queue of 1";
   // tok-b's deadline is still 2 s away: on shutdown it is published as usual, not dropped.
-  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 2), _))
+  EXPECT_CALL(*publisher_, Publish(::testing::Field(&core::PublishMessage::row_id, 2), _))
       .WillOnce(Return(Failed()));
   EXPECT_CALL(*store_, Release(Eq("tok-b"), IdsAre(std::vector<int64_t>{2})))
-      .WillOnce(Return(Result<size_t>(1)));
+      .WillOnce(Return(core::Result<size_t>(1)));
   gate.set_value();
   background_.reset();
 }
@@ -155,13 +155,13 @@ TEST_F(BackgroundPublisherTest, EachRowGetsWhatIsLeftOfItsCommandsTime) {
   std::atomic<bool> marked{false};
   BackgroundJob job = Job("tok-a", "room-1", {1});
   clock_.Advance(milliseconds(1500));  // the command waited in the queue
-  EXPECT_CALL(*publisher_, Publish(::testing::Field(&PublishMessage::row_id, 1),
-                                   Eq(milliseconds(500))))
+  EXPECT_CALL(*publisher_,
+              Publish(::testing::Field(&core::PublishMessage::row_id, 1), Eq(milliseconds(500))))
       .WillOnce(Return(Delivered()));
   EXPECT_CALL(*store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
       .WillOnce([&](const std::string&, std::span<const int64_t>) {
         marked = true;
-        return Result<size_t>(1);
+        return core::Result<size_t>(1);
       });
   ASSERT_TRUE(Offer(std::move(job), false));
   ASSERT_TRUE(Eventually([&] { return marked.load(); }, milliseconds(5000)));
@@ -177,7 +177,7 @@ TEST_F(BackgroundPublisherTest, ACommandPastItsDeadlineIsReleasedUntried) {
   EXPECT_CALL(*store_, Release(Eq("tok-a"), IdsAre(std::vector<int64_t>{1, 2})))
       .WillOnce([&](const std::string&, std::span<const int64_t>) {
         released = true;
-        return Result<size_t>(2);
+        return core::Result<size_t>(2);
       });
   ASSERT_TRUE(Offer(std::move(job), false));
   ASSERT_TRUE(Eventually([&] { return released.load(); }, milliseconds(5000)));

@@ -13,37 +13,38 @@ using ::testing::IsEmpty;
 
 constexpr int64_t kNow = 1'000'000;
 
-PlanRow Row(int64_t id, const std::string& room, int64_t next_attempt_at_ms = kNow - 1,
-            const std::string& type = "RoomGiftSent", bool leased = false) {
-  return PlanRow{id, room, type, next_attempt_at_ms, leased};
+relay::PlanRow Row(int64_t id, const std::string& room, int64_t next_attempt_at_ms = kNow - 1,
+                   const std::string& type = "RoomGiftSent", bool leased = false) {
+  return relay::PlanRow{id, room, type, next_attempt_at_ms, leased};
 }
 
-PlanOptions Options(size_t limit = 100) {
-  PlanOptions options;
+relay::PlanOptions Options(size_t limit = 100) {
+  relay::PlanOptions options;
   options.server_now_ms = kNow;
   options.limit = limit;
   return options;
 }
 
 // Input whose window locked `locked` and whose rooms' pending prefixes are `pending`.
-PlanInput Input(std::vector<PlanRow> locked, std::vector<PlanRow> pending) {
-  PlanInput input;
+relay::PlanInput Input(std::vector<relay::PlanRow> locked, std::vector<relay::PlanRow> pending) {
+  relay::PlanInput input;
   input.window_rows = locked.size();
   input.locked = std::move(locked);
-  for (PlanRow& row : pending) input.pending[row.room_id].push_back(row);
+  for (relay::PlanRow& row : pending) input.pending[row.room_id].push_back(row);
   return input;
 }
 
-std::vector<std::pair<int64_t, int64_t>> Scheduled(const ClaimPlan& plan) {
+std::vector<std::pair<int64_t, int64_t>> Scheduled(const relay::ClaimPlan& plan) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (const PlannedSchedule& s : plan.schedule) out.emplace_back(s.id, s.next_attempt_at_ms);
+  for (const relay::PlannedSchedule& s : plan.schedule)
+    out.emplace_back(s.id, s.next_attempt_at_ms);
   return out;
 }
 
 TEST(ClaimPlanTest, RunsFromEachRoomsHeadAreLeased) {
   auto input = Input({Row(3, "b"), Row(1, "a"), Row(2, "a"), Row(4, "b")},
                      {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b")});
-  ClaimPlan plan = PlanClaim(Options(), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3, 4));
   EXPECT_THAT(plan.schedule, IsEmpty());
   EXPECT_THAT(plan.extensions, IsEmpty());
@@ -54,7 +55,7 @@ TEST(ClaimPlanTest, RowsBehindAHeadLeasedElsewhereAreLeftAlone) {
   // Row 1 is in flight with another claim: it is published soon, so rows 2 and 3 keep their time.
   auto input = Input({Row(2, "a"), Row(3, "a")},
                      {Row(1, "a", kNow + 30'000, "RoomGiftSent", true), Row(2, "a"), Row(3, "a")});
-  ClaimPlan plan = PlanClaim(Options(), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, IsEmpty());
   EXPECT_THAT(plan.schedule, IsEmpty());
 }
@@ -65,7 +66,7 @@ TEST(ClaimPlanTest, RowsBehindAHeadWhoseLeaseRanOutSortBehindIt) {
   auto input =
       Input({Row(2, "a", 0), Row(3, "a", 0)},
             {Row(1, "a", kNow - 10, "RoomGiftSent", true), Row(2, "a", 0), Row(3, "a", 0)});
-  ClaimPlan plan = PlanClaim(Options(2), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(2), input);
   EXPECT_THAT(plan.lease, IsEmpty());
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow - 10},
                                            std::pair<int64_t, int64_t>{3, kNow - 10}));
@@ -77,7 +78,7 @@ TEST(ClaimPlanTest, AHeldRowBreaksTheRun) {
   auto input = Input(
       {Row(1, "a"), Row(3, "a"), Row(4, "b")},
       {Row(1, "a"), Row(2, "a", kNow + 30'000, "RoomGiftSent", true), Row(3, "a"), Row(4, "b")});
-  ClaimPlan plan = PlanClaim(Options(), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, ElementsAre(1, 4));
   EXPECT_THAT(plan.schedule, IsEmpty());
 }
@@ -86,7 +87,7 @@ TEST(ClaimPlanTest, RowsBehindAFailedHeadArePushedToItsRetryTime) {
   const int64_t retry_at = kNow + 5'000;
   auto input = Input({Row(2, "a"), Row(3, "a"), Row(9, "b")},
                      {Row(1, "a", retry_at), Row(2, "a"), Row(3, "a"), Row(9, "b")});
-  ClaimPlan plan = PlanClaim(Options(), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, ElementsAre(9));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at},
                                            std::pair<int64_t, int64_t>{3, retry_at}));
@@ -98,7 +99,7 @@ TEST(ClaimPlanTest, RowsDueBeforeTheirDueHeadSortBehindIt) {
   // its time, so the next window, ordered by (time, id), reaches the head first.
   auto input = Input({Row(2, "a", kNow - 900), Row(3, "a", kNow - 800)},
                      {Row(1, "a", kNow - 500), Row(2, "a", kNow - 900), Row(3, "a", kNow - 800)});
-  ClaimPlan plan = PlanClaim(Options(2), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(2), input);
   EXPECT_THAT(plan.lease, IsEmpty());
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow - 500},
                                            std::pair<int64_t, int64_t>{3, kNow - 500}));
@@ -111,7 +112,7 @@ TEST(ClaimPlanTest, RowsDueBeforeTheirDueHeadSortBehindIt) {
 
   // The extension locked the head: the run is 1, 2 (the batch of 2 is full).
   input.locked.push_back(Row(1, "a", kNow - 500));
-  ClaimPlan second = PlanClaim(Options(2), input);
+  relay::ClaimPlan second = relay::PlanClaim(Options(2), input);
   EXPECT_THAT(second.lease, ElementsAre(1, 2));
   EXPECT_THAT(second.schedule, IsEmpty()) << "row 3 is due already";
 }
@@ -119,7 +120,7 @@ TEST(ClaimPlanTest, RowsDueBeforeTheirDueHeadSortBehindIt) {
 TEST(ClaimPlanTest, RowsBehindARowThatOnlyLooksLaterAreNotParked) {
   // Row 1 was given back by another relay a moment after this claim read the server's now.
   auto input = Input({Row(2, "a"), Row(3, "a")}, {Row(1, "a", kNow + 3), Row(2, "a"), Row(3, "a")});
-  ClaimPlan plan = PlanClaim(Options(), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(), input);
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 3},
                                            std::pair<int64_t, int64_t>{3, kNow + 3}));
   EXPECT_THAT(plan.extensions, IsEmpty()) << "not due yet, and not this claim's";
@@ -127,24 +128,24 @@ TEST(ClaimPlanTest, RowsBehindARowThatOnlyLooksLaterAreNotParked) {
 
 TEST(ClaimPlanTest, AFailedRowWaitingForItsRetryIsNeverTakenEarly) {
   auto input = Input({Row(1, "a")}, {Row(1, "a"), Row(2, "a", kNow + 5'000)});
-  ClaimPlan plan = PlanClaim(Options(), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(), input);
   EXPECT_THAT(plan.lease, ElementsAre(1));
   EXPECT_THAT(plan.extensions, IsEmpty());
 }
 
 TEST(ClaimPlanTest, CutRoomsGetIntervalSlotsAndSkippedTypesShareThePreviousSlot) {
-  PlanOptions options = Options();
+  relay::PlanOptions options = Options();
   options.run_cut_rows = 2;
   options.room_min_interval_ms = 50;
   options.skip_event_types = {"RoomHeatChanged"};
-  std::vector<PlanRow> rows = {Row(1, "a"),
-                               Row(2, "a"),
-                               Row(3, "a", kNow - 1, "RoomHeatChanged"),
-                               Row(4, "a"),
-                               Row(5, "a", kNow - 1, "RoomHeatChanged"),
-                               Row(6, "a"),
-                               Row(7, "b")};
-  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  std::vector<relay::PlanRow> rows = {Row(1, "a"),
+                                      Row(2, "a"),
+                                      Row(3, "a", kNow - 1, "RoomHeatChanged"),
+                                      Row(4, "a"),
+                                      Row(5, "a", kNow - 1, "RoomHeatChanged"),
+                                      Row(6, "a"),
+                                      Row(7, "b")};
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   // Row 3 is not sent, so it does not count toward the cut of 2.
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3, 7));
   // The run's last send is at now + 50; then one slot per sent row.
@@ -159,10 +160,10 @@ TEST(ClaimPlanTest, CutRoomsGetIntervalSlotsAndSkippedTypesShareThePreviousSlot)
 }
 
 TEST(ClaimPlanTest, WithoutRoomMinIntervalNothingIsCut) {
-  PlanOptions options = Options();
+  relay::PlanOptions options = Options();
   options.run_cut_rows = 2;  // ignored: room_min_interval_ms is 0
-  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
-  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
   EXPECT_THAT(plan.paced_rooms, IsEmpty());
 }
@@ -170,7 +171,7 @@ TEST(ClaimPlanTest, WithoutRoomMinIntervalNothingIsCut) {
 TEST(ClaimPlanTest, RowsOfARoomBeyondTheBatchAreNotTouched) {
   // The window reached its limit (2) inside room a: row 3 is pending and due but not held.
   auto input = Input({Row(1, "a"), Row(2, "a")}, {Row(1, "a"), Row(2, "a"), Row(3, "a")});
-  ClaimPlan plan = PlanClaim(Options(2), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(2), input);
   EXPECT_THAT(plan.lease, ElementsAre(1, 2));
   EXPECT_THAT(plan.schedule, IsEmpty());
   EXPECT_THAT(plan.extensions, IsEmpty());
@@ -178,10 +179,10 @@ TEST(ClaimPlanTest, RowsOfARoomBeyondTheBatchAreNotTouched) {
 }
 
 TEST(ClaimPlanTest, WithoutPerRoomOrderEveryLockedRowIsLeased) {
-  PlanOptions options = Options();
+  relay::PlanOptions options = Options();
   options.per_room_order = false;
   auto input = Input({Row(5, "a"), Row(2, "a")}, {});
-  ClaimPlan plan = PlanClaim(options, input);
+  relay::ClaimPlan plan = relay::PlanClaim(options, input);
   EXPECT_THAT(plan.lease, ElementsAre(2, 5));
 }
 
@@ -191,15 +192,15 @@ TEST(ClaimPlanTest, ADueRowIsNeverMovedEarlierAndAPushedRowOnlyLater) {
   const int64_t far = retry_at + 700'000;
   auto input = Input({Row(2, "a"), Row(3, "a", far)},
                      {Row(1, "a", retry_at), Row(2, "a"), Row(3, "a", far)});
-  ClaimPlan plan = PlanClaim(Options(), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(), input);
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, retry_at}));
 }
 
 TEST(ClaimPlanTest, TheBatchTakesEveryRoomsFirstRowBeforeAnyonesSecond) {
   // Room a comes first and has 4 rows; a batch of 5 goes a1, b1, c1, then a2, b2.
-  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "a"),
-                               Row(5, "b"), Row(6, "b"), Row(7, "c")};
-  ClaimPlan plan = PlanClaim(Options(5), Input(rows, rows));
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "a"),
+                                      Row(5, "b"), Row(6, "b"), Row(7, "c")};
+  relay::ClaimPlan plan = relay::PlanClaim(Options(5), Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 5, 6, 7));
   EXPECT_TRUE(plan.more_due);
   EXPECT_THAT(plan.schedule, IsEmpty())
@@ -208,18 +209,19 @@ TEST(ClaimPlanTest, TheBatchTakesEveryRoomsFirstRowBeforeAnyonesSecond) {
 
 TEST(ClaimPlanTest, TheSpreadKeepsEachRoomsPrefixInIdOrder) {
   // Ids interleave the rooms; each room leases a prefix of its own run, never a later row alone.
-  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "b"), Row(3, "a"),
-                               Row(4, "b"), Row(5, "a"), Row(6, "b")};
-  ClaimPlan plan = PlanClaim(Options(3), Input(rows, rows));
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "b"), Row(3, "a"),
+                                      Row(4, "b"), Row(5, "a"), Row(6, "b")};
+  relay::ClaimPlan plan = relay::PlanClaim(Options(3), Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
 }
 
 TEST(ClaimPlanTest, WithRoomMinIntervalTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
-  PlanOptions options = Options(3);
+  relay::PlanOptions options = Options(3);
   options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
-  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"), Row(5, "c")};
-  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
+                                      Row(5, "c")};
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   // One row per room: the batch of 3 holds no second row of any room.
   EXPECT_THAT(plan.lease, ElementsAre(1, 4, 5));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 50},
@@ -235,7 +237,7 @@ TEST(ClaimPlanTest, ExtensionsGetOnlyWhatTheRoomsInTheWindowLeave) {
   // c first; the extension of a gets the one row left.
   auto input = Input({Row(2, "a"), Row(3, "b"), Row(4, "c")},
                      {Row(1, "a", kNow - 500), Row(2, "a"), Row(3, "b"), Row(4, "c")});
-  ClaimPlan plan = PlanClaim(Options(3), input);
+  relay::ClaimPlan plan = relay::PlanClaim(Options(3), input);
   EXPECT_THAT(plan.lease, ElementsAre(3, 4));
   ASSERT_EQ(plan.extensions.size(), 1u);
   EXPECT_EQ(plan.extensions[0].room_id, "a");
@@ -245,7 +247,7 @@ TEST(ClaimPlanTest, ExtensionsGetOnlyWhatTheRoomsInTheWindowLeave) {
   auto two = Input(
       {Row(2, "a"), Row(6, "b"), Row(9, "c")},
       {Row(1, "a", kNow - 500), Row(2, "a"), Row(5, "b", kNow - 500), Row(6, "b"), Row(9, "c")});
-  ClaimPlan shared = PlanClaim(Options(2), two);
+  relay::ClaimPlan shared = relay::PlanClaim(Options(2), two);
   EXPECT_THAT(shared.lease, ElementsAre(9));
   ASSERT_EQ(shared.extensions.size(), 1u);
   EXPECT_EQ(shared.extensions[0].room_id, "a");
@@ -253,12 +255,12 @@ TEST(ClaimPlanTest, ExtensionsGetOnlyWhatTheRoomsInTheWindowLeave) {
 }
 
 TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
-  std::vector<PlanRow> rows;
+  std::vector<relay::PlanRow> rows;
   for (int64_t id = 1; id <= 100; ++id) rows.push_back(Row(id, "room-" + std::to_string(id)));
-  PlanOptions options = Options(100);
+  relay::PlanOptions options = Options(100);
   options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
-  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   EXPECT_EQ(plan.lease.size(), 100u);
   EXPECT_THAT(plan.schedule, IsEmpty());
 }
@@ -266,28 +268,29 @@ TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
 TEST(ClaimPlanTest, WithRoomMinIntervalAndManyRoomsDueTheBatchHoldsOneRowPerRoom) {
   // Three rooms fill at least half a batch of 4 with their first rows: the second rows get the
   // next interval slot instead of waiting out room_min_interval inside the relay's round.
-  PlanOptions options = Options(4);
+  relay::PlanOptions options = Options(4);
   options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
-  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b"), Row(5, "c")};
-  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b"),
+                                      Row(5, "c")};
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 3, 5));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{2, kNow + 50},
                                            std::pair<int64_t, int64_t>{4, kNow + 50}));
   EXPECT_TRUE(plan.more_due);
 
   // One room alone (a busy room) still gets its run, up to the cut.
-  std::vector<PlanRow> busy = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
-  EXPECT_THAT(PlanClaim(options, Input(busy, busy)).lease, ElementsAre(1, 2, 3));
+  std::vector<relay::PlanRow> busy = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
+  EXPECT_THAT(relay::PlanClaim(options, Input(busy, busy)).lease, ElementsAre(1, 2, 3));
 }
 
 TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) {
-  PlanOptions options = Options(2);  // room b alone fills half the batch
+  relay::PlanOptions options = Options(2);  // room b alone fills half the batch
   options.run_cut_rows = 20;
   options.room_min_interval_ms = 50;
   options.paced_rooms = {{"a", 30}};
-  std::vector<PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};
-  ClaimPlan plan = PlanClaim(options, Input(rows, rows));
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(3));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{1, kNow + 30},
                                            std::pair<int64_t, int64_t>{2, kNow + 80}));
@@ -298,20 +301,20 @@ TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) 
   // A paced room whose head is in flight elsewhere is left as it is (nothing moves).
   auto behind =
       Input({Row(2, "a")}, {Row(1, "a", kNow + 30'000, "RoomGiftSent", true), Row(2, "a")});
-  ClaimPlan left = PlanClaim(options, behind);
+  relay::ClaimPlan left = relay::PlanClaim(options, behind);
   EXPECT_THAT(left.lease, IsEmpty());
   EXPECT_THAT(left.schedule, IsEmpty());
 
   // Too few other rooms to fill half the batch: the round would have nothing else to send, so
   // the paced room's run is leased (the round waits out room_min_interval itself).
-  PlanOptions few = options;
+  relay::PlanOptions few = options;
   few.limit = 100;
-  EXPECT_THAT(PlanClaim(few, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
+  EXPECT_THAT(relay::PlanClaim(few, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
 
   // Without room_min_interval no room is paced.
-  PlanOptions no_interval = Options();
+  relay::PlanOptions no_interval = Options();
   no_interval.paced_rooms = {{"a", 30}};
-  EXPECT_THAT(PlanClaim(no_interval, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
+  EXPECT_THAT(relay::PlanClaim(no_interval, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
 }
 
 }  // namespace

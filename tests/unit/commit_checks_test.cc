@@ -15,7 +15,7 @@ const std::vector<std::string> kSkip = {"RoomCreated", "RoomHeatChanged", "RoomR
 
 Status Check(const Command& command, const std::vector<Event>& events,
              const std::string& prefix = "live_") {
-  return CheckCommand(command, events, prefix, kSkip);
+  return internal::CheckCommand(command, events, prefix, kSkip);
 }
 
 void ExpectRefused(const Status& status, const std::string& names) {
@@ -28,7 +28,7 @@ TEST(CommitChecksTest, AValidCommandPasses) { EXPECT_TRUE(Check(AValidCommand(),
 
 TEST(CommitChecksTest, IdsAtTheirColumnLengthPassAndOneCharacterMoreIsRefused) {
   Command command = AValidCommand();
-  command.command_id = std::string(kMaxIdChars, 'c');
+  command.command_id = std::string(internal::kMaxIdChars, 'c');
   EXPECT_TRUE(Check(command, OneGift(), "").ok());
   command.command_id += "c";
   ExpectRefused(Check(command, OneGift()), "command_id has 129 characters, over the column's 128");
@@ -38,7 +38,8 @@ TEST(CommitChecksTest, LengthsCountCharactersNotBytes) {
   Command command = AValidCommand();
   std::vector<Event> events = OneGift();
   events[0].event_id.clear();
-  for (size_t i = 0; i < kMaxIdChars; ++i) events[0].event_id += "\xe7\xa4\xbc";  // 礼, 3 bytes
+  for (size_t i = 0; i < internal::kMaxIdChars; ++i)
+    events[0].event_id += "\xe7\xa4\xbc";  // 礼, 3 bytes
   EXPECT_TRUE(Check(command, events).ok());
   events[0].event_id += "x";
   ExpectRefused(Check(command, events), "event_id has 129 characters");
@@ -46,16 +47,16 @@ TEST(CommitChecksTest, LengthsCountCharactersNotBytes) {
 
 TEST(CommitChecksTest, EveryColumnIsChecked) {
   Command command = AValidCommand();
-  command.room_id = std::string(kMaxIdChars + 1, 'r');
+  command.room_id = std::string(internal::kMaxIdChars + 1, 'r');
   ExpectRefused(Check(command, OneGift()), "room_id has 129 characters");
   command = AValidCommand();
-  command.command_type = std::string(kMaxTypeChars + 1, 't');
+  command.command_type = std::string(internal::kMaxTypeChars + 1, 't');
   ExpectRefused(Check(command, OneGift()), "command_type has 65 characters");
   command = AValidCommand();
-  command.request_id = std::string(kMaxIdChars + 1, 'q');
+  command.request_id = std::string(internal::kMaxIdChars + 1, 'q');
   ExpectRefused(Check(command, OneGift()), "request_id has 129 characters");
   std::vector<Event> events = OneGift();
-  events[0].event_type = std::string(kMaxTypeChars + 1, 'e');
+  events[0].event_type = std::string(internal::kMaxTypeChars + 1, 'e');
   ExpectRefused(Check(AValidCommand(), events), "event ev-1: event_type has 65 characters");
 }
 
@@ -109,8 +110,8 @@ TEST(CommitChecksTest, GroupIdRuleIsTheSameWherePrefixAndRoomIdMeet) {
                                    "room-\xe7\xa4\xbc"};
   for (const std::string& group_id : group_ids) {
     for (size_t cut = 0; cut <= group_id.size(); ++cut) {
-      EXPECT_EQ(GroupIdProblem(group_id.substr(0, cut), group_id.substr(cut)),
-                GroupIdProblem(group_id))
+      EXPECT_EQ(internal::GroupIdProblem(group_id.substr(0, cut), group_id.substr(cut)),
+                internal::GroupIdProblem(group_id))
           << group_id << " cut at " << cut;
     }
   }

@@ -15,7 +15,7 @@ TEST(DurationTest, ParsesEveryUnit) {
   for (const Case& c : {Case{"500ms", 500}, Case{"1s", 1000}, Case{"3s", 3000},
                         Case{"2m", 120000}, Case{"24h", 86400000}, Case{"0", 0}, Case{"0s", 0},
                         Case{"-1s", -1000}, Case{"1500ms", 1500}}) {
-    auto d = ParseDuration(c.text);
+    auto d = core::ParseDuration(c.text);
     ASSERT_TRUE(d) << c.text << ": " << d.error().message;
     EXPECT_EQ(d->count(), c.ms) << c.text;
   }
@@ -24,7 +24,7 @@ TEST(DurationTest, ParsesEveryUnit) {
 TEST(DurationTest, RejectsMalformedText) {
   for (const char* text : {"", "3 s", " 3s", "3s ", "abc", "1y", "1.5s", "s", "-", "3", "3S",
                            "1d", "99999999999999999999h", "3sec"}) {
-    auto d = ParseDuration(text);
+    auto d = core::ParseDuration(text);
     ASSERT_FALSE(d) << "accepted \"" << text << "\"";
     EXPECT_EQ(d.error().code, ErrorCode::kInvalidArgument) << text;
     EXPECT_NE(d.error().message.find(std::string("\"") + text + "\""), std::string::npos)
@@ -33,18 +33,18 @@ TEST(DurationTest, RejectsMalformedText) {
 }
 
 TEST(DurationTest, FormatsTheLargestExactUnit) {
-  EXPECT_EQ(FormatDuration(milliseconds(500)), "500ms");
-  EXPECT_EQ(FormatDuration(milliseconds(1500)), "1500ms");
-  EXPECT_EQ(FormatDuration(milliseconds(3000)), "3s");
-  EXPECT_EQ(FormatDuration(milliseconds(90000)), "90s");
-  EXPECT_EQ(FormatDuration(milliseconds(120000)), "2m");
-  EXPECT_EQ(FormatDuration(milliseconds(86400000)), "24h");
-  EXPECT_EQ(FormatDuration(milliseconds(0)), "0s");
+  EXPECT_EQ(core::FormatDuration(milliseconds(500)), "500ms");
+  EXPECT_EQ(core::FormatDuration(milliseconds(1500)), "1500ms");
+  EXPECT_EQ(core::FormatDuration(milliseconds(3000)), "3s");
+  EXPECT_EQ(core::FormatDuration(milliseconds(90000)), "90s");
+  EXPECT_EQ(core::FormatDuration(milliseconds(120000)), "2m");
+  EXPECT_EQ(core::FormatDuration(milliseconds(86400000)), "24h");
+  EXPECT_EQ(core::FormatDuration(milliseconds(0)), "0s");
 }
 
 TEST(DurationTest, FormatParsesBack) {
   for (int64_t ms : {1, 999, 1000, 61000, 3600000, 7200001}) {
-    auto back = ParseDuration(FormatDuration(milliseconds(ms)));
+    auto back = core::ParseDuration(core::FormatDuration(milliseconds(ms)));
     ASSERT_TRUE(back) << ms;
     EXPECT_EQ(back->count(), ms);
   }

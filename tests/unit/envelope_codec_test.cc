@@ -22,9 +22,9 @@ Envelope Sample() {
 }
 
 TEST(EnvelopeCodecTest, RoundTripKeepsEveryField) {
-  auto text = EncodeEnvelope(Sample());
+  auto text = core::EncodeEnvelope(Sample());
   ASSERT_TRUE(text) << text.error().message;
-  auto back = DecodeEnvelope(*text);
+  auto back = core::DecodeEnvelope(*text);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->event_id, "evt-1");
   EXPECT_EQ(back->event_type, "RoomGiftSent");
@@ -38,11 +38,11 @@ TEST(EnvelopeCodecTest, RoundTripKeepsEveryField) {
 }
 
 TEST(EnvelopeCodecTest, EncodingIsStableAcrossDecodeAndEncode) {
-  auto first = EncodeEnvelope(Sample());
+  auto first = core::EncodeEnvelope(Sample());
   ASSERT_TRUE(first);
-  auto decoded = DecodeEnvelope(*first);
+  auto decoded = core::DecodeEnvelope(*first);
   ASSERT_TRUE(decoded);
-  auto second = EncodeEnvelope(*decoded);
+  auto second = core::EncodeEnvelope(*decoded);
   ASSERT_TRUE(second);
   EXPECT_EQ(*first, *second);
   EXPECT_EQ(first->rfind(R"({"event_id":"evt-1","event_type":"RoomGiftSent",)", 0), 0u) << *first;
@@ -52,35 +52,35 @@ TEST(EnvelopeCodecTest, WriteEnvelopeWritesWhatEncodeEnvelopeReturnsIntoAReusedW
   Envelope shorter = Sample();
   shorter.room_id = "r";
   shorter.payload = "{}";
-  JsonWriter writer;
+  core::JsonWriter writer;
   for (const Envelope& e : {Sample(), shorter, Sample()}) {
-    ASSERT_TRUE(WriteEnvelope(writer, FieldsOf(e)).ok());
-    EXPECT_EQ(writer.text(), EncodeEnvelope(e).value());
+    ASSERT_TRUE(core::WriteEnvelope(writer, core::FieldsOf(e)).ok());
+    EXPECT_EQ(writer.text(), core::EncodeEnvelope(e).value());
   }
 }
 
 TEST(EnvelopeCodecTest, DecodeWithAWriterAlsoGivesTheEncodingOfWhatItDecoded) {
-  JsonWriter encoded;
-  const std::string canonical = EncodeEnvelope(Sample()).value();
-  ASSERT_TRUE(DecodeEnvelope(canonical, encoded));
+  core::JsonWriter encoded;
+  const std::string canonical = core::EncodeEnvelope(Sample()).value();
+  ASSERT_TRUE(core::DecodeEnvelope(canonical, encoded));
   EXPECT_EQ(encoded.text(), canonical);
   // Another writer's text (spaces, unsorted payload keys) is re-encoded as the hook writes it.
   const std::string loose =
       R"({ "payload": {"z":1, "a":[1.50, "\u00e9"]}, "event_id":"e","event_type":"X",)"
       R"("room_id":"r","command_id":"c","request_id":"","node_id":"n","room_seq":2,)"
       R"("occurred_at_ms":3 })";
-  auto decoded = DecodeEnvelope(loose, encoded);
+  auto decoded = core::DecodeEnvelope(loose, encoded);
   ASSERT_TRUE(decoded) << decoded.error().message;
-  EXPECT_EQ(encoded.text(), EncodeEnvelope(*decoded).value());
+  EXPECT_EQ(encoded.text(), core::EncodeEnvelope(*decoded).value());
   EXPECT_NE(encoded.text(), loose);
-  EXPECT_FALSE(DecodeEnvelope("{oops", encoded));
+  EXPECT_FALSE(core::DecodeEnvelope("{oops", encoded));
   EXPECT_TRUE(encoded.text().empty()) << "nothing decoded, nothing encoded";
 }
 
 TEST(EnvelopeCodecTest, EncodeRejectsPayloadThatIsNotAnObject) {
   Envelope e = Sample();
   e.payload = "[1,2]";
-  auto text = EncodeEnvelope(e);
+  auto text = core::EncodeEnvelope(e);
   ASSERT_FALSE(text);
   EXPECT_EQ(text.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(text.error().message.find("payload"), std::string::npos);
@@ -89,7 +89,7 @@ TEST(EnvelopeCodecTest, EncodeRejectsPayloadThatIsNotAnObject) {
 TEST(EnvelopeCodecTest, EncodeRejectsInvalidUtf8) {
   Envelope e = Sample();
   e.room_id = std::string("bad\xff", 4);
-  auto text = EncodeEnvelope(e);
+  auto text = core::EncodeEnvelope(e);
   ASSERT_FALSE(text);
   EXPECT_EQ(text.error().code, ErrorCode::kInvalidArgument);
 }
@@ -114,7 +114,7 @@ TEST(EnvelopeCodecTest, DecodeNamesTheFieldAtFault) {
        "payload is not an object"},
   };
   for (const auto& c : cases) {
-    auto r = DecodeEnvelope(c.json);
+    auto r = core::DecodeEnvelope(c.json);
     ASSERT_FALSE(r) << c.name;
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument) << c.name;
     EXPECT_NE(r.error().message.find(c.expect), std::string::npos)

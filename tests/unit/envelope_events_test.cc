@@ -59,8 +59,8 @@ TEST(EnvelopeEventsTest, AnEnvelopeAsTheHookWritesItIsReadFromTheEvents) {
        {R"({})", R"({"gift":"rose","list":[1,[2,{}],{"a":null,"b":1.5}],"z":-1})",
         R"({"esc":"\u00e9 \"q\" \ud83c\udf81","u":18446744073709551615})"}) {
     const std::string text = kHead + R"("payload":)" + payload + "}";
-    JsonWriter scratch;
-    auto read = ReadEnvelopeEvents(text, scratch);
+    core::JsonWriter scratch;
+    auto read = core::ReadEnvelopeEvents(text, scratch);
     ASSERT_TRUE(read.has_value()) << text;
     ExpectSame(*read, *ParsedAsDocument(text), text);
   }
@@ -71,8 +71,8 @@ TEST(EnvelopeEventsTest, FieldsInAnyOrderWithSpacesAreReadToo) {
       R"( { "payload" : {"a":1} , "occurred_at_ms":9223372036854775807, "node_id":"n",)"
       R"( "request_id":"q", "command_id":"c", "room_seq":0, "room_id":"r", "event_type":"t",)"
       R"( "event_id":"e" } )";
-  JsonWriter scratch;
-  auto read = ReadEnvelopeEvents(text, scratch);
+  core::JsonWriter scratch;
+  auto read = core::ReadEnvelopeEvents(text, scratch);
   ASSERT_TRUE(read.has_value());
   ExpectSame(*read, *ParsedAsDocument(text), text);
 }
@@ -98,9 +98,9 @@ TEST(EnvelopeEventsTest, AnythingElseIsLeftToTheFullParse) {
       R"([1,2])",
   };
   for (const std::string& text : left) {
-    JsonWriter scratch;
-    EXPECT_FALSE(ReadEnvelopeEvents(text, scratch).has_value()) << text;
-    auto decoded = DecodeEnvelope(text);
+    core::JsonWriter scratch;
+    EXPECT_FALSE(core::ReadEnvelopeEvents(text, scratch).has_value()) << text;
+    auto decoded = core::DecodeEnvelope(text);
     auto reference = ParsedAsDocument(text);
     if (reference.has_value()) {
       ASSERT_TRUE(decoded) << text << ": " << decoded.error().message;
@@ -124,10 +124,10 @@ TEST(EnvelopeEventsTest, RandomEnvelopesDecodeAsTheirDocumentParse) {
     Envelope in{"e-" + std::to_string(n), "t", "room-" + std::to_string(random() % 50),
                 static_cast<int64_t>(random()), "c", "q", "n",
                 -static_cast<int64_t>(random()), payload.dump()};
-    auto text = EncodeEnvelope(in);
+    auto text = core::EncodeEnvelope(in);
     ASSERT_TRUE(text);
-    JsonWriter scratch;
-    auto read = ReadEnvelopeEvents(*text, scratch);
+    core::JsonWriter scratch;
+    auto read = core::ReadEnvelopeEvents(*text, scratch);
     ASSERT_TRUE(read.has_value()) << *text;
     ExpectSame(*read, in, *text);
   }

@@ -37,12 +37,12 @@ class HookSyncBreakerTest : public ::testing::Test {
 
   void ExpectCommit(int64_t id) {
     EXPECT_CALL(*store_, CommitCommand(_, _))
-        .WillOnce([this, id](const CommitRequest& request, const CallerStatements&) {
+        .WillOnce([this, id](const internal::CommitRequest& request, const CallerStatements&) {
           last_request_ = request;
-          CommitWrite write;
+          internal::CommitWrite write;
           write.row_ids = {id};
           write.lease_start_ms = clock_->SteadyMs();
-          return Result<CommitWrite>(write);
+          return core::Result<internal::CommitWrite>(write);
         });
   }
 
@@ -57,14 +57,14 @@ class HookSyncBreakerTest : public ::testing::Test {
   StrictMock<MockPublisher>* publisher_;
   FakeClock* clock_;  // the Hook's
   std::unique_ptr<Hook> hook_;
-  CommitRequest last_request_;
+  internal::CommitRequest last_request_;
 };
 
 TEST_F(HookSyncBreakerTest, ThreeFailingSyncPublishesOpenItAndThenCommitsMakeNoRequest) {
   for (int64_t n = 1; n <= 3; ++n) {
     ExpectCommit(n);
     EXPECT_CALL(*publisher_, Publish(_, _))
-        .WillOnce(Return(FailedWith(PublishStatus::kUnknown, "timeout after 250ms")));
+        .WillOnce(Return(FailedWith(core::PublishStatus::kUnknown, "timeout after 250ms")));
     EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
     EXPECT_EQ(CommitOne(n).status, CommitStatus::kCommitted);
   }
@@ -81,7 +81,7 @@ TEST_F(HookSyncBreakerTest, ThreeFailingSyncPublishesOpenItAndThenCommitsMakeNoR
 }
 
 TEST_F(HookSyncBreakerTest, AnswersAboutTheMessageDoNotCountAsImFailing) {
-  PublishOutcome group_gone = FailedWith(PublishStatus::kPermanent, "im error 10010");
+  core::PublishOutcome group_gone = FailedWith(core::PublishStatus::kPermanent, "im error 10010");
   for (int64_t n = 1; n <= 4; ++n) {
     ExpectCommit(n);
     EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(group_gone));

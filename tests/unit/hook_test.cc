@@ -65,23 +65,24 @@ class HookTest : public ::testing::Test {
             Event{"evt-3", "RoomGiftSent", 5, 0, "{}"}, Event{"evt-4", "RoomGiftSent", 5, 0, "{}"}};
   }
   // The store's answer; its lease starts now on the Hook's clock.
-  CommitWrite Written(std::vector<int64_t> ids,
-                      CommitOutcome outcome = CommitOutcome::kCommitted) const {
-    CommitWrite write;
+  internal::CommitWrite Written(
+      std::vector<int64_t> ids,
+      internal::CommitOutcome outcome = internal::CommitOutcome::kCommitted) const {
+    internal::CommitWrite write;
     write.outcome = outcome;
     write.row_ids = std::move(ids);
     write.server_now_ms = 5'000'000;
     write.lease_start_ms = clock_->SteadyMs();
-    if (outcome == CommitOutcome::kCommitLost) {
+    if (outcome == internal::CommitOutcome::kCommitLost) {
       write.commit_error = Error{ErrorCode::kUnavailable, "mysql_real_query(commit): lost"};
     }
     return write;
   }
-  void ExpectCommit(CommitWrite write) {
+  void ExpectCommit(internal::CommitWrite write) {
     EXPECT_CALL(*store_, CommitCommand(_, _))
-        .WillOnce([this, write](const CommitRequest& request, const CallerStatements&) {
+        .WillOnce([this, write](const internal::CommitRequest& request, const CallerStatements&) {
           last_request_ = request;
-          return Result<CommitWrite>(write);
+          return core::Result<internal::CommitWrite>(write);
         });
   }
   void ExpectCommit(std::vector<int64_t> ids) { ExpectCommit(Written(std::move(ids))); }
@@ -90,7 +91,7 @@ class HookTest : public ::testing::Test {
   StrictMock<MockPublisher>* publisher_;
   FakeClock* clock_;  // the Hook's; time moves only when a test says so
   std::unique_ptr<Hook> hook_;
-  CommitRequest last_request_;
+  internal::CommitRequest last_request_;
   std::vector<std::string> logs_;
 };
 
@@ -98,7 +99,7 @@ TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) 
   ExpectCommit({11, 12});
   // The command's one sync_publish_timeout (250ms from the insert) bounds the publish.
   EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), Eq(milliseconds(250))))
-      .WillOnce(Return(FailedWith(PublishStatus::kRetryable, "HTTP 502")));
+      .WillOnce(Return(FailedWith(core::PublishStatus::kRetryable, "HTTP 502")));
   // The second event must not overtake the failed first one: it is not attempted.
   // The rows go back to the relay unattempted: Release, never MarkFailed (a StrictMock fails on
   // any unexpected call), so retry_count stays 0.
@@ -146,7 +147,7 @@ TEST_F(HookTest, SkippedTypesAreNeitherSentNorMarkedNorReleased) {
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11})))
       .WillOnce([this](const std::string& token, std::span<const int64_t>) {
         EXPECT_EQ(token, last_request_.token);
-        return Result<size_t>(1);
+        return core::Result<size_t>(1);
       });
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
@@ -171,7 +172,7 @@ TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
   ExpectCommit({11});
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
 
   CommitResult result =
       hook_->Commit(JoinCommand(), {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"}});
@@ -183,7 +184,7 @@ TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
 }
 
 TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
-  CommitWrite write = Written({21, 22});
+  internal::CommitWrite write = Written({21, 22});
   write.earlier_pending = true;  // read inside the commit transaction: no extra round trip
   ExpectCommit(write);
   EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{21}))).WillOnce(Return(size_t{1}));
@@ -198,7 +199,7 @@ TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
 }
 
 TEST_F(HookTest, SyncPublishNeverOutlivesTheLease) {
-  CommitWrite write = Written({11, 12});
+  internal::CommitWrite write = Written({11, 12});
   write.lease_start_ms = clock_->SteadyMs() - 3'600'000;  // an hour ago
   ExpectCommit(write);
   EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{11, 12})))
@@ -211,7 +212,7 @@ TEST_F(HookTest, SyncPublishNeverOutlivesTheLease) {
 }
 
 TEST_F(HookTest, EachPublishIsBoundedByTheTimeLeftOfTheWindow) {
-  CommitWrite write = Written({11});
+  internal::CommitWrite write = Written({11});
   write.lease_start_ms = clock_->SteadyMs() - 150;
   ExpectCommit(write);
   EXPECT_CALL(*publisher_, Publish(_, Eq(milliseconds(100)))).WillOnce(Return(Published()));
@@ -226,7 +227,7 @@ TEST_F(HookTest, TheWholeCommandGetsOneSyncPublishTimeout) {
   std::vector<milliseconds> timeouts;
   EXPECT_CALL(*publisher_, Publish(_, _))
       .Times(3)
-      .WillRepeatedly([this, &timeouts](const PublishMessage&, milliseconds timeout) {
+      .WillRepeatedly([this, &timeouts](const core::PublishMessage&, milliseconds timeout) {
         timeouts.push_back(timeout);
         clock_->Advance(milliseconds(100));  // IM answers in 100ms
         return Published();
@@ -247,12 +248,12 @@ TEST_F(HookTest, TheWholeCommandGetsOneSyncPublishTimeout) {
 TEST_F(HookTest, TheSyncLeaseRunningOutMidCommandLeavesTheRestToTheRelay) {
   ExpectCommit({11, 12, 13});
   EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), Eq(milliseconds(250))))
-      .WillOnce([this](const PublishMessage&, milliseconds) {
+      .WillOnce([this](const core::PublishMessage&, milliseconds) {
         clock_->Advance(milliseconds(200));
         return Published();
       });
   EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-3"), Eq(milliseconds(50))))
-      .WillOnce([this](const PublishMessage&, milliseconds) {
+      .WillOnce([this](const core::PublishMessage&, milliseconds) {
         clock_->Advance(milliseconds(50));  // answered just as the command's time ran out
         return Published();
       });
@@ -272,11 +273,11 @@ TEST_F(HookTest, TheSyncLeaseRunningOutMidCommandLeavesTheRestToTheRelay) {
 
 TEST_F(HookTest, TheCommandsTimeCountsFromTheLeaseStartNotFromTheCall) {
   EXPECT_CALL(*store_, CommitCommand(_, _))
-      .WillOnce([this](const CommitRequest&, const CallerStatements&) {
+      .WillOnce([this](const internal::CommitRequest&, const CallerStatements&) {
         clock_->Advance(milliseconds(80));  // BEGIN, the command log, the caller's statements
-        CommitWrite write = Written({11});  // the lease starts with the outbox insert
+        internal::CommitWrite write = Written({11});  // the lease starts with the outbox insert
         clock_->Advance(milliseconds(30));  // the insert and COMMIT
-        return Result<CommitWrite>(write);
+        return core::Result<internal::CommitWrite>(write);
       });
   // 250ms from the lease start, 30ms of which are gone: not 250 from the publish, not 170 from
   // the call.
@@ -288,7 +289,7 @@ TEST_F(HookTest, TheCommandsTimeCountsFromTheLeaseStartNotFromTheCall) {
 }
 
 TEST_F(HookTest, DuplicateCommandPublishesNothing) {
-  ExpectCommit(Written({}, CommitOutcome::kDuplicate));
+  ExpectCommit(Written({}, internal::CommitOutcome::kDuplicate));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -298,7 +299,7 @@ TEST_F(HookTest, DuplicateCommandPublishesNothing) {
 
 TEST_F(HookTest, NonConnectionFailureFailsAtOnceAndPublishesNothing) {
   EXPECT_CALL(*store_, CommitCommand(_, _))
-      .WillOnce(Return(Fail(ErrorCode::kNotFound, "mysql_stmt_prepare: no such table")));
+      .WillOnce(Return(core::Fail(ErrorCode::kNotFound, "mysql_stmt_prepare: no such table")));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -308,7 +309,7 @@ TEST_F(HookTest, NonConnectionFailureFailsAtOnceAndPublishesNothing) {
 
 TEST_F(HookTest, ConnectionFailureBeforeCommitIsRetriedOnceTransparently) {
   EXPECT_CALL(*store_, CommitCommand(_, _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_real_query(begin): server gone")))
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "mysql_real_query(begin): server gone")))
       .WillOnce(Return(Written({11, 12})));
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11})))
@@ -323,7 +324,7 @@ TEST_F(HookTest, ConnectionFailureBeforeCommitIsRetriedOnceTransparently) {
 TEST_F(HookTest, ConnectionFailureBeforeCommitIsRetriedOnlyOnce) {
   EXPECT_CALL(*store_, CommitCommand(_, _))
       .Times(2)
-      .WillRepeatedly(Return(Fail(ErrorCode::kUnavailable, "read-only [errno 1290]")));
+      .WillRepeatedly(Return(core::Fail(ErrorCode::kUnavailable, "read-only [errno 1290]")));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -334,7 +335,7 @@ TEST_F(HookTest, ConnectionFailureBeforeCommitIsRetriedOnlyOnce) {
 
 TEST_F(HookTest, DeadlockVictimIsRetriedOnce) {
   EXPECT_CALL(*store_, CommitCommand(_, _))
-      .WillOnce(Return(Fail(ErrorCode::kAborted, "Deadlock found [errno 1213]")))
+      .WillOnce(Return(core::Fail(ErrorCode::kAborted, "Deadlock found [errno 1213]")))
       .WillOnce(Return(Written({11, 12})));
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
@@ -343,10 +344,10 @@ TEST_F(HookTest, DeadlockVictimIsRetriedOnce) {
 }
 
 TEST_F(HookTest, LostCommitFoundInTheLogIsCommittedAndGoesOnToTheSyncPublish) {
-  ExpectCommit(Written({11, 12}, CommitOutcome::kCommitLost));
-  FoundCommand found{{31, 32}};  // the ids as read back by command_id
+  ExpectCommit(Written({11, 12}, internal::CommitOutcome::kCommitLost));
+  internal::FoundCommand found{{31, 32}};  // the ids as read back by command_id
   EXPECT_CALL(*store_, FindCommand("cmd-1"))
-      .WillOnce(Return(Result<std::optional<FoundCommand>>(found)));
+      .WillOnce(Return(core::Result<std::optional<internal::FoundCommand>>(found)));
   EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _))
       .WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{31})))
@@ -360,9 +361,9 @@ TEST_F(HookTest, LostCommitFoundInTheLogIsCommittedAndGoesOnToTheSyncPublish) {
 }
 
 TEST_F(HookTest, LostCommitAbsentFromTheLogIsFailed) {
-  ExpectCommit(Written({11, 12}, CommitOutcome::kCommitLost));
+  ExpectCommit(Written({11, 12}, internal::CommitOutcome::kCommitLost));
   EXPECT_CALL(*store_, FindCommand("cmd-1"))
-      .WillOnce(Return(Result<std::optional<FoundCommand>>(std::nullopt)));
+      .WillOnce(Return(core::Result<std::optional<internal::FoundCommand>>(std::nullopt)));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -372,10 +373,10 @@ TEST_F(HookTest, LostCommitAbsentFromTheLogIsFailed) {
 }
 
 TEST_F(HookTest, LostCommitWhoseLookupCannotBeMadeIsUnknown) {
-  ExpectCommit(Written({11, 12}, CommitOutcome::kCommitLost));
+  ExpectCommit(Written({11, 12}, internal::CommitOutcome::kCommitLost));
   EXPECT_CALL(*store_, FindCommand("cmd-1"))
       .Times(2)
-      .WillRepeatedly(Return(Fail(ErrorCode::kUnavailable, "mysql_real_connect: refused")));
+      .WillRepeatedly(Return(core::Fail(ErrorCode::kUnavailable, "mysql_real_connect: refused")));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -385,9 +386,9 @@ TEST_F(HookTest, LostCommitWhoseLookupCannotBeMadeIsUnknown) {
 }
 
 TEST_F(HookTest, LostCommitWhoseLookupFailsForGoodIsUnknownWithoutASecondLookup) {
-  ExpectCommit(Written({11}, CommitOutcome::kCommitLost));
+  ExpectCommit(Written({11}, internal::CommitOutcome::kCommitLost));
   EXPECT_CALL(*store_, FindCommand("cmd-1"))
-      .WillOnce(Return(Fail(ErrorCode::kPermissionDenied, "SELECT command denied")));
+      .WillOnce(Return(core::Fail(ErrorCode::kPermissionDenied, "SELECT command denied")));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
@@ -400,9 +401,9 @@ TEST_F(HookTest, LostCommitIsNeverRunAgain) {
   // is exactly one CommitCommand.
   EXPECT_CALL(*store_, CommitCommand(_, _))
       .Times(1)
-      .WillOnce(Return(Written({11}, CommitOutcome::kCommitLost)));
+      .WillOnce(Return(Written({11}, internal::CommitOutcome::kCommitLost)));
   EXPECT_CALL(*store_, FindCommand(_))
-      .WillOnce(Return(Result<std::optional<FoundCommand>>(std::nullopt)));
+      .WillOnce(Return(core::Result<std::optional<internal::FoundCommand>>(std::nullopt)));
 
   EXPECT_EQ(hook_->Commit(JoinCommand(), JoinEvents()).status, CommitStatus::kFailed);
 }
@@ -410,14 +411,16 @@ TEST_F(HookTest, LostCommitIsNeverRunAgain) {
 TEST_F(HookTest, CallerStatementsReachTheStoreTransaction) {
   bool ran = false;
   EXPECT_CALL(*store_, CommitCommand(_, _))
-      .WillOnce([](const CommitRequest&, const CallerStatements& statements) {
+      .WillOnce([](const internal::CommitRequest&, const CallerStatements& statements) {
         struct NoopTx : Transaction {
-          Status Execute(std::string_view, const std::vector<SqlValue>&) override { return {}; }
+          Status Execute(std::string_view, const std::vector<core::SqlValue>&) override {
+            return {};
+          }
         } tx;
         EXPECT_TRUE(statements(tx).ok());
-        CommitWrite write;
-        write.outcome = CommitOutcome::kDuplicate;
-        return Result<CommitWrite>(write);
+        internal::CommitWrite write;
+        write.outcome = internal::CommitOutcome::kDuplicate;
+        return core::Result<internal::CommitWrite>(write);
       });
 
   (void)hook_->Commit(JoinCommand(), JoinEvents(), [&ran](Transaction&) {
@@ -451,8 +454,8 @@ TEST_F(HookTest, InvalidInputIsRefusedBeforeAnyWrite) {
 }
 
 TEST(ClaimTokenTest, TokensAreDistinctHex) {
-  std::string a = NewClaimToken();
-  std::string b = NewClaimToken();
+  std::string a = core::NewClaimToken();
+  std::string b = core::NewClaimToken();
   EXPECT_NE(a, b);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
 }

@@ -7,9 +7,9 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using Admission = ImBreaker::Admission;
-using State = ImBreaker::State;
-using Verdict = ImBreaker::Verdict;
+using Admission = core::ImBreaker::Admission;
+using State = core::ImBreaker::State;
+using Verdict = core::ImBreaker::Verdict;
 
 constexpr milliseconds kNoMinimum{0};
 
@@ -19,7 +19,7 @@ class ImBreakerTest : public ::testing::Test {
   int64_t At(milliseconds ms) const { return ms.count(); }
   int64_t At(seconds s) const { return milliseconds(s).count(); }
 
-  ImBreaker breaker_{seconds(60)};
+  core::ImBreaker breaker_{seconds(60)};
 };
 
 TEST_F(ImBreakerTest, ClosedAllowsEverythingAndHealthyAnswersChangeNothing) {
@@ -28,24 +28,24 @@ TEST_F(ImBreakerTest, ClosedAllowsEverythingAndHealthyAnswersChangeNothing) {
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(breaker_.Admit(At(seconds(i))), Admission::kAllow);
     EXPECT_EQ(breaker_.Record(Verdict::kHealthy, false, kNoMinimum, At(seconds(i))),
-              BreakerTransition::kNone);
+              core::BreakerTransition::kNone);
     EXPECT_EQ(breaker_.Record(Verdict::kInconclusive, false, kNoMinimum, At(seconds(i))),
-              BreakerTransition::kNone);
+              core::BreakerTransition::kNone);
   }
   EXPECT_EQ(breaker_.state(), State::kClosed);
 }
 
 TEST_F(ImBreakerTest, AnAppFailureOpensItOnceAndNothingIsAdmittedDuringTheCooldown) {
   EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(100))),
-            BreakerTransition::kOpened);
+            core::BreakerTransition::kOpened);
   EXPECT_TRUE(breaker_.is_open());
   EXPECT_EQ(breaker_.state(), State::kOpen);
   EXPECT_EQ(breaker_.reopens_at_ms(), At(seconds(160)));
   // Stragglers that were in flight: no second "opened".
   EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(100))),
-            BreakerTransition::kNone);
+            core::BreakerTransition::kNone);
   EXPECT_EQ(breaker_.Record(Verdict::kHealthy, false, kNoMinimum, At(seconds(101))),
-            BreakerTransition::kNone)
+            core::BreakerTransition::kNone)
       << "only the probe closes it";
   for (int s = 100; s < 160; s += 7) {
     EXPECT_TRUE(breaker_.RejectsAt(At(seconds(s)))) << s;
@@ -70,7 +70,7 @@ TEST_F(ImBreakerTest, AHealthyProbeClosesIt) {
   (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
   ASSERT_EQ(breaker_.Admit(At(seconds(61))), Admission::kProbe);
   EXPECT_EQ(breaker_.Record(Verdict::kHealthy, true, kNoMinimum, At(seconds(62))),
-            BreakerTransition::kClosed);
+            core::BreakerTransition::kClosed);
   EXPECT_EQ(breaker_.state(), State::kClosed);
   EXPECT_FALSE(breaker_.is_open());
   EXPECT_EQ(breaker_.Admit(At(seconds(62))), Admission::kAllow);
@@ -81,7 +81,7 @@ TEST_F(ImBreakerTest, AFailedProbeReopensForAFullCooldown) {
   (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
   ASSERT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
   EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, true, kNoMinimum, At(seconds(61))),
-            BreakerTransition::kReopened);
+            core::BreakerTransition::kReopened);
   EXPECT_EQ(breaker_.state(), State::kOpen);
   EXPECT_EQ(breaker_.reopens_at_ms(), At(seconds(121)));
   EXPECT_EQ(breaker_.Admit(At(seconds(120))), Admission::kReject);
@@ -92,7 +92,7 @@ TEST_F(ImBreakerTest, AnInconclusiveProbeLetsTheNextRequestProbe) {
   (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
   ASSERT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
   EXPECT_EQ(breaker_.Record(Verdict::kInconclusive, true, kNoMinimum, At(seconds(63))),
-            BreakerTransition::kNone);
+            core::BreakerTransition::kNone);
   EXPECT_EQ(breaker_.state(), State::kHalfOpen);
   EXPECT_EQ(breaker_.Admit(At(seconds(63))), Admission::kProbe);
   EXPECT_EQ(breaker_.Admit(At(seconds(63))), Admission::kReject);
@@ -102,31 +102,31 @@ TEST_F(ImBreakerTest, AStragglerFailureWhileHalfOpenDoesNotReopen) {
   (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
   ASSERT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
   EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(60))),
-            BreakerTransition::kNone);
+            core::BreakerTransition::kNone);
   EXPECT_EQ(breaker_.Record(Verdict::kHealthy, true, kNoMinimum, At(seconds(61))),
-            BreakerTransition::kClosed);
+            core::BreakerTransition::kClosed);
 }
 
 TEST_F(ImBreakerTest, LockoutKeepsItOpenAtLeastItsMinimumCooldown) {
-  ImBreaker short_breaker{seconds(5)};
+  core::ImBreaker short_breaker{seconds(5)};
   EXPECT_EQ(short_breaker.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(10))),
-            BreakerTransition::kOpened);
+            core::BreakerTransition::kOpened);
   EXPECT_EQ(short_breaker.reopens_at_ms(), At(seconds(70))) << "70050: 60 s, not the 5 s configured";
   EXPECT_EQ(short_breaker.Admit(At(seconds(16))), Admission::kReject);
   EXPECT_EQ(short_breaker.Admit(At(seconds(69))), Admission::kReject);
   EXPECT_EQ(short_breaker.Admit(At(seconds(70))), Admission::kProbe);
   // A longer configured cooldown wins over the minimum.
-  ImBreaker long_breaker{seconds(120)};
+  core::ImBreaker long_breaker{seconds(120)};
   (void)long_breaker.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(0)));
   EXPECT_EQ(long_breaker.reopens_at_ms(), At(seconds(120)));
 }
 
 TEST_F(ImBreakerTest, ALaterLockoutWhileOpenPushesTheEndOut) {
-  ImBreaker b{seconds(5)};
+  core::ImBreaker b{seconds(5)};
   (void)b.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
   EXPECT_EQ(b.reopens_at_ms(), At(seconds(5)));
   EXPECT_EQ(b.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(1))),
-            BreakerTransition::kNone);
+            core::BreakerTransition::kNone);
   EXPECT_EQ(b.reopens_at_ms(), At(seconds(61)));
   // An earlier end never shortens it.
   (void)b.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(2)));
@@ -134,15 +134,15 @@ TEST_F(ImBreakerTest, ALaterLockoutWhileOpenPushesTheEndOut) {
 }
 
 TEST_F(ImBreakerTest, ANonPositiveCooldownMeansSixtySeconds) {
-  EXPECT_EQ(ImBreaker(milliseconds(0)).cooldown(), seconds(60));
-  EXPECT_EQ(ImBreaker(milliseconds(-5)).cooldown(), seconds(60));
-  EXPECT_EQ(ImBreaker(milliseconds(1500)).cooldown(), milliseconds(1500));
+  EXPECT_EQ(core::ImBreaker(milliseconds(0)).cooldown(), seconds(60));
+  EXPECT_EQ(core::ImBreaker(milliseconds(-5)).cooldown(), seconds(60));
+  EXPECT_EQ(core::ImBreaker(milliseconds(1500)).cooldown(), milliseconds(1500));
 }
 
 TEST_F(ImBreakerTest, StateNames) {
-  EXPECT_STREQ(ImBreakerStateName(State::kClosed), "closed");
-  EXPECT_STREQ(ImBreakerStateName(State::kOpen), "open");
-  EXPECT_STREQ(ImBreakerStateName(State::kHalfOpen), "half_open");
+  EXPECT_STREQ(core::ImBreakerStateName(State::kClosed), "closed");
+  EXPECT_STREQ(core::ImBreakerStateName(State::kOpen), "open");
+  EXPECT_STREQ(core::ImBreakerStateName(State::kHalfOpen), "half_open");
 }
 
 }  // namespace

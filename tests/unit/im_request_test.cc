@@ -43,21 +43,22 @@ uint32_t Sha256Prefix(std::string_view text) {
 uint32_t MinDistance(uint32_t max_k) {
   uint32_t best = UINT32_MAX;
   for (uint32_t k = 1; k <= max_k; ++k) {
-    uint32_t v = k * kRandomStride;  // wraps mod 2^32
+    uint32_t v = k * core::kRandomStride;  // wraps mod 2^32
     best = std::min({best, v, static_cast<uint32_t>(0u - v)});
   }
   return best;
 }
 
 TEST(ImRequestTest, RandomIsRowIdPlusGenerationTimesStride) {
-  EXPECT_EQ(RandomForRow(0, 0), 0u);
-  EXPECT_EQ(RandomForRow(1, 0), 1u);
-  EXPECT_EQ(RandomForRow(4294967295, 0), 4294967295u);
-  EXPECT_EQ(RandomForRow(4294967296, 0), 0u) << "mod 2^32";
-  EXPECT_EQ(RandomForRow(7, 1), 7u + 0x9E3779B9u);
-  EXPECT_EQ(RandomForRow(7, 2), static_cast<uint32_t>(7u + 2u * 0x9E3779B9u));
-  EXPECT_EQ(RandomForRow(12345, 3), RandomForRow(12345, 3)) << "the same inputs, the same Random";
-  EXPECT_EQ(kRandomStride % 2, 1u) << "odd, hence invertible mod 2^32";
+  EXPECT_EQ(core::RandomForRow(0, 0), 0u);
+  EXPECT_EQ(core::RandomForRow(1, 0), 1u);
+  EXPECT_EQ(core::RandomForRow(4294967295, 0), 4294967295u);
+  EXPECT_EQ(core::RandomForRow(4294967296, 0), 0u) << "mod 2^32";
+  EXPECT_EQ(core::RandomForRow(7, 1), 7u + 0x9E3779B9u);
+  EXPECT_EQ(core::RandomForRow(7, 2), static_cast<uint32_t>(7u + 2u * 0x9E3779B9u));
+  EXPECT_EQ(core::RandomForRow(12345, 3), core::RandomForRow(12345, 3))
+      << "the same inputs, the same Random";
+  EXPECT_EQ(core::kRandomStride % 2, 1u) << "odd, hence invertible mod 2^32";
 }
 
 TEST(ImRequestTest, TheBoundsInTheCommentHold) {
@@ -76,8 +77,8 @@ TEST(ImRequestTest, RowIdsOfAKnownSha256PrefixCollisionGetDistinctRandoms) {
   ASSERT_EQ(Sha256Prefix(a), Sha256Prefix(b)) << "the pair collides under the old formula";
   ASSERT_EQ(Sha256Prefix(a), 1505127279u);
   // Rows of those events, committed one after the other or far apart.
-  EXPECT_NE(RandomForRow(11072, 0), RandomForRow(23253, 0));
-  EXPECT_NE(RandomForRow(1, 0), RandomForRow(2, 0));
+  EXPECT_NE(core::RandomForRow(11072, 0), core::RandomForRow(23253, 0));
+  EXPECT_NE(core::RandomForRow(1, 0), core::RandomForRow(2, 0));
 }
 
 // Finds a fresh SHA-256-prefix collision among room-sim style ids with a small birthday search
@@ -94,7 +95,7 @@ TEST(ImRequestTest, Sha256PrefixCollisionsFoundBySearchDoNotCollideAsRows) {
     }
   }
   ASSERT_GT(second, 0) << "a 32-bit birthday search over 400k ids finds a pair";
-  EXPECT_NE(RandomForRow(first, 0), RandomForRow(second, 0));
+  EXPECT_NE(core::RandomForRow(first, 0), core::RandomForRow(second, 0));
 }
 
 // Property: over many rows and drop generations, no two distinct (row, generation) pairs that
@@ -108,7 +109,7 @@ TEST(ImRequestTest, DistinctRowsNeverShareARandomWithinTheWindowBound) {
   randoms.reserve(200'000 * 16);
   for (int64_t id = base; id < base + 200'000; ++id) {
     for (uint32_t g = 0; g < 16; ++g) {
-      randoms.push_back(RandomForRow(id, g));
+      randoms.push_back(core::RandomForRow(id, g));
     }
   }
   std::sort(randoms.begin(), randoms.end());
@@ -116,19 +117,19 @@ TEST(ImRequestTest, DistinctRowsNeverShareARandomWithinTheWindowBound) {
       << "two (row, generation) pairs of the window share a Random";
   // Same generation: rows up to 2^32 - 1 apart never collide (spot checks across the range).
   for (int64_t d : {int64_t{1}, int64_t{1} << 20, int64_t{1} << 31, (int64_t{1} << 32) - 1}) {
-    EXPECT_NE(RandomForRow(5, 0), RandomForRow(5 + d, 0)) << d;
+    EXPECT_NE(core::RandomForRow(5, 0), core::RandomForRow(5 + d, 0)) << d;
   }
   // Same row: generations 0..2^18 are all distinct.
   std::unordered_set<uint32_t> generations;
   for (uint32_t g = 0; g <= (1u << 18); ++g) {
-    ASSERT_TRUE(generations.insert(RandomForRow(99, g)).second) << g;
+    ASSERT_TRUE(generations.insert(core::RandomForRow(99, g)).second) << g;
   }
 }
 
 TEST(ImRequestTest, RetryAfterADropGetsAnotherRandomAndOtherwiseTheSame) {
-  EXPECT_EQ(RandomForRow(42, 0), RandomForRow(42, 0));
-  EXPECT_NE(RandomForRow(42, 0), RandomForRow(42, 1));
-  EXPECT_NE(RandomForRow(42, 1), RandomForRow(42, 2));
+  EXPECT_EQ(core::RandomForRow(42, 0), core::RandomForRow(42, 0));
+  EXPECT_NE(core::RandomForRow(42, 0), core::RandomForRow(42, 1));
+  EXPECT_NE(core::RandomForRow(42, 1), core::RandomForRow(42, 2));
 }
 
 TEST(ImRequestTest, PriorityNamesRoundTrip) {
@@ -145,15 +146,15 @@ TEST(ImRequestTest, PriorityNamesRoundTrip) {
 
 TEST(ImRequestTest, PriorityForTypeUsesTheTableThenTheDefault) {
   TencentImOptions options;
-  EXPECT_EQ(PriorityForType(options, "RoomGiftSent"), MsgPriority::kHigh) << "the default";
+  EXPECT_EQ(core::PriorityForType(options, "RoomGiftSent"), MsgPriority::kHigh) << "the default";
   options.msg_priority = MsgPriority::kNormal;
   options.priority_by_type["RoomHeatChanged"] = MsgPriority::kLow;
-  EXPECT_EQ(PriorityForType(options, "RoomGiftSent"), MsgPriority::kNormal);
-  EXPECT_EQ(PriorityForType(options, "RoomHeatChanged"), MsgPriority::kLow);
+  EXPECT_EQ(core::PriorityForType(options, "RoomGiftSent"), MsgPriority::kNormal);
+  EXPECT_EQ(core::PriorityForType(options, "RoomHeatChanged"), MsgPriority::kLow);
 }
 
 TEST(ImRequestTest, BodyHasExactBytesForSample) {
-  auto body = BuildSendGroupMsgBody(Sample(), "live_", 2067832723u, MsgPriority::kHigh);
+  auto body = core::BuildSendGroupMsgBody(Sample(), "live_", 2067832723u, MsgPriority::kHigh);
   ASSERT_TRUE(body) << body.error().message;
   const char* expected =
       R"({"GroupId":"live_r42","Random":2067832723,"MsgPriority":"High",)"
@@ -166,8 +167,8 @@ TEST(ImRequestTest, BodyHasExactBytesForSample) {
 }
 
 TEST(ImRequestTest, BodyIsByteIdenticalOnEveryBuild) {
-  auto first = BuildSendGroupMsgBody(Sample(), "", 5, MsgPriority::kLow);
-  auto second = BuildSendGroupMsgBody(Sample(), "", 5, MsgPriority::kLow);
+  auto first = core::BuildSendGroupMsgBody(Sample(), "", 5, MsgPriority::kLow);
+  auto second = core::BuildSendGroupMsgBody(Sample(), "", 5, MsgPriority::kLow);
   ASSERT_TRUE(first);
   ASSERT_TRUE(second);
   EXPECT_EQ(*first, *second);
@@ -181,15 +182,17 @@ TEST(ImRequestTest, WrittenBodiesAreTheBuiltBodiesWithOrWithoutTheEncodedEnvelop
   Envelope other = Sample();
   other.room_id = "a-longer-room-id";
   other.payload = R"({"k":"v"})";
-  JsonWriter body;
-  JsonWriter scratch;
+  core::JsonWriter body;
+  core::JsonWriter scratch;
   for (const Envelope& e : {Sample(), other, Sample()}) {
-    const std::string expected = BuildSendGroupMsgBody(e, "live_", 9, MsgPriority::kNormal).value();
-    ASSERT_TRUE(WriteSendGroupMsgBody(body, scratch, e, {}, "live_", 9, MsgPriority::kNormal).ok());
-    EXPECT_EQ(body.text(), expected);
-    const std::string json = EncodeEnvelope(e).value();
+    const std::string expected =
+        core::BuildSendGroupMsgBody(e, "live_", 9, MsgPriority::kNormal).value();
     ASSERT_TRUE(
-        WriteSendGroupMsgBody(body, scratch, e, json, "live_", 9, MsgPriority::kNormal).ok());
+        core::WriteSendGroupMsgBody(body, scratch, e, {}, "live_", 9, MsgPriority::kNormal).ok());
+    EXPECT_EQ(body.text(), expected);
+    const std::string json = core::EncodeEnvelope(e).value();
+    ASSERT_TRUE(
+        core::WriteSendGroupMsgBody(body, scratch, e, json, "live_", 9, MsgPriority::kNormal).ok());
     EXPECT_EQ(body.text(), expected);
   }
 }
@@ -209,34 +212,34 @@ TEST(ImRequestTest, BodyRejectsBadEnvelopes) {
                         {"payload not an object", bad_payload},
                         {"invalid utf-8", bad_utf8}};
   for (const auto& c : cases) {
-    auto body = BuildSendGroupMsgBody(c.envelope, "live_", 1, MsgPriority::kHigh);
+    auto body = core::BuildSendGroupMsgBody(c.envelope, "live_", 1, MsgPriority::kHigh);
     ASSERT_FALSE(body) << c.name;
     EXPECT_EQ(body.error().code, ErrorCode::kInvalidArgument) << c.name;
   }
 }
 
 TEST(ImRequestTest, UrlCarriesQueryInDocumentedOrder) {
-  EXPECT_EQ(BuildSendGroupMsgUrl("https://console.tim.qq.com", 1400000000, "administrator",
-                                 "eJyr*-_", 4294967295u),
+  EXPECT_EQ(core::BuildSendGroupMsgUrl("https://console.tim.qq.com", 1400000000, "administrator",
+                                       "eJyr*-_", 4294967295u),
             "https://console.tim.qq.com/v4/group_open_http_svc/send_group_msg"
             "?sdkappid=1400000000&identifier=administrator&usersig=eJyr*-_&random=4294967295"
             "&contenttype=json");
 }
 
 TEST(ImRequestTest, TargetIsTheUrlBelowTheEndpointForEveryRequest) {
-  SendGroupMsgTarget target(1400000000, "ad min");
+  core::SendGroupMsgTarget target(1400000000, "ad min");
   const std::string endpoint = "https://console.tim.qq.com";
   const std::pair<std::string, uint32_t> requests[] = {
       {"a-long-usersig-*-_-0123456789", 4294967295u}, {"s", 0}, {"eJyr", 77}};
   for (const auto& [usersig, random] : requests) {
     EXPECT_EQ(endpoint + target.For(usersig, random),
-              BuildSendGroupMsgUrl(endpoint, 1400000000, "ad min", usersig, random));
+              core::BuildSendGroupMsgUrl(endpoint, 1400000000, "ad min", usersig, random));
   }
-  EXPECT_EQ(target.For("s", 1).rfind(kSendGroupMsgPath, 0), 0u);
+  EXPECT_EQ(target.For("s", 1).rfind(core::kSendGroupMsgPath, 0), 0u);
 }
 
 TEST(ImRequestTest, UrlPercentEncodesIdentifier) {
-  std::string url = BuildSendGroupMsgUrl("http://127.0.0.1:8080", 1, "ad min&x=1/é", "s", 0);
+  std::string url = core::BuildSendGroupMsgUrl("http://127.0.0.1:8080", 1, "ad min&x=1/é", "s", 0);
   EXPECT_NE(url.find("identifier=ad%20min%26x%3D1%2F%C3%A9&"), std::string::npos) << url;
   EXPECT_NE(url.find("&random=0&"), std::string::npos) << url;
 }

@@ -34,36 +34,36 @@ std::string EnvelopeWithPayloadValue(const std::string& value) {
 }
 
 TEST(InputLimitsTest, JsonNestingDepthCountsBracketsOutsideStrings) {
-  EXPECT_EQ(JsonNestingDepth("", 10), 0u);
-  EXPECT_EQ(JsonNestingDepth("{}", 10), 1u);
-  EXPECT_EQ(JsonNestingDepth(R"({"a":[{"b":[]}],"c":{}})", 10), 4u);
-  EXPECT_EQ(JsonNestingDepth(R"({"a":"[[[[{{{{\"[[[["})", 10), 1u);
-  EXPECT_EQ(JsonNestingDepth(Nested(1000), 10), 11u) << "stops once past the limit";
-  EXPECT_EQ(JsonNestingDepth("]]]][", 10), 1u) << "unbalanced input does not underflow";
+  EXPECT_EQ(core::JsonNestingDepth("", 10), 0u);
+  EXPECT_EQ(core::JsonNestingDepth("{}", 10), 1u);
+  EXPECT_EQ(core::JsonNestingDepth(R"({"a":[{"b":[]}],"c":{}})", 10), 4u);
+  EXPECT_EQ(core::JsonNestingDepth(R"({"a":"[[[[{{{{\"[[[["})", 10), 1u);
+  EXPECT_EQ(core::JsonNestingDepth(Nested(1000), 10), 11u) << "stops once past the limit";
+  EXPECT_EQ(core::JsonNestingDepth("]]]][", 10), 1u) << "unbalanced input does not underflow";
 }
 
 TEST(InputLimitsTest, CheckJsonLimitsNamesTheLimit) {
-  EXPECT_TRUE(CheckJsonLimits("x", Nested(64), 1000).ok());
-  Status deep = CheckJsonLimits("x", Nested(65), 1000);
+  EXPECT_TRUE(core::CheckJsonLimits("x", Nested(64), 1000).ok());
+  Status deep = core::CheckJsonLimits("x", Nested(65), 1000);
   ASSERT_FALSE(deep.ok());
   EXPECT_EQ(deep.error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(deep.error().message, "x: nested deeper than 64 levels");
-  Status big = CheckJsonLimits("x", std::string(1001, ' '), 1000);
+  Status big = core::CheckJsonLimits("x", std::string(1001, ' '), 1000);
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.error().message, "x: 1001 bytes, more than the limit of 1000");
 }
 
 TEST(InputLimitsTest, DecodeEnvelopeRefusesDeepNestingAndHugeInput) {
   // The envelope object is level 1, payload 2, so the payload's value may take 62 more.
-  ASSERT_TRUE(DecodeEnvelope(EnvelopeWithPayloadValue(Nested(62))));
-  auto deep = DecodeEnvelope(EnvelopeWithPayloadValue(Nested(63)));
+  ASSERT_TRUE(core::DecodeEnvelope(EnvelopeWithPayloadValue(Nested(62))));
+  auto deep = core::DecodeEnvelope(EnvelopeWithPayloadValue(Nested(63)));
   ASSERT_FALSE(deep);
   EXPECT_EQ(deep.error().message, "envelope: nested deeper than 64 levels");
   // Deep enough to overflow the stack of a recursive dump() if it got that far.
-  auto very_deep = DecodeEnvelope(EnvelopeWithPayloadValue(Nested(1'000'000)));
+  auto very_deep = core::DecodeEnvelope(EnvelopeWithPayloadValue(Nested(1'000'000)));
   ASSERT_FALSE(very_deep);
   EXPECT_THAT(very_deep.error().message, HasSubstr("more than the limit of 65536"));
-  auto huge = DecodeEnvelope(EnvelopeWithPayloadValue('"' + std::string(70'000, 'a') + '"'));
+  auto huge = core::DecodeEnvelope(EnvelopeWithPayloadValue('"' + std::string(70'000, 'a') + '"'));
   ASSERT_FALSE(huge);
   EXPECT_THAT(huge.error().message, HasSubstr("bytes, more than the limit of 65536"));
 }
@@ -74,62 +74,63 @@ TEST(InputLimitsTest, EncodeEnvelopeRefusesWhatDecodeWouldRefuse) {
   e.event_type = "RoomGiftSent";
   e.room_id = "r";
   e.payload = R"({"x":)" + Nested(62) + "}";
-  auto ok = EncodeEnvelope(e);
+  auto ok = core::EncodeEnvelope(e);
   ASSERT_TRUE(ok) << ok.error().message;
-  EXPECT_TRUE(DecodeEnvelope(*ok));
+  EXPECT_TRUE(core::DecodeEnvelope(*ok));
   e.payload = R"({"x":)" + Nested(63) + "}";
-  auto deep = EncodeEnvelope(e);
+  auto deep = core::EncodeEnvelope(e);
   ASSERT_FALSE(deep);
   EXPECT_THAT(deep.error().message, HasSubstr("nested deeper than 63 levels"));
-  e.payload = R"({"x":")" + std::string(kMaxEnvelopeBytes - 10, 'a') + R"("})";
-  auto huge = EncodeEnvelope(e);
+  e.payload = R"({"x":")" + std::string(core::kMaxEnvelopeBytes - 10, 'a') + R"("})";
+  auto huge = core::EncodeEnvelope(e);
   ASSERT_FALSE(huge) << "the payload fits, the envelope around it does not";
   EXPECT_THAT(huge.error().message, HasSubstr("more than the limit of 65536"));
 }
 
 TEST(InputLimitsTest, ImResponseOverTheLimitsIsRetryableWithAShortError) {
   const std::string deep = R"({"ActionStatus":"OK","ErrorCode":0,"x":)" + Nested(100) + "}";
-  PublishOutcome d = ClassifyImResponse(200, deep);
-  EXPECT_EQ(d.status, PublishStatus::kRetryable);
+  core::PublishOutcome d = core::ClassifyImResponse(200, deep);
+  EXPECT_EQ(d.status, core::PublishStatus::kRetryable);
   EXPECT_EQ(d.error, "invalid IM response: nested deeper than 64 levels");
   EXPECT_EQ(d.http_status, 200);
   const std::string big = R"({"ActionStatus":"OK","ErrorCode":0,"x":")" +
-                          std::string(kMaxImResponseBytes, 'a') + R"("})";
-  PublishOutcome b = ClassifyImResponse(200, big);
-  EXPECT_EQ(b.status, PublishStatus::kRetryable);
+                          std::string(core::kMaxImResponseBytes, 'a') + R"("})";
+  core::PublishOutcome b = core::ClassifyImResponse(200, big);
+  EXPECT_EQ(b.status, core::PublishStatus::kRetryable);
   EXPECT_THAT(b.error, HasSubstr("more than the limit of 65536"));
   EXPECT_LT(b.error.size(), 100u);
 }
 
 TEST(InputLimitsTest, ReadBoundedStopsAtTheLimit) {
   std::istringstream small(std::string(10, 'a'));
-  auto ok = ReadBounded(small, 10, "f");
+  auto ok = core::ReadBounded(small, 10, "f");
   ASSERT_TRUE(ok);
   EXPECT_EQ(*ok, std::string(10, 'a'));
   std::istringstream big(std::string(20'000, 'a'));
-  auto refused = ReadBounded(big, 10'000, "f");
+  auto refused = core::ReadBounded(big, 10'000, "f");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().message, "f is larger than 10000 bytes");
 }
 
 TEST(InputLimitsTest, SecretContentAllowsOneTrailingNewlineOnly) {
-  EXPECT_EQ(CheckSecretContent("s", "key").value(), "key");
-  EXPECT_EQ(CheckSecretContent("s", "key\n").value(), "key");
-  EXPECT_EQ(CheckSecretContent("s", "key\r\n").value(), "key");
-  EXPECT_EQ(CheckSecretContent("s", "pass word").value(), "pass word");
-  EXPECT_EQ(CheckSecretContent("s", "").value(), "");
+  EXPECT_EQ(core::CheckSecretContent("s", "key").value(), "key");
+  EXPECT_EQ(core::CheckSecretContent("s", "key\n").value(), "key");
+  EXPECT_EQ(core::CheckSecretContent("s", "key\r\n").value(), "key");
+  EXPECT_EQ(core::CheckSecretContent("s", "pass word").value(), "pass word");
+  EXPECT_EQ(core::CheckSecretContent("s", "").value(), "");
   for (const std::string& bad : {std::string("key\n\n"), std::string("key\nother\n"),
                                 std::string("ke\0y", 4), std::string("key\r"),
                                 std::string("\tkey"), std::string("key\x7f")}) {
-    auto r = CheckSecretContent("s", bad);
+    auto r = core::CheckSecretContent("s", bad);
     ASSERT_FALSE(r) << "accepted a secret with a control byte";
     EXPECT_THAT(r.error().message, HasSubstr("s holds a control byte at offset"));
     EXPECT_THAT(r.error().message, Not(HasSubstr("key"))) << "the content never appears";
   }
-  EXPECT_THAT(CheckSecretContent("s", std::string("ke\0y", 4)).error().message,
+  EXPECT_THAT(core::CheckSecretContent("s", std::string("ke\0y", 4)).error().message,
               HasSubstr("(a NUL)"));
-  EXPECT_THAT(CheckSecretContent("s", std::string(kMaxSecretBytes + 1, 'k')).error().message,
-              HasSubstr("s is larger than 4096 bytes"));
+  EXPECT_THAT(
+      core::CheckSecretContent("s", std::string(core::kMaxSecretBytes + 1, 'k')).error().message,
+      HasSubstr("s is larger than 4096 bytes"));
 }
 
 class InputLimitsConfigTest : public ::testing::Test {
@@ -158,7 +159,8 @@ class InputLimitsConfigTest : public ::testing::Test {
 };
 
 TEST_F(InputLimitsConfigTest, ConfigFileLargerThanTheLimitIsRefused) {
-  const std::string path = Write("relay.toml", "# " + std::string(kMaxConfigBytes, 'x') + "\n");
+  const std::string path =
+      Write("relay.toml", "# " + std::string(core::kMaxConfigBytes, 'x') + "\n");
   auto c = relay::LoadConfig(path);
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().message, "config \"" + path + "\" is larger than 1048576 bytes");

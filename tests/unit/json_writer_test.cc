@@ -15,7 +15,7 @@ TEST(JsonWriterTest, StringsAreEscapedAsDumpEscapesThem) {
   const std::string texts[] = {"", "plain", "quote \" backslash \\ slash /",
                                std::string("nul \0 tab \t newline \n", 22), "\x01\x1f\x7f",
                                "房间-42 \xf0\x9f\x8e\x81"};
-  JsonWriter writer;
+  core::JsonWriter writer;
   for (const std::string& text : texts) {
     writer.Clear();
     writer.String(text);
@@ -26,7 +26,7 @@ TEST(JsonWriterTest, StringsAreEscapedAsDumpEscapesThem) {
 // Every ASCII byte, alone and beside plain text, in one part and in two: the plain ones are
 // copied as they are, the others escaped, as dump() does.
 TEST(JsonWriterTest, EveryAsciiByteIsWrittenAsDumpWritesIt) {
-  JsonWriter writer;
+  core::JsonWriter writer;
   for (int c = 0; c < 0x80; ++c) {
     const std::string byte(1, static_cast<char>(c));
     for (const std::string& text : {byte, "room-" + byte + "-1"}) {
@@ -41,19 +41,19 @@ TEST(JsonWriterTest, EveryAsciiByteIsWrittenAsDumpWritesIt) {
 }
 
 TEST(JsonWriterTest, TwoPartsMakeOneString) {
-  JsonWriter writer;
+  core::JsonWriter writer;
   writer.String("live_", "\"r\"");
   EXPECT_EQ(writer.text(), nlohmann::json("live_\"r\"").dump());
 }
 
 TEST(JsonWriterTest, InvalidUtf8Throws) {
-  JsonWriter writer;
+  core::JsonWriter writer;
   EXPECT_THROW(writer.String("bad \xff"), nlohmann::json::type_error);
   EXPECT_THROW(writer.String("ok", "\xc3"), nlohmann::json::type_error);
 }
 
 TEST(JsonWriterTest, IntegersAndValuesAreWrittenAsDumpWritesThem) {
-  JsonWriter writer;
+  core::JsonWriter writer;
   for (int64_t value : {int64_t{0}, int64_t{-7}, std::numeric_limits<int64_t>::min(),
                         std::numeric_limits<int64_t>::max()}) {
     writer.Clear();
@@ -67,7 +67,7 @@ TEST(JsonWriterTest, IntegersAndValuesAreWrittenAsDumpWritesThem) {
 }
 
 TEST(JsonWriterTest, ClearKeepsTheBufferAndAppendsFollowTheText) {
-  JsonWriter writer;
+  core::JsonWriter writer;
   writer.Raw("{\"k\":");
   writer.String("a long enough value to need the heap");
   writer.Raw("}");

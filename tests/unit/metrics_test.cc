@@ -68,13 +68,13 @@ TEST(MetricsTest, ImBudgetShareAndMembers) {
 // The process's statement count, as /metrics shows it: what every connection of the process sent.
 TEST(MetricsTest, DbStatementsTotalIsTheProcessCount) {
   Metrics m;
-  CountStatementSent();
-  const uint64_t sent = StatementsSent();
+  core::CountStatementSent();
+  const uint64_t sent = core::StatementsSent();
   EXPECT_THAT(m.RenderPrometheus(),
               HasSubstr("# TYPE room_outbox_db_statements_total counter\n"
                         "room_outbox_db_statements_total " +
                         std::to_string(sent) + "\n"));
-  CountStatementSent();
+  core::CountStatementSent();
   EXPECT_THAT(m.RenderPrometheus(),
               HasSubstr("\nroom_outbox_db_statements_total " + std::to_string(sent + 1) + "\n"));
 }

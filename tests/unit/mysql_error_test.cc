@@ -67,32 +67,32 @@ TEST(MysqlErrorTest, MapsEachErrnoToItsCode) {
       {0, ErrorCode::kInternal},
   };
   for (const Case& c : cases) {
-    Error e = FromMysqlErrno(c.err, "where", "text");
+    Error e = core::FromMysqlErrno(c.err, "where", "text");
     EXPECT_EQ(ErrorCodeName(e.code), ErrorCodeName(c.code)) << "errno " << c.err;
   }
 }
 
 TEST(MysqlErrorTest, RetryableOnlyForConnectionAndLockErrors) {
-  EXPECT_TRUE(IsRetryable(FromMysqlErrno(CR_SERVER_LOST, "w", "t")));
-  EXPECT_TRUE(IsRetryable(FromMysqlErrno(ER_LOCK_DEADLOCK, "w", "t")));
-  EXPECT_TRUE(IsRetryable(FromMysqlErrno(ER_LOCK_WAIT_TIMEOUT, "w", "t")));
-  EXPECT_TRUE(IsRetryable(FromMysqlErrno(4031, "w", "t")));
-  EXPECT_TRUE(IsRetryable(FromMysqlErrno(3101, "w", "t")));
-  EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_DUP_ENTRY, "w", "t")));
-  EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_ACCESS_DENIED_ERROR, "w", "t")));
-  EXPECT_FALSE(IsRetryable(FromMysqlErrno(ER_PARSE_ERROR, "w", "t")));
+  EXPECT_TRUE(IsRetryable(core::FromMysqlErrno(CR_SERVER_LOST, "w", "t")));
+  EXPECT_TRUE(IsRetryable(core::FromMysqlErrno(ER_LOCK_DEADLOCK, "w", "t")));
+  EXPECT_TRUE(IsRetryable(core::FromMysqlErrno(ER_LOCK_WAIT_TIMEOUT, "w", "t")));
+  EXPECT_TRUE(IsRetryable(core::FromMysqlErrno(4031, "w", "t")));
+  EXPECT_TRUE(IsRetryable(core::FromMysqlErrno(3101, "w", "t")));
+  EXPECT_FALSE(IsRetryable(core::FromMysqlErrno(ER_DUP_ENTRY, "w", "t")));
+  EXPECT_FALSE(IsRetryable(core::FromMysqlErrno(ER_ACCESS_DENIED_ERROR, "w", "t")));
+  EXPECT_FALSE(IsRetryable(core::FromMysqlErrno(ER_PARSE_ERROR, "w", "t")));
 }
 
 TEST(MysqlErrorTest, MessageNamesTheCallTheLibraryTextAndTheErrno) {
-  Error e = FromMysqlErrno(ER_LOCK_WAIT_TIMEOUT, "mysql_stmt_execute(claim_due)",
-                           "Lock wait timeout exceeded; try restarting transaction");
+  Error e = core::FromMysqlErrno(ER_LOCK_WAIT_TIMEOUT, "mysql_stmt_execute(claim_due)",
+                                 "Lock wait timeout exceeded; try restarting transaction");
   EXPECT_EQ(e.message,
             "mysql_stmt_execute(claim_due): Lock wait timeout exceeded; try restarting "
             "transaction [errno 1205]");
 }
 
 TEST(MysqlErrorTest, EmptyLibraryTextStillSaysSomething) {
-  Error e = FromMysqlErrno(CR_SERVER_LOST, "mysql_ping", "");
+  Error e = core::FromMysqlErrno(CR_SERVER_LOST, "mysql_ping", "");
   EXPECT_EQ(e.message, "mysql_ping: unknown error [errno 2013]");
 }
 

@@ -115,7 +115,7 @@ TEST(HeartbeatClockTest, SleepsInSlicesAndBeatsOnEachOne) {
   testing::FakeClock inner;
   Heartbeat heartbeat(inner);
   HeartbeatClock clock(inner, heartbeat, milliseconds(1000));
-  StopSignal stop;
+  relay::StopSignal stop;
   const uint64_t before = heartbeat.beats();
   EXPECT_FALSE(clock.SleepFor(milliseconds(2500), stop));
   EXPECT_THAT(inner.sleeps(),
@@ -130,7 +130,7 @@ TEST(HeartbeatClockTest, AStopEndsTheSleepAtTheNextSlice) {
   testing::FakeClock inner;
   Heartbeat heartbeat(inner);
   HeartbeatClock clock(inner, heartbeat, milliseconds(100));
-  StopSignal stop;
+  relay::StopSignal stop;
   int slept = 0;
   inner.on_sleep = [&] {
     if (++slept == 3) stop.RequestStop();
@@ -205,14 +205,14 @@ TEST(OpsMetricsTest, FailuresByReasonBesideTheSeedTotal) {
 }
 
 TEST(OpsMetricsTest, FailureReasonOfAnOutcome) {
-  PublishOutcome o;
-  o.status = PublishStatus::kUnknown;
+  core::PublishOutcome o;
+  o.status = core::PublishStatus::kUnknown;
   EXPECT_EQ(FailureReasonOf(o), FailureReason::kUnknownOutcome);
-  o.status = PublishStatus::kRateLimited;
+  o.status = core::PublishStatus::kRateLimited;
   EXPECT_EQ(FailureReasonOf(o), FailureReason::kRateLimited);
-  o.status = PublishStatus::kPermanent;
+  o.status = core::PublishStatus::kPermanent;
   EXPECT_EQ(FailureReasonOf(o), FailureReason::kPermanent);
-  o.status = PublishStatus::kRetryable;
+  o.status = core::PublishStatus::kRetryable;
   o.http_status = 502;
   EXPECT_EQ(FailureReasonOf(o), FailureReason::kHttp);
   o.http_status = 0;
@@ -255,7 +255,7 @@ TEST(OpsMetricsTest, GaugesAndBuildInfo) {
 
 TEST(JournalSinkTest, JournalStreamMustNameTheDescriptorsFile) {
   char path[] = "/tmp/journal-stream-test-XXXXXX";
-  const Fd fd(mkstemp(path));
+  const core::Fd fd(mkstemp(path));
   ASSERT_TRUE(fd);
   struct stat st {};
   ASSERT_EQ(fstat(fd.get(), &st), 0);

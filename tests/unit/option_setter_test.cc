@@ -12,7 +12,7 @@ namespace room_outbox::c_api {
 namespace {
 
 TEST(OptionSetterTest, ATypedValueIsReadWithTheFilesRules) {
-  SharedConfig config;
+  core::SharedConfig config;
   ASSERT_TRUE(SetOption(config, "mysql.port", "3307"));
   EXPECT_EQ(config.mysql.port, 3307);
   ASSERT_TRUE(SetOption(config, "hook.sync_publish_timeout", "250ms"));
@@ -28,7 +28,7 @@ TEST(OptionSetterTest, ATypedValueIsReadWithTheFilesRules) {
 }
 
 TEST(OptionSetterTest, AValueThatIsTomlOfAnotherTypeIsTakenAsTheString) {
-  SharedConfig config;
+  core::SharedConfig config;
   ASSERT_TRUE(SetOption(config, "mysql.user", "123"));
   EXPECT_EQ(config.mysql.user, "123");
   ASSERT_TRUE(SetOption(config, "mysql.host", "127.0.0.1"));
@@ -36,7 +36,7 @@ TEST(OptionSetterTest, AValueThatIsTomlOfAnotherTypeIsTakenAsTheString) {
 }
 
 TEST(OptionSetterTest, ABadValueOrKeyFailsNamingItAndChangesNothing) {
-  SharedConfig config;
+  core::SharedConfig config;
   const struct {
     const char* key;
     const char* value;
@@ -62,7 +62,7 @@ TEST(OptionSetterTest, ABadValueOrKeyFailsNamingItAndChangesNothing) {
 }
 
 TEST(OptionSetterTest, SecretsComeFromMemoryOrFromTheirFileAndNeverReachAnError) {
-  SharedConfig config;
+  core::SharedConfig config;
   ASSERT_TRUE(SetOption(config, "mysql.password", "s3cret"));
   EXPECT_EQ(config.mysql.password, "s3cret");
   ASSERT_TRUE(SetOption(config, "tencent_im.secret_key", "k3y"));

@@ -38,9 +38,9 @@ class OutboxWorkerAheadTest : public ::room_outbox::testing::WorkerFixture {
     options_.max_in_flight = 1;  // one row per wave: a claim of 2 is 2 waves
     EXPECT_CALL(publisher_, PublishMany(_, _, _))
         .WillRepeatedly(
-            Invoke([this](std::span<const PublishMessage> messages, milliseconds, size_t) {
-              std::vector<PublishOutcome> out;
-              for (const PublishMessage& m : messages) {
+            Invoke([this](std::span<const core::PublishMessage> messages, milliseconds, size_t) {
+              std::vector<core::PublishOutcome> out;
+              for (const core::PublishMessage& m : messages) {
                 Note("send " + m.envelope.event_id);
                 out.push_back(Published());
               }
@@ -74,13 +74,13 @@ class OutboxWorkerAheadTest : public ::room_outbox::testing::WorkerFixture {
     EXPECT_CALL(store_, MarkPublished(token, _))
         .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
           Note("mark " + t + Ids(ids));
-          return Result<size_t>(ids.size());
+          return core::Result<size_t>(ids.size());
         }));
     EXPECT_CALL(store_, Release(token, _))
         .Times(AnyNumber())
         .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
           if (!ids.empty()) Note("release " + t + Ids(ids));
-          return Result<size_t>(ids.size());
+          return core::Result<size_t>(ids.size());
         }));
   }
   static std::string Ids(std::span<const int64_t> ids) {
@@ -98,17 +98,17 @@ TEST_F(OutboxWorkerAheadTest, TheNextClaimRunsBeforeTheLastWavesMarks) {
   // before the round's marks (a claim takes the pending wake-up just before it starts).
   // After the round of the claim made ahead, one more claim (nothing due) before the idle wait.
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Invoke([this](const ClaimOptions&) {
+      .WillOnce(Invoke([this](const relay::ClaimOptions&) {
         stop_.Wake();
-        return Result<Claim>(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")}));
+        return core::Result<relay::Claim>(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")}));
       }))
-      .WillOnce(Return(Result<Claim>(Claim{})));
+      .WillOnce(Return(core::Result<relay::Claim>(relay::Claim{})));
   std::promise<void> ahead_claimed;
   EXPECT_CALL(ahead_store_, ClaimDue(_))
-      .WillOnce(Invoke([this, &ahead_claimed](const ClaimOptions&) {
+      .WillOnce(Invoke([this, &ahead_claimed](const relay::ClaimOptions&) {
         Note("claim ahead");
         ahead_claimed.set_value();
-        return Result<Claim>(MakeClaim(kAhead, {Row(3, "room-c")}));
+        return core::Result<relay::Claim>(MakeClaim(kAhead, {Row(3, "room-c")}));
       }));
   NoteMarks(kFirst);
   NoteMarks(kAhead);
@@ -117,7 +117,7 @@ TEST_F(OutboxWorkerAheadTest, TheNextClaimRunsBeforeTheLastWavesMarks) {
   EXPECT_CALL(store_, MarkPublished(kFirst, _))
       .WillOnce(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
         Note("mark " + t + Ids(ids));
-        return Result<size_t>(ids.size());
+        return core::Result<size_t>(ids.size());
       }))
       .WillOnce(Invoke([this, &ahead_claimed](const std::string& t, std::span<const int64_t> ids) {
         if (stop_.wake_pending()) {
@@ -127,7 +127,7 @@ TEST_F(OutboxWorkerAheadTest, TheNextClaimRunsBeforeTheLastWavesMarks) {
           ahead_claimed.get_future().wait();
         }
         Note("mark " + t + Ids(ids));
-        return Result<size_t>(ids.size());
+        return core::Result<size_t>(ids.size());
       }));
   auto worker = MakeWorker();
   worker.Run();
@@ -216,7 +216,7 @@ TEST_F(OutboxWorkerAheadTest, AnErrorOfTheClaimMadeAheadIsTheNextRoundsDatabaseE
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
   EXPECT_CALL(ahead_store_, ClaimDue(_))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(claim): gone")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(claim): gone")));
   NoteMarks(kFirst);
   auto worker = MakeWorker();
   worker.Run();
@@ -232,17 +232,17 @@ TEST_F(OutboxWorkerAheadTest, AMarkFailureEndsTheRoundAndTheClaimMadeAheadGoesBa
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
   EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {Row(3, "room-c")})));
   EXPECT_CALL(store_, MarkPublished(kFirst, _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark): gone")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark): gone")));
   EXPECT_CALL(store_, Release(kFirst, _))
       .Times(AnyNumber())
       .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
         if (!ids.empty()) Note("release " + t + Ids(ids));
-        return Result<size_t>(ids.size());
+        return core::Result<size_t>(ids.size());
       }));
   EXPECT_CALL(store_, Release(kAhead, _))
       .WillOnce(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
         Note("release " + t + Ids(ids));
-        return Result<size_t>(ids.size());
+        return core::Result<size_t>(ids.size());
       }));
   auto worker = MakeWorker();
   worker.Run();

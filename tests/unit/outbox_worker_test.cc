@@ -30,10 +30,10 @@ using ::testing::UnorderedElementsAre;
 class OutboxWorkerTest : public ::room_outbox::testing::WorkerFixture {};
 
 TEST_F(OutboxWorkerTest, SuccessMarksThatRowPublished) {
-  ClaimOptions seen;
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions& o) {
+  relay::ClaimOptions seen;
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const relay::ClaimOptions& o) {
     seen = o;
-    return Result<Claim>(MakeClaim({Row(7, "room-a")}));
+    return core::Result<relay::Claim>(MakeClaim({Row(7, "room-a")}));
   }));
   ScriptPublisher();
   RecordMarks();
@@ -55,7 +55,7 @@ TEST_F(OutboxWorkerTest, SuccessMarksThatRowPublished) {
 TEST_F(OutboxWorkerTest, FailureIsMarkedFailedWithErrorAndDueAfterPollInterval) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 2)})));
-  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "im error 70001: internal")};
+  outcomes_["evt-1"] = {FailedWith(core::PublishStatus::kRetryable, "im error 70001: internal")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -78,7 +78,7 @@ TEST_F(OutboxWorkerTest, FailureThenSuccessOnTheNextRound) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a")})))
       .WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 1)})));
-  outcomes_["evt-1"] = {FailedWith(PublishStatus::kUnknown, "timeout after 3000ms")};
+  outcomes_["evt-1"] = {FailedWith(core::PublishStatus::kUnknown, "timeout after 3000ms")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -94,7 +94,8 @@ TEST_F(OutboxWorkerTest, FailureThenSuccessOnTheNextRound) {
 TEST_F(OutboxWorkerTest, OneFailureDoesNotStopTheBatch) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c")})));
-  outcomes_["evt-2"] = {FailedWith(PublishStatus::kPermanent, "im error 10010: group not found")};
+  outcomes_["evt-2"] = {
+      FailedWith(core::PublishStatus::kPermanent, "im error 10010: group not found")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -107,7 +108,7 @@ TEST_F(OutboxWorkerTest, OneFailureDoesNotStopTheBatch) {
 }
 
 TEST_F(OutboxWorkerTest, UndecodableEnvelopeIsKeptWithItsErrorAndTheRestContinue) {
-  OutboxRow bad = Row(1, "room-a");
+  relay::OutboxRow bad = Row(1, "room-a");
   bad.envelope = "{not json";
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({bad, Row(2, "room-b")})));
   ScriptPublisher();
@@ -130,7 +131,7 @@ TEST_F(OutboxWorkerTest, UndecodableEnvelopeIsKeptWithItsErrorAndTheRestContinue
 TEST_F(OutboxWorkerTest, HostileEnvelopesAreKeptWithAShortErrorAndTheRestContinue) {
   // Poison rows as another process (or a hand edit) could leave them: nesting deep enough to
   // overflow a recursive parser's stack, a huge row, invalid UTF-8, NUL bytes.
-  std::vector<OutboxRow> rows;
+  std::vector<relay::OutboxRow> rows;
   for (const std::string& envelope :
        {std::string(30'000, '[') + std::string(30'000, ']'),
         R"({"payload":{"x":")" + std::string(4 << 20, 'a') + R"("}})",
@@ -158,7 +159,7 @@ TEST_F(OutboxWorkerTest, HostileEnvelopesAreKeptWithAShortErrorAndTheRestContinu
 }
 
 TEST_F(OutboxWorkerTest, UndecodableHeadRowHoldsBackItsRoom) {
-  OutboxRow bad = Row(1, "room-a");
+  relay::OutboxRow bad = Row(1, "room-a");
   bad.envelope = "[]";
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({bad, Row(2, "room-a"), Row(3, "room-b")})));
@@ -209,7 +210,7 @@ TEST_F(OutboxWorkerTest, NeverSentRowsBehindAFailedHeadAreHeldToo) {
   not_sent_ = {"RoomHeatChanged"};
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a", "RoomHeatChanged")})));
-  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "HTTP 502")};
+  outcomes_["evt-1"] = {FailedWith(core::PublishStatus::kRetryable, "HTTP 502")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -221,7 +222,7 @@ TEST_F(OutboxWorkerTest, NeverSentRowsBehindAFailedHeadAreHeldToo) {
 
 TEST_F(OutboxWorkerTest, ClaimErrorIsARoundErrorAndTheLoopRetriesAfterPollInterval) {
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_real_connect: can't connect")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "mysql_real_connect: can't connect")));
   clock_.on_sleep = [this] {
     if (clock_.sleeps().size() == 2) stop_.RequestStop();
   };
@@ -232,7 +233,7 @@ TEST_F(OutboxWorkerTest, ClaimErrorIsARoundErrorAndTheLoopRetriesAfterPollInterv
   EXPECT_EQ(first.error->code, ErrorCode::kUnavailable);
 
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")))
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "server gone")))
       .WillOnce(Return(MakeClaim({})));
   worker.Run();
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(1000), milliseconds(1000)));
@@ -241,7 +242,7 @@ TEST_F(OutboxWorkerTest, ClaimErrorIsARoundErrorAndTheLoopRetriesAfterPollInterv
 TEST_F(OutboxWorkerTest, RepeatedDatabaseErrorsBackOffUpToTheCap) {
   options_.max_error_backoff = milliseconds(4000);
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillRepeatedly(Return(Fail(ErrorCode::kUnavailable, "server gone")));
+      .WillRepeatedly(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
   clock_.on_sleep = [this] {
     if (clock_.sleeps().size() == 5) stop_.RequestStop();
   };
@@ -256,7 +257,8 @@ TEST_F(OutboxWorkerTest, MarkPublishedErrorIsARoundError) {
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
   ScriptPublisher();
   EXPECT_CALL(store_, MarkPublished(kToken, _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): gone")));
+      .WillOnce(
+          Return(core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): gone")));
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
   ASSERT_TRUE(r.error);
@@ -266,10 +268,10 @@ TEST_F(OutboxWorkerTest, MarkPublishedErrorIsARoundError) {
 
 TEST_F(OutboxWorkerTest, MarkFailedErrorIsARoundError) {
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
-  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 503")};
+  outcomes_["evt-1"] = {FailedWith(core::PublishStatus::kRetryable, "http 503")};
   ScriptPublisher();
   EXPECT_CALL(store_, MarkFailed(kToken, _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "lost connection")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "lost connection")));
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
   ASSERT_TRUE(r.error);
@@ -319,9 +321,9 @@ TEST_F(OutboxWorkerTest, ShortClaimWithMoreDueStartsTheNextRoundButAnEmptyOneWai
   // Per-room order can leave part of a full selection out: the claim is short, yet more rows are
   // due. An empty claim waits even then, so a selection that keeps nothing cannot spin.
   options_.batch_size = 10;
-  Claim short_claim = MakeClaim({Row(1, "room-a")});
+  relay::Claim short_claim = MakeClaim({Row(1, "room-a")});
   short_claim.more_due = true;
-  Claim empty_claim = MakeClaim({});
+  relay::Claim empty_claim = MakeClaim({});
   empty_claim.more_due = true;
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(short_claim)).WillOnce(Return(empty_claim));
   ScriptPublisher();
@@ -360,12 +362,12 @@ TEST_F(OutboxWorkerTest, PerRoomWavesNeverHoldTwoRowsOfOneRoom) {
 
 TEST_F(OutboxWorkerTest, FailedHeadRowReleasesLaterRowsOfItsRoomOnly) {
   EXPECT_CALL(store_, Stats())
-      .WillOnce(Return(OutboxStats{3, 0, 1}))
-      .WillRepeatedly(Return(OutboxStats{0, 0, 0}));
+      .WillOnce(Return(relay::OutboxStats{3, 0, 1}))
+      .WillRepeatedly(Return(relay::OutboxStats{0, 0, 0}));
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"),
                                   Row(4, "room-a"), Row(5, "room-b")})));
-  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 502")};
+  outcomes_["evt-1"] = {FailedWith(core::PublishStatus::kRetryable, "http 502")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -397,7 +399,7 @@ TEST_F(OutboxWorkerTest, ResultsAreMarkedAfterEachWave) {
         std::string entry = "mark";
         for (int64_t id : ids) entry += " " + std::to_string(id);
         sequence.push_back(entry);
-        return Result<size_t>(ids.size());
+        return core::Result<size_t>(ids.size());
       }));
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
@@ -411,12 +413,12 @@ TEST_F(OutboxWorkerTest, MarkErrorMidRoundStopsSendingAndReleasesTheRest) {
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-a")})));
   ScriptPublisher();
   EXPECT_CALL(store_, MarkPublished(kToken, _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
   std::vector<int64_t> released;
   EXPECT_CALL(store_, Release(kToken, _))
       .WillOnce(Invoke([&](const std::string&, std::span<const int64_t> ids) {
         released.assign(ids.begin(), ids.end());
-        return Result<size_t>(Fail(ErrorCode::kUnavailable, "server gone"));
+        return core::Result<size_t>(core::Fail(ErrorCode::kUnavailable, "server gone"));
       }));
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
@@ -429,13 +431,13 @@ TEST_F(OutboxWorkerTest, MarkErrorMidRoundStopsSendingAndReleasesTheRest) {
 
 TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
   options_.ordering = Ordering::kNone;
-  ClaimOptions seen;
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const ClaimOptions& o) {
+  relay::ClaimOptions seen;
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([&](const relay::ClaimOptions& o) {
     seen = o;
-    return Result<Claim>(
+    return core::Result<relay::Claim>(
         MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b"), Row(4, "room-a")}));
   }));
-  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 502")};
+  outcomes_["evt-1"] = {FailedWith(core::PublishStatus::kRetryable, "http 502")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -519,22 +521,21 @@ TEST_F(OutboxWorkerTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNo
   options_.skip_event_types = {"RoomHeatChanged"};
   // A round may send a room poll_interval / room_min_interval rows: 1000 / 50; rows of types
   // that are never sent do not count.
-  EXPECT_CALL(
-      store_,
-      ClaimDue(AllOf(Field(&ClaimOptions::run_cut_rows, 20u),
-                     Field(&ClaimOptions::room_min_interval_ms, 50),
-                     Field(&ClaimOptions::skip_event_types, ElementsAre("RoomHeatChanged")))))
+  EXPECT_CALL(store_, ClaimDue(AllOf(Field(&relay::ClaimOptions::run_cut_rows, 20u),
+                                     Field(&relay::ClaimOptions::room_min_interval_ms, 50),
+                                     Field(&relay::ClaimOptions::skip_event_types,
+                                           ElementsAre("RoomHeatChanged")))))
       .WillOnce(Return(MakeClaim({})));
   auto worker = MakeWorker();
   worker.RunRound();
   // --once ends when nothing is due, so it must not schedule rows for later: whole runs.
-  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::run_cut_rows, 0u)))
+  EXPECT_CALL(store_, ClaimDue(Field(&relay::ClaimOptions::run_cut_rows, 0u)))
       .WillOnce(Return(MakeClaim({})));
   worker.Drain();
 
   // Without room_min_interval nothing is cut.
   options_.room_min_interval = milliseconds(0);
-  EXPECT_CALL(store_, ClaimDue(Field(&ClaimOptions::run_cut_rows, 0u)))
+  EXPECT_CALL(store_, ClaimDue(Field(&relay::ClaimOptions::run_cut_rows, 0u)))
       .WillOnce(Return(MakeClaim({})));
   auto unpaced = MakeWorker();
   unpaced.RunRound();
@@ -545,9 +546,9 @@ TEST_F(OutboxWorkerTest, WhileAPacedRoomsRowsComeDueTheLoopPollsAtRoomMinInterva
   // The first claim cut a room and scheduled its rows up to now + 120ms; the loop claims again
   // at once (more_due). While that time has not passed, a round that delivered is followed by
   // room_min_interval; one that delivered nothing (nothing due, or IM failing) by poll_interval.
-  Claim cut = MakeClaim({Row(1, "hot")});
+  relay::Claim cut = MakeClaim({Row(1, "hot")});
   cut.more_due = true;
-  cut.paced_rooms = {PacedRoom{"hot", 3, 120}};
+  cut.paced_rooms = {relay::PacedRoom{"hot", 3, 120}};
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(cut))
       .WillOnce(Return(MakeClaim({Row(2, "hot")})))
@@ -574,9 +575,9 @@ TEST_F(OutboxWorkerTest, AClaimThatOnlyScheduledPacedRoomsIsFollowedAfterRoomMin
   // Every room of the window was sent to less than room_min_interval ago: the claim leased
   // nothing and scheduled their rows 30 ms on. The loop claims again after room_min_interval,
   // not poll_interval.
-  Claim paced = MakeClaim({});
+  relay::Claim paced = MakeClaim({});
   paced.more_due = true;
-  paced.paced_rooms = {PacedRoom{"hot", 2, 30}};
+  paced.paced_rooms = {relay::PacedRoom{"hot", 2, 30}};
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(paced)).WillOnce(Return(MakeClaim({})));
   RecordMarks();
   clock_.on_sleep = [this] {
@@ -591,7 +592,8 @@ TEST_F(OutboxWorkerTest, RateLimitedRowRetriesLaterAndTheRoundStopsSending) {
   options_.poll_interval = milliseconds(200);
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-b")})));
-  outcomes_["evt-2"] = {FailedWith(PublishStatus::kRateLimited, "im error 10023: frequency limit")};
+  outcomes_["evt-2"] = {
+      FailedWith(core::PublishStatus::kRateLimited, "im error 10023: frequency limit")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -606,7 +608,7 @@ TEST_F(OutboxWorkerTest, RateLimitedRowRetriesLaterAndTheRoundStopsSending) {
 
 TEST_F(OutboxWorkerTest, LongErrorTextIsShortened) {
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
-  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, std::string(5000, 'x'))};
+  outcomes_["evt-1"] = {FailedWith(core::PublishStatus::kRetryable, std::string(5000, 'x'))};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -619,7 +621,7 @@ TEST_F(OutboxWorkerTest, PublisherReturningTooFewOutcomesFailsTheMissingRows) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})));
   EXPECT_CALL(publisher_, PublishMany(_, _, _))
-      .WillOnce(Return(std::vector<PublishOutcome>{Published()}));
+      .WillOnce(Return(std::vector<core::PublishOutcome>{Published()}));
   RecordMarks();
   auto worker = MakeWorker();
   worker.RunRound();
@@ -640,10 +642,10 @@ TEST_F(OutboxWorkerTest, OutcomeLineCarriesTheSeedFields) {
 }
 
 TEST_F(OutboxWorkerTest, GaugesComeFromStatsAndCountersFromOutcomes) {
-  EXPECT_CALL(store_, Stats()).WillRepeatedly(Return(OutboxStats{42, 7000, 0}));
+  EXPECT_CALL(store_, Stats()).WillRepeatedly(Return(relay::OutboxStats{42, 7000, 0}));
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})));
-  outcomes_["evt-2"] = {FailedWith(PublishStatus::kRetryable, "http 500")};
+  outcomes_["evt-2"] = {FailedWith(core::PublishStatus::kRetryable, "http 500")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -661,7 +663,7 @@ TEST_F(OutboxWorkerTest, DrainStopsWhenNothingIsDueAndReportsFailures) {
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})))
       .WillOnce(Return(MakeClaim({Row(3, "room-c")})))
       .WillOnce(Return(MakeClaim({})));
-  outcomes_["evt-2"] = {FailedWith(PublishStatus::kRetryable, "http 500")};
+  outcomes_["evt-2"] = {FailedWith(core::PublishStatus::kRetryable, "http 500")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -677,7 +679,7 @@ TEST_F(OutboxWorkerTest, DrainTriesEachRowOnceEvenWhenItComesDueAgain) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b")})))
       .WillOnce(Return(MakeClaim({Row(1, "room-a", "RoomGiftSent", 1), Row(4, "room-a")})));
-  outcomes_["evt-1"] = {FailedWith(PublishStatus::kRetryable, "http 500")};
+  outcomes_["evt-1"] = {FailedWith(core::PublishStatus::kRetryable, "http 500")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -690,7 +692,8 @@ TEST_F(OutboxWorkerTest, DrainTriesEachRowOnceEvenWhenItComesDueAgain) {
 }
 
 TEST_F(OutboxWorkerTest, DrainReportsADatabaseError) {
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(Fail(ErrorCode::kUnavailable, "no server")));
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "no server")));
   auto worker = MakeWorker();
   DrainResult d = worker.Drain();
   ASSERT_TRUE(d.store_error);
@@ -714,9 +717,10 @@ TEST_F(OutboxWorkerTest, AClaimGivenBackWholeUnsentIsAFailedRoundAndIsNotRetried
   // Lease 5s, margin 1s, publish_timeout 3s: a claim that took 2.5s leaves 1.5s for a wave.
   options_.lease = milliseconds(5000);
   options_.batch_size = 3;
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const relay::ClaimOptions&) {
     clock_.Advance(milliseconds(2500));
-    return Result<Claim>(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c")}));
+    return core::Result<relay::Claim>(
+        MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c")}));
   }));
   RecordMarks();  // StrictMock publisher: no PublishMany expected
   clock_.on_sleep = [this] { stop_.RequestStop(); };
@@ -732,9 +736,9 @@ TEST_F(OutboxWorkerTest, AClaimGivenBackWholeUnsentIsAFailedRoundAndIsNotRetried
 
 TEST_F(OutboxWorkerTest, AClaimGivenBackWholeReportsAnErrorButNoStoreError) {
   options_.lease = milliseconds(5000);
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const relay::ClaimOptions&) {
     clock_.Advance(milliseconds(2500));
-    return Result<Claim>(MakeClaim({Row(1, "room-a")}));
+    return core::Result<relay::Claim>(MakeClaim({Row(1, "room-a")}));
   }));
   RecordMarks();
   auto worker = MakeWorker();
@@ -748,9 +752,9 @@ TEST_F(OutboxWorkerTest, AClaimGivenBackWholeReportsAnErrorButNoStoreError) {
 
 TEST_F(OutboxWorkerTest, DrainThatLeftDueRowsUnattemptedIsNotOk) {
   options_.lease = milliseconds(5000);
-  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const ClaimOptions&) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Invoke([this](const relay::ClaimOptions&) {
     clock_.Advance(milliseconds(2500));
-    return Result<Claim>(MakeClaim({Row(1, "room-a"), Row(2, "room-b")}));
+    return core::Result<relay::Claim>(MakeClaim({Row(1, "room-a"), Row(2, "room-b")}));
   }));
   RecordMarks();
   auto worker = MakeWorker();
@@ -766,7 +770,7 @@ TEST_F(OutboxWorkerTest, DrainRowsGivenBackAndTriedInALaterRoundCountAsAttempted
       .WillOnce(Return(MakeClaim({Row(2, "room-b"), Row(3, "room-b")})))
       .WillOnce(Return(MakeClaim({Row(3, "room-b")})))
       .WillOnce(Return(MakeClaim({})));
-  outcomes_["evt-2"] = {FailedWith(PublishStatus::kRateLimited, "im error 10023")};
+  outcomes_["evt-2"] = {FailedWith(core::PublishStatus::kRateLimited, "im error 10023")};
   ScriptPublisher();
   RecordMarks();
   auto worker = MakeWorker();
@@ -838,16 +842,17 @@ TEST_F(OutboxWorkerTest, ToWorkerOptionsTakesTheConfigsValues) {
 
 // --- failure scopes ---
 
-PublishOutcome RoomRefused() {
-  PublishOutcome out = FailedWith(PublishStatus::kRateLimited, "MsgDropReason: MsgFreqCtrl");
-  out.scope = FailureScope::kRoom;
+core::PublishOutcome RoomRefused() {
+  core::PublishOutcome out =
+      FailedWith(core::PublishStatus::kRateLimited, "MsgDropReason: MsgFreqCtrl");
+  out.scope = core::FailureScope::kRoom;
   out.http_status = 200;
   out.definite_drop = true;
   return out;
 }
 
 TEST_F(OutboxWorkerTest, ARoomRefusalHoldsBackThatRoomOnlyAndTheBatchGoesOn) {
-  OutboxRow hot = Row(1, "room-hot");
+  relay::OutboxRow hot = Row(1, "room-hot");
   hot.drop_count = 2;
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({hot, Row(2, "room-hot"), Row(3, "room-a"), Row(4, "room-b"),
@@ -870,14 +875,14 @@ TEST_F(OutboxWorkerTest, ARoomRefusalHoldsBackThatRoomOnlyAndTheBatchGoesOn) {
 }
 
 TEST_F(OutboxWorkerTest, TheDropCountIsTheDropGenerationOfTheSend) {
-  OutboxRow row = Row(1, "room-a");
+  relay::OutboxRow row = Row(1, "room-a");
   row.drop_count = 3;
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({row})));
   EXPECT_CALL(publisher_, PublishMany(_, _, _))
-      .WillOnce(Invoke([](std::span<const PublishMessage> messages, milliseconds, size_t) {
+      .WillOnce(Invoke([](std::span<const core::PublishMessage> messages, milliseconds, size_t) {
         EXPECT_EQ(messages[0].row_id, 1);
         EXPECT_EQ(messages[0].drop_generation, 3u);
-        return std::vector<PublishOutcome>{Published()};
+        return std::vector<core::PublishOutcome>{Published()};
       }));
   RecordMarks();
   auto worker = MakeWorker();
@@ -890,12 +895,14 @@ TEST_F(OutboxWorkerTest, RowsTheOpenBreakerKeepsBackAreReleasedUnchargedAndTheRo
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-b"), Row(3, "room-c"),
                                   Row(4, "room-d"), Row(5, "room-a")})));
-  PublishOutcome tripped = FailedWith(PublishStatus::kPermanent, "im error 70003: bad sig");
-  tripped.scope = FailureScope::kApp;
+  core::PublishOutcome tripped =
+      FailedWith(core::PublishStatus::kPermanent, "im error 70003: bad sig");
+  tripped.scope = core::FailureScope::kApp;
   tripped.im_error_code = 70003;
-  tripped.breaker = BreakerTransition::kOpened;
+  tripped.breaker = core::BreakerTransition::kOpened;
   outcomes_["evt-1"] = {tripped};
-  outcomes_["evt-2"] = {FailedWith(PublishStatus::kNotAttempted, "not attempted: breaker open")};
+  outcomes_["evt-2"] = {
+      FailedWith(core::PublishStatus::kNotAttempted, "not attempted: breaker open")};
   during_publish_ = [this] { breaker_open_ = true; };
   ScriptPublisher();
   RecordMarks();
@@ -915,14 +922,15 @@ TEST_F(OutboxWorkerTest, RowsTheOpenBreakerKeepsBackAreReleasedUnchargedAndTheRo
 
 TEST_F(OutboxWorkerTest, WhileTheBreakerIsOpenTheDaemonWaitsPollIntervalBetweenRounds) {
   breaker_open_ = true;
-  std::vector<OutboxRow> rows;
+  std::vector<relay::OutboxRow> rows;
   for (int64_t id = 1; id <= 100; ++id) rows.push_back(Row(id, "room-" + std::to_string(id)));
   EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Return(MakeClaim(rows)));
   EXPECT_CALL(publisher_, PublishMany(_, _, _))
-      .WillRepeatedly(Invoke([](std::span<const PublishMessage> messages, milliseconds, size_t) {
-        return std::vector<PublishOutcome>(
-            messages.size(), FailedWith(PublishStatus::kNotAttempted, "not attempted"));
-      }));
+      .WillRepeatedly(
+          Invoke([](std::span<const core::PublishMessage> messages, milliseconds, size_t) {
+            return std::vector<core::PublishOutcome>(
+                messages.size(), FailedWith(core::PublishStatus::kNotAttempted, "not attempted"));
+          }));
   RecordMarks();
   int rounds = 0;
   clock_.on_sleep = [&] {

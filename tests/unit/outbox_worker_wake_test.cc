@@ -32,12 +32,12 @@ class OutboxWorkerWakeTest : public ::room_outbox::testing::WorkerFixture {
     RecordMarks();
     EXPECT_CALL(publisher_, PublishMany(_, _, _))
         .WillRepeatedly(
-            Invoke([this](std::span<const PublishMessage> messages, milliseconds, size_t) {
+            Invoke([this](std::span<const core::PublishMessage> messages, milliseconds, size_t) {
               ++waves_;
               if (during_publish_) during_publish_();
-              return std::vector<PublishOutcome>(messages.size(), Published());
+              return std::vector<core::PublishOutcome>(messages.size(), Published());
             }));
-    EXPECT_CALL(store_, AnyDue()).WillRepeatedly(Return(Result<bool>(true)));
+    EXPECT_CALL(store_, AnyDue()).WillRepeatedly(Return(core::Result<bool>(true)));
   }
 
   // Stops the loop after its `n`-th sleep.
@@ -62,13 +62,13 @@ TEST_F(OutboxWorkerWakeTest, WithoutAWakeUpTheLoopPollsAtPollInterval) {
 // 300 ms) has the idle wait end when it does (one millisecond past it), not at poll_interval; a
 // later row than the poll changes nothing.
 TEST_F(OutboxWorkerWakeTest, TheIdleWaitEndsWhenTheEarliestPendingRowComesDue) {
-  Claim soon = MakeClaim({});
+  relay::Claim soon = MakeClaim({});
   soon.next_due_in_ms = 300;
-  Claim late = MakeClaim({});
+  relay::Claim late = MakeClaim({});
   late.next_due_in_ms = 5000;
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(Result<Claim>(soon)))
-      .WillOnce(Return(Result<Claim>(late)));
+      .WillOnce(Return(core::Result<relay::Claim>(soon)))
+      .WillOnce(Return(core::Result<relay::Claim>(late)));
   StopAfterSleeps(2);
   auto worker = MakeWorker();
   worker.Run();
@@ -92,10 +92,10 @@ TEST_F(OutboxWorkerWakeTest, AWakeUpDuringARoundEndsTheNextIdleWaitAtOnce) {
 }
 
 TEST_F(OutboxWorkerWakeTest, AWakeUpTakenBeforeTheClaimIsConsumedByIt) {
-  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([this](const ClaimOptions&) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([this](const relay::ClaimOptions&) {
     // The claim runs after the worker took the wake-up.
     EXPECT_FALSE(stop_.wake_pending());
-    return Result<Claim>(MakeClaim({Row(1, "room-a")}));
+    return core::Result<relay::Claim>(MakeClaim({Row(1, "room-a")}));
   }));
   stop_.Wake();  // rows committed before the loop's first claim
   StopAfterSleeps(1);
@@ -106,10 +106,11 @@ TEST_F(OutboxWorkerWakeTest, AWakeUpTakenBeforeTheClaimIsConsumedByIt) {
 
 TEST_F(OutboxWorkerWakeTest, ABurstOfWakeUpsIsOneMoreRound) {
   int claims = 0;
-  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([&](const ClaimOptions&) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([&](const relay::ClaimOptions&) {
     ++claims;
-    return Result<Claim>(MakeClaim(claims == 1 ? std::vector<OutboxRow>{Row(1, "room-a")}
-                                               : std::vector<OutboxRow>{}));
+    return core::Result<relay::Claim>(
+        MakeClaim(claims == 1 ? std::vector<relay::OutboxRow>{Row(1, "room-a")}
+                              : std::vector<relay::OutboxRow>{}));
   }));
   during_publish_ = [this] {
     for (int i = 0; i < 50; ++i) stop_.Wake();
@@ -133,7 +134,7 @@ TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPacedRoomsWaitInsideARound) {
   int claims = 0;
   EXPECT_CALL(store_, AnyDue()).WillRepeatedly(Invoke([&] {
     ++claims;
-    return Result<bool>(true);
+    return core::Result<bool>(true);
   }));
   StopAfterSleeps(2);
   auto worker = MakeWorker();
@@ -154,7 +155,7 @@ TEST_F(OutboxWorkerWakeTest, AFloodOfWakeUpsIsAtMostOneDueCheckPerGap) {
   auto woken_then = [this](bool due) {
     return [this, due] {
       stop_.Wake();
-      return Result<bool>(due);
+      return core::Result<bool>(due);
     };
   };
   EXPECT_CALL(store_, AnyDue())
@@ -164,11 +165,12 @@ TEST_F(OutboxWorkerWakeTest, AFloodOfWakeUpsIsAtMostOneDueCheckPerGap) {
       .WillOnce(Invoke(woken_then(true)))
       .WillRepeatedly(Invoke(woken_then(false)));
   int claims = 0;
-  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([&](const ClaimOptions&) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([&](const relay::ClaimOptions&) {
     stop_.Wake();
     ++claims;
-    return Result<Claim>(MakeClaim(claims == 2 ? std::vector<OutboxRow>{Row(1, "room-a")}
-                                               : std::vector<OutboxRow>{}));
+    return core::Result<relay::Claim>(
+        MakeClaim(claims == 2 ? std::vector<relay::OutboxRow>{Row(1, "room-a")}
+                              : std::vector<relay::OutboxRow>{}));
   }));
   StopAfterSleeps(6);
   auto worker = MakeWorker();
@@ -181,15 +183,16 @@ TEST_F(OutboxWorkerWakeTest, AFloodOfWakeUpsIsAtMostOneDueCheckPerGap) {
 
 TEST_F(OutboxWorkerWakeTest, WhileTheBreakerIsOpenAWakeUpDoesNotEndThePollIntervalWait) {
   breaker_open_ = true;
-  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([this](const ClaimOptions&) {
+  EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([this](const relay::ClaimOptions&) {
     stop_.Wake();  // every commit during an IM outage leaves its rows and wakes the relay
-    return Result<Claim>(MakeClaim({Row(1, "room-a")}));
+    return core::Result<relay::Claim>(MakeClaim({Row(1, "room-a")}));
   }));
   EXPECT_CALL(publisher_, PublishMany(_, _, _))
-      .WillRepeatedly(Invoke([](std::span<const PublishMessage> messages, milliseconds, size_t) {
-        return std::vector<PublishOutcome>(
-            messages.size(), FailedWith(PublishStatus::kNotAttempted, "not attempted"));
-      }));
+      .WillRepeatedly(
+          Invoke([](std::span<const core::PublishMessage> messages, milliseconds, size_t) {
+            return std::vector<core::PublishOutcome>(
+                messages.size(), FailedWith(core::PublishStatus::kNotAttempted, "not attempted"));
+          }));
   StopAfterSleeps(3);
   auto worker = MakeWorker();
   worker.Run();
@@ -201,9 +204,10 @@ TEST_F(OutboxWorkerWakeTest, WhileTheBreakerIsOpenAWakeUpDoesNotEndThePollInterv
 
 TEST_F(OutboxWorkerWakeTest, ADatabaseErrorBackOffIsNotEndedByAWakeUp) {
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Invoke([this](const ClaimOptions&) {
+      .WillOnce(Invoke([this](const relay::ClaimOptions&) {
         stop_.Wake();  // a commit while the claim fails
-        return Result<Claim>(tl::unexpected(Error{ErrorCode::kUnavailable, "server gone"}));
+        return core::Result<relay::Claim>(
+            tl::unexpected(Error{ErrorCode::kUnavailable, "server gone"}));
       }))
       .WillRepeatedly(Return(MakeClaim({})));
   StopAfterSleeps(2);

@@ -47,19 +47,20 @@ TEST(ParkPolicyTest, TransientFailuresNeverPark) {
 
 TEST(ParkPolicyTest, OnlyThePermanentRowScopeIsPermanent) {
   EXPECT_TRUE(ParkPolicy::IsPermanent(
-      FailedWith(PublishStatus::kPermanent, "im error 10010: group dissolved")));
-  EXPECT_TRUE(ParkPolicy::IsPermanent(FailedWith(PublishStatus::kPermanent,
+      FailedWith(core::PublishStatus::kPermanent, "im error 10010: group dissolved")));
+  EXPECT_TRUE(ParkPolicy::IsPermanent(FailedWith(core::PublishStatus::kPermanent,
                                                  "cannot build IM request: body too large",
-                                                 FailureScope::kPermanentRow)));
+                                                 core::FailureScope::kPermanentRow)));
   // A permanent status whose scope is the whole app (bad key, 70050): the breaker's business,
   // never the row's.
+  EXPECT_FALSE(ParkPolicy::IsPermanent(FailedWith(
+      core::PublishStatus::kPermanent, "im error 70009: bad sig", core::FailureScope::kApp)));
+  EXPECT_FALSE(ParkPolicy::IsPermanent(FailedWith(core::PublishStatus::kRetryable, "http 502")));
+  EXPECT_FALSE(ParkPolicy::IsPermanent(FailedWith(core::PublishStatus::kUnknown, "timeout")));
   EXPECT_FALSE(ParkPolicy::IsPermanent(
-      FailedWith(PublishStatus::kPermanent, "im error 70009: bad sig", FailureScope::kApp)));
-  EXPECT_FALSE(ParkPolicy::IsPermanent(FailedWith(PublishStatus::kRetryable, "http 502")));
-  EXPECT_FALSE(ParkPolicy::IsPermanent(FailedWith(PublishStatus::kUnknown, "timeout")));
-  EXPECT_FALSE(ParkPolicy::IsPermanent(
-      FailedWith(PublishStatus::kRateLimited, "10023", FailureScope::kRoom)));
-  EXPECT_FALSE(ParkPolicy::IsPermanent(FailedWith(PublishStatus::kNotAttempted, "breaker open")));
+      FailedWith(core::PublishStatus::kRateLimited, "10023", core::FailureScope::kRoom)));
+  EXPECT_FALSE(
+      ParkPolicy::IsPermanent(FailedWith(core::PublishStatus::kNotAttempted, "breaker open")));
   EXPECT_FALSE(ParkPolicy::IsPermanent(Published()));
 }
 

@@ -27,7 +27,7 @@ using ::testing::Invoke;
 using ::testing::NiceMock;
 using ::testing::Return;
 
-OutboxRow Row(int64_t id, const std::string& room, int64_t retry_count = 0) {
+relay::OutboxRow Row(int64_t id, const std::string& room, int64_t retry_count = 0) {
   return WorkerRow(id, room, "RoomGiftSent", retry_count);
 }
 
@@ -51,23 +51,23 @@ class ParkingWorkerTest : public ::room_outbox::testing::WorkerFixture {
   }
 
   // One round over `rows`; `outcome_of` answers each message by its event id.
-  RoundResult RunOnce(std::vector<OutboxRow> rows,
-                      std::function<PublishOutcome(const std::string&)> outcome_of) {
-    Claim claim;
+  RoundResult RunOnce(std::vector<relay::OutboxRow> rows,
+                      std::function<core::PublishOutcome(const std::string&)> outcome_of) {
+    relay::Claim claim;
     claim.token = kToken;
     claim.rows = std::move(rows);
-    EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(Result<Claim>(claim)));
+    EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(core::Result<relay::Claim>(claim)));
     EXPECT_CALL(publisher_, PublishMany(_, _, _))
-        .WillRepeatedly(Invoke(
-            [this, outcome_of](std::span<const PublishMessage> messages, milliseconds, size_t) {
-              in_flight_seen_.push_back(metrics_.in_flight());
-              std::vector<PublishOutcome> out;
-              for (const PublishMessage& m : messages) {
-                sent_.push_back(m.envelope.event_id);
-                out.push_back(outcome_of(m.envelope.event_id));
-              }
-              return out;
-            }));
+        .WillRepeatedly(Invoke([this, outcome_of](std::span<const core::PublishMessage> messages,
+                                                  milliseconds, size_t) {
+          in_flight_seen_.push_back(metrics_.in_flight());
+          std::vector<core::PublishOutcome> out;
+          for (const core::PublishMessage& m : messages) {
+            sent_.push_back(m.envelope.event_id);
+            out.push_back(outcome_of(m.envelope.event_id));
+          }
+          return out;
+        }));
     return MakeWorker().RunRound();
   }
 
@@ -75,8 +75,8 @@ class ParkingWorkerTest : public ::room_outbox::testing::WorkerFixture {
   std::vector<int64_t> in_flight_seen_;
 };
 
-PublishOutcome GroupDissolved() {
-  return FailedWith(PublishStatus::kPermanent, "im error 10010: group dissolved");
+core::PublishOutcome GroupDissolved() {
+  return FailedWith(core::PublishStatus::kPermanent, "im error 10010: group dissolved");
 }
 
 TEST_F(ParkingWorkerTest, APermanentFailureAtTheNthAttemptParksAndGivesTheRoomBack) {
@@ -86,9 +86,8 @@ TEST_F(ParkingWorkerTest, APermanentFailureAtTheNthAttemptParksAndGivesTheRoomBa
   // the second attempt is marked failed. Room C: a transient failure never parks.
   const RoundResult round = RunOnce({Row(1, "A", 2), Row(2, "A"), Row(3, "B", 1), Row(4, "C", 9)},
                                     [](const std::string& id) {
-                                      if (id == "evt-4")
-                                        return FailedWith(PublishStatus::kRetryable, "http 502");
-                                      return GroupDissolved();
+    if (id == "evt-4") return FailedWith(core::PublishStatus::kRetryable, "http 502");
+    return GroupDissolved();
                                     });
   EXPECT_THAT(Ids(parked_), ElementsAre(1));
   EXPECT_EQ(parked_[0].error, "permanent: im error 10010: group dissolved");
@@ -113,7 +112,7 @@ TEST_F(ParkingWorkerTest, APermanentFailureAtTheNthAttemptParksAndGivesTheRoomBa
 
 TEST_F(ParkingWorkerTest, BreakerRejectionsAreNotCountedAsFailedAttemptsByReason) {
   RunOnce({Row(1, "A")}, [](const std::string&) {
-    return FailedWith(PublishStatus::kNotAttempted, "circuit breaker open");
+    return FailedWith(core::PublishStatus::kNotAttempted, "circuit breaker open");
   });
   for (size_t r = 0; r < kFailureReasonCount; ++r) {
     EXPECT_EQ(metrics_.publish_failure(static_cast<FailureReason>(r)), 0u) << r;
@@ -129,9 +128,9 @@ TEST_F(ParkingWorkerTest, TheDefaultZeroNeverParks) {
 
 TEST_F(ParkingWorkerTest, AnUndecodableRowParksAtTheNthAttemptAndIsCountedByReason) {
   options_.park_permanent_after = 2;
-  OutboxRow bad = Row(1, "A", 1);
+  relay::OutboxRow bad = Row(1, "A", 1);
   bad.envelope = "not json";
-  OutboxRow fresh_bad = Row(2, "B", 0);
+  relay::OutboxRow fresh_bad = Row(2, "B", 0);
   fresh_bad.envelope = "{";
   const RoundResult round =
       RunOnce({bad, Row(3, "A"), fresh_bad}, [](const std::string&) { return Published(); });
@@ -149,7 +148,7 @@ TEST_F(ParkingWorkerTest, AnUndecodableRowParksAtTheNthAttemptAndIsCountedByReas
 TEST_F(ParkingWorkerTest, OneSummaryLinePerRoundWithFailuresAndNoneWithout) {
   RunOnce({Row(1, "A"), Row(2, "A"), Row(3, "B", 4), Row(4, "C")}, [](const std::string& id) {
     if (id == "evt-4") return Published();
-    return FailedWith(PublishStatus::kRetryable, "im error 10002: internal error");
+    return FailedWith(core::PublishStatus::kRetryable, "im error 10002: internal error");
   });
   const std::string log = log_.str();
   EXPECT_EQ(Lines(log, "warning", "outbox round had failures"), 1u) << log;
@@ -170,15 +169,16 @@ TEST_F(ParkingWorkerTest, OneSummaryLinePerRoundWithFailuresAndNoneWithout) {
 TEST_F(ParkingWorkerTest, DbUpFollowsEachDaemonRound) {
   metrics_.SetDbUp(false);
   EXPECT_CALL(store_, ClaimDue(_))
-      .WillOnce(Return(Result<Claim>(Claim{kToken, 0, 0, {}, false, {}, std::nullopt})))
-      .WillOnce(Invoke([this](const ClaimOptions&) -> Result<Claim> {
+      .WillOnce(Return(
+          core::Result<relay::Claim>(relay::Claim{kToken, 0, 0, {}, false, {}, std::nullopt})))
+      .WillOnce(Invoke([this](const relay::ClaimOptions&) -> core::Result<relay::Claim> {
         EXPECT_TRUE(metrics_.db_up());
-        return Fail(ErrorCode::kUnavailable, "server gone");
+        return core::Fail(ErrorCode::kUnavailable, "server gone");
       }))
-      .WillOnce(Invoke([this](const ClaimOptions&) -> Result<Claim> {
+      .WillOnce(Invoke([this](const relay::ClaimOptions&) -> core::Result<relay::Claim> {
         EXPECT_FALSE(metrics_.db_up());
         stop_.RequestStop();
-        return Result<Claim>(Claim{kToken, 0, 0, {}, false, {}, std::nullopt});
+        return core::Result<relay::Claim>(relay::Claim{kToken, 0, 0, {}, false, {}, std::nullopt});
       }));
   auto worker = MakeWorker();
   worker.Run();
@@ -192,11 +192,11 @@ class LogVolumeTest : public ::testing::Test {
   LogVolumeTest() {
     ON_CALL(store_, MarkPublished(_, _))
         .WillByDefault(Invoke([](const std::string&, std::span<const int64_t> ids) {
-          return Result<size_t>(ids.size());
+          return core::Result<size_t>(ids.size());
         }));
     ON_CALL(store_, MarkFailed(_, _))
-        .WillByDefault(Invoke([](const std::string&, std::span<const FailedAttempt> a) {
-          return Result<size_t>(a.size());
+        .WillByDefault(Invoke([](const std::string&, std::span<const relay::FailedAttempt> a) {
+          return core::Result<size_t>(a.size());
         }));
   }
   ResultWriter Writer() { return ResultWriter(store_, metrics_, *logger_, "n", "tok", &held_); }
@@ -218,13 +218,13 @@ class LogVolumeTest : public ::testing::Test {
 TEST_F(LogVolumeTest, FirstFailureWarnsLaterOnesAreDebugAndRecoveryIsInfo) {
   for (int64_t retry_count = 0; retry_count < 5; ++retry_count) {
     ResultWriter writer = Writer();
-    const OutboxRow head = Row(1, "A", retry_count);
+    const relay::OutboxRow head = Row(1, "A", retry_count);
     writer.Failed(head, Transient());
     writer.HeldBack("A", head.event_id, 3, retry_count * 1000);
     writer.Flush();
   }
   ResultWriter writer = Writer();
-  const OutboxRow head = Row(1, "A", 5);
+  const relay::OutboxRow head = Row(1, "A", 5);
   writer.Delivered(head);
   writer.Flush();
   const std::string log = log_.str();
@@ -242,12 +242,12 @@ TEST_F(LogVolumeTest, FirstFailureWarnsLaterOnesAreDebugAndRecoveryIsInfo) {
 
 TEST_F(LogVolumeTest, AParkedHeadReleasesItsRoom) {
   ON_CALL(store_, MarkParked(_, _))
-      .WillByDefault(Invoke([](const std::string&, std::span<const FailedAttempt> a) {
-        return Result<size_t>(a.size());
+      .WillByDefault(Invoke([](const std::string&, std::span<const relay::FailedAttempt> a) {
+        return core::Result<size_t>(a.size());
       }));
   held_.Hold("A", 0);
   ResultWriter writer = Writer();
-  const OutboxRow head = Row(1, "A", 2);
+  const relay::OutboxRow head = Row(1, "A", 2);
   AttemptVerdict v = Transient();
   v.error = "permanent: im error 10010";
   writer.Parked(head, v, 3);
@@ -260,10 +260,11 @@ TEST_F(LogVolumeTest, AParkedHeadReleasesItsRoom) {
 
 TEST_F(LogVolumeTest, AnUnrecordedParkIsAnErrorLineSayingPending) {
   ON_CALL(store_, MarkParked(_, _))
-      .WillByDefault(Return(Result<size_t>(Fail(ErrorCode::kUnavailable, "server gone"))));
+      .WillByDefault(
+          Return(core::Result<size_t>(core::Fail(ErrorCode::kUnavailable, "server gone"))));
   held_.Hold("A", 0);
   ResultWriter writer = Writer();
-  const OutboxRow head = Row(1, "A", 2);
+  const relay::OutboxRow head = Row(1, "A", 2);
   writer.Parked(head, Transient(), 3);
   writer.Flush();
   ASSERT_TRUE(writer.store_error());

@@ -15,8 +15,8 @@ namespace {
 using std::chrono::microseconds;
 
 TEST(ProcessRateBudgetTest, PublishersOfOneConfigurationShareOneBudget) {
-  auto a = ProcessRateBudget("https://im.example", 1400000000, 50);
-  auto b = ProcessRateBudget("https://im.example", 1400000000, 50);
+  auto a = core::ProcessRateBudget("https://im.example", 1400000000, 50);
+  auto b = core::ProcessRateBudget("https://im.example", 1400000000, 50);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a.get(), b.get());
   // A limit seen through one is seen by the other.
@@ -25,34 +25,33 @@ TEST(ProcessRateBudgetTest, PublishersOfOneConfigurationShareOneBudget) {
 }
 
 TEST(ProcessRateBudgetTest, OtherAppsEndpointsAndRatesHaveTheirOwn) {
-  auto base = ProcessRateBudget("https://im.example", 1, 50);
-  EXPECT_NE(base.get(), ProcessRateBudget("https://im.example", 2, 50).get());
-  EXPECT_NE(base.get(), ProcessRateBudget("https://other.example", 1, 50).get());
-  EXPECT_NE(base.get(), ProcessRateBudget("https://im.example", 1, 60).get());
+  auto base = core::ProcessRateBudget("https://im.example", 1, 50);
+  EXPECT_NE(base.get(), core::ProcessRateBudget("https://im.example", 2, 50).get());
+  EXPECT_NE(base.get(), core::ProcessRateBudget("https://other.example", 1, 50).get());
+  EXPECT_NE(base.get(), core::ProcessRateBudget("https://im.example", 1, 60).get());
 }
 
 TEST(ProcessRateBudgetTest, AFreshBudgetOnceNobodyHoldsTheOldOne) {
-  auto first = ProcessRateBudget("https://fresh.example", 7, 100);
+  auto first = core::ProcessRateBudget("https://fresh.example", 7, 100);
   first->OnRateLimited();
   ASSERT_EQ(first->effective_rate(), 50);
   first.reset();
-  auto second = ProcessRateBudget("https://fresh.example", 7, 100);
+  auto second = core::ProcessRateBudget("https://fresh.example", 7, 100);
   EXPECT_EQ(second->effective_rate(), 100) << "a new, full budget";
 }
 
 TEST(ProcessRateBudgetTest, EveryThreadGetsTheSameBudget) {
-  auto mine = ProcessRateBudget("https://threads.example", 9, 100);
-  std::vector<SharedRateBudget*> seen(8, nullptr);
+  auto mine = core::ProcessRateBudget("https://threads.example", 9, 100);
+  std::vector<core::SharedRateBudget*> seen(8, nullptr);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < seen.size(); ++t) {
-    threads.emplace_back([&seen, t] {
-      seen[t] = ProcessRateBudget("https://threads.example", 9, 100).get();
-    });
+    threads.emplace_back(
+        [&seen, t] { seen[t] = core::ProcessRateBudget("https://threads.example", 9, 100).get(); });
   }
   for (auto& t : threads) {
     t.join();
   }
-  for (SharedRateBudget* budget : seen) {
+  for (core::SharedRateBudget* budget : seen) {
     EXPECT_EQ(budget, mine.get());
   }
 }
@@ -61,7 +60,7 @@ TEST(ProcessRateBudgetTest, TokensAreSharedAcrossThreads) {
   // 100/s holds a burst of 10 tokens; eight threads together take exactly those 10 (the clock
   // does not move, so none refills).
   testing::FakeClock clock;
-  SharedRateBudget budget(100, clock);
+  core::SharedRateBudget budget(100, clock);
   std::atomic<int> taken{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {

@@ -16,7 +16,7 @@ namespace room_outbox {
 namespace {
 
 using std::chrono::milliseconds;
-using Kind = PublishAdmission::Kind;
+using Kind = core::PublishAdmission::Kind;
 
 constexpr milliseconds kTimeout{300};
 constexpr milliseconds kCooldown{60000};
@@ -24,25 +24,26 @@ constexpr milliseconds kCooldown{60000};
 class PublishAdmissionTest : public ::testing::Test {
  protected:
   // `count` messages queued in call order, `parallel` at once, the call starting now.
-  PublishAdmission& Admit(size_t count, size_t parallel = 2, SharedRateBudget* budget = nullptr) {
-    items_.assign(count, PublishItem{});
+  core::PublishAdmission& Admit(size_t count, size_t parallel = 2,
+                                core::SharedRateBudget* budget = nullptr) {
+    items_.assign(count, core::PublishItem{});
     admission_.emplace(items_, breaker_, budget, kTimeout, parallel, clock_.SteadyMs());
     for (size_t i = 0; i < count; ++i) {
       admission_->Enqueue(i);
     }
     return *admission_;
   }
-  PublishAdmission::Decision Next() { return admission_->Next(clock_.SteadyMs()); }
+  core::PublishAdmission::Decision Next() { return admission_->Next(clock_.SteadyMs()); }
   void OpenBreaker() {
-    ASSERT_EQ(
-        breaker_.Record(ImBreaker::Verdict::kAppFailure, false, milliseconds(0), clock_.SteadyMs()),
-        BreakerTransition::kOpened);
+    ASSERT_EQ(breaker_.Record(core::ImBreaker::Verdict::kAppFailure, false, milliseconds(0),
+                              clock_.SteadyMs()),
+              core::BreakerTransition::kOpened);
   }
 
   testing::FakeClock clock_;
-  ImBreaker breaker_{kCooldown};
-  std::vector<PublishItem> items_;
-  std::optional<PublishAdmission> admission_;
+  core::ImBreaker breaker_{kCooldown};
+  std::vector<core::PublishItem> items_;
+  std::optional<core::PublishAdmission> admission_;
 };
 
 TEST_F(PublishAdmissionTest, AClosedBreakerLetsEveryMessageOutInCallOrder) {
@@ -55,7 +56,7 @@ TEST_F(PublishAdmissionTest, AClosedBreakerLetsEveryMessageOutInCallOrder) {
   }
   EXPECT_EQ(Next().kind, Kind::kEmpty);
   EXPECT_TRUE(admission_->empty());
-  for (const PublishItem& item : items_) {
+  for (const core::PublishItem& item : items_) {
     EXPECT_FALSE(item.probe);
     EXPECT_FALSE(item.done) << "only kept back messages are done here";
   }
@@ -82,10 +83,10 @@ TEST_F(PublishAdmissionTest, AnOpenBreakerKeepsEveryMessageBackUnattempted) {
   for (size_t i = 0; i < 2; ++i) {
     const auto decision = Next();
     ASSERT_EQ(decision.kind, Kind::kKeptBack) << i;
-    const PublishItem& item = items_[decision.index];
+    const core::PublishItem& item = items_[decision.index];
     EXPECT_TRUE(item.done);
-    EXPECT_EQ(item.outcome.status, PublishStatus::kNotAttempted);
-    EXPECT_EQ(item.outcome.scope, FailureScope::kApp);
+    EXPECT_EQ(item.outcome.status, core::PublishStatus::kNotAttempted);
+    EXPECT_EQ(item.outcome.scope, core::FailureScope::kApp);
     EXPECT_EQ(item.outcome.error, "not attempted: IM circuit breaker open");
     EXPECT_FALSE(item.outcome.attempted()) << "the row is not charged";
   }
@@ -99,8 +100,8 @@ TEST_F(PublishAdmissionTest, ABreakerOpenedMidCallHoldsBackTheRest) {
   OpenBreaker();  // the first answer was an app-scope failure
   EXPECT_EQ(Next().kind, Kind::kKeptBack);
   EXPECT_EQ(Next().kind, Kind::kKeptBack);
-  EXPECT_EQ(items_[1].outcome.status, PublishStatus::kNotAttempted);
-  EXPECT_EQ(items_[2].outcome.status, PublishStatus::kNotAttempted);
+  EXPECT_EQ(items_[1].outcome.status, core::PublishStatus::kNotAttempted);
+  EXPECT_EQ(items_[2].outcome.status, core::PublishStatus::kNotAttempted);
 }
 
 TEST_F(PublishAdmissionTest, AfterTheCooldownOneProbeGoesOutAndTheCallWaitsForIt) {
@@ -116,8 +117,9 @@ TEST_F(PublishAdmissionTest, AfterTheCooldownOneProbeGoesOutAndTheCallWaitsForIt
   EXPECT_EQ(held.index, 1u);
   EXPECT_FALSE(items_[1].done) << "waiting, not kept back";
   // The probe's answer closes the breaker: the rest goes out.
-  ASSERT_EQ(breaker_.Record(ImBreaker::Verdict::kHealthy, true, milliseconds(0), clock_.SteadyMs()),
-            BreakerTransition::kClosed);
+  ASSERT_EQ(
+      breaker_.Record(core::ImBreaker::Verdict::kHealthy, true, milliseconds(0), clock_.SteadyMs()),
+      core::BreakerTransition::kClosed);
   admission_->ProbeRecorded(items_[0]);
   EXPECT_FALSE(items_[0].probe);
   const auto next = Next();
@@ -132,13 +134,13 @@ TEST_F(PublishAdmissionTest, AFailedProbeKeepsTheRestBack) {
   Admit(2);
   ASSERT_EQ(Next().kind, Kind::kSend);
   admission_->Sent(0);
-  ASSERT_EQ(
-      breaker_.Record(ImBreaker::Verdict::kAppFailure, true, milliseconds(0), clock_.SteadyMs()),
-      BreakerTransition::kReopened);
+  ASSERT_EQ(breaker_.Record(core::ImBreaker::Verdict::kAppFailure, true, milliseconds(0),
+                            clock_.SteadyMs()),
+            core::BreakerTransition::kReopened);
   admission_->ProbeRecorded(items_[0]);
   const auto rest = Next();
   EXPECT_EQ(rest.kind, Kind::kKeptBack);
-  EXPECT_EQ(items_[1].outcome.status, PublishStatus::kNotAttempted);
+  EXPECT_EQ(items_[1].outcome.status, core::PublishStatus::kNotAttempted);
 }
 
 TEST_F(PublishAdmissionTest, AProbeThatNeverWentOutLetsTheNextMessageProbe) {
@@ -151,14 +153,14 @@ TEST_F(PublishAdmissionTest, AProbeThatNeverWentOutLetsTheNextMessageProbe) {
   items_[0].done = true;
   admission_->ReleaseProbe(items_[0], clock_.SteadyMs());
   EXPECT_FALSE(items_[0].probe);
-  EXPECT_EQ(breaker_.state(), ImBreaker::State::kHalfOpen);
+  EXPECT_EQ(breaker_.state(), core::ImBreaker::State::kHalfOpen);
   const auto next = Next();
   EXPECT_EQ(next.kind, Kind::kSend) << "not a wait for a probe that is not out";
   EXPECT_TRUE(items_[1].probe);
 }
 
 TEST_F(PublishAdmissionTest, WithoutATokenTheMessageWaitsForTheNextOne) {
-  SharedRateBudget budget(10, clock_);  // a burst of one, then one per 100ms
+  core::SharedRateBudget budget(10, clock_);  // a burst of one, then one per 100ms
   Admit(2, 2, &budget);
   ASSERT_EQ(Next().kind, Kind::kSend);
   const auto wait = Next();
@@ -174,7 +176,7 @@ TEST_F(PublishAdmissionTest, WithoutATokenTheMessageWaitsForTheNextOne) {
 
 // Waiting costs one wake-up for every message that could start, not one per token.
 TEST_F(PublishAdmissionTest, ABudgetWaitGathersTheTokensOfEveryReadyMessage) {
-  SharedRateBudget budget(200, clock_);  // a burst of 20, then one per 5ms
+  core::SharedRateBudget budget(200, clock_);  // a burst of 20, then one per 5ms
   while (budget.TryAcquire() == std::chrono::microseconds::zero()) {
   }
   Admit(6, 4, &budget);
@@ -192,18 +194,18 @@ TEST_F(PublishAdmissionTest, ABudgetWaitGathersTheTokensOfEveryReadyMessage) {
 }
 
 TEST_F(PublishAdmissionTest, ABudgetWaitGathersForAtMostTheBatchBound) {
-  SharedRateBudget budget(50, clock_);  // a burst of 5, then one per 20ms
+  core::SharedRateBudget budget(50, clock_);  // a burst of 5, then one per 20ms
   while (budget.TryAcquire() == std::chrono::microseconds::zero()) {
   }
   Admit(8, 8, &budget);
   const auto wait = admission_->Next(clock_.SteadyMs(), 8);
   EXPECT_EQ(wait.kind, Kind::kWaitForBudget);
-  EXPECT_EQ(wait.wait, milliseconds(20) + kMaxBudgetBatchWait)
+  EXPECT_EQ(wait.wait, milliseconds(20) + core::kMaxBudgetBatchWait)
       << "the first token's wait plus the bound, not the 100ms of five tokens";
 }
 
 TEST_F(PublishAdmissionTest, ABudgetWaitGathersOnlyUntilJustBeforeTheDeadline) {
-  SharedRateBudget budget(100, clock_);  // a burst of 10, then one per 10ms
+  core::SharedRateBudget budget(100, clock_);  // a burst of 10, then one per 10ms
   Admit(3, 3, &budget);
   clock_.Advance(milliseconds(285));  // the first wave's messages have 15ms left
   while (budget.TryAcquire() == std::chrono::microseconds::zero()) {
@@ -214,29 +216,29 @@ TEST_F(PublishAdmissionTest, ABudgetWaitGathersOnlyUntilJustBeforeTheDeadline) {
 }
 
 TEST_F(PublishAdmissionTest, ATokenLaterThanTheDeadlineIsARateLimit) {
-  SharedRateBudget budget(1, clock_);  // a burst of one, then one per second
+  core::SharedRateBudget budget(1, clock_);  // a burst of one, then one per second
   Admit(2, 2, &budget);
   ASSERT_EQ(Next().kind, Kind::kSend);
   const auto limited = Next();
   ASSERT_EQ(limited.kind, Kind::kKeptBack);
-  const PublishOutcome& outcome = items_[1].outcome;
-  EXPECT_EQ(outcome.status, PublishStatus::kRateLimited);
-  EXPECT_EQ(outcome.scope, FailureScope::kGlobalRate);
+  const core::PublishOutcome& outcome = items_[1].outcome;
+  EXPECT_EQ(outcome.status, core::PublishStatus::kRateLimited);
+  EXPECT_EQ(outcome.scope, core::FailureScope::kGlobalRate);
   EXPECT_EQ(outcome.error, "request budget: no slot within 300ms");
   EXPECT_EQ(Next().kind, Kind::kEmpty);
 }
 
 TEST_F(PublishAdmissionTest, AProbeTheBudgetKeepsBackIsReleased) {
-  SharedRateBudget budget(1, clock_);
+  core::SharedRateBudget budget(1, clock_);
   OpenBreaker();
   clock_.Advance(kCooldown);
   ASSERT_EQ(budget.TryAcquire(), std::chrono::microseconds::zero());  // another call's token
   Admit(2, 2, &budget);
   const auto limited = Next();
   ASSERT_EQ(limited.kind, Kind::kKeptBack);
-  EXPECT_EQ(items_[0].outcome.status, PublishStatus::kRateLimited);
+  EXPECT_EQ(items_[0].outcome.status, core::PublishStatus::kRateLimited);
   EXPECT_FALSE(items_[0].probe) << "released: it never reached IM";
-  EXPECT_EQ(breaker_.Admit(clock_.SteadyMs()), ImBreaker::Admission::kProbe)
+  EXPECT_EQ(breaker_.Admit(clock_.SteadyMs()), core::ImBreaker::Admission::kProbe)
       << "the next request probes instead";
 }
 
@@ -260,16 +262,16 @@ TEST_F(PublishAdmissionTest, FailRemainingEndsWhatIsNotDoneAndReleasesAProbe) {
   ASSERT_EQ(Next().kind, Kind::kSend);  // the probe, in flight when libcurl failed
   admission_->Sent(0);
   items_[2].done = true;  // already answered
-  items_[2].outcome.status = PublishStatus::kPublished;
+  items_[2].outcome.status = core::PublishStatus::kPublished;
   admission_->FailRemaining("curl_multi_poll: out of memory", clock_.SteadyMs());
   for (size_t i : {0u, 1u}) {
     EXPECT_TRUE(items_[i].done) << i;
-    EXPECT_EQ(items_[i].outcome.status, PublishStatus::kRetryable) << i;
+    EXPECT_EQ(items_[i].outcome.status, core::PublishStatus::kRetryable) << i;
     EXPECT_EQ(items_[i].outcome.error, "curl_multi_poll: out of memory") << i;
   }
-  EXPECT_EQ(items_[2].outcome.status, PublishStatus::kPublished) << "a final outcome stays";
+  EXPECT_EQ(items_[2].outcome.status, core::PublishStatus::kPublished) << "a final outcome stays";
   EXPECT_TRUE(admission_->empty());
-  EXPECT_EQ(breaker_.Admit(clock_.SteadyMs()), ImBreaker::Admission::kProbe)
+  EXPECT_EQ(breaker_.Admit(clock_.SteadyMs()), core::ImBreaker::Admission::kProbe)
       << "the probe proved nothing: the next request probes";
 }
 

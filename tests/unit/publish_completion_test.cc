@@ -20,15 +20,15 @@ using std::chrono::milliseconds;
 constexpr milliseconds kTimeout{300};
 constexpr char kTarget[] = "POST 127.0.0.1:8080";
 
-TransferPool::Finished Failed(CURLcode result, bool sent) {
-  TransferPool::Finished f;
+core::TransferPool::Finished Failed(CURLcode result, bool sent) {
+  core::TransferPool::Finished f;
   f.result = result;
   f.sent = sent;
   return f;
 }
 
-TransferPool::Finished Answered(int http_status, std::string body) {
-  TransferPool::Finished f;
+core::TransferPool::Finished Answered(int http_status, std::string body) {
+  core::TransferPool::Finished f;
   f.result = CURLE_OK;
   f.http_status = http_status;
   f.sent = true;
@@ -43,58 +43,62 @@ std::string ImError(int code) {
 TEST(TransferOutcomeTest, WhatAFinishedTransferMeans) {
   struct Case {
     const char* name;
-    TransferPool::Finished finished;
-    PublishStatus status;
+    core::TransferPool::Finished finished;
+    core::PublishStatus status;
     const char* error;  // a prefix
   } cases[] = {
       {"timeout after the request went out", Failed(CURLE_OPERATION_TIMEDOUT, true),
-       PublishStatus::kUnknown, "timeout after 300ms"},
+       core::PublishStatus::kUnknown, "timeout after 300ms"},
       {"timeout before it went out", Failed(CURLE_OPERATION_TIMEDOUT, false),
-       PublishStatus::kRetryable, "timeout after 300ms before the request was sent"},
-      {"connection dropped after sending", Failed(CURLE_RECV_ERROR, true), PublishStatus::kUnknown,
-       "curl_easy_perform(POST 127.0.0.1:8080)"},
-      {"nothing came back", Failed(CURLE_GOT_NOTHING, true), PublishStatus::kUnknown,
+       core::PublishStatus::kRetryable, "timeout after 300ms before the request was sent"},
+      {"connection dropped after sending", Failed(CURLE_RECV_ERROR, true),
+       core::PublishStatus::kUnknown, "curl_easy_perform(POST 127.0.0.1:8080)"},
+      {"nothing came back", Failed(CURLE_GOT_NOTHING, true), core::PublishStatus::kUnknown,
        "curl_easy_perform"},
-      {"cannot connect", Failed(CURLE_COULDNT_CONNECT, false), PublishStatus::kRetryable,
+      {"cannot connect", Failed(CURLE_COULDNT_CONNECT, false), core::PublishStatus::kRetryable,
        "curl_easy_perform(POST 127.0.0.1:8080)"},
       {"IM accepted it", Answered(200, R"({"ActionStatus":"OK","ErrorCode":0})"),
-       PublishStatus::kPublished, ""},
-      {"IM refused it", Answered(200, ImError(10010)), PublishStatus::kPermanent, "im error 10010"},
+       core::PublishStatus::kPublished, ""},
+      {"IM refused it", Answered(200, ImError(10010)), core::PublishStatus::kPermanent,
+       "im error 10010"},
   };
   for (const Case& c : cases) {
-    const PublishOutcome out = TransferOutcome(c.finished, kTimeout, kTarget);
+    const core::PublishOutcome out = core::TransferOutcome(c.finished, kTimeout, kTarget);
     EXPECT_EQ(out.status, c.status) << c.name << ": " << out.error;
     EXPECT_EQ(out.error.rfind(c.error, 0), 0u) << c.name << ": " << out.error;
   }
-  TransferPool::Finished huge = Failed(CURLE_WRITE_ERROR, true);
+  core::TransferPool::Finished huge = Failed(CURLE_WRITE_ERROR, true);
   huge.too_large = true;
   huge.http_status = 200;
-  const PublishOutcome out = TransferOutcome(huge, kTimeout, kTarget);
-  EXPECT_EQ(out.status, PublishStatus::kUnknown);
+  const core::PublishOutcome out = core::TransferOutcome(huge, kTimeout, kTarget);
+  EXPECT_EQ(out.status, core::PublishStatus::kUnknown);
   EXPECT_EQ(out.error, "IM response larger than 65536 bytes");
   EXPECT_EQ(out.http_status, 200);
 }
 
 TEST(BreakerVerdictTest, OnlyImsOwnAnswersProveTheAppWorks) {
   const auto verdict = [](int http_status, const std::string& body) {
-    return BreakerVerdict(TransferOutcome(Answered(http_status, body), kTimeout, kTarget));
+    return core::BreakerVerdict(
+        core::TransferOutcome(Answered(http_status, body), kTimeout, kTarget));
   };
-  EXPECT_EQ(verdict(200, R"({"ActionStatus":"OK","ErrorCode":0})"), ImBreaker::Verdict::kHealthy);
-  EXPECT_EQ(verdict(200, ImError(10010)), ImBreaker::Verdict::kHealthy) << "about the message";
-  EXPECT_EQ(verdict(200, ImError(70003)), ImBreaker::Verdict::kAppFailure);
-  EXPECT_EQ(verdict(403, ""), ImBreaker::Verdict::kAppFailure) << "not IM's API";
-  EXPECT_EQ(verdict(502, ""), ImBreaker::Verdict::kInconclusive);
-  EXPECT_EQ(verdict(200, "not json"), ImBreaker::Verdict::kInconclusive);
-  EXPECT_EQ(
-      BreakerVerdict(TransferOutcome(Failed(CURLE_OPERATION_TIMEDOUT, true), kTimeout, kTarget)),
-      ImBreaker::Verdict::kInconclusive);
+  EXPECT_EQ(verdict(200, R"({"ActionStatus":"OK","ErrorCode":0})"),
+            core::ImBreaker::Verdict::kHealthy);
+  EXPECT_EQ(verdict(200, ImError(10010)), core::ImBreaker::Verdict::kHealthy)
+      << "about the message";
+  EXPECT_EQ(verdict(200, ImError(70003)), core::ImBreaker::Verdict::kAppFailure);
+  EXPECT_EQ(verdict(403, ""), core::ImBreaker::Verdict::kAppFailure) << "not IM's API";
+  EXPECT_EQ(verdict(502, ""), core::ImBreaker::Verdict::kInconclusive);
+  EXPECT_EQ(verdict(200, "not json"), core::ImBreaker::Verdict::kInconclusive);
+  EXPECT_EQ(core::BreakerVerdict(
+                core::TransferOutcome(Failed(CURLE_OPERATION_TIMEDOUT, true), kTimeout, kTarget)),
+            core::ImBreaker::Verdict::kInconclusive);
 }
 
 class PublishCompletionTest : public ::testing::Test {
  protected:
   PublishCompletionTest() {
-    items_.assign(2, PublishItem{});
-    for (PublishItem& item : items_) {
+    items_.assign(2, core::PublishItem{});
+    for (core::PublishItem& item : items_) {
       item.started = true;
       item.start_ms = clock_.SteadyMs();
       item.deadline_ms = clock_.SteadyMs() + kTimeout.count();
@@ -103,25 +107,25 @@ class PublishCompletionTest : public ::testing::Test {
     completion_.emplace(items_, *admission_, breaker_, &budget_, sig_cache_);
     EXPECT_TRUE(sig_cache_.Get());
   }
-  PublishOutcome Outcome(int http_status, const std::string& body) const {
-    return TransferOutcome(Answered(http_status, body), kTimeout, kTarget);
+  core::PublishOutcome Outcome(int http_status, const std::string& body) const {
+    return core::TransferOutcome(Answered(http_status, body), kTimeout, kTarget);
   }
 
   testing::FakeClock clock_;
-  ImBreaker breaker_{milliseconds(60000)};
-  SharedRateBudget budget_{40, clock_};
-  UserSigCache sig_cache_{1400000000, "admin", "secret", std::chrono::seconds(86400),
-                          [] { return int64_t{1'700'000'000}; }};
-  std::vector<PublishItem> items_;
-  std::optional<PublishAdmission> admission_;
-  std::optional<PublishCompletion> completion_;
+  core::ImBreaker breaker_{milliseconds(60000)};
+  core::SharedRateBudget budget_{40, clock_};
+  core::UserSigCache sig_cache_{1400000000, "admin", "secret", std::chrono::seconds(86400),
+                                [] { return int64_t{1'700'000'000}; }};
+  std::vector<core::PublishItem> items_;
+  std::optional<core::PublishAdmission> admission_;
+  std::optional<core::PublishCompletion> completion_;
 };
 
 TEST_F(PublishCompletionTest, AnAnswerIsFinal) {
   completion_->Complete(0, Outcome(200, R"({"ActionStatus":"OK","ErrorCode":0})"),
                         clock_.SteadyMs());
   EXPECT_TRUE(items_[0].done);
-  EXPECT_EQ(items_[0].outcome.status, PublishStatus::kPublished);
+  EXPECT_EQ(items_[0].outcome.status, core::PublishStatus::kPublished);
   EXPECT_TRUE(admission_->empty());
 }
 
@@ -130,14 +134,15 @@ TEST_F(PublishCompletionTest, OnlyGlobalRateLimitsSlowTheBudget) {
   EXPECT_EQ(budget_.effective_rate(), 40) << "a group over its cap says nothing about the app";
   completion_->Complete(1, Outcome(200, ImError(60007)), clock_.SteadyMs());
   EXPECT_EQ(budget_.effective_rate(), 20);
-  EXPECT_EQ(items_[1].outcome.scope, FailureScope::kGlobalRate);
+  EXPECT_EQ(items_[1].outcome.scope, core::FailureScope::kGlobalRate);
 }
 
 TEST_F(PublishCompletionTest, NoAnswerSaysNothingAboutTheRate) {
   budget_.OnRateLimited();
   clock_.Advance(milliseconds(5000));
-  completion_->Complete(0, TransferOutcome(Failed(CURLE_COULDNT_CONNECT, false), kTimeout, kTarget),
-                        clock_.SteadyMs());
+  completion_->Complete(
+      0, core::TransferOutcome(Failed(CURLE_COULDNT_CONNECT, false), kTimeout, kTarget),
+      clock_.SteadyMs());
   EXPECT_EQ(budget_.effective_rate(), 20) << "no clean answer, no recovery";
   completion_->Complete(1, Outcome(200, ImError(10010)), clock_.SteadyMs());
   EXPECT_DOUBLE_EQ(budget_.effective_rate(), 22) << "IM answered without a rate limit";
@@ -145,22 +150,22 @@ TEST_F(PublishCompletionTest, NoAnswerSaysNothingAboutTheRate) {
 
 TEST_F(PublishCompletionTest, AnAppScopeAnswerOpensTheBreakerAndSaysSo) {
   completion_->Complete(0, Outcome(200, ImError(70003)), clock_.SteadyMs());
-  EXPECT_EQ(items_[0].outcome.breaker, BreakerTransition::kOpened);
+  EXPECT_EQ(items_[0].outcome.breaker, core::BreakerTransition::kOpened);
   EXPECT_TRUE(breaker_.is_open());
   EXPECT_EQ(breaker_.reopens_at_ms(), clock_.SteadyMs() + 60000);
 }
 
 TEST_F(PublishCompletionTest, TheProbesAnswerEndsItsAdmission) {
-  ASSERT_EQ(
-      breaker_.Record(ImBreaker::Verdict::kAppFailure, false, milliseconds(0), clock_.SteadyMs()),
-      BreakerTransition::kOpened);
+  ASSERT_EQ(breaker_.Record(core::ImBreaker::Verdict::kAppFailure, false, milliseconds(0),
+                            clock_.SteadyMs()),
+            core::BreakerTransition::kOpened);
   clock_.Advance(milliseconds(60000));
-  ASSERT_EQ(breaker_.Admit(clock_.SteadyMs()), ImBreaker::Admission::kProbe);
+  ASSERT_EQ(breaker_.Admit(clock_.SteadyMs()), core::ImBreaker::Admission::kProbe);
   items_[0].probe = true;
   admission_->Sent(0);
   completion_->Complete(0, Outcome(200, R"({"ActionStatus":"OK","ErrorCode":0})"),
                         clock_.SteadyMs());
-  EXPECT_EQ(items_[0].outcome.breaker, BreakerTransition::kClosed);
+  EXPECT_EQ(items_[0].outcome.breaker, core::BreakerTransition::kClosed);
   EXPECT_FALSE(items_[0].probe);
   EXPECT_FALSE(breaker_.is_open());
 }
@@ -175,7 +180,7 @@ TEST_F(PublishCompletionTest, AnExpiredUserSigIsRenewedAndTheBodyResentOnce) {
   EXPECT_EQ(admission_->Next(clock_.SteadyMs()).index, 0u) << "the resend goes first";
   completion_->Complete(0, Outcome(200, ImError(70001)), clock_.SteadyMs());
   EXPECT_TRUE(items_[0].done) << "once only";
-  EXPECT_EQ(items_[0].outcome.status, PublishStatus::kRetryable);
+  EXPECT_EQ(items_[0].outcome.status, core::PublishStatus::kRetryable);
   EXPECT_EQ(items_[0].outcome.im_error_code, 70001);
 }
 
@@ -184,7 +189,7 @@ TEST_F(PublishCompletionTest, NoResendOnceTheDeadlinePassed) {
   completion_->Complete(0, Outcome(200, ImError(70001)), clock_.SteadyMs());
   EXPECT_TRUE(items_[0].done);
   EXPECT_FALSE(items_[0].sig_renewed);
-  EXPECT_EQ(items_[0].outcome.status, PublishStatus::kRetryable);
+  EXPECT_EQ(items_[0].outcome.status, core::PublishStatus::kRetryable);
   EXPECT_TRUE(admission_->empty());
 }
 

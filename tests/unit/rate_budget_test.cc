@@ -18,7 +18,7 @@ class RateBudgetTest : public ::testing::Test {
   testing::FakeClock clock_;
 
   // Takes tokens until the bucket says wait; returns how many were taken.
-  int Drain(RateBudget& budget) {
+  int Drain(core::RateBudget& budget) {
     int taken = 0;
     while (budget.TryAcquire() == microseconds::zero()) {
       ++taken;
@@ -28,14 +28,14 @@ class RateBudgetTest : public ::testing::Test {
 };
 
 TEST_F(RateBudgetTest, StartsWithHundredMillisecondsOfBurst) {
-  RateBudget budget(200, clock_);
+  core::RateBudget budget(200, clock_);
   EXPECT_EQ(Drain(budget), 20);
-  RateBudget slow(5, clock_);
+  core::RateBudget slow(5, clock_);
   EXPECT_EQ(Drain(slow), 1) << "at least one token";
 }
 
 TEST_F(RateBudgetTest, WaitIsTimeToNextToken) {
-  RateBudget budget(10, clock_);
+  core::RateBudget budget(10, clock_);
   ASSERT_EQ(budget.TryAcquire(), microseconds::zero());
   EXPECT_EQ(budget.TryAcquire(), microseconds(100'000));
   clock_.Advance(milliseconds(40));
@@ -45,7 +45,7 @@ TEST_F(RateBudgetTest, WaitIsTimeToNextToken) {
 }
 
 TEST_F(RateBudgetTest, TimeUntilIsTheWaitForSeveralTokensAtMostAFullBucket) {
-  RateBudget budget(200, clock_);  // a bucket of 20, one token per 5ms
+  core::RateBudget budget(200, clock_);  // a bucket of 20, one token per 5ms
   EXPECT_EQ(budget.TimeUntil(20), microseconds::zero());
   Drain(budget);
   EXPECT_EQ(budget.TimeUntil(1), microseconds(5'000));
@@ -57,7 +57,7 @@ TEST_F(RateBudgetTest, TimeUntilIsTheWaitForSeveralTokensAtMostAFullBucket) {
 }
 
 TEST_F(RateBudgetTest, KeepsToRateOverOneSecond) {
-  RateBudget budget(50, clock_);
+  core::RateBudget budget(50, clock_);
   int sent = 0;
   // Step 1ms at a time through one second, taking every token offered.
   for (int ms = 0; ms < 1000; ++ms) {
@@ -70,7 +70,7 @@ TEST_F(RateBudgetTest, KeepsToRateOverOneSecond) {
 }
 
 TEST_F(RateBudgetTest, RateLimitHalvesRateWithFloorOfOne) {
-  RateBudget budget(8, clock_);
+  core::RateBudget budget(8, clock_);
   budget.OnRateLimited();
   EXPECT_DOUBLE_EQ(budget.effective_rate(), 4);
   clock_.Advance(std::chrono::seconds(1));
@@ -84,7 +84,7 @@ TEST_F(RateBudgetTest, RateLimitHalvesRateWithFloorOfOne) {
 }
 
 TEST_F(RateBudgetTest, LimitAnswersWithinASecondCountOnce) {
-  RateBudget budget(100, clock_);
+  core::RateBudget budget(100, clock_);
   budget.OnRateLimited();
   clock_.Advance(milliseconds(500));
   budget.OnRateLimited();
@@ -93,7 +93,7 @@ TEST_F(RateBudgetTest, LimitAnswersWithinASecondCountOnce) {
 }
 
 TEST_F(RateBudgetTest, RecoversTenPercentPerSecondOfCleanAnswers) {
-  RateBudget budget(100, clock_);
+  core::RateBudget budget(100, clock_);
   budget.OnRateLimited();
   ASSERT_DOUBLE_EQ(budget.effective_rate(), 50);
   budget.OnCleanAnswer();
@@ -110,7 +110,7 @@ TEST_F(RateBudgetTest, RecoversTenPercentPerSecondOfCleanAnswers) {
 }
 
 TEST_F(RateBudgetTest, CutRateSlowsTokenRefill) {
-  RateBudget budget(10, clock_);
+  core::RateBudget budget(10, clock_);
   Drain(budget);
   budget.OnRateLimited();  // 5/s
   clock_.Advance(milliseconds(100));
@@ -120,7 +120,7 @@ TEST_F(RateBudgetTest, CutRateSlowsTokenRefill) {
 }
 
 TEST_F(RateBudgetTest, AShareIsNeverExceededInAnyOneSecondWindow) {
-  RateBudget budget(200, clock_);
+  core::RateBudget budget(200, clock_);
   budget.SetShare(50);
   // Greedy sender, one try per millisecond for 5 s, after a second of idling (full bucket).
   clock_.Advance(milliseconds(1000));
@@ -141,7 +141,7 @@ TEST_F(RateBudgetTest, AShareIsNeverExceededInAnyOneSecondWindow) {
 TEST_F(RateBudgetTest, AShareIsUsedInFullAcrossPausesShorterThanItsWindow) {
   // A sender that pauses 100 ms after every 10 requests (a relay between rounds) still sends
   // its whole share in a second: what the pause did not use is there after it.
-  RateBudget budget(200, clock_);
+  core::RateBudget budget(200, clock_);
   budget.SetShare(100);
   int sent = 0;
   for (int ms = 0; ms < 3000; ++ms) {
@@ -153,7 +153,7 @@ TEST_F(RateBudgetTest, AShareIsUsedInFullAcrossPausesShorterThanItsWindow) {
 }
 
 TEST_F(RateBudgetTest, AShareIsCappedByTheConfiguredRate) {
-  RateBudget budget(40, clock_);
+  core::RateBudget budget(40, clock_);
   budget.SetShare(100);
   EXPECT_LE(budget.max_rate(), 40);
   budget.SetShare(20);
@@ -162,7 +162,7 @@ TEST_F(RateBudgetTest, AShareIsCappedByTheConfiguredRate) {
 }
 
 TEST_F(RateBudgetTest, ACutKeepsClimbingTowardsANewShare) {
-  RateBudget budget(200, clock_);
+  core::RateBudget budget(200, clock_);
   budget.SetShare(100);
   budget.OnRateLimited();
   EXPECT_NEAR(budget.effective_rate(), 50, 1e-9);
@@ -172,10 +172,10 @@ TEST_F(RateBudgetTest, ACutKeepsClimbingTowardsANewShare) {
 }
 
 TEST_F(RateBudgetTest, UsageCountsTokensAndWaitsSinceTheLastCall) {
-  RateBudget budget(10, clock_);
+  core::RateBudget budget(10, clock_);
   EXPECT_EQ(Drain(budget), 1);  // the drain's last try waited
   (void)budget.TryAcquire();
-  RateBudget::Usage usage = budget.TakeUsage();
+  core::RateBudget::Usage usage = budget.TakeUsage();
   EXPECT_EQ(usage.acquired, 1u);
   EXPECT_EQ(usage.waited, 2u);
   usage = budget.TakeUsage();
@@ -184,7 +184,7 @@ TEST_F(RateBudgetTest, UsageCountsTokensAndWaitsSinceTheLastCall) {
 }
 
 // A clock that breaks the monotonic contract (a defensive path): set by hand, also backwards.
-class BackwardsClock final : public Clock {
+class BackwardsClock final : public core::Clock {
  public:
   int64_t NowMs() override { return 0; }
   int64_t SteadyMs() override { return steady_ms; }
@@ -193,7 +193,7 @@ class BackwardsClock final : public Clock {
 
 TEST_F(RateBudgetTest, ClockGoingBackwardsGivesNoTokens) {
   BackwardsClock backwards;
-  RateBudget budget(10, backwards);
+  core::RateBudget budget(10, backwards);
   Drain(budget);
   backwards.steady_ms -= 5000;
   EXPECT_GT(budget.TryAcquire(), microseconds::zero());

@@ -20,8 +20,8 @@ using ::testing::Not;
 using ::testing::Return;
 using ::testing::StrictMock;
 
-OutboxRow Row(int64_t id, int64_t retry_count = 0) {
-  OutboxRow row;
+relay::OutboxRow Row(int64_t id, int64_t retry_count = 0) {
+  relay::OutboxRow row;
   row.id = id;
   row.event_id = "evt-" + std::to_string(id);
   row.event_type = "RoomGiftSent";
@@ -49,14 +49,14 @@ class ResultWriterTest : public ::testing::Test {
 };
 
 TEST_F(ResultWriterTest, OneMarkOfEachKindPerFlushAndALinePerRow) {
-  const OutboxRow a = Row(1), b = Row(2, 4), c = Row(3);
+  const relay::OutboxRow a = Row(1), b = Row(2, 4), c = Row(3);
   EXPECT_CALL(store_, MarkPublished("tok", ElementsAre(1, 3)))
-      .WillOnce(Return(Result<size_t>(2)));
-  std::vector<FailedAttempt> failed;
+      .WillOnce(Return(core::Result<size_t>(2)));
+  std::vector<relay::FailedAttempt> failed;
   EXPECT_CALL(store_, MarkFailed("tok", _))
-      .WillOnce(Invoke([&](const std::string&, std::span<const FailedAttempt> attempts) {
+      .WillOnce(Invoke([&](const std::string&, std::span<const relay::FailedAttempt> attempts) {
         failed.assign(attempts.begin(), attempts.end());
-        return Result<size_t>(attempts.size());
+        return core::Result<size_t>(attempts.size());
       }));
   ResultWriter writer = Make();
   writer.Delivered(a);
@@ -90,8 +90,8 @@ TEST_F(ResultWriterTest, AnEmptyFlushWritesNothing) {
 }
 
 TEST_F(ResultWriterTest, RowsTakenOverByAnotherClaimAreAWarningNotAnError) {
-  const OutboxRow a = Row(1), b = Row(2);
-  EXPECT_CALL(store_, MarkPublished("tok", _)).WillOnce(Return(Result<size_t>(1)));
+  const relay::OutboxRow a = Row(1), b = Row(2);
+  EXPECT_CALL(store_, MarkPublished("tok", _)).WillOnce(Return(core::Result<size_t>(1)));
   ResultWriter writer = Make();
   writer.Delivered(a);
   writer.Delivered(b);
@@ -103,9 +103,9 @@ TEST_F(ResultWriterTest, RowsTakenOverByAnotherClaimAreAWarningNotAnError) {
 }
 
 TEST_F(ResultWriterTest, AFailingMarkIsAStoreErrorAndTheLinesSayPending) {
-  const OutboxRow a = Row(1);
+  const relay::OutboxRow a = Row(1);
   EXPECT_CALL(store_, MarkPublished("tok", _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "server gone")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
   ResultWriter writer = Make();
   writer.Delivered(a);
   writer.Flush();
@@ -118,8 +118,7 @@ TEST_F(ResultWriterTest, AFailingMarkIsAStoreErrorAndTheLinesSayPending) {
 }
 
 TEST_F(ResultWriterTest, ReleaseGivesBackRowsNotAttempted) {
-  EXPECT_CALL(store_, Release("tok", ElementsAre(4, 5)))
-      .WillOnce(Return(Result<size_t>(2)));
+  EXPECT_CALL(store_, Release("tok", ElementsAre(4, 5))).WillOnce(Return(core::Result<size_t>(2)));
   ResultWriter writer = Make();
   const std::vector<int64_t> ids{4, 5};
   writer.Release(ids);
@@ -129,7 +128,7 @@ TEST_F(ResultWriterTest, ReleaseGivesBackRowsNotAttempted) {
 
 TEST_F(ResultWriterTest, AFailingReleaseIsAStoreError) {
   EXPECT_CALL(store_, Release("tok", _))
-      .WillOnce(Return(Fail(ErrorCode::kUnavailable, "lost connection")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "lost connection")));
   ResultWriter writer = Make();
   const std::vector<int64_t> ids{4};
   writer.Release(ids);

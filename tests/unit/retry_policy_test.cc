@@ -17,7 +17,7 @@ using ::testing::StartsWith;
 
 TEST(RetryPolicyTest, DeliveredOutcomesAreNotRetried) {
   RetryPolicy policy(milliseconds(1000), milliseconds(1000));
-  for (const PublishOutcome& outcome : {Published(), Skipped()}) {
+  for (const core::PublishOutcome& outcome : {Published(), Skipped()}) {
     AttemptVerdict v = policy.Judge(outcome);
     EXPECT_TRUE(v.delivered);
     EXPECT_EQ(v.error, "");
@@ -27,39 +27,40 @@ TEST(RetryPolicyTest, DeliveredOutcomesAreNotRetried) {
 
 TEST(RetryPolicyTest, FailuresAreDueAgainAfterThePollInterval) {
   RetryPolicy policy(milliseconds(200), milliseconds(1000));
-  AttemptVerdict v = policy.Judge(FailedWith(PublishStatus::kRetryable, "http 502"));
+  AttemptVerdict v = policy.Judge(FailedWith(core::PublishStatus::kRetryable, "http 502"));
   EXPECT_FALSE(v.delivered);
   EXPECT_EQ(v.error, "retryable: http 502");
   EXPECT_EQ(v.retry_after, milliseconds(200));
   EXPECT_EQ(v.level, spdlog::level::warn);
-  EXPECT_EQ(policy.Judge(FailedWith(PublishStatus::kUnknown, "")).error, "unknown");
+  EXPECT_EQ(policy.Judge(FailedWith(core::PublishStatus::kUnknown, "")).error, "unknown");
 }
 
 TEST(RetryPolicyTest, PermanentFailuresAreRetriedAllTheSameButLoggedAsErrors) {
   RetryPolicy policy(milliseconds(1000), milliseconds(1000));
-  AttemptVerdict v = policy.Judge(FailedWith(PublishStatus::kPermanent, "im error 10010"));
+  AttemptVerdict v = policy.Judge(FailedWith(core::PublishStatus::kPermanent, "im error 10010"));
   EXPECT_EQ(v.retry_after, milliseconds(1000));
   EXPECT_EQ(v.level, spdlog::level::err);
 }
 
 TEST(RetryPolicyTest, RateLimitedRowsWaitAtLeastTheFrequencyWindow) {
   EXPECT_EQ(RetryPolicy(milliseconds(200), milliseconds(1000))
-                .Judge(FailedWith(PublishStatus::kRateLimited, "im error 10023"))
+                .Judge(FailedWith(core::PublishStatus::kRateLimited, "im error 10023"))
                 .retry_after,
             milliseconds(1000));
   EXPECT_EQ(RetryPolicy(milliseconds(5000), milliseconds(1000))
-                .RetryAfter(FailedWith(PublishStatus::kRateLimited, "im error 10023")),
+                .RetryAfter(FailedWith(core::PublishStatus::kRateLimited, "im error 10023")),
             milliseconds(5000));
 }
 
 TEST(RetryPolicyTest, RoomScopedRefusalsWaitTheFrequencyWindowAndDropsAreNoted) {
-  PublishOutcome dropped = FailedWith(PublishStatus::kRateLimited, "MsgDropReason: MsgFreqCtrl");
-  dropped.scope = FailureScope::kRoom;
+  core::PublishOutcome dropped =
+      FailedWith(core::PublishStatus::kRateLimited, "MsgDropReason: MsgFreqCtrl");
+  dropped.scope = core::FailureScope::kRoom;
   dropped.definite_drop = true;
   AttemptVerdict v = RetryPolicy(milliseconds(200), milliseconds(1000)).Judge(dropped);
   EXPECT_EQ(v.retry_after, milliseconds(1000));
   EXPECT_TRUE(v.dropped);
-  PublishOutcome unknown = FailedWith(PublishStatus::kUnknown, "timeout after 3000ms");
+  core::PublishOutcome unknown = FailedWith(core::PublishStatus::kUnknown, "timeout after 3000ms");
   EXPECT_FALSE(RetryPolicy(milliseconds(200), milliseconds(1000)).Judge(unknown).dropped);
 }
 

@@ -33,20 +33,20 @@ TEST(RoomPacingTest, AClaimLearnsTheRoomsSentToLessThanAGapAgoAndTheirWait) {
   RoomPacing pacing(milliseconds(50));
   pacing.Sent("a", 1000);
   pacing.Sent("b", 1030);
-  ClaimOptions options;
+  relay::ClaimOptions options;
   pacing.AddPaced(options, 1040);
   ASSERT_EQ(options.paced_rooms.size(), 2u);
   std::map<std::string, int64_t> waits;
-  for (const PacedRoom& room : options.paced_rooms) waits[room.room_id] = room.paced_for_ms;
+  for (const relay::PacedRoom& room : options.paced_rooms) waits[room.room_id] = room.paced_for_ms;
   EXPECT_EQ(waits["a"], 10);
   EXPECT_EQ(waits["b"], 40);
-  ClaimOptions later;
+  relay::ClaimOptions later;
   pacing.AddPaced(later, 1050);
   ASSERT_EQ(later.paced_rooms.size(), 1u) << "room a may be sent to again";
   EXPECT_EQ(later.paced_rooms[0].room_id, "b");
   RoomPacing off(milliseconds(0));
   off.Sent("a", 1000);
-  ClaimOptions none;
+  relay::ClaimOptions none;
   off.AddPaced(none, 1000);
   EXPECT_TRUE(none.paced_rooms.empty());
 }
@@ -56,18 +56,18 @@ TEST(RoomPacingTest, NoRoomMinIntervalMakesEveryRoomReadyAndCutsNothing) {
   EXPECT_FALSE(pacing.enabled());
   pacing.Sent("a", 1000);
   EXPECT_EQ(pacing.WaitMs("a", 1000), 0);
-  ClaimOptions options;
+  relay::ClaimOptions options;
   pacing.CutRuns(options, milliseconds(1000));
   EXPECT_EQ(options.run_cut_rows, 0u);
   EXPECT_EQ(options.room_min_interval_ms, 0);
 }
 
 TEST(RoomPacingTest, AClaimCutsARoomAtOnePollIntervalOfSends) {
-  ClaimOptions options;
+  relay::ClaimOptions options;
   RoomPacing(milliseconds(50)).CutRuns(options, milliseconds(1000));
   EXPECT_EQ(options.run_cut_rows, 20u);
   EXPECT_EQ(options.room_min_interval_ms, 50);
-  ClaimOptions slow;
+  relay::ClaimOptions slow;
   RoomPacing(milliseconds(400)).CutRuns(slow, milliseconds(200));
   EXPECT_EQ(slow.run_cut_rows, 1u) << "at least one row";
 }

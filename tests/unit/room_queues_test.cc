@@ -14,7 +14,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-OutboxRow Row(int64_t id, const std::string& room, const std::string& type = "RoomGiftSent") {
+relay::OutboxRow Row(int64_t id, const std::string& room,
+                     const std::string& type = "RoomGiftSent") {
   Envelope e;
   e.event_id = "evt-" + std::to_string(id);
   e.event_type = type;
@@ -22,12 +23,12 @@ OutboxRow Row(int64_t id, const std::string& room, const std::string& type = "Ro
   e.room_seq = id;
   e.command_id = "cmd-" + std::to_string(id);
   e.node_id = "node-a";
-  OutboxRow row;
+  relay::OutboxRow row;
   row.id = id;
   row.event_id = e.event_id;
   row.event_type = type;
   row.room_id = room;
-  row.envelope = EncodeEnvelope(e).value();
+  row.envelope = core::EncodeEnvelope(e).value();
   return row;
 }
 
@@ -39,10 +40,11 @@ std::vector<int64_t> Ids(const std::vector<const QueuedRow*>& rows) {
 
 auto AllReady = [](const std::string&) { return true; };
 auto SendsAll = [](std::string_view) { return true; };
-auto KeepAll = [](const OutboxRow&) { return false; };
+auto KeepAll = [](const relay::OutboxRow&) { return false; };
 
 TEST(RoomQueuesTest, PerRoomWavesTakeOneRowPerRoomInIdOrder) {
-  std::vector<OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "a"), Row(5, "b")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "a"),
+                                     Row(5, "b")};
   RoomQueues queues(/*per_room_order=*/true);
   queues.Load(rows, KeepAll);
   EXPECT_EQ(queues.remaining(), 5u);
@@ -54,10 +56,10 @@ TEST(RoomQueuesTest, PerRoomWavesTakeOneRowPerRoomInIdOrder) {
 }
 
 TEST(RoomQueuesTest, ARowStoredAsTheHookEncodesItLendsItsTextToTheBody) {
-  OutboxRow loose = Row(2, "b");
+  relay::OutboxRow loose = Row(2, "b");
   // Another writer's form of the same envelope: the body must carry the canonical encoding.
   loose.envelope.insert(1, " ");
-  std::vector<OutboxRow> rows{Row(1, "a"), loose};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), loose};
   RoomQueues queues(true);
   queues.Load(rows, KeepAll);
   const std::vector<const QueuedRow*> wave = queues.NextWave(16, AllReady);
@@ -65,11 +67,11 @@ TEST(RoomQueuesTest, ARowStoredAsTheHookEncodesItLendsItsTextToTheBody) {
   EXPECT_EQ(wave[0]->envelope_json, rows[0].envelope);
   EXPECT_EQ(wave[0]->envelope_json.data(), rows[0].envelope.data()) << "a view, not a copy";
   EXPECT_TRUE(wave[1]->envelope_json.empty()) << "the publisher encodes the decoded envelope";
-  EXPECT_NE(EncodeEnvelope(wave[1]->envelope).value(), rows[1].envelope);
+  EXPECT_NE(core::EncodeEnvelope(wave[1]->envelope).value(), rows[1].envelope);
 }
 
 TEST(RoomQueuesTest, AWaveHoldsAtMostMaxRows) {
-  std::vector<OutboxRow> rows{Row(1, "a"), Row(2, "b"), Row(3, "c")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), Row(2, "b"), Row(3, "c")};
   RoomQueues queues(true);
   queues.Load(rows, KeepAll);
   EXPECT_THAT(Ids(queues.NextWave(2, AllReady)), ElementsAre(1, 2));
@@ -77,7 +79,7 @@ TEST(RoomQueuesTest, AWaveHoldsAtMostMaxRows) {
 }
 
 TEST(RoomQueuesTest, OrderingNoneQueuesEveryRowAlone) {
-  std::vector<OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "a")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "a")};
   RoomQueues queues(/*per_room_order=*/false);
   queues.Load(rows, KeepAll);
   auto wave = queues.NextWave(16, AllReady);
@@ -86,7 +88,7 @@ TEST(RoomQueuesTest, OrderingNoneQueuesEveryRowAlone) {
 }
 
 TEST(RoomQueuesTest, RoomsThatAreNotReadyWait) {
-  std::vector<OutboxRow> rows{Row(1, "a"), Row(2, "b"), Row(3, "a")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), Row(2, "b"), Row(3, "a")};
   RoomQueues queues(true);
   queues.Load(rows, KeepAll);
   EXPECT_THAT(Ids(queues.NextWave(16, [](const std::string& room) { return room == "b"; })),
@@ -95,7 +97,8 @@ TEST(RoomQueuesTest, RoomsThatAreNotReadyWait) {
 }
 
 TEST(RoomQueuesTest, UndecodableRowsAreSetAsideAndBlockTheLaterRowsOfTheirRoom) {
-  std::vector<OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "a"), Row(5, "b")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "a"),
+                                     Row(5, "b")};
   rows[1].envelope = "{not json";
   RoomQueues queues(true);
   queues.Load(rows, KeepAll);
@@ -112,16 +115,16 @@ TEST(RoomQueuesTest, UndecodableRowsAreSetAsideAndBlockTheLaterRowsOfTheirRoom) 
 }
 
 TEST(RoomQueuesTest, RowsGivenBackBlockTheirRoomLikeUndecodableOnes) {
-  std::vector<OutboxRow> rows{Row(1, "a"), Row(4, "a"), Row(5, "b")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), Row(4, "a"), Row(5, "b")};
   RoomQueues queues(true);
-  queues.Load(rows, [](const OutboxRow& row) { return row.id == 1; });
+  queues.Load(rows, [](const relay::OutboxRow& row) { return row.id == 1; });
   EXPECT_THAT(queues.released(), ElementsAre(1, 4));
   EXPECT_THAT(queues.undecodable(), IsEmpty());
   EXPECT_THAT(Ids(queues.NextWave(16, AllReady)), ElementsAre(5));
 }
 
 TEST(RoomQueuesTest, AnUndecodableRowWithNothingBehindItHoldsNoRoom) {
-  std::vector<OutboxRow> rows{Row(1, "a")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a")};
   rows[0].envelope = "[]";
   RoomQueues queues(true);
   queues.Load(rows, KeepAll);
@@ -130,8 +133,9 @@ TEST(RoomQueuesTest, AnUndecodableRowWithNothingBehindItHoldsNoRoom) {
 }
 
 TEST(RoomQueuesTest, NeverSentRowsArePoppedInOrderFromTheFrontOfEachQueue) {
-  std::vector<OutboxRow> rows{Row(1, "a", "RoomHeatChanged"), Row(2, "a"),
-                              Row(3, "a", "RoomHeatChanged"), Row(4, "b", "RoomRankChanged")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a", "RoomHeatChanged"), Row(2, "a"),
+                                     Row(3, "a", "RoomHeatChanged"),
+                                     Row(4, "b", "RoomRankChanged")};
   RoomQueues queues(true);
   queues.Load(rows, KeepAll);
   const std::set<std::string> never{"RoomHeatChanged", "RoomRankChanged"};
@@ -143,7 +147,8 @@ TEST(RoomQueuesTest, NeverSentRowsArePoppedInOrderFromTheFrontOfEachQueue) {
 }
 
 TEST(RoomQueuesTest, AFailedRowReleasesTheLaterRowsOfItsRoomOnly) {
-  std::vector<OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "a"), Row(5, "b")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "a"),
+                                     Row(5, "b")};
   RoomQueues queues(true);
   queues.Load(rows, KeepAll);
   auto wave = queues.NextWave(16, AllReady);
@@ -155,7 +160,7 @@ TEST(RoomQueuesTest, AFailedRowReleasesTheLaterRowsOfItsRoomOnly) {
 }
 
 TEST(RoomQueuesTest, ReleaseAllGivesBackEveryRowLeft) {
-  std::vector<OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "b")};
+  std::vector<relay::OutboxRow> rows{Row(1, "a"), Row(2, "a"), Row(3, "b")};
   RoomQueues queues(true);
   queues.Load(rows, KeepAll);
   queues.NextWave(1, AllReady);

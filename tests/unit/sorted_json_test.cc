@@ -48,16 +48,16 @@ const std::vector<std::string> kRefused = {
 
 TEST(SortedJsonTest, SortedTextIsWrittenAsDumpOfItsParse) {
   for (const std::string& text : kSorted) {
-    JsonWriter writer;
-    ASSERT_TRUE(WriteSortedJson(writer, text)) << text;
+    core::JsonWriter writer;
+    ASSERT_TRUE(core::WriteSortedJson(writer, text)) << text;
     EXPECT_EQ(writer.text(), nlohmann::json::parse(text).dump()) << text;
   }
 }
 
 TEST(SortedJsonTest, AnyOtherTextIsRefused) {
   for (const std::string& text : kRefused) {
-    JsonWriter writer;
-    EXPECT_FALSE(WriteSortedJson(writer, text)) << text;
+    core::JsonWriter writer;
+    EXPECT_FALSE(core::WriteSortedJson(writer, text)) << text;
   }
 }
 
@@ -116,15 +116,15 @@ TEST(SortedJsonTest, RandomDocumentsAreWrittenAsDumpOrRefused) {
     for (int k = random() % 6; k > 0; --k)
       doc["k" + std::to_string(random() % 8)] = RandomValue(random, 1);
     const std::string dumped = doc.dump();
-    JsonWriter writer;
-    ASSERT_TRUE(WriteSortedJson(writer, dumped)) << dumped;
+    core::JsonWriter writer;
+    ASSERT_TRUE(core::WriteSortedJson(writer, dumped)) << dumped;
     EXPECT_EQ(writer.text(), dumped);
-    JsonWriter other;
+    core::JsonWriter other;
     const std::string reversed = Reversed(doc);
-    if (WriteSortedJson(other, reversed)) {
+    if (core::WriteSortedJson(other, reversed)) {
       EXPECT_EQ(other.text(), dumped) << reversed;  // only when no object had two keys
     }
-    auto encoded = EncodeEnvelope(Envelope{"e", "t", "r", 1, "c", "q", "n", 2, reversed});
+    auto encoded = core::EncodeEnvelope(Envelope{"e", "t", "r", 1, "c", "q", "n", 2, reversed});
     ASSERT_TRUE(encoded) << reversed;
     EXPECT_TRUE(encoded->ends_with("\"payload\":" + dumped + "}")) << reversed;
   }
@@ -136,7 +136,7 @@ TEST(SortedJsonTest, TheEnvelopeIsTheSameBytesWhateverTheKeyOrder) {
                                    R"({"z":[{"y":1,"x":2.50}],"a":"\u00e9"})"});
   for (const std::string& payload : payloads) {
     Envelope envelope{"ev-1", "RoomGiftSent", "room-1", 3, "cmd-1", "req-1", "node", 99, payload};
-    auto encoded = EncodeEnvelope(envelope);
+    auto encoded = core::EncodeEnvelope(envelope);
     ASSERT_TRUE(encoded) << payload;
     const nlohmann::json doc = nlohmann::json::parse(*encoded);
     EXPECT_EQ(doc["payload"].dump(), nlohmann::json::parse(payload).dump()) << payload;
@@ -153,7 +153,7 @@ TEST(SortedJsonTest, TheEnvelopeIsTheSameBytesWhateverTheKeyOrder) {
 TEST(SortedJsonTest, ABadPayloadStillFailsTheEnvelope) {
   for (const std::string payload : {R"([1])", R"({"a":)", "{\"a\":\"\xff\"}"}) {
     Envelope envelope{"ev-1", "RoomGiftSent", "room-1", 3, "cmd-1", "req-1", "node", 99, payload};
-    auto encoded = EncodeEnvelope(envelope);
+    auto encoded = core::EncodeEnvelope(envelope);
     ASSERT_FALSE(encoded) << payload;
     EXPECT_EQ(encoded.error().code, ErrorCode::kInvalidArgument);
   }

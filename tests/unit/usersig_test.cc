@@ -35,13 +35,13 @@ TEST(UserSigTest, GeneratedSigMatchesOfficialVectors) {
       {"userbuf", "xiaojun", 15552000, "abc", "QjT201xPkXk/aM1e+y0vakZb0K2iPrFue++0s5y6bFM="},
   };
   for (const auto& c : cases) {
-    auto sig = GenUserSig(kAppId, c.identifier, kKey, kTime, c.expire, c.userbuf);
+    auto sig = core::GenUserSig(kAppId, c.identifier, kKey, kTime, c.expire, c.userbuf);
     ASSERT_TRUE(sig) << c.name << ": " << sig.error().message;
     EXPECT_EQ(sig->find_first_not_of(
                   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789*-_"),
               std::string::npos)
         << c.name << ": only the IM base64 alphabet";
-    auto decoded = DecodeUserSig(*sig);
+    auto decoded = core::DecodeUserSig(*sig);
     ASSERT_TRUE(decoded) << c.name << ": " << decoded.error().message;
     EXPECT_EQ(decoded->sig, c.tls_sig) << c.name;
     EXPECT_EQ(decoded->version, "2.0") << c.name;
@@ -51,7 +51,7 @@ TEST(UserSigTest, GeneratedSigMatchesOfficialVectors) {
     EXPECT_EQ(decoded->expire, c.expire) << c.name;
     EXPECT_EQ(decoded->userbuf.value_or(""), c.userbuf) << c.name;
     std::string why;
-    EXPECT_TRUE(VerifyUserSig(*sig, kAppId, c.identifier, kKey, kTime + 1, &why))
+    EXPECT_TRUE(core::VerifyUserSig(*sig, kAppId, c.identifier, kKey, kTime + 1, &why))
         << c.name << ": " << why;
   }
 }
@@ -60,7 +60,7 @@ TEST(UserSigTest, OfficialPythonAndCppSigsDecodeAndVerify) {
   const std::pair<const char*, const char*> cases[] = {{"python", kPythonSig},
                                                        {"cpp", kCppSig}};
   for (const auto& [name, sig] : cases) {
-    auto decoded = DecodeUserSig(sig);
+    auto decoded = core::DecodeUserSig(sig);
     ASSERT_TRUE(decoded) << name << ": " << decoded.error().message;
     EXPECT_EQ(decoded->identifier, "xiaojun") << name;
     EXPECT_EQ(decoded->sdk_app_id, kAppId) << name;
@@ -69,13 +69,13 @@ TEST(UserSigTest, OfficialPythonAndCppSigsDecodeAndVerify) {
     EXPECT_EQ(decoded->sig, "LvA7d/Iw7gSsnskvVzBDPOCCDbuNCw4GHwTC0bip+B4=") << name;
     EXPECT_FALSE(decoded->userbuf.has_value()) << name;
     std::string why;
-    EXPECT_TRUE(VerifyUserSig(sig, kAppId, "xiaojun", kKey, kTime + 3600, &why))
+    EXPECT_TRUE(core::VerifyUserSig(sig, kAppId, "xiaojun", kKey, kTime + 3600, &why))
         << name << ": " << why;
   }
 }
 
 TEST(UserSigTest, VerifyRejectsWrongKeyIdentityAndExpiry) {
-  auto sig = GenUserSig(kAppId, "admin", kKey, kTime, 86400);
+  auto sig = core::GenUserSig(kAppId, "admin", kKey, kTime, 86400);
   ASSERT_TRUE(sig);
   struct Case {
     const char* name;
@@ -93,11 +93,11 @@ TEST(UserSigTest, VerifyRejectsWrongKeyIdentityAndExpiry) {
   };
   for (const auto& c : cases) {
     std::string why;
-    EXPECT_FALSE(VerifyUserSig(*sig, c.app_id, c.identifier, c.key, c.now, &why)) << c.name;
+    EXPECT_FALSE(core::VerifyUserSig(*sig, c.app_id, c.identifier, c.key, c.now, &why)) << c.name;
     EXPECT_EQ(why, c.why) << c.name;
   }
   std::string why;
-  EXPECT_TRUE(VerifyUserSig(*sig, kAppId, "admin", kKey, kTime + 86400, &why))
+  EXPECT_TRUE(core::VerifyUserSig(*sig, kAppId, "admin", kKey, kTime + 86400, &why))
       << "the last second of validity still counts: " << why;
 }
 
@@ -108,20 +108,20 @@ TEST(UserSigTest, TamperedSigFailsWithoutEchoingIt) {
     std::string tampered = sig;
     tampered[pos] = tampered[pos] == 'A' ? 'B' : 'A';
     std::string why;
-    EXPECT_FALSE(VerifyUserSig(tampered, kAppId, "xiaojun", kKey, kTime, &why)) << pos;
+    EXPECT_FALSE(core::VerifyUserSig(tampered, kAppId, "xiaojun", kKey, kTime, &why)) << pos;
     EXPECT_FALSE(why.empty()) << pos;
     EXPECT_EQ(why.find(tampered), std::string::npos) << pos;
   }
-  auto garbage = DecodeUserSig("not a usersig!");
+  auto garbage = core::DecodeUserSig("not a usersig!");
   ASSERT_FALSE(garbage);
   EXPECT_EQ(garbage.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_FALSE(DecodeUserSig(""));
+  EXPECT_FALSE(core::DecodeUserSig(""));
 }
 
 TEST(UserSigCacheTest, ReusesSigUntilCloseToExpiry) {
   int64_t now = kTime;
   // ttl 1000 s: renewal margin is 10% = 100 s.
-  UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(1000), [&] { return now; });
+  core::UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(1000), [&] { return now; });
   auto first = cache.Get();
   ASSERT_TRUE(first);
   EXPECT_EQ(cache.generated_at(), kTime);
@@ -137,7 +137,7 @@ TEST(UserSigCacheTest, ReusesSigUntilCloseToExpiry) {
   ASSERT_TRUE(renewed);
   EXPECT_NE(*renewed, *first);
   EXPECT_EQ(cache.generated_at(), kTime + 900);
-  auto decoded = DecodeUserSig(*renewed);
+  auto decoded = core::DecodeUserSig(*renewed);
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->time, kTime + 900);
   EXPECT_EQ(decoded->expire, 1000);
@@ -145,7 +145,7 @@ TEST(UserSigCacheTest, ReusesSigUntilCloseToExpiry) {
 
 TEST(UserSigCacheTest, MarginIsAtMostOneHour) {
   int64_t now = kTime;
-  UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(86400), [&] { return now; });
+  core::UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(86400), [&] { return now; });
   ASSERT_TRUE(cache.Get());
   now = kTime + 86400 - 3601;
   ASSERT_TRUE(cache.Get());
@@ -157,7 +157,7 @@ TEST(UserSigCacheTest, MarginIsAtMostOneHour) {
 
 TEST(UserSigCacheTest, InvalidateForcesRenewal) {
   int64_t now = kTime;
-  UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(86400), [&] { return now; });
+  core::UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(86400), [&] { return now; });
   ASSERT_TRUE(cache.Get());
   now = kTime + 5;
   ASSERT_TRUE(cache.Get());
@@ -168,12 +168,12 @@ TEST(UserSigCacheTest, InvalidateForcesRenewal) {
   ASSERT_TRUE(fresh);
   EXPECT_EQ(cache.generated_at(), kTime + 5);
   std::string why;
-  EXPECT_TRUE(VerifyUserSig(*fresh, kAppId, "admin", kKey, now, &why)) << why;
+  EXPECT_TRUE(core::VerifyUserSig(*fresh, kAppId, "admin", kKey, now, &why)) << why;
 }
 
 TEST(UserSigCacheTest, RenewsWhenClockGoesBackwards) {
   int64_t now = kTime;
-  UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(86400), [&] { return now; });
+  core::UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(86400), [&] { return now; });
   ASSERT_TRUE(cache.Get());
   now = kTime - 10;
   ASSERT_TRUE(cache.Get());
@@ -182,10 +182,10 @@ TEST(UserSigCacheTest, RenewsWhenClockGoesBackwards) {
 
 TEST(UserSigCacheTest, NonPositiveTtlMeansOneDay) {
   int64_t now = kTime;
-  UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(0), [&] { return now; });
+  core::UserSigCache cache(kAppId, "admin", kKey, std::chrono::seconds(0), [&] { return now; });
   auto sig = cache.Get();
   ASSERT_TRUE(sig);
-  auto decoded = DecodeUserSig(*sig);
+  auto decoded = core::DecodeUserSig(*sig);
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->expire, 86400);
 }

@@ -17,7 +17,7 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(WakeSignalTest, WakeUpsCoalesceIntoOneUntilTaken) {
-  StopSignal signal;
+  relay::StopSignal signal;
   EXPECT_FALSE(signal.wake_pending());
   EXPECT_FALSE(signal.TakeWake());
   for (int i = 0; i < 100; ++i) signal.Wake();
@@ -30,7 +30,7 @@ TEST(WakeSignalTest, WakeUpsCoalesceIntoOneUntilTaken) {
 
 TEST(WakeSignalTest, FakeClockIdlesZeroWithAWakeUpPendingAndSleepsInFullWithout) {
   testing::FakeClock clock;
-  StopSignal signal;
+  relay::StopSignal signal;
   EXPECT_FALSE(clock.IdleFor(milliseconds(1000), signal));
   signal.Wake();
   EXPECT_FALSE(clock.IdleFor(milliseconds(1000), signal));
@@ -44,7 +44,7 @@ TEST(WakeSignalTest, HeartbeatClockIdleForEndsAtTheSliceThatFindsAWakeUp) {
   testing::FakeClock inner;
   relay::Heartbeat heartbeat(nullptr);
   relay::HeartbeatClock clock(inner, heartbeat, milliseconds(1000));
-  StopSignal signal;
+  relay::StopSignal signal;
   int slices = 0;
   inner.on_sleep = [&] {
     if (++slices == 2) signal.Wake();

@@ -28,7 +28,7 @@ using ::testing::HasSubstr;
 
 // A socket file as a killed relay leaves it: bound, then its process (here: its fd) gone.
 void LeaveStaleSocket(const std::string& path) {
-  const Fd fd(::socket(AF_UNIX, SOCK_DGRAM, 0));
+  const core::Fd fd(::socket(AF_UNIX, SOCK_DGRAM, 0));
   ASSERT_TRUE(fd);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -66,7 +66,7 @@ TEST_F(WakeSocketTest, DatagramsAreReceivedAndDrainedSoTheQueueDoesNotStayFull) 
   auto socket = MustBind(path_);
   ASSERT_NE(socket, nullptr);
   EXPECT_EQ(socket->Drain(), 0u);  // nothing queued: returns at once
-  WakeSender sender(path_);
+  internal::WakeSender sender(path_);
   // Linux queues 10 datagrams per unix datagram socket by default (net.unix.max_dgram_qlen):
   // send until the kernel refuses, then everything queued is drained and sending works again.
   while (sender.refused() == 0 && sender.sent() < 10000) sender.Notify();
@@ -84,7 +84,7 @@ TEST_F(WakeSocketTest, DatagramsAreReceivedAndDrainedSoTheQueueDoesNotStayFull) 
 TEST_F(WakeSocketTest, DrainReadsAtMostItsLimitAndLeavesTheRestQueued) {
   auto socket = MustBind(path_);
   ASSERT_NE(socket, nullptr);
-  WakeSender sender(path_);
+  internal::WakeSender sender(path_);
   for (int i = 0; i < 5; ++i) sender.Notify();
   ASSERT_EQ(sender.sent(), 5u);
   EXPECT_EQ(socket->Drain(3), 3u);
@@ -96,7 +96,7 @@ TEST_F(WakeSocketTest, AStaleSocketFileOfADeadRelayIsReplaced) {
   ASSERT_TRUE(fs::is_socket(path_));
   auto socket = MustBind(path_);
   ASSERT_NE(socket, nullptr);
-  WakeSender sender(path_);
+  internal::WakeSender sender(path_);
   sender.Notify();
   EXPECT_EQ(sender.sent(), 1u);
   EXPECT_EQ(socket->Drain(), 1u);
@@ -111,7 +111,7 @@ TEST_F(WakeSocketTest, ASocketARunningProcessIsBoundToIsRefusedAndKept) {
   EXPECT_THAT(second.error().message, HasSubstr(path_));
   EXPECT_THAT(second.error().message, HasSubstr("bound by a running process"));
   // The first relay still gets its wake-ups.
-  WakeSender sender(path_);
+  internal::WakeSender sender(path_);
   sender.Notify();
   EXPECT_EQ(first->Drain(), 1u);
 }

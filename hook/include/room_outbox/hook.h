@@ -84,28 +84,7 @@ namespace room_outbox {
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 using LogCallback = std::function<void(LogLevel, std::string_view)>;
 
-// What Commit does with a committed command's pending rows (`[hook] sync_publish`).
-enum class SyncPublishMode {
-  // Commit publishes them itself before it returns, in order, all within sync_publish_timeout
-  // (the original specification's behaviour): kPublished, or kPending for what failed or did not
-  // fit.
-  kInline,
-  // Commit returns right after COMMIT (kQueued); a thread the Hook owns publishes them in commit
-  // order per room with the same lease and the same sync_publish_timeout from the commit, and
-  // hands what fails or runs out of time to the relay at once.
-  kBackground,
-  // No sync publish: the rows are written due at once and outbox-relay alone delivers them.
-  kOff,
-};
-
-// "inline", "background", "off": the config's spelling.
-ROOM_OUTBOX_EXPORT const char* SyncPublishModeName(SyncPublishMode mode);
-// The inverse of SyncPublishModeName (exact, case-sensitive); nullopt for anything else.
-ROOM_OUTBOX_EXPORT std::optional<SyncPublishMode> ParseSyncPublishMode(std::string_view name);
-
-// The defaults of HookOptions, also applied to a value <= 0 (or 0) by CreateHook and by
-// LoadHookOptions.
-inline constexpr std::chrono::milliseconds kDefaultSyncPublishTimeout{500};
+// The default of HookOptions::background_queue, also applied to 0 by CreateHook.
 inline constexpr size_t kDefaultBackgroundQueue = 256;
 
 struct HookOptions {

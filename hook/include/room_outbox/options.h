@@ -22,9 +22,9 @@ namespace room_outbox {
 enum class SqlDialect { kAuto, kMariaDb, kMySql };
 
 // "auto", "mariadb", "mysql": the spelling of the config.
-const char* SqlDialectName(SqlDialect dialect);
+ROOM_OUTBOX_EXPORT const char* SqlDialectName(SqlDialect dialect);
 // The inverse of SqlDialectName (exact, case-sensitive); nullopt for anything else.
-std::optional<SqlDialect> ParseSqlDialect(std::string_view name);
+ROOM_OUTBOX_EXPORT std::optional<SqlDialect> ParseSqlDialect(std::string_view name);
 
 // TLS to the database ([mysql] ssl_mode), as MySQL's clients spell it:
 //   kDisabled        never
@@ -37,9 +37,9 @@ std::optional<SqlDialect> ParseSqlDialect(std::string_view name);
 enum class SslMode { kDisabled, kPreferred, kRequired, kVerifyCa, kVerifyIdentity };
 
 // "disabled", "preferred", "required", "verify_ca", "verify_identity".
-const char* SslModeName(SslMode mode);
+ROOM_OUTBOX_EXPORT const char* SslModeName(SslMode mode);
 // The inverse of SslModeName (exact, case-sensitive); nullopt for anything else.
-std::optional<SslMode> ParseSslMode(std::string_view name);
+ROOM_OUTBOX_EXPORT std::optional<SslMode> ParseSslMode(std::string_view name);
 
 struct MysqlOptions {
   std::string host = "127.0.0.1";
@@ -62,6 +62,29 @@ struct MysqlOptions {
   // TLS.
   std::string server_public_key_file;
 };
+
+// What Commit does with a committed command's pending rows (`[hook] sync_publish`).
+enum class SyncPublishMode {
+  // Commit publishes them itself before it returns, in order, all within sync_publish_timeout
+  // (the original specification's behaviour): kPublished, or kPending for what failed or did not
+  // fit.
+  kInline,
+  // Commit returns right after COMMIT (kQueued); a thread the Hook owns publishes them in commit
+  // order per room with the same lease and the same sync_publish_timeout from the commit, and
+  // hands what fails or runs out of time to the relay at once.
+  kBackground,
+  // No sync publish: the rows are written due at once and outbox-relay alone delivers them.
+  kOff,
+};
+
+// "inline", "background", "off": the config's spelling.
+ROOM_OUTBOX_EXPORT const char* SyncPublishModeName(SyncPublishMode mode);
+// The inverse of SyncPublishModeName (exact, case-sensitive); nullopt for anything else.
+ROOM_OUTBOX_EXPORT std::optional<SyncPublishMode> ParseSyncPublishMode(std::string_view name);
+
+// The default of HookOptions::sync_publish_timeout ([hook]), also applied to a value <= 0 by
+// CreateHook and by LoadHookOptions.
+inline constexpr std::chrono::milliseconds kDefaultSyncPublishTimeout{500};
 
 // The event types that are never sent to IM; they count as delivered (no-op success).
 ROOM_OUTBOX_EXPORT std::vector<std::string> DefaultSkipEventTypes();

@@ -67,16 +67,16 @@ room_outbox_status StoreOk(room_outbox_error** err) noexcept {
   return ROOM_OUTBOX_OK;
 }
 
-Result<std::string_view> Text(const char* p, size_t n, const char* what) {
+core::Result<std::string_view> Text(const char* p, size_t n, const char* what) {
   if (p == nullptr && n != 0) {
-    return Fail(ErrorCode::kInvalidArgument, std::string(what) + ": NULL with a length");
+    return core::Fail(ErrorCode::kInvalidArgument, std::string(what) + ": NULL with a length");
   }
   return p == nullptr ? std::string_view() : std::string_view(p, n);
 }
 
-Result<std::string_view> Name(const char* p, const char* what) {
+core::Result<std::string_view> Name(const char* p, const char* what) {
   if (p == nullptr) {
-    return Fail(ErrorCode::kInvalidArgument, std::string(what) + ": NULL");
+    return core::Fail(ErrorCode::kInvalidArgument, std::string(what) + ": NULL");
   }
   return std::string_view(p);
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "c_api/c_objects.h"
+#include "hook_config.h"
 
 using room_outbox::c_api::Guard;
 using room_outbox::c_api::StoreError;
@@ -23,7 +24,7 @@ int32_t LogLevelOf(room_outbox::LogLevel level) {
 }
 
 room_outbox::HookOptions HookOptionsOf(const room_outbox_options& opts) {
-  room_outbox::HookOptions options = room_outbox::ToHookOptions(opts.config);
+  room_outbox::HookOptions options = room_outbox::internal::ToHookOptions(opts.config);
   if (opts.log != nullptr) {
     options.log = [log = opts.log, user_data = opts.log_user_data](room_outbox::LogLevel level,
                                                                    std::string_view line) {

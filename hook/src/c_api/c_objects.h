@@ -24,7 +24,7 @@ struct room_outbox_error {
 // The hook's view of relay.toml, kept as the config (not as HookOptions) so that every later
 // room_outbox_options_set goes through the same readers as the file.
 struct room_outbox_options {
-  room_outbox::SharedConfig config;
+  room_outbox::core::SharedConfig config;
   room_outbox_log_fn log = nullptr;
   void* log_user_data = nullptr;
 };
@@ -88,8 +88,8 @@ room_outbox_status Guard(const char* where, room_outbox_error** err, Body&& body
 }
 
 // (p, n) as text: NULL with n == 0 is "", NULL with n > 0 is an error naming `what`.
-Result<std::string_view> Text(const char* p, size_t n, const char* what);
+core::Result<std::string_view> Text(const char* p, size_t n, const char* what);
 // A NUL-terminated name (key, field); NULL is an error naming `what`.
-Result<std::string_view> Name(const char* p, const char* what);
+core::Result<std::string_view> Name(const char* p, const char* what);
 
 }  // namespace room_outbox::c_api

@@ -17,7 +17,7 @@ room_outbox_options* room_outbox_options_new(void) {
   try {
     auto opts = std::make_unique<room_outbox_options>();
     // What an empty relay.toml gives: the defaults, and the secrets from the environment.
-    if (auto loaded = room_outbox::LoadSharedSecretsAndDefaults(opts->config); !loaded) {
+    if (auto loaded = room_outbox::core::LoadSharedSecretsAndDefaults(opts->config); !loaded) {
       return nullptr;
     }
     return opts.release();

@@ -53,27 +53,28 @@ toml::table Document(std::string_view key, const toml::node& node) {
 
 // Reads `document` over a copy of `config` with the hook's readers; the secret of a *_file key
 // it changed is read as well.
-Result<SharedConfig> Apply(const SharedConfig& config, const toml::table& document) {
-  SharedConfig next = config;
+core::Result<core::SharedConfig> Apply(const core::SharedConfig& config,
+                                       const toml::table& document) {
+  core::SharedConfig next = config;
   std::optional<Error> error;
-  TableReader top(&document, "", kSource, &error);
+  core::TableReader top(&document, "", kSource, &error);
   internal::ReadHookSections(top, next, internal::RelayKeys::kRefuse);
   if (error) {
-    return Fail(std::move(*error));
+    return core::Fail(std::move(*error));
   }
   if (next.mysql_password_file != config.mysql_password_file) {
-    auto secret = LoadSecret("mysql.password_file", next.mysql_password_file, kMysqlPasswordEnv,
-                             next.path);
+    auto secret = core::LoadSecret("mysql.password_file", next.mysql_password_file,
+                                   core::kMysqlPasswordEnv, next.path);
     if (!secret) {
-      return Fail(secret.error());
+      return core::Fail(secret.error());
     }
     next.mysql.password = std::move(*secret);
   }
   if (next.tim_secret_key_file != config.tim_secret_key_file) {
-    auto secret = LoadSecret("tencent_im.secret_key_file", next.tim_secret_key_file,
-                             kTimSecretKeyEnv, next.path);
+    auto secret = core::LoadSecret("tencent_im.secret_key_file", next.tim_secret_key_file,
+                                   core::kTimSecretKeyEnv, next.path);
     if (!secret) {
-      return Fail(secret.error());
+      return core::Fail(secret.error());
     }
     next.tencent_im.secret_key = std::move(*secret);
   }
@@ -87,7 +88,8 @@ bool ValidKey(std::string_view key) {
 
 }  // namespace
 
-Result<void> SetOption(SharedConfig& config, std::string_view key, std::string_view value) {
+core::Result<void> SetOption(core::SharedConfig& config, std::string_view key,
+                             std::string_view value) {
   if (key == kMysqlPasswordKey) {
     config.mysql.password = std::string(value);
     return {};
@@ -97,8 +99,8 @@ Result<void> SetOption(SharedConfig& config, std::string_view key, std::string_v
     return {};
   }
   if (!ValidKey(key)) {
-    return Fail(ErrorCode::kInvalidArgument,
-                kSource + ": \"" + std::string(key) + "\" is not a key (\"section.key\")");
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      kSource + ": \"" + std::string(key) + "\" is not a key (\"section.key\")");
   }
   std::optional<Error> first_error;
   if (auto typed = TypedValue(value)) {
@@ -111,7 +113,7 @@ Result<void> SetOption(SharedConfig& config, std::string_view key, std::string_v
   }
   auto applied = Apply(config, Document(key, toml::value<std::string>(std::string(value))));
   if (!applied) {
-    return Fail(first_error ? *first_error : applied.error());
+    return core::Fail(first_error ? *first_error : applied.error());
   }
   config = std::move(*applied);
   return {};

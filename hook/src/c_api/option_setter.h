@@ -19,6 +19,7 @@ inline constexpr std::string_view kTimSecretKeyKey = "tencent_im.secret_key";
 // that the readers accept wins, else the error of the first try (kInvalidArgument naming the
 // key). A changed *_file secret key reads its secret (LoadSecret, with config.path for relative
 // paths). On failure `config` is unchanged.
-Result<void> SetOption(SharedConfig& config, std::string_view key, std::string_view value);
+core::Result<void> SetOption(core::SharedConfig& config, std::string_view key,
+                             std::string_view value);
 
 }  // namespace room_outbox::c_api

@@ -10,21 +10,21 @@
 namespace room_outbox::relay {
 namespace {
 
-Result<void> CheckListen(const std::string& listen) {
+core::Result<void> CheckListen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "\"" + listen + "\" is not host:port (e.g. \"127.0.0.1:9464\")");
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      "\"" + listen + "\" is not host:port (e.g. \"127.0.0.1:9464\")");
   }
   const std::string port = listen.substr(colon + 1);
   if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
       std::stoi(port) < 1 || std::stoi(port) > 65535) {
-    return Fail(ErrorCode::kInvalidArgument, "port in \"" + listen + "\" is not 1..65535");
+    return core::Fail(ErrorCode::kInvalidArgument, "port in \"" + listen + "\" is not 1..65535");
   }
   return {};
 }
 
-void ReadWorker(TableReader& r, Config& c) {
+void ReadWorker(core::TableReader& r, Config& c) {
   WorkerConfig& w = c.outbox_worker;
   if (auto v = r.Bool("enabled")) w.enabled = *v;
   r.PositiveDuration("poll_interval", &w.poll_interval);
@@ -43,7 +43,7 @@ void ReadWorker(TableReader& r, Config& c) {
   if (auto v = r.Integer("max_in_flight"); v && *v > 0) {
     w.max_in_flight = static_cast<size_t>(*v);
   }
-  ReadOrdering(r, c);
+  core::ReadOrdering(r, c);
   w.ordering = c.per_room_order ? Ordering::kPerRoom : Ordering::kNone;
   r.PositiveDuration("lease", &w.lease);
   if (auto v = r.Duration("room_min_interval")) {
@@ -59,7 +59,7 @@ void ReadWorker(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
-void ReadLog(TableReader& r, Config& c) {
+void ReadLog(core::TableReader& r, Config& c) {
   if (auto v = r.String("level")) {
     if (!IsValidLogLevel(*v)) {
       r.SetError(r.NodeOf("level"), "level",
@@ -81,7 +81,7 @@ void ReadLog(TableReader& r, Config& c) {
   r.CheckUnknown();
 }
 
-void ReadMetrics(TableReader& r, Config& c) {
+void ReadMetrics(core::TableReader& r, Config& c) {
   if (auto v = r.String("listen")) {
     if (!v->empty()) {
       auto ok = CheckListen(*v);
@@ -108,13 +108,13 @@ std::optional<mode_t> ParseSocketMode(const std::string& text) {
 
 // [wake]: the socket (shared with the hook's reader), then the relay's own keys. After
 // [outbox_worker]: min_interval is checked against poll_interval.
-void ReadWake(TableReader& r, Config& c) {
-  ReadWakeSocket(r, c);
+void ReadWake(core::TableReader& r, Config& c) {
+  core::ReadWakeSocket(r, c);
   r.PositiveDuration("min_interval", &c.wake.min_interval);
   if (c.wake.min_interval > c.outbox_worker.poll_interval && !r.failed()) {
     r.SetError(r.NodeOf("min_interval"), "min_interval",
-               FormatDuration(c.wake.min_interval) + " must not exceed [outbox_worker] " +
-                   "poll_interval (" + FormatDuration(c.outbox_worker.poll_interval) +
+               core::FormatDuration(c.wake.min_interval) + " must not exceed [outbox_worker] " +
+                   "poll_interval (" + core::FormatDuration(c.outbox_worker.poll_interval) +
                    "): a wake-up only shortens the wait for the next poll");
   }
   if (auto v = r.String("socket_mode")) {
@@ -132,15 +132,15 @@ void ReadWake(TableReader& r, Config& c) {
 // `names` is set, appends the dotted name of every key and table the readers ask for.
 void ReadTables(const toml::table* root, const std::string& path, std::optional<Error>* error,
                 Config& c, std::vector<std::string>* names) {
-  TableReader top(root, "", path, error, names);
-  ReadSharedSections(top, c);
+  core::TableReader top(root, "", path, error, names);
+  core::ReadSharedSections(top, c);
   struct Section {
     const char* name;
-    void (*read)(TableReader&, Config&);
+    void (*read)(core::TableReader&, Config&);
   };
   for (const Section& s : {Section{"outbox_worker", ReadWorker}, Section{"log", ReadLog},
                            Section{"metrics", ReadMetrics}, Section{"wake", ReadWake}}) {
-    TableReader r = top.Section(s.name);
+    core::TableReader r = top.Section(s.name);
     s.read(r, c);
   }
   top.CheckUnknown();
@@ -162,20 +162,20 @@ bool IsValidLogLevel(const std::string& level) {
          level == "error";
 }
 
-Result<Config> LoadConfig(const std::string& path) {
-  auto root = ParseConfigFile(path);
+core::Result<Config> LoadConfig(const std::string& path) {
+  auto root = core::ParseConfigFile(path);
   if (!root) {
-    return Fail(root.error());
+    return core::Fail(root.error());
   }
   Config c;
   c.path = path;
   std::optional<Error> error;
   ReadTables(&*root, path, &error, c, nullptr);
   if (error) {
-    return Fail(std::move(*error));
+    return core::Fail(std::move(*error));
   }
-  if (auto loaded = LoadSharedSecretsAndDefaults(c); !loaded) {
-    return Fail(loaded.error());
+  if (auto loaded = core::LoadSharedSecretsAndDefaults(c); !loaded) {
+    return core::Fail(loaded.error());
   }
   return c;
 }

@@ -20,7 +20,6 @@
 
 #include "core/config/shared_config.h"
 #include "core/result.h"
-#include "room_outbox/hook.h"
 #include "room_outbox/options.h"
 #include "telemetry/log_line.h"
 #include "worker/wake_gap.h"
@@ -53,7 +52,7 @@ struct WakeConfig {
 std::string FormatSocketMode(mode_t mode);
 
 // The whole file: the shared sections (SharedConfig) and the relay's own.
-struct Config : SharedConfig {
+struct Config : core::SharedConfig {
   WorkerConfig outbox_worker;  // outbox_worker.ordering follows SharedConfig::per_room_order
   LogConfig log;
   MetricsConfig metrics;
@@ -62,7 +61,7 @@ struct Config : SharedConfig {
 
 // Reads, parses and validates the file. Errors are kInvalidArgument ("path:line:col: ...") for bad
 // content and kNotFound/kPermissionDenied for an unreadable config or secret file.
-Result<Config> LoadConfig(const std::string& path);
+core::Result<Config> LoadConfig(const std::string& path);
 
 // Every name LoadConfig accepts, sorted, spelled as in the file: top-level keys ("node_id"),
 // tables ("mysql", "tencent_im.priority_by_type": its keys are free, event types) and the keys

@@ -53,7 +53,7 @@ void RenderMysql(const Config& c, std::ostream& o) {
     << "password_file = " << Quote(c.mysql_password_file) << "\n"
     << "# password = " << Quote(Secret(c.mysql.password)) << "\n"
     << "database = " << Quote(c.mysql.database) << "\n"
-    << "connect_timeout = " << Quote(FormatDuration(c.mysql.connect_timeout)) << "\n"
+    << "connect_timeout = " << Quote(core::FormatDuration(c.mysql.connect_timeout)) << "\n"
     << "dialect = " << Quote(SqlDialectName(c.mysql.dialect)) << "\n"
     << "ssl_mode = " << Quote(SslModeName(c.mysql.ssl_mode)) << "\n"
     << "ssl_ca = " << Quote(c.mysql.ssl_ca) << "\n"
@@ -65,14 +65,14 @@ void RenderMysql(const Config& c, std::ostream& o) {
 void RenderOutboxWorker(const WorkerConfig& w, std::ostream& o) {
   o << "[outbox_worker]\n"
     << "enabled = " << (w.enabled ? "true" : "false") << "\n"
-    << "poll_interval = " << Quote(FormatDuration(w.poll_interval)) << "\n"
+    << "poll_interval = " << Quote(core::FormatDuration(w.poll_interval)) << "\n"
     << "batch_size = " << w.batch_size << "\n"
-    << "publish_timeout = " << Quote(FormatDuration(w.publish_timeout)) << "\n"
+    << "publish_timeout = " << Quote(core::FormatDuration(w.publish_timeout)) << "\n"
     << "retry_strategy = " << Quote(w.retry_strategy) << "\n"
     << "max_in_flight = " << w.max_in_flight << "\n"
     << "ordering = " << Quote(w.ordering == Ordering::kPerRoom ? "per_room" : "none") << "\n"
-    << "lease = " << Quote(FormatDuration(w.lease)) << "\n"
-    << "room_min_interval = " << Quote(FormatDuration(w.room_min_interval)) << "\n"
+    << "lease = " << Quote(core::FormatDuration(w.lease)) << "\n"
+    << "room_min_interval = " << Quote(core::FormatDuration(w.room_min_interval)) << "\n"
     << "park_permanent_after = " << w.park_permanent_after << "\n\n";
 }
 
@@ -85,7 +85,8 @@ void RenderTencentIm(const Config& c, std::ostream& o) {
     << "secret_key_file = " << Quote(c.tim_secret_key_file) << "\n"
     << "# secret_key = " << Quote(Secret(t.secret_key)) << "\n"
     << "usersig_ttl = "
-    << Quote(FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(t.usersig_ttl)))
+    << Quote(core::FormatDuration(
+           std::chrono::duration_cast<std::chrono::milliseconds>(t.usersig_ttl)))
     << "\n"
     << "group_id_prefix = " << Quote(t.group_id_prefix) << "\n"
     << "skip_event_types = [";
@@ -96,7 +97,7 @@ void RenderTencentIm(const Config& c, std::ostream& o) {
     << "requests_per_second = " << t.requests_per_second << "\n"
     << "app_requests_per_second = " << t.app_requests_per_second << "\n"
     << "ca_file = " << Quote(t.ca_file) << "\n"
-    << "breaker_cooldown = " << Quote(FormatDuration(t.breaker_cooldown)) << "\n"
+    << "breaker_cooldown = " << Quote(core::FormatDuration(t.breaker_cooldown)) << "\n"
     << "max_body_bytes = " << t.max_body_bytes << "\n"
     << "msg_priority = " << Quote(MsgPriorityName(t.msg_priority)) << "\n\n";
   o << "[tencent_im.priority_by_type]\n";
@@ -109,7 +110,7 @@ void RenderTencentIm(const Config& c, std::ostream& o) {
 // [hook], [log], [metrics] and [wake].
 void RenderTheRest(const Config& c, std::ostream& o) {
   o << "[hook]\n"
-    << "sync_publish_timeout = " << Quote(FormatDuration(c.hook.sync_publish_timeout)) << "\n"
+    << "sync_publish_timeout = " << Quote(core::FormatDuration(c.hook.sync_publish_timeout)) << "\n"
     << "sync_publish = " << Quote(SyncPublishModeName(c.hook.sync_publish)) << "\n\n";
   o << "[log]\n"
     << "level = " << Quote(c.log.level) << "\n"
@@ -118,7 +119,7 @@ void RenderTheRest(const Config& c, std::ostream& o) {
     << "listen = " << Quote(c.metrics.listen) << "\n\n";
   o << "[wake]\n"
     << "socket = " << Quote(c.wake_socket) << "\n"
-    << "min_interval = " << Quote(FormatDuration(c.wake.min_interval)) << "\n"
+    << "min_interval = " << Quote(core::FormatDuration(c.wake.min_interval)) << "\n"
     << "socket_mode = " << Quote(FormatSocketMode(c.wake.socket_mode)) << "\n";
   if (!c.wake_socket.empty()) {
     o << "# the socket file gets mode " << FormatSocketMode(c.wake.socket_mode) << ": "

@@ -18,7 +18,7 @@ struct ShareLog {
   std::chrono::steady_clock::time_point share_logged_at;
 };
 
-void LogBeat(const Config& config, Logger& logger, ShareLog& last, const AppBudgetStatus& s) {
+void LogBeat(const Config& config, Logger& logger, ShareLog& last, const core::AppBudgetStatus& s) {
   const auto now = std::chrono::steady_clock::now();
   if (!s.table_reached) {
     if (!last.logged || last.reached) {
@@ -47,24 +47,24 @@ void LogBeat(const Config& config, Logger& logger, ShareLog& last, const AppBudg
 
 }  // namespace
 
-std::unique_ptr<AppBudgetMember> JoinAppBudget(const Config& config, Metrics& metrics,
-                                               Logger& logger) {
+std::unique_ptr<core::AppBudgetMember> JoinAppBudget(const Config& config, Metrics& metrics,
+                                                     Logger& logger) {
   const TencentImOptions& im = config.tencent_im;
   if (im.app_requests_per_second <= 0 || im.requests_per_second <= 0) {
     return nullptr;
   }
-  auto endpoint = NormalizeImEndpoint(im.endpoint);
+  auto endpoint = core::NormalizeImEndpoint(im.endpoint);
   const std::string base = endpoint ? *endpoint : im.endpoint;
-  AppBudgetSettings settings;
+  core::AppBudgetSettings settings;
   settings.mysql = config.mysql;
-  settings.app_key = AppKey(base, im.sdk_app_id);
-  settings.member_id = NewMemberId();
+  settings.app_key = core::AppKey(base, im.sdk_app_id);
+  settings.member_id = core::NewMemberId();
   settings.app_limit = im.app_requests_per_second;
   settings.process_cap = im.requests_per_second;
   auto last = std::make_shared<ShareLog>();
-  return AppBudgetMember::Start(
-      std::move(settings), ProcessRateBudget(base, im.sdk_app_id, im.requests_per_second),
-      [&config, &metrics, &logger, last](const AppBudgetStatus& status) {
+  return core::AppBudgetMember::Start(
+      std::move(settings), core::ProcessRateBudget(base, im.sdk_app_id, im.requests_per_second),
+      [&config, &metrics, &logger, last](const core::AppBudgetStatus& status) {
         metrics.SetImBudgetShare(status.share, status.table_reached ? status.live_members : -1);
         LogBeat(config, logger, *last, status);
       });

@@ -19,7 +19,7 @@ inline constexpr std::chrono::seconds kShareLogInterval{10};
 
 // Null when the process shares no budget: [tencent_im] app_requests_per_second or
 // requests_per_second is 0. `config`, `metrics` and `logger` must outlive the member.
-std::unique_ptr<AppBudgetMember> JoinAppBudget(const Config& config, Metrics& metrics,
-                                               Logger& logger);
+std::unique_ptr<core::AppBudgetMember> JoinAppBudget(const Config& config, Metrics& metrics,
+                                                     Logger& logger);
 
 }  // namespace room_outbox::relay

@@ -46,9 +46,9 @@ const char* SignalName(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 
 // SIGTERM/SIGINT: the first asks the worker to stop; later ones only log (the marking is never
 // skipped). SIGHUP: `on_reload`.
-Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config& config,
-                                                    StopSignal& stop,
-                                                    SignalWatcher::ReloadHandler on_reload) {
+core::Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config& config,
+                                                          StopSignal& stop,
+                                                          SignalWatcher::ReloadHandler on_reload) {
   return SignalWatcher::Start([&logger, &config, &stop](int sig, int count) {
     if (count == 1) {
       logger.Info(Lifecycle("signal received: no new claims; finishing rows in flight", config)
@@ -66,22 +66,23 @@ Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config
 }
 
 // The config file with the command line's overrides (--log-level).
-Result<Config> LoadForCli(const CliOptions& cli) {
+core::Result<Config> LoadForCli(const CliOptions& cli) {
   auto config = LoadConfig(cli.config_path);
   if (!config || cli.log_level.empty()) {
     return config;
   }
   if (!IsValidLogLevel(cli.log_level)) {
-    return Fail(ErrorCode::kInvalidArgument, "--log-level \"" + cli.log_level +
-                                                 "\" is not one of trace, debug, info, warn, error");
+    return core::Fail(
+        ErrorCode::kInvalidArgument,
+        "--log-level \"" + cli.log_level + "\" is not one of trace, debug, info, warn, error");
   }
   config->log.level = cli.log_level;
   return config;
 }
 
 // The /metrics endpoint when [metrics] listen is set (null when not); an error is logged.
-Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, Metrics& metrics,
-                                                    Logger& logger, HealthOptions health) {
+core::Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, Metrics& metrics,
+                                                          Logger& logger, HealthOptions health) {
   if (config.metrics.listen.empty()) {
     return std::unique_ptr<MetricsServer>();
   }
@@ -100,9 +101,9 @@ Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, Metric
 // [wake] socket: bound and read by a thread that wakes the worker (null when off, or for --once,
 // which never idles and must not take the socket of a daemon running beside it). A failure to
 // bind is logged (path and system error) and ends the start (exit 1).
-Result<std::unique_ptr<WakeListener>> ListenForWakeUps(const CliOptions& cli, const Config& config,
-                                                       StopSignal& stop, Metrics& metrics,
-                                                       Logger& logger) {
+core::Result<std::unique_ptr<WakeListener>> ListenForWakeUps(const CliOptions& cli,
+                                                             const Config& config, StopSignal& stop,
+                                                             Metrics& metrics, Logger& logger) {
   if (cli.once || config.wake_socket.empty()) {
     return std::unique_ptr<WakeListener>();
   }
@@ -170,8 +171,8 @@ int RunOnce(OutboxWorker& worker, Logger& logger, const Config& config) {
 
 // The worker in the mode `cli` asks for; returns when it is done and every result is marked.
 int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
-              RelayStore* ahead_store, Publisher& publisher, LoopClock& clock, StopSignal& stop,
-              Metrics& metrics, Logger& logger) {
+              RelayStore* ahead_store, core::Publisher& publisher, LoopClock& clock,
+              StopSignal& stop, Metrics& metrics, Logger& logger) {
   const WorkerConfig& w = config.outbox_worker;
   auto on_status = [&metrics](std::string_view status) {
     // The worker reports "database error, ..." on the first failed round and "running" once a
@@ -188,7 +189,8 @@ int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
   if (cli.once) {
     return RunOnce(worker, logger, config);
   }
-  Notify("READY=1\nSTATUS=running: claiming due rows every " + FormatDuration(w.poll_interval));
+  Notify("READY=1\nSTATUS=running: claiming due rows every " +
+         core::FormatDuration(w.poll_interval));
   worker.Run();
   return kExitOk;
 }
@@ -215,8 +217,8 @@ bool SchemaReady(const Config& config, Logger& logger) {
 // beats, the metrics with their endpoint, and the parked rows gauge (a connection of its own).
 // Everything runs on `clock`, the daemon's one clock, which must outlive it.
 struct Telemetry {
-  explicit Telemetry(Clock& clock) : clock(clock), metrics(clock) {}
-  Clock& clock;
+  explicit Telemetry(core::Clock& clock) : clock(clock), metrics(clock) {}
+  core::Clock& clock;
   std::unique_ptr<Watchdog> watchdog;
   std::unique_ptr<Heartbeat> heartbeat;
   Metrics metrics;
@@ -271,7 +273,7 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
     return publisher.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitRuntimeFailure;
   }
   // SIGHUP: a new secret key replaces the publisher's and drops its cached UserSig.
-  Publisher& im = **publisher;
+  core::Publisher& im = **publisher;
   reloader.SetReloadSecretKey([&im](const std::string& key) { im.ReloadSecretKey(key); });
   // Connects lazily: a database that is down at start is retried by the worker's back-off.
   std::unique_ptr<RelayStore> store = factories.make_store(config.mysql);
@@ -289,7 +291,7 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
     return kExitRuntimeFailure;
   }
   // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
-  std::unique_ptr<AppBudgetMember> budget_member =
+  std::unique_ptr<core::AppBudgetMember> budget_member =
       JoinAppBudget(config, telemetry.metrics, logger);
 
   const int exit_code =

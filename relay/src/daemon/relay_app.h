@@ -31,7 +31,8 @@ struct CliOptions {
 // How the process builds its database store and IM publisher.
 struct RelayFactories {
   std::function<std::unique_ptr<RelayStore>(const MysqlOptions&)> make_store;
-  std::function<Result<std::unique_ptr<Publisher>>(const TencentImOptions&)> make_publisher;
+  std::function<core::Result<std::unique_ptr<core::Publisher>>(const TencentImOptions&)>
+      make_publisher;
 };
 
 // Runs the relay as `cli` says and returns the process exit code. Blocks SIGTERM/SIGINT in the

@@ -23,12 +23,13 @@ sigset_t WatchedSignals(bool reload) {
 SignalWatcher::SignalWatcher(Handler handler, ReloadHandler on_reload)
     : handler_(std::move(handler)), on_reload_(std::move(on_reload)) {}
 
-Result<std::unique_ptr<SignalWatcher>> SignalWatcher::Start(Handler handler,
-                                                            ReloadHandler on_reload) {
+core::Result<std::unique_ptr<SignalWatcher>> SignalWatcher::Start(Handler handler,
+                                                                  ReloadHandler on_reload) {
   sigset_t set = WatchedSignals(static_cast<bool>(on_reload));
   const int rc = pthread_sigmask(SIG_BLOCK, &set, nullptr);
   if (rc != 0) {
-    return Fail(ErrorCode::kInternal, std::string("pthread_sigmask(SIG_BLOCK): ") + std::strerror(rc));
+    return core::Fail(ErrorCode::kInternal,
+                      std::string("pthread_sigmask(SIG_BLOCK): ") + std::strerror(rc));
   }
   std::unique_ptr<SignalWatcher> watcher(
       new SignalWatcher(std::move(handler), std::move(on_reload)));

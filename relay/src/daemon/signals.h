@@ -26,8 +26,8 @@ class SignalWatcher {
   // signal is delivered to a thread that would die of its default action.
   // With `on_reload`, SIGHUP is blocked and received too (count is not advanced by it); without,
   // SIGHUP keeps its default action.
-  static Result<std::unique_ptr<SignalWatcher>> Start(Handler handler,
-                                                      ReloadHandler on_reload = {});
+  static core::Result<std::unique_ptr<SignalWatcher>> Start(Handler handler,
+                                                            ReloadHandler on_reload = {});
 
   // Stops and joins the watching thread (within its poll period, 200ms). The signals stay
   // blocked: a signal arriving during the final cleanup does not cut it short.

@@ -12,7 +12,7 @@
 
 namespace room_outbox::relay {
 
-WakeListener::WakeListener(std::unique_ptr<WakeSocket> socket, Fd stop, OnWake on_wake,
+WakeListener::WakeListener(std::unique_ptr<WakeSocket> socket, core::Fd stop, OnWake on_wake,
                            Logger& logger, std::chrono::milliseconds pace)
     : socket_(std::move(socket)),
       stop_(std::move(stop)),
@@ -20,12 +20,12 @@ WakeListener::WakeListener(std::unique_ptr<WakeSocket> socket, Fd stop, OnWake o
       logger_(logger),
       pace_(std::max(pace, std::chrono::milliseconds(1))) {}
 
-Result<std::unique_ptr<WakeListener>> WakeListener::Start(std::unique_ptr<WakeSocket> socket,
-                                                          OnWake on_wake, Logger& logger,
-                                                          std::chrono::milliseconds pace) {
-  Fd stop(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+core::Result<std::unique_ptr<WakeListener>> WakeListener::Start(std::unique_ptr<WakeSocket> socket,
+                                                                OnWake on_wake, Logger& logger,
+                                                                std::chrono::milliseconds pace) {
+  core::Fd stop(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!stop) {
-    return Fail(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
+    return core::Fail(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
   }
   std::unique_ptr<WakeListener> listener(
       new WakeListener(std::move(socket), std::move(stop), std::move(on_wake), logger, pace));

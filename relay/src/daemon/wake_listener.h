@@ -31,9 +31,9 @@ class WakeListener {
   // Starts listening on `socket`, reading at most once per `pace` (> 0). `logger` (which must
   // outlive the listener) gets one error line should waiting on the socket ever fail; the worker
   // then finds rows at its poll_interval.
-  static Result<std::unique_ptr<WakeListener>> Start(std::unique_ptr<WakeSocket> socket,
-                                                     OnWake on_wake, Logger& logger,
-                                                     std::chrono::milliseconds pace);
+  static core::Result<std::unique_ptr<WakeListener>> Start(std::unique_ptr<WakeSocket> socket,
+                                                           OnWake on_wake, Logger& logger,
+                                                           std::chrono::milliseconds pace);
   ~WakeListener();
   WakeListener(const WakeListener&) = delete;
   WakeListener& operator=(const WakeListener&) = delete;
@@ -41,14 +41,14 @@ class WakeListener {
   const std::string& path() const { return socket_->path(); }
 
  private:
-  WakeListener(std::unique_ptr<WakeSocket> socket, Fd stop, OnWake on_wake, Logger& logger,
+  WakeListener(std::unique_ptr<WakeSocket> socket, core::Fd stop, OnWake on_wake, Logger& logger,
                std::chrono::milliseconds pace);
   void Loop();
   // Waits `pace` unless the destructor asks the thread to end first (then true).
   bool Pause();
 
   std::unique_ptr<WakeSocket> socket_;
-  Fd stop_;  // an eventfd the destructor writes to end the thread's poll()
+  core::Fd stop_;  // an eventfd the destructor writes to end the thread's poll()
   OnWake on_wake_;
   Logger& logger_;
   std::chrono::milliseconds pace_;

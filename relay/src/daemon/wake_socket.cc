@@ -35,10 +35,10 @@ const char* KindOf(mode_t mode) {
 
 // True when a process is bound to the socket file at `path` (a datagram sent there would be
 // received); false when the file is left over (nobody bound: ECONNREFUSED).
-Result<bool> SomeoneBound(const std::string& path) {
-  Fd probe(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+core::Result<bool> SomeoneBound(const std::string& path) {
+  core::Fd probe(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!probe) {
-    return Fail(ErrorCode::kInternal, SystemError("socket(AF_UNIX, SOCK_DGRAM)", errno));
+    return core::Fail(ErrorCode::kInternal, SystemError("socket(AF_UNIX, SOCK_DGRAM)", errno));
   }
   const sockaddr_un addr = Address(path);
   if (::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
@@ -51,60 +51,61 @@ Result<bool> SomeoneBound(const std::string& path) {
   if (err == EPROTOTYPE) {
     return true;  // a live socket of another type (a stream socket)
   }
-  return Fail(ErrorCode::kUnavailable,
-              SystemError("connect(" + path + ") to see whether the socket there is in use", err));
+  return core::Fail(
+      ErrorCode::kUnavailable,
+      SystemError("connect(" + path + ") to see whether the socket there is in use", err));
 }
 
 // Makes room for the bind: removes a socket file nobody is bound to, refuses anything else.
-Result<void> ClearStale(const std::string& path) {
+core::Result<void> ClearStale(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     const int err = errno;
     if (err == ENOENT) return {};
-    return Fail(ErrorCode::kUnavailable, SystemError("lstat(" + path + ")", err));
+    return core::Fail(ErrorCode::kUnavailable, SystemError("lstat(" + path + ")", err));
   }
   if (!S_ISSOCK(st.st_mode)) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "wake socket " + path + " exists and is " + KindOf(st.st_mode) +
-                    ", not a socket; not removed: remove it or set another [wake] socket");
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      "wake socket " + path + " exists and is " + KindOf(st.st_mode) +
+                          ", not a socket; not removed: remove it or set another [wake] socket");
   }
   auto bound = SomeoneBound(path);
-  if (!bound) return Fail(bound.error());
+  if (!bound) return core::Fail(bound.error());
   if (*bound) {
-    return Fail(ErrorCode::kAlreadyExists,
-                "wake socket " + path +
-                    " is bound by a running process (another outbox-relay with the same "
-                    "[wake] socket?); not replaced");
+    return core::Fail(ErrorCode::kAlreadyExists,
+                      "wake socket " + path +
+                          " is bound by a running process (another outbox-relay with the same "
+                          "[wake] socket?); not replaced");
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return Fail(ErrorCode::kUnavailable,
-                SystemError("unlink(" + path + ") of a stale wake socket", errno));
+    return core::Fail(ErrorCode::kUnavailable,
+                      SystemError("unlink(" + path + ") of a stale wake socket", errno));
   }
   return {};
 }
 
 }  // namespace
 
-WakeSocket::WakeSocket(std::string path, Fd fd, dev_t dev, ino_t ino)
+WakeSocket::WakeSocket(std::string path, core::Fd fd, dev_t dev, ino_t ino)
     : path_(std::move(path)), fd_(std::move(fd)), dev_(dev), ino_(ino) {}
 
-Result<std::unique_ptr<WakeSocket>> WakeSocket::Bind(const std::string& path, mode_t mode) {
+core::Result<std::unique_ptr<WakeSocket>> WakeSocket::Bind(const std::string& path, mode_t mode) {
   if (path.empty()) {
-    return Fail(ErrorCode::kInvalidArgument, "wake socket path is empty");
+    return core::Fail(ErrorCode::kInvalidArgument, "wake socket path is empty");
   }
-  if (std::string why = CheckWakeSocketPath(path); !why.empty()) {
-    return Fail(ErrorCode::kInvalidArgument, why);
+  if (std::string why = core::CheckWakeSocketPath(path); !why.empty()) {
+    return core::Fail(ErrorCode::kInvalidArgument, why);
   }
   if (auto cleared = ClearStale(path); !cleared) {
-    return Fail(cleared.error());
+    return core::Fail(cleared.error());
   }
-  Fd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  core::Fd fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) {
-    return Fail(ErrorCode::kInternal, SystemError("socket(AF_UNIX, SOCK_DGRAM)", errno));
+    return core::Fail(ErrorCode::kInternal, SystemError("socket(AF_UNIX, SOCK_DGRAM)", errno));
   }
   const sockaddr_un addr = Address(path);
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return Fail(ErrorCode::kUnavailable, SystemError("bind(" + path + ")", errno));
+    return core::Fail(ErrorCode::kUnavailable, SystemError("bind(" + path + ")", errno));
   }
   // From here on the file is ours: a failure removes it again.
   struct stat st {};
@@ -119,7 +120,7 @@ Result<std::unique_ptr<WakeSocket>> WakeSocket::Bind(const std::string& path, mo
   if (!failed.empty()) {
     const int err = errno;
     (void)::unlink(path.c_str());  // best effort; the error below is what matters
-    return Fail(ErrorCode::kUnavailable, SystemError(failed, err));
+    return core::Fail(ErrorCode::kUnavailable, SystemError(failed, err));
   }
   return std::unique_ptr<WakeSocket>(new WakeSocket(path, std::move(fd), st.st_dev, st.st_ino));
 }

@@ -38,7 +38,7 @@ class WakeSocket {
  public:
   // Binds PATH as described above and gives the file `mode` (permission bits, at most 0777).
   // PATH must pass CheckWakeSocketPath (absolute, fits sun_path).
-  static Result<std::unique_ptr<WakeSocket>> Bind(const std::string& path, mode_t mode);
+  static core::Result<std::unique_ptr<WakeSocket>> Bind(const std::string& path, mode_t mode);
   ~WakeSocket();
   WakeSocket(const WakeSocket&) = delete;
   WakeSocket& operator=(const WakeSocket&) = delete;
@@ -52,10 +52,10 @@ class WakeSocket {
   size_t Drain(size_t max_datagrams = 1024);
 
  private:
-  WakeSocket(std::string path, Fd fd, dev_t dev, ino_t ino);
+  WakeSocket(std::string path, core::Fd fd, dev_t dev, ino_t ino);
 
   std::string path_;
-  Fd fd_;
+  core::Fd fd_;
   dev_t dev_;  // identity of the socket file bound, checked before it is removed
   ino_t ino_;
 };

@@ -20,19 +20,19 @@ constexpr const char* kRunMigrate =
 
 }  // namespace
 
-Result<SchemaState> ReadSchemaState(MariaDbConnection& conn) {
-  auto rows = conn.QueryText("schema_versions", sql::kSchemaVersions);
+core::Result<SchemaState> ReadSchemaState(core::MariaDbConnection& conn) {
+  auto rows = conn.QueryText("schema_versions", core::sql::kSchemaVersions);
   SchemaState state;
   if (!rows) {
     if (conn.LastErrno() == ER_NO_SUCH_TABLE) {
       return state;
     }
-    return Fail(rows.error());
+    return core::Fail(rows.error());
   }
   state.has_version_table = true;
-  for (const MariaDbConnection::TextRow& row : *rows) {
+  for (const core::MariaDbConnection::TextRow& row : *rows) {
     if (row.empty() || !row[0]) {
-      return Fail(ErrorCode::kInternal, "schema_versions: a row without a version");
+      return core::Fail(ErrorCode::kInternal, "schema_versions: a row without a version");
     }
     state.recorded.push_back(std::stoll(*row[0]));
   }
@@ -40,14 +40,14 @@ Result<SchemaState> ReadSchemaState(MariaDbConnection& conn) {
   return state;
 }
 
-Result<std::vector<SchemaStep>> PendingSteps(const SchemaState& state) {
+core::Result<std::vector<SchemaStep>> PendingSteps(const SchemaState& state) {
   const auto steps = SchemaSteps();
   const int64_t latest = steps.back().version;
   if (state.current() > latest) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "the database's schema is version " + std::to_string(state.current()) +
-                    ", newer than this outbox-relay knows (" + std::to_string(latest) +
-                    "): use the outbox-relay that migrated it");
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      "the database's schema is version " + std::to_string(state.current()) +
+                          ", newer than this outbox-relay knows (" + std::to_string(latest) +
+                          "): use the outbox-relay that migrated it");
   }
   std::vector<SchemaStep> pending;
   for (const SchemaStep& step : steps) {
@@ -58,7 +58,7 @@ Result<std::vector<SchemaStep>> PendingSteps(const SchemaState& state) {
   return pending;
 }
 
-Result<AppliedStep> ApplyStep(MariaDbConnection& conn, const SchemaStep& step) {
+core::Result<AppliedStep> ApplyStep(core::MariaDbConnection& conn, const SchemaStep& step) {
   AppliedStep applied{.version = step.version, .name = std::string(step.name)};
   for (const std::string& statement : SplitSqlStatements(step.text)) {
     ++applied.statements;
@@ -70,57 +70,58 @@ Result<AppliedStep> ApplyStep(MariaDbConnection& conn, const SchemaStep& step) {
       ++applied.already_applied;
       continue;
     }
-    return Fail(done.error().code, "schema step " + std::string(step.name) + ", statement " +
-                                       std::to_string(applied.statements) + " (" +
-                                       statement.substr(0, 80) + "): " + done.error().message);
+    return core::Fail(done.error().code, "schema step " + std::string(step.name) + ", statement " +
+                                             std::to_string(applied.statements) + " (" +
+                                             statement.substr(0, 80) +
+                                             "): " + done.error().message);
   }
   return applied;
 }
 
-Result<std::vector<AppliedStep>> MigrateToLatest(MariaDbConnection& conn) {
+core::Result<std::vector<AppliedStep>> MigrateToLatest(core::MariaDbConnection& conn) {
   auto state = ReadSchemaState(conn);
   if (!state) {
-    return Fail(state.error());
+    return core::Fail(state.error());
   }
   auto pending = PendingSteps(*state);
   if (!pending) {
-    return Fail(pending.error());
+    return core::Fail(pending.error());
   }
   std::vector<AppliedStep> applied;
   for (const SchemaStep& step : *pending) {
     auto done = ApplyStep(conn, step);
     if (!done) {
-      return Fail(done.error());
+      return core::Fail(done.error());
     }
     applied.push_back(std::move(*done));
   }
   return applied;
 }
 
-Result<void> CheckSchemaVersion(MariaDbConnection& conn) {
+core::Result<void> CheckSchemaVersion(core::MariaDbConnection& conn) {
   auto state = ReadSchemaState(conn);
   if (!state) {
-    return Fail(state.error());
+    return core::Fail(state.error());
   }
   if (!state->has_version_table) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "the database has no room_outbox_schema_version table (its schema was never "
-                "migrated, or was applied by hand before that table existed): " +
-                    std::string(kRunMigrate) + "; it recognises what is there already");
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      "the database has no room_outbox_schema_version table (its schema was never "
+                      "migrated, or was applied by hand before that table existed): " +
+                          std::string(kRunMigrate) + "; it recognises what is there already");
   }
   if (state->current() < kRequiredSchemaVersion) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "the database's schema is version " + std::to_string(state->current()) +
-                    ", older than the " + std::to_string(kRequiredSchemaVersion) +
-                    " this outbox-relay needs: " + kRunMigrate);
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      "the database's schema is version " + std::to_string(state->current()) +
+                          ", older than the " + std::to_string(kRequiredSchemaVersion) +
+                          " this outbox-relay needs: " + kRunMigrate);
   }
   return {};
 }
 
-Result<void> CheckSchemaVersion(const MysqlOptions& options) {
-  auto conn = MariaDbConnection::Connect(options);
+core::Result<void> CheckSchemaVersion(const MysqlOptions& options) {
+  auto conn = core::MariaDbConnection::Connect(options);
   if (!conn) {
-    return Fail(conn.error());
+    return core::Fail(conn.error());
   }
   return CheckSchemaVersion(**conn);
 }

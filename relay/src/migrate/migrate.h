@@ -35,11 +35,11 @@ struct SchemaState {
 };
 
 // Reads the version table. A database without it: has_version_table false, nothing recorded.
-[[nodiscard]] Result<SchemaState> ReadSchemaState(MariaDbConnection& conn);
+[[nodiscard]] core::Result<SchemaState> ReadSchemaState(core::MariaDbConnection& conn);
 
 // The steps `state` has not recorded, in order. kInvalidArgument when it records a version newer
 // than the last step this binary has.
-[[nodiscard]] Result<std::vector<SchemaStep>> PendingSteps(const SchemaState& state);
+[[nodiscard]] core::Result<std::vector<SchemaStep>> PendingSteps(const SchemaState& state);
 
 // What ApplyStep did.
 struct AppliedStep {
@@ -51,16 +51,17 @@ struct AppliedStep {
 
 // Runs the statements of `step` one by one. The first other error stops it (the step is not
 // recorded) and names the step and the statement.
-[[nodiscard]] Result<AppliedStep> ApplyStep(MariaDbConnection& conn, const SchemaStep& step);
+[[nodiscard]] core::Result<AppliedStep> ApplyStep(core::MariaDbConnection& conn,
+                                                  const SchemaStep& step);
 
 // Reads the state and applies every pending step in order: what `outbox-relay migrate` does.
 // Returns the steps applied (none when the schema is up to date).
-[[nodiscard]] Result<std::vector<AppliedStep>> MigrateToLatest(MariaDbConnection& conn);
+[[nodiscard]] core::Result<std::vector<AppliedStep>> MigrateToLatest(core::MariaDbConnection& conn);
 
 // kInvalidArgument naming `outbox-relay migrate` when the schema records no version table or a
 // version older than kRequiredSchemaVersion.
-[[nodiscard]] Result<void> CheckSchemaVersion(MariaDbConnection& conn);
+[[nodiscard]] core::Result<void> CheckSchemaVersion(core::MariaDbConnection& conn);
 // The same on a connection of its own to `options` (whose errors it returns as they are).
-[[nodiscard]] Result<void> CheckSchemaVersion(const MysqlOptions& options);
+[[nodiscard]] core::Result<void> CheckSchemaVersion(const MysqlOptions& options);
 
 }  // namespace room_outbox::relay::migrate

@@ -34,19 +34,19 @@ int RunMigrateCommand(const MigrateCli& cli, std::ostream& out, std::ostream& er
     err << "outbox-relay migrate: " << config.error().message << "\n";
     return kExitUsage;
   }
-  auto conn = MariaDbConnection::Connect(config->mysql);
+  auto conn = core::MariaDbConnection::Connect(config->mysql);
   if (!conn) {
     return Failure(out, err, conn.error());
   }
   auto state = ReadSchemaState(**conn);
-  auto pending =
-      state ? PendingSteps(*state) : Result<std::vector<SchemaStep>>(Fail(state.error()));
+  auto pending = state ? PendingSteps(*state)
+                       : core::Result<std::vector<SchemaStep>>(core::Fail(state.error()));
   if (!pending) {
     return Failure(out, err, pending.error());
   }
-  const Dialect& dialect = (*conn)->dialect();
-  json report = {{"server", ServerVersionText(dialect.server)},
-                 {"dialect", StatementSetName(dialect.statements)},
+  const core::Dialect& dialect = (*conn)->dialect();
+  json report = {{"server", core::ServerVersionText(dialect.server)},
+                 {"dialect", core::StatementSetName(dialect.statements)},
                  {"from_version", state->has_version_table ? json(state->current()) : json()},
                  {"to_version", SchemaSteps().back().version},
                  {"dry_run", cli.dry_run},

@@ -21,29 +21,29 @@ constexpr int64_t kMaxBatchSize = 100000;
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 
 // A positive duration: the config's syntax plus a day unit ("7d").
-Result<int64_t> ParseAge(const std::string& option, const std::string& text) {
+core::Result<int64_t> ParseAge(const std::string& option, const std::string& text) {
   int64_t ms = 0;
   if (text.size() > 1 && text.back() == 'd') {
     const std::string days = text.substr(0, text.size() - 1);
-    auto hours = ParseDuration(days + "h");
+    auto hours = core::ParseDuration(days + "h");
     if (!hours || hours->count() > std::numeric_limits<int64_t>::max() / 24) {
-      return Fail(ErrorCode::kInvalidArgument,
-                  option + ": invalid duration \"" + text + "\" (e.g. \"7d\", \"168h\", \"30m\")");
+      return core::Fail(ErrorCode::kInvalidArgument, option + ": invalid duration \"" + text +
+                                                         "\" (e.g. \"7d\", \"168h\", \"30m\")");
     }
     ms = hours->count() * 24;
   } else {
-    auto d = ParseDuration(text);
+    auto d = core::ParseDuration(text);
     if (!d) {
-      return Fail(ErrorCode::kInvalidArgument,
-                  option + ": invalid duration \"" + text +
-                      "\": expected an integer and a unit ms, s, m, h or d, e.g. \"7d\", "
-                      "\"168h\", \"30m\"");
+      return core::Fail(ErrorCode::kInvalidArgument,
+                        option + ": invalid duration \"" + text +
+                            "\": expected an integer and a unit ms, s, m, h or d, e.g. \"7d\", "
+                            "\"168h\", \"30m\"");
     }
     ms = d->count();
   }
   if (ms <= 0) {
-    return Fail(ErrorCode::kInvalidArgument,
-                option + ": must be a positive duration, got \"" + text + "\"");
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      option + ": must be a positive duration, got \"" + text + "\"");
   }
   return ms;
 }
@@ -137,9 +137,9 @@ int RunPark(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream&
 }
 
 int RunRequeue(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream& err) {
-  Result<int64_t> n = cli.all_parked         ? store.RequeueAllParked(cli.batch_size)
-                      : !cli.room_id.empty() ? store.RequeueRoom(cli.room_id, cli.batch_size)
-                                             : store.RequeueEvent(cli.event_id);
+  core::Result<int64_t> n = cli.all_parked         ? store.RequeueAllParked(cli.batch_size)
+                            : !cli.room_id.empty() ? store.RequeueRoom(cli.room_id, cli.batch_size)
+                                                   : store.RequeueEvent(cli.event_id);
   if (!n) return RuntimeFailure(out, err, cli.command, n.error());
   out << json{{"requeued", *n}}.dump() << "\n";
   return kExitOk;

@@ -10,23 +10,24 @@ namespace {
 
 constexpr std::string_view kParkedByOperator = "parked by operator: ";
 
-std::optional<std::string> OptStr(const ResultRow& row, size_t i) {
+std::optional<std::string> OptStr(const core::ResultRow& row, size_t i) {
   if (row.IsNull(i)) return std::nullopt;
   return row.Str(i);
 }
 
-Result<std::optional<int64_t>> OptInt(const ResultRow& row, size_t i) {
+core::Result<std::optional<int64_t>> OptInt(const core::ResultRow& row, size_t i) {
   if (row.IsNull(i)) return std::optional<int64_t>();
   auto v = row.Int(i);
-  if (!v) return Fail(v.error());
+  if (!v) return core::Fail(v.error());
   return std::optional<int64_t>(*v);
 }
 
 // Reads the listed integer columns of `row` into the targets, stopping at the first error.
-Result<void> Ints(const ResultRow& row, std::initializer_list<std::pair<size_t, int64_t*>> cols) {
+core::Result<void> Ints(const core::ResultRow& row,
+                        std::initializer_list<std::pair<size_t, int64_t*>> cols) {
   for (const auto& [i, target] : cols) {
     auto v = row.Int(i);
-    if (!v) return Fail(v.error());
+    if (!v) return core::Fail(v.error());
     *target = *v;
   }
   return {};
@@ -34,81 +35,82 @@ Result<void> Ints(const ResultRow& row, std::initializer_list<std::pair<size_t, 
 
 }  // namespace
 
-Result<std::unique_ptr<OpsStore>> OpsStore::Connect(const MysqlOptions& options) {
-  auto conn = MariaDbConnection::Connect(options);
-  if (!conn) return Fail(conn.error());
+core::Result<std::unique_ptr<OpsStore>> OpsStore::Connect(const MysqlOptions& options) {
+  auto conn = core::MariaDbConnection::Connect(options);
+  if (!conn) return core::Fail(conn.error());
   if (auto prepared = (*conn)->PrepareNow(kOpsStatements); !prepared) {
-    return Fail(prepared.error());
+    return core::Fail(prepared.error());
   }
   return std::unique_ptr<OpsStore>(new OpsStore(std::move(*conn)));
 }
 
-Result<int64_t> OpsStore::CountScalar(const sql::Statement& id, std::vector<SqlValue> params) {
+core::Result<int64_t> OpsStore::CountScalar(const core::sql::Statement& id,
+                                            std::vector<core::SqlValue> params) {
   auto stmt = conn_->Prepared(id);
-  if (!stmt) return Fail(stmt.error());
-  if (auto done = (*stmt)->Execute(params); !done) return Fail(done.error());
+  if (!stmt) return core::Fail(stmt.error());
+  if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
   auto rows = (*stmt)->FetchAll();
-  if (!rows) return Fail(rows.error());
+  if (!rows) return core::Fail(rows.error());
   if (rows->size() != 1) {
-    return Fail(ErrorCode::kInternal,
-                (*stmt)->name() + ": expected one row, got " + std::to_string(rows->size()));
+    return core::Fail(ErrorCode::kInternal,
+                      (*stmt)->name() + ": expected one row, got " + std::to_string(rows->size()));
   }
   return (*rows)[0].Int(0);
 }
 
-Result<int64_t> OpsStore::ServerNowMinus(int64_t ms) {
-  auto stmt = conn_->Prepared(sql::Stmt::kOpsServerNowMinus);
-  if (!stmt) return Fail(stmt.error());
-  if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{ms}}); !done) {
-    return Fail(done.error());
+core::Result<int64_t> OpsStore::ServerNowMinus(int64_t ms) {
+  auto stmt = conn_->Prepared(core::sql::Stmt::kOpsServerNowMinus);
+  if (!stmt) return core::Fail(stmt.error());
+  if (auto done = (*stmt)->Execute(std::vector<core::SqlValue>{core::SqlValue{ms}}); !done) {
+    return core::Fail(done.error());
   }
   auto rows = (*stmt)->FetchAll();
-  if (!rows) return Fail(rows.error());
+  if (!rows) return core::Fail(rows.error());
   if (rows->size() != 1) {
-    return Fail(ErrorCode::kInternal, "ops_server_now_minus: expected one row");
+    return core::Fail(ErrorCode::kInternal, "ops_server_now_minus: expected one row");
   }
   return (*rows)[0].Int(1);
 }
 
-Result<int64_t> OpsStore::ServerNowMs() { return ServerNowMinus(0); }
+core::Result<int64_t> OpsStore::ServerNowMs() { return ServerNowMinus(0); }
 
-Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
+core::Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
   OutboxCounts counts;
   {
-    auto stmt = conn_->Prepared(sql::Stmt::kOpsCountByStatus);
-    if (!stmt) return Fail(stmt.error());
-    if (auto done = (*stmt)->Execute({}); !done) return Fail(done.error());
+    auto stmt = conn_->Prepared(core::sql::Stmt::kOpsCountByStatus);
+    if (!stmt) return core::Fail(stmt.error());
+    if (auto done = (*stmt)->Execute({}); !done) return core::Fail(done.error());
     auto rows = (*stmt)->FetchAll();
-    if (!rows) return Fail(rows.error());
-    for (const ResultRow& row : *rows) {
+    if (!rows) return core::Fail(rows.error());
+    for (const core::ResultRow& row : *rows) {
       auto n = row.Int(1);
-      if (!n) return Fail(n.error());
+      if (!n) return core::Fail(n.error());
       const std::string status = row.Str(0);
       if (status == "pending") counts.pending = *n;
       if (status == "parked") counts.parked = *n;
       if (status == "published") counts.published = *n;
     }
   }
-  auto age = CountScalar(sql::Stmt::kOpsOldestPendingAge, {});
-  if (!age) return Fail(age.error());
+  auto age = CountScalar(core::sql::Stmt::kOpsOldestPendingAge, {});
+  if (!age) return core::Fail(age.error());
   counts.oldest_pending_age_ms = *age;
-  auto held = CountScalar(sql::Stmt::kOpsRoomsHeldBack, {});
-  if (!held) return Fail(held.error());
+  auto held = CountScalar(core::sql::Stmt::kOpsRoomsHeldBack, {});
+  if (!held) return core::Fail(held.error());
   counts.rooms_held_back = *held;
 
-  auto stmt = conn_->Prepared(sql::Stmt::kOpsTopRooms);
-  if (!stmt) return Fail(stmt.error());
-  if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{top_rooms}}); !done) {
-    return Fail(done.error());
+  auto stmt = conn_->Prepared(core::sql::Stmt::kOpsTopRooms);
+  if (!stmt) return core::Fail(stmt.error());
+  if (auto done = (*stmt)->Execute(std::vector<core::SqlValue>{core::SqlValue{top_rooms}}); !done) {
+    return core::Fail(done.error());
   }
   auto rows = (*stmt)->FetchAll();
-  if (!rows) return Fail(rows.error());
-  for (const ResultRow& row : *rows) {
+  if (!rows) return core::Fail(rows.error());
+  for (const core::ResultRow& row : *rows) {
     RoomHead head;
     head.room_id = row.Str(0);
     head.head_event_id = row.Str(2);
     if (auto ok = Ints(row, {{1, &head.pending}, {3, &head.head_retry_count}}); !ok) {
-      return Fail(ok.error());
+      return core::Fail(ok.error());
     }
     head.head_last_error = OptStr(row, 4);
     counts.top_rooms.push_back(std::move(head));
@@ -116,22 +118,22 @@ Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
   return counts;
 }
 
-Result<int64_t> OpsStore::CountParked() {
-  return CountScalar(sql::Stmt::kOpsCountParked, {});
+core::Result<int64_t> OpsStore::CountParked() {
+  return CountScalar(core::sql::Stmt::kOpsCountParked, {});
 }
 
-Result<OutboxRowDetail> OpsStore::Show(const std::string& event_id) {
-  auto stmt = conn_->Prepared(sql::Stmt::kOpsShow);
-  if (!stmt) return Fail(stmt.error());
-  if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{event_id}}); !done) {
-    return Fail(done.error());
+core::Result<OutboxRowDetail> OpsStore::Show(const std::string& event_id) {
+  auto stmt = conn_->Prepared(core::sql::Stmt::kOpsShow);
+  if (!stmt) return core::Fail(stmt.error());
+  if (auto done = (*stmt)->Execute(std::vector<core::SqlValue>{core::SqlValue{event_id}}); !done) {
+    return core::Fail(done.error());
   }
   auto rows = (*stmt)->FetchAll();
-  if (!rows) return Fail(rows.error());
+  if (!rows) return core::Fail(rows.error());
   if (rows->empty()) {
-    return Fail(ErrorCode::kNotFound, "no outbox row with event_id \"" + event_id + "\"");
+    return core::Fail(ErrorCode::kNotFound, "no outbox row with event_id \"" + event_id + "\"");
   }
-  ResultRow& row = (*rows)[0];
+  core::ResultRow& row = (*rows)[0];
   OutboxRowDetail d;
   d.event_id = row.Str(0);
   d.event_type = row.Str(1);
@@ -145,11 +147,11 @@ Result<OutboxRowDetail> OpsStore::Show(const std::string& event_id) {
                            {9, &d.next_attempt_at_ms},
                            {14, &leased}});
       !ok) {
-    return Fail(ok.error());
+    return core::Fail(ok.error());
   }
   auto published = OptInt(row, 8);
   auto parked = OptInt(row, 10);
-  if (!published || !parked) return Fail(!published ? published.error() : parked.error());
+  if (!published || !parked) return core::Fail(!published ? published.error() : parked.error());
   d.published_at_ms = *published;
   d.parked_at_ms = *parked;
   d.envelope = row.TakeStr(11);
@@ -159,56 +161,60 @@ Result<OutboxRowDetail> OpsStore::Show(const std::string& event_id) {
   return d;
 }
 
-Result<OutboxRowDetail> OpsStore::Park(const std::string& event_id, const std::string& reason) {
+core::Result<OutboxRowDetail> OpsStore::Park(const std::string& event_id,
+                                             const std::string& reason) {
   const std::string last_error =
-      TruncateUtf8(std::string(kParkedByOperator) + reason, kMaxLastErrorChars);
-  auto stmt = conn_->Prepared(sql::Stmt::kOpsPark);
-  if (!stmt) return Fail(stmt.error());
-  if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{last_error}, SqlValue{event_id}});
+      core::TruncateUtf8(std::string(kParkedByOperator) + reason, core::kMaxLastErrorChars);
+  auto stmt = conn_->Prepared(core::sql::Stmt::kOpsPark);
+  if (!stmt) return core::Fail(stmt.error());
+  if (auto done = (*stmt)->Execute(
+          std::vector<core::SqlValue>{core::SqlValue{last_error}, core::SqlValue{event_id}});
       !done) {
-    return Fail(done.error());
+    return core::Fail(done.error());
   }
   const uint64_t parked = (*stmt)->AffectedRows();
   auto row = Show(event_id);
-  if (!row) return Fail(row.error());
+  if (!row) return core::Fail(row.error());
   if (parked == 1) return row;
   if (row->status != "pending") {
-    return Fail(ErrorCode::kInvalidArgument, "event \"" + event_id + "\" is " + row->status +
-                                                 ", not pending: only a pending "
-                                                 "row can be parked");
+    return core::Fail(ErrorCode::kInvalidArgument, "event \"" + event_id + "\" is " + row->status +
+                                                       ", not pending: only a pending "
+                                                       "row can be parked");
   }
   if (row->leased) {
-    return Fail(ErrorCode::kAborted,
-                "event \"" + event_id + "\" is being sent by a relay right now (leased until " +
-                    std::to_string(row->next_attempt_at_ms) +
-                    " ms, server clock); not parked: run the command again once the relay has "
-                    "marked its attempt (usually within publish_timeout)");
+    return core::Fail(
+        ErrorCode::kAborted,
+        "event \"" + event_id + "\" is being sent by a relay right now (leased until " +
+            std::to_string(row->next_attempt_at_ms) +
+            " ms, server clock); not parked: run the command again once the relay has "
+            "marked its attempt (usually within publish_timeout)");
   }
-  return Fail(ErrorCode::kAborted,
-              "event \"" + event_id + "\" changed while being parked; run the command again");
+  return core::Fail(ErrorCode::kAborted,
+                    "event \"" + event_id + "\" changed while being parked; run the command again");
 }
 
-Result<int64_t> OpsStore::RequeueEvent(const std::string& event_id) {
-  auto stmt = conn_->Prepared(sql::Stmt::kOpsRequeueEvent);
-  if (!stmt) return Fail(stmt.error());
-  if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{event_id}}); !done) {
-    return Fail(done.error());
+core::Result<int64_t> OpsStore::RequeueEvent(const std::string& event_id) {
+  auto stmt = conn_->Prepared(core::sql::Stmt::kOpsRequeueEvent);
+  if (!stmt) return core::Fail(stmt.error());
+  if (auto done = (*stmt)->Execute(std::vector<core::SqlValue>{core::SqlValue{event_id}}); !done) {
+    return core::Fail(done.error());
   }
   if ((*stmt)->AffectedRows() == 1) return 1;
   auto row = Show(event_id);
-  if (!row) return Fail(row.error());
-  return Fail(ErrorCode::kInvalidArgument,
-              "event \"" + event_id + "\" is " + row->status + ", not parked: nothing to requeue");
+  if (!row) return core::Fail(row.error());
+  return core::Fail(ErrorCode::kInvalidArgument, "event \"" + event_id + "\" is " + row->status +
+                                                     ", not parked: nothing to requeue");
 }
 
-Result<int64_t> OpsStore::UpdateInBatches(const sql::Statement& id, std::vector<SqlValue> params,
-                                          int64_t batch_size, int64_t* batches) {
+core::Result<int64_t> OpsStore::UpdateInBatches(const core::sql::Statement& id,
+                                                std::vector<core::SqlValue> params,
+                                                int64_t batch_size, int64_t* batches) {
   auto stmt = conn_->Prepared(id);
-  if (!stmt) return Fail(stmt.error());
+  if (!stmt) return core::Fail(stmt.error());
   params.emplace_back(batch_size);
   int64_t total = 0;
   while (true) {
-    if (auto done = (*stmt)->Execute(params); !done) return Fail(done.error());
+    if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
     const auto n = static_cast<int64_t>((*stmt)->AffectedRows());
     if (n == 0) break;
     total += n;
@@ -218,38 +224,37 @@ Result<int64_t> OpsStore::UpdateInBatches(const sql::Statement& id, std::vector<
   return total;
 }
 
-Result<int64_t> OpsStore::RequeueRoom(const std::string& room_id, int64_t batch_size) {
-  return UpdateInBatches(sql::Stmt::kOpsRequeueRoom, {SqlValue{room_id}}, batch_size,
+core::Result<int64_t> OpsStore::RequeueRoom(const std::string& room_id, int64_t batch_size) {
+  return UpdateInBatches(core::sql::Stmt::kOpsRequeueRoom, {core::SqlValue{room_id}}, batch_size,
                          nullptr);
 }
 
-Result<int64_t> OpsStore::RequeueAllParked(int64_t batch_size) {
-  return UpdateInBatches(sql::Stmt::kOpsRequeueAllParked, {}, batch_size,
-                         nullptr);
+core::Result<int64_t> OpsStore::RequeueAllParked(int64_t batch_size) {
+  return UpdateInBatches(core::sql::Stmt::kOpsRequeueAllParked, {}, batch_size, nullptr);
 }
 
-Result<PurgeResult> OpsStore::Purge(const PurgeRequest& request) {
+core::Result<PurgeResult> OpsStore::Purge(const PurgeRequest& request) {
   if (request.batch_size <= 0) {
-    return Fail(ErrorCode::kInvalidArgument, "purge: batch size must be positive");
+    return core::Fail(ErrorCode::kInvalidArgument, "purge: batch size must be positive");
   }
   PurgeResult result;
   auto cutoff = ServerNowMinus(request.published_before_ms);
-  if (!cutoff) return Fail(cutoff.error());
+  if (!cutoff) return core::Fail(cutoff.error());
   result.outbox_cutoff_ms = *cutoff;
   if (request.command_log_before_ms) {
     auto log_cutoff = ServerNowMinus(*request.command_log_before_ms);
-    if (!log_cutoff) return Fail(log_cutoff.error());
+    if (!log_cutoff) return core::Fail(log_cutoff.error());
     result.command_log_cutoff_ms = *log_cutoff;
   }
   if (request.dry_run) {
-    auto n = CountScalar(sql::Stmt::kOpsCountPurgeableOutbox,
-                         {SqlValue{result.outbox_cutoff_ms}});
-    if (!n) return Fail(n.error());
+    auto n = CountScalar(core::sql::Stmt::kOpsCountPurgeableOutbox,
+                         {core::SqlValue{result.outbox_cutoff_ms}});
+    if (!n) return core::Fail(n.error());
     result.outbox_matching = *n;
     if (request.command_log_before_ms) {
-      auto m = CountScalar(sql::Stmt::kOpsCountPurgeableCommandLog,
-                           {SqlValue{result.command_log_cutoff_ms}});
-      if (!m) return Fail(m.error());
+      auto m = CountScalar(core::sql::Stmt::kOpsCountPurgeableCommandLog,
+                           {core::SqlValue{result.command_log_cutoff_ms}});
+      if (!m) return core::Fail(m.error());
       result.command_log_matching = *m;
     }
     return result;
@@ -257,15 +262,15 @@ Result<PurgeResult> OpsStore::Purge(const PurgeRequest& request) {
   // Outbox rows first: a command-log row is kept while its command has unpublished rows, and
   // deleting published outbox rows never changes that.
   auto deleted =
-      UpdateInBatches(sql::Stmt::kOpsPurgeOutbox, {SqlValue{result.outbox_cutoff_ms}},
+      UpdateInBatches(core::sql::Stmt::kOpsPurgeOutbox, {core::SqlValue{result.outbox_cutoff_ms}},
                       request.batch_size, &result.outbox_batches);
-  if (!deleted) return Fail(deleted.error());
+  if (!deleted) return core::Fail(deleted.error());
   result.outbox_deleted = *deleted;
   if (request.command_log_before_ms) {
-    auto log_deleted = UpdateInBatches(sql::Stmt::kOpsPurgeCommandLog,
-                                       {SqlValue{result.command_log_cutoff_ms}}, request.batch_size,
-                                       &result.command_log_batches);
-    if (!log_deleted) return Fail(log_deleted.error());
+    auto log_deleted = UpdateInBatches(core::sql::Stmt::kOpsPurgeCommandLog,
+                                       {core::SqlValue{result.command_log_cutoff_ms}},
+                                       request.batch_size, &result.command_log_batches);
+    if (!log_deleted) return core::Fail(log_deleted.error());
     result.command_log_deleted = *log_deleted;
   }
   return result;

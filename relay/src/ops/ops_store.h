@@ -82,68 +82,70 @@ struct PurgeResult {
 };
 
 // The statements the operator commands send, prepared right after connect.
-inline constexpr const sql::Statement* kOpsStatements[] = {
-    &sql::Stmt::kOpsServerNowMinus,
-    &sql::Stmt::kOpsCountByStatus,
-    &sql::Stmt::kOpsCountParked,
-    &sql::Stmt::kOpsOldestPendingAge,
-    &sql::Stmt::kOpsTopRooms,
-    &sql::Stmt::kOpsRoomsHeldBack,
-    &sql::Stmt::kOpsShow,
-    &sql::Stmt::kOpsPark,
-    &sql::Stmt::kOpsRequeueEvent,
-    &sql::Stmt::kOpsRequeueRoom,
-    &sql::Stmt::kOpsRequeueAllParked,
-    &sql::Stmt::kOpsPurgeOutbox,
-    &sql::Stmt::kOpsCountPurgeableOutbox,
-    &sql::Stmt::kOpsPurgeCommandLog,
-    &sql::Stmt::kOpsCountPurgeableCommandLog,
+inline constexpr const core::sql::Statement* kOpsStatements[] = {
+    &core::sql::Stmt::kOpsServerNowMinus,
+    &core::sql::Stmt::kOpsCountByStatus,
+    &core::sql::Stmt::kOpsCountParked,
+    &core::sql::Stmt::kOpsOldestPendingAge,
+    &core::sql::Stmt::kOpsTopRooms,
+    &core::sql::Stmt::kOpsRoomsHeldBack,
+    &core::sql::Stmt::kOpsShow,
+    &core::sql::Stmt::kOpsPark,
+    &core::sql::Stmt::kOpsRequeueEvent,
+    &core::sql::Stmt::kOpsRequeueRoom,
+    &core::sql::Stmt::kOpsRequeueAllParked,
+    &core::sql::Stmt::kOpsPurgeOutbox,
+    &core::sql::Stmt::kOpsCountPurgeableOutbox,
+    &core::sql::Stmt::kOpsPurgeCommandLog,
+    &core::sql::Stmt::kOpsCountPurgeableCommandLog,
 };
 
 class OpsStore {
  public:
   // Connects at once; fails with the connection's error (kUnavailable when the server is down).
-  [[nodiscard]] static Result<std::unique_ptr<OpsStore>> Connect(const MysqlOptions& options);
+  [[nodiscard]] static core::Result<std::unique_ptr<OpsStore>> Connect(const MysqlOptions& options);
 
   // Counts per status, the oldest pending age, rooms held back and the `top_rooms` rooms whose
   // pending heads are oldest.
-  [[nodiscard]] Result<OutboxCounts> Stats(int64_t top_rooms = 10);
+  [[nodiscard]] core::Result<OutboxCounts> Stats(int64_t top_rooms = 10);
 
   // Parked rows (one index range count).
-  [[nodiscard]] Result<int64_t> CountParked();
+  [[nodiscard]] core::Result<int64_t> CountParked();
 
   // kNotFound when no row has this event_id.
-  [[nodiscard]] Result<OutboxRowDetail> Show(const std::string& event_id);
+  [[nodiscard]] core::Result<OutboxRowDetail> Show(const std::string& event_id);
 
   // Pending -> parked with last_error = "parked by operator: <reason>" (bounded to 512
   // characters). kNotFound: no such event. kAborted: a claim holds the row now (try again once it
   // is marked; the message says until when). kInvalidArgument: the row is not pending.
-  [[nodiscard]] Result<OutboxRowDetail> Park(const std::string& event_id,
-                                             const std::string& reason);
+  [[nodiscard]] core::Result<OutboxRowDetail> Park(const std::string& event_id,
+                                                   const std::string& reason);
 
   // Parked -> pending, due at once, retry_count and last_error kept. Returns the rows requeued.
   // RequeueEvent: kNotFound for an unknown event, kInvalidArgument for a row that is not parked.
-  [[nodiscard]] Result<int64_t> RequeueEvent(const std::string& event_id);
-  [[nodiscard]] Result<int64_t> RequeueRoom(const std::string& room_id, int64_t batch_size = 1000);
-  [[nodiscard]] Result<int64_t> RequeueAllParked(int64_t batch_size = 1000);
+  [[nodiscard]] core::Result<int64_t> RequeueEvent(const std::string& event_id);
+  [[nodiscard]] core::Result<int64_t> RequeueRoom(const std::string& room_id,
+                                                  int64_t batch_size = 1000);
+  [[nodiscard]] core::Result<int64_t> RequeueAllParked(int64_t batch_size = 1000);
 
   // Deletes published outbox rows (and command-log rows) older than the request's ages, batch
   // after batch, each batch its own short transaction. Never touches pending or parked rows; a
   // command-log row whose command still has an unpublished outbox row is kept.
-  [[nodiscard]] Result<PurgeResult> Purge(const PurgeRequest& request);
+  [[nodiscard]] core::Result<PurgeResult> Purge(const PurgeRequest& request);
 
   // The database server's clock (epoch ms).
-  [[nodiscard]] Result<int64_t> ServerNowMs();
+  [[nodiscard]] core::Result<int64_t> ServerNowMs();
 
  private:
-  explicit OpsStore(std::unique_ptr<MariaDbConnection> conn) : conn_(std::move(conn)) {}
-  [[nodiscard]] Result<int64_t> ServerNowMinus(int64_t ms);
-  [[nodiscard]] Result<int64_t> CountScalar(const sql::Statement& id, std::vector<SqlValue> params);
-  [[nodiscard]] Result<int64_t> UpdateInBatches(const sql::Statement& id,
-                                                std::vector<SqlValue> params_before_limit,
-                                                int64_t batch_size, int64_t* batches);
+  explicit OpsStore(std::unique_ptr<core::MariaDbConnection> conn) : conn_(std::move(conn)) {}
+  [[nodiscard]] core::Result<int64_t> ServerNowMinus(int64_t ms);
+  [[nodiscard]] core::Result<int64_t> CountScalar(const core::sql::Statement& id,
+                                                  std::vector<core::SqlValue> params);
+  [[nodiscard]] core::Result<int64_t> UpdateInBatches(
+      const core::sql::Statement& id, std::vector<core::SqlValue> params_before_limit,
+      int64_t batch_size, int64_t* batches);
 
-  std::unique_ptr<MariaDbConnection> conn_;
+  std::unique_ptr<core::MariaDbConnection> conn_;
 };
 
 }  // namespace room_outbox::relay::ops

@@ -4,7 +4,7 @@
 #include <unordered_set>
 #include <utility>
 
-namespace room_outbox {
+namespace room_outbox::relay {
 namespace {
 
 // One room of the claim: its locked rows (ascending id) and the prefix of its pending rows.
@@ -280,4 +280,4 @@ ClaimPlan PlanClaim(const PlanOptions& options, const PlanInput& input) {
   return plan;
 }
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

@@ -57,7 +57,7 @@
 #include <string>
 #include <vector>
 
-namespace room_outbox {
+namespace room_outbox::relay {
 
 // A pending row as the claim read it.
 struct PlanRow {
@@ -121,4 +121,4 @@ struct ClaimPlan {
 
 [[nodiscard]] ClaimPlan PlanClaim(const PlanOptions& options, const PlanInput& input);
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

@@ -12,7 +12,7 @@
 #include "store/claim_plan.h"
 #include "store/mariadb_relay_store.h"
 
-namespace room_outbox {
+namespace room_outbox::relay {
 namespace {
 
 // A deadlock or lock wait timeout rolls the claim back; it is run again at once, this often.
@@ -32,36 +32,37 @@ struct RoomRange {
 };
 
 // The claim's server now and, in `claim`, how soon the earliest pending row not yet due comes due.
-Result<int64_t> ServerNow(MariaDbConnection& conn, Claim& claim) {
-  auto stmt = conn.Prepared(sql::Stmt::kServerNow);
-  if (!stmt) return Fail(stmt.error());
-  if (auto done = (*stmt)->Execute({}); !done) return Fail(done.error());
+core::Result<int64_t> ServerNow(core::MariaDbConnection& conn, Claim& claim) {
+  auto stmt = conn.Prepared(core::sql::Stmt::kServerNow);
+  if (!stmt) return core::Fail(stmt.error());
+  if (auto done = (*stmt)->Execute({}); !done) return core::Fail(done.error());
   auto rows = (*stmt)->FetchAll();
-  if (!rows) return Fail(rows.error());
+  if (!rows) return core::Fail(rows.error());
   if (rows->size() != 1) {
-    return Fail(ErrorCode::kInternal, "server_now: " + std::to_string(rows->size()) + " rows");
+    return core::Fail(ErrorCode::kInternal,
+                      "server_now: " + std::to_string(rows->size()) + " rows");
   }
   auto now = (*rows)[0].Int(0);
-  if (!now) return Fail(now.error());
+  if (!now) return core::Fail(now.error());
   if (!(*rows)[0].IsNull(1)) {
     auto next_due = (*rows)[0].Int(1);
-    if (!next_due) return Fail(next_due.error());
+    if (!next_due) return core::Fail(next_due.error());
     claim.next_due_in_ms = *next_due - *now;
   }
   return *now;
 }
 
 // Reads the rows of a statement returning ROOM_OUTBOX_CLAIM_COLUMNS.
-Result<std::vector<LockedRow>> ReadLocked(PreparedStatement& stmt) {
+core::Result<std::vector<LockedRow>> ReadLocked(core::PreparedStatement& stmt) {
   auto rows = stmt.FetchAll();
-  if (!rows) return Fail(rows.error());
+  if (!rows) return core::Fail(rows.error());
   std::vector<LockedRow> out;
   out.reserve(rows->size());
-  for (ResultRow& r : *rows) {
-    std::array<Result<int64_t>, 6> ints = {r.Int(0), r.Int(5), r.Int(6),
-                                           r.Int(7), r.Int(8), r.Int(9)};
+  for (core::ResultRow& r : *rows) {
+    std::array<core::Result<int64_t>, 6> ints = {r.Int(0), r.Int(5), r.Int(6),
+                                                 r.Int(7), r.Int(8), r.Int(9)};
     for (const auto& value : ints) {
-      if (!value) return Fail(value.error());
+      if (!value) return core::Fail(value.error());
     }
     LockedRow locked;
     locked.row.id = *ints[0];
@@ -79,96 +80,104 @@ Result<std::vector<LockedRow>> ReadLocked(PreparedStatement& stmt) {
   return out;
 }
 
-Result<std::vector<LockedRow>> SelectWindow(MariaDbConnection& conn, int64_t now_ms,
-                                            size_t limit) {
-  auto stmt = conn.Prepared(sql::Stmt::kClaimWindow);
-  if (!stmt) return Fail(stmt.error());
-  const std::array<SqlValue, 2> params = {now_ms, static_cast<int64_t>(limit)};
-  if (auto done = (*stmt)->Execute(params); !done) return Fail(done.error());
+core::Result<std::vector<LockedRow>> SelectWindow(core::MariaDbConnection& conn, int64_t now_ms,
+                                                  size_t limit) {
+  auto stmt = conn.Prepared(core::sql::Stmt::kClaimWindow);
+  if (!stmt) return core::Fail(stmt.error());
+  const std::array<core::SqlValue, 2> params = {now_ms, static_cast<int64_t>(limit)};
+  if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
   return ReadLocked(**stmt);
 }
 
 // Reads the pending rows of each range (non-locking) into `pending`, per room in id order.
-Result<void> ReadRooms(MariaDbConnection& conn, const std::vector<RoomRange>& ranges, bool after,
-                       std::map<std::string, std::vector<PlanRow>>& pending) {
-  return ForEachChunk(ranges.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-    auto stmt = conn.Prepared(after ? sql::Stmt::kRoomAfter : sql::Stmt::kRoomPrefix, size);
-    if (!stmt) return Fail(stmt.error());
-    std::vector<SqlValue> params;
-    for (size_t k = 0; k < size; ++k) {
-      const RoomRange& range = ranges[at + std::min(k, count - 1)];
-      params.emplace_back(range.room_id);
-      if (after) params.emplace_back(range.after_id);
-      params.emplace_back(k < count ? static_cast<int64_t>(range.rows) : int64_t{0});
-    }
-    if (auto done = (*stmt)->Execute(params); !done) return done;
-    auto rows = (*stmt)->FetchAll();
-    if (!rows) return Fail(rows.error());
-    for (ResultRow& r : *rows) {
-      std::array<Result<int64_t>, 3> ints = {r.Int(1), r.Int(3), r.Int(4)};
-      for (const auto& value : ints) {
-        if (!value) return Fail(value.error());
-      }
-      std::string room = r.TakeStr(0);
-      pending[room].push_back(PlanRow{*ints[0], room, r.TakeStr(2), *ints[1], *ints[2] != 0});
-    }
-    return {};
-  });
+core::Result<void> ReadRooms(core::MariaDbConnection& conn, const std::vector<RoomRange>& ranges,
+                             bool after, std::map<std::string, std::vector<PlanRow>>& pending) {
+  return core::ForEachChunk(
+      ranges.size(), [&](size_t size, size_t at, size_t count) -> core::Result<void> {
+        auto stmt =
+            conn.Prepared(after ? core::sql::Stmt::kRoomAfter : core::sql::Stmt::kRoomPrefix, size);
+        if (!stmt) return core::Fail(stmt.error());
+        std::vector<core::SqlValue> params;
+        for (size_t k = 0; k < size; ++k) {
+          const RoomRange& range = ranges[at + std::min(k, count - 1)];
+          params.emplace_back(range.room_id);
+          if (after) params.emplace_back(range.after_id);
+          params.emplace_back(k < count ? static_cast<int64_t>(range.rows) : int64_t{0});
+        }
+        if (auto done = (*stmt)->Execute(params); !done) return done;
+        auto rows = (*stmt)->FetchAll();
+        if (!rows) return core::Fail(rows.error());
+        for (core::ResultRow& r : *rows) {
+          std::array<core::Result<int64_t>, 3> ints = {r.Int(1), r.Int(3), r.Int(4)};
+          for (const auto& value : ints) {
+            if (!value) return core::Fail(value.error());
+          }
+          std::string room = r.TakeStr(0);
+          pending[room].push_back(PlanRow{*ints[0], room, r.TakeStr(2), *ints[1], *ints[2] != 0});
+        }
+        return {};
+      });
 }
 
-Result<std::vector<LockedRow>> LockRows(MariaDbConnection& conn, int64_t now_ms,
-                                        const std::vector<int64_t>& ids) {
+core::Result<std::vector<LockedRow>> LockRows(core::MariaDbConnection& conn, int64_t now_ms,
+                                              const std::vector<int64_t>& ids) {
   std::vector<LockedRow> out;
-  auto locked = ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-    auto stmt = conn.Prepared(sql::Stmt::kLockExtension, size);
-    if (!stmt) return Fail(stmt.error());
-    std::vector<SqlValue> params = {now_ms};
-    for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
-    if (auto done = (*stmt)->Execute(params); !done) return done;
-    auto rows = ReadLocked(**stmt);
-    if (!rows) return Fail(rows.error());
-    for (LockedRow& row : *rows) out.push_back(std::move(row));
-    return {};
-  });
-  if (!locked) return Fail(locked.error());
+  auto locked = core::ForEachChunk(
+      ids.size(), [&](size_t size, size_t at, size_t count) -> core::Result<void> {
+        auto stmt = conn.Prepared(core::sql::Stmt::kLockExtension, size);
+        if (!stmt) return core::Fail(stmt.error());
+        std::vector<core::SqlValue> params = {now_ms};
+        for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
+        if (auto done = (*stmt)->Execute(params); !done) return done;
+        auto rows = ReadLocked(**stmt);
+        if (!rows) return core::Fail(rows.error());
+        for (LockedRow& row : *rows) out.push_back(std::move(row));
+        return {};
+      });
+  if (!locked) return core::Fail(locked.error());
   return out;
 }
 
-Result<void> Lease(MariaDbConnection& conn, const std::vector<int64_t>& ids, const Claim& claim) {
+core::Result<void> Lease(core::MariaDbConnection& conn, const std::vector<int64_t>& ids,
+                         const Claim& claim) {
   uint64_t leased = 0;
-  auto updated = ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-    auto stmt = conn.Prepared(sql::Stmt::kLease, size);
-    if (!stmt) return Fail(stmt.error());
-    std::vector<SqlValue> params = {claim.token, claim.lease_until_ms, claim.server_now_ms};
-    for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
-    if (auto done = (*stmt)->Execute(params); !done) return done;
-    leased += (*stmt)->AffectedRows();
-    return {};
-  });
+  auto updated = core::ForEachChunk(
+      ids.size(), [&](size_t size, size_t at, size_t count) -> core::Result<void> {
+        auto stmt = conn.Prepared(core::sql::Stmt::kLease, size);
+        if (!stmt) return core::Fail(stmt.error());
+        std::vector<core::SqlValue> params = {claim.token, claim.lease_until_ms,
+                                              claim.server_now_ms};
+        for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
+        if (auto done = (*stmt)->Execute(params); !done) return done;
+        leased += (*stmt)->AffectedRows();
+        return {};
+      });
   if (!updated) return updated;
   if (leased != ids.size()) {
     // This transaction holds the row locks; a mismatch is a bug worth stopping on.
-    return Fail(ErrorCode::kInternal, "lease: updated " + std::to_string(leased) + " of " +
-                                          std::to_string(ids.size()) + " locked rows");
+    return core::Fail(ErrorCode::kInternal, "lease: updated " + std::to_string(leased) + " of " +
+                                                std::to_string(ids.size()) + " locked rows");
   }
   return {};
 }
 
-Result<void> Schedule(MariaDbConnection& conn, const std::vector<PlannedSchedule>& rows,
-                      int64_t now_ms) {
-  return ForEachChunk(rows.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-    auto stmt = conn.Prepared(sql::Stmt::kSchedule, size);
-    if (!stmt) return Fail(stmt.error());
-    std::vector<SqlValue> params;
-    for (size_t k = 0; k < size; ++k) {
-      const PlannedSchedule& row = rows[at + std::min(k, count - 1)];
-      params.emplace_back(row.id);
-      params.emplace_back(row.next_attempt_at_ms);
-    }
-    params.emplace_back(now_ms);
-    for (size_t k = 0; k < size; ++k) params.emplace_back(rows[at + std::min(k, count - 1)].id);
-    return (*stmt)->Execute(params);
-  });
+core::Result<void> Schedule(core::MariaDbConnection& conn, const std::vector<PlannedSchedule>& rows,
+                            int64_t now_ms) {
+  return core::ForEachChunk(rows.size(),
+                            [&](size_t size, size_t at, size_t count) -> core::Result<void> {
+                              auto stmt = conn.Prepared(core::sql::Stmt::kSchedule, size);
+                              if (!stmt) return core::Fail(stmt.error());
+                              std::vector<core::SqlValue> params;
+                              for (size_t k = 0; k < size; ++k) {
+                                const PlannedSchedule& row = rows[at + std::min(k, count - 1)];
+                                params.emplace_back(row.id);
+                                params.emplace_back(row.next_attempt_at_ms);
+                              }
+                              params.emplace_back(now_ms);
+                              for (size_t k = 0; k < size; ++k)
+                                params.emplace_back(rows[at + std::min(k, count - 1)].id);
+                              return (*stmt)->Execute(params);
+                            });
 }
 
 PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
@@ -188,8 +197,8 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
 // The plan's extensions: reads the rooms from the due rows that ended their runs (non-locking),
 // then locks what it read. The rows the lock skipped stay out of `locked`, which ends the runs
 // there.
-Result<void> Extend(MariaDbConnection& conn, int64_t now_ms, const ClaimPlan& plan,
-                    PlanInput& input, std::vector<LockedRow>& locked) {
+core::Result<void> Extend(core::MariaDbConnection& conn, int64_t now_ms, const ClaimPlan& plan,
+                          PlanInput& input, std::vector<LockedRow>& locked) {
   std::vector<RoomRange> ranges;
   for (const PlannedExtension& e : plan.extensions) {
     ranges.push_back(RoomRange{e.room_id, e.after_id, e.rows});
@@ -207,7 +216,7 @@ Result<void> Extend(MariaDbConnection& conn, int64_t now_ms, const ClaimPlan& pl
   }
   std::sort(ids.begin(), ids.end());
   auto more = LockRows(conn, now_ms, ids);
-  if (!more) return Fail(more.error());
+  if (!more) return core::Fail(more.error());
   for (LockedRow& row : *more) {
     input.locked.push_back(row.plan);
     locked.push_back(std::move(row));
@@ -215,16 +224,16 @@ Result<void> Extend(MariaDbConnection& conn, int64_t now_ms, const ClaimPlan& pl
   return {};
 }
 
-Result<Claim> WritePlan(MariaDbConnection& conn, const ClaimOptions& options, const ClaimPlan& plan,
-                        std::vector<LockedRow> locked, Claim claim) {
+core::Result<Claim> WritePlan(core::MariaDbConnection& conn, const ClaimOptions& options,
+                              const ClaimPlan& plan, std::vector<LockedRow> locked, Claim claim) {
   claim.more_due = plan.more_due;
   if (!plan.lease.empty()) {
-    claim.token = NewClaimToken();
+    claim.token = core::NewClaimToken();
     claim.lease_until_ms = claim.server_now_ms + options.lease_ms;
-    if (auto leased = Lease(conn, plan.lease, claim); !leased) return Fail(leased.error());
+    if (auto leased = Lease(conn, plan.lease, claim); !leased) return core::Fail(leased.error());
   }
   if (auto scheduled = Schedule(conn, plan.schedule, claim.server_now_ms); !scheduled) {
-    return Fail(scheduled.error());
+    return core::Fail(scheduled.error());
   }
   for (const PlannedPacedRoom& room : plan.paced_rooms) {
     const int64_t paced_for =
@@ -244,13 +253,13 @@ Result<Claim> WritePlan(MariaDbConnection& conn, const ClaimOptions& options, co
 }
 
 // Read -> plan -> write, inside the caller's transaction.
-Result<Claim> ClaimOnce(MariaDbConnection& conn, const ClaimOptions& options) {
+core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions& options) {
   Claim claim;
   auto now = ServerNow(conn, claim);
-  if (!now) return Fail(now.error());
+  if (!now) return core::Fail(now.error());
   claim.server_now_ms = *now;
   auto locked = SelectWindow(conn, *now, options.limit);
-  if (!locked) return Fail(locked.error());
+  if (!locked) return core::Fail(locked.error());
   if (locked->empty()) return claim;
   PlanInput input;
   input.window_rows = locked->size();
@@ -265,12 +274,13 @@ Result<Claim> ClaimOnce(MariaDbConnection& conn, const ClaimOptions& options) {
     for (const auto& [room, count] : per_room) ranges.push_back(RoomRange{room, 0, count + 1});
     std::sort(ranges.begin(), ranges.end(),
               [](const RoomRange& a, const RoomRange& b) { return a.room_id < b.room_id; });
-    if (auto read = ReadRooms(conn, ranges, false, input.pending); !read) return Fail(read.error());
+    if (auto read = ReadRooms(conn, ranges, false, input.pending); !read)
+      return core::Fail(read.error());
   }
   ClaimPlan plan = PlanClaim(plan_options, input);
   if (!plan.extensions.empty()) {
     if (auto extended = Extend(conn, *now, plan, input, *locked); !extended) {
-      return Fail(extended.error());
+      return core::Fail(extended.error());
     }
     plan = PlanClaim(plan_options, input);
   }
@@ -279,15 +289,15 @@ Result<Claim> ClaimOnce(MariaDbConnection& conn, const ClaimOptions& options) {
 
 }  // namespace
 
-Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
+core::Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
   if (options.lease_ms <= 0) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "ClaimDue: lease_ms must be positive, got " + std::to_string(options.lease_ms));
+    return core::Fail(ErrorCode::kInvalidArgument, "ClaimDue: lease_ms must be positive, got " +
+                                                       std::to_string(options.lease_ms));
   }
   if (options.limit == 0) {
     return Claim{};
   }
-  return session_.WithConnection([&](MariaDbConnection& conn) -> Result<Claim> {
+  return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<Claim> {
     for (int attempt = 1;; ++attempt) {
       auto claim = session_.InTransaction(conn, [&]() { return ClaimOnce(conn, options); });
       // A deadlock or lock wait timeout rolled the whole claim back: run it again at once.
@@ -298,4 +308,4 @@ Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
   });
 }
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

@@ -4,26 +4,28 @@
 
 #include "core/mysql/outbox_sql.h"
 
-namespace room_outbox {
+namespace room_outbox::relay {
 
 namespace {
 
 // Runs `statement` (no parameters) and returns its one result row.
-Result<ResultRow> OneRow(MariaDbConnection& conn, const sql::Statement& statement) {
+core::Result<core::ResultRow> OneRow(core::MariaDbConnection& conn,
+                                     const core::sql::Statement& statement) {
   auto stmt = conn.Prepared(statement);
   if (!stmt) {
-    return Fail(stmt.error());
+    return core::Fail(stmt.error());
   }
   if (auto done = (*stmt)->Execute({}); !done) {
-    return Fail(done.error());
+    return core::Fail(done.error());
   }
   auto rows = (*stmt)->FetchAll();
   if (!rows) {
-    return Fail(rows.error());
+    return core::Fail(rows.error());
   }
   if (rows->size() != 1) {
-    return Fail(ErrorCode::kInternal, std::string(statement.name) + ": expected one row, got " +
-                                          std::to_string(rows->size()));
+    return core::Fail(
+        ErrorCode::kInternal,
+        std::string(statement.name) + ": expected one row, got " + std::to_string(rows->size()));
   }
   return std::move((*rows)[0]);
 }
@@ -34,35 +36,35 @@ std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& opt
   return std::make_unique<MariaDbRelayStore>(options);
 }
 
-Result<bool> MariaDbRelayStore::AnyDue() {
-  return session_.WithConnection([&](MariaDbConnection& conn) -> Result<bool> {
-    auto row = OneRow(conn, sql::Stmt::kAnyDue);
+core::Result<bool> MariaDbRelayStore::AnyDue() {
+  return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<bool> {
+    auto row = OneRow(conn, core::sql::Stmt::kAnyDue);
     if (!row) {
-      return Fail(row.error());
+      return core::Fail(row.error());
     }
     auto due = row->Int(0);
     if (!due) {
-      return Fail(due.error());
+      return core::Fail(due.error());
     }
     return *due != 0;
   });
 }
 
-Result<OutboxStats> MariaDbRelayStore::Stats() {
-  return session_.WithConnection([&](MariaDbConnection& conn) -> Result<OutboxStats> {
-    auto row = OneRow(conn, sql::Stmt::kStats);
+core::Result<OutboxStats> MariaDbRelayStore::Stats() {
+  return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<OutboxStats> {
+    auto row = OneRow(conn, core::sql::Stmt::kStats);
     if (!row) {
-      return Fail(row.error());
+      return core::Fail(row.error());
     }
     auto pending = row->Int(0);
     auto age = row->Int(1);
     auto held_back = row->Int(2);
     if (!pending || !age || !held_back) {
-      return Fail(!pending ? pending.error() : !age ? age.error() : held_back.error());
+      return core::Fail(!pending ? pending.error() : !age ? age.error() : held_back.error());
     }
     return OutboxStats{
         .pending = *pending, .oldest_pending_age_ms = *age, .rooms_held_back = *held_back};
   });
 }
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

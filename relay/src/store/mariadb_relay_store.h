@@ -22,16 +22,16 @@
 #include "room_outbox/options.h"
 #include "store/relay_store.h"
 
-namespace room_outbox {
+namespace room_outbox::relay {
 
 // What the store prepares at connect: the statements of its calls (a composed statement at its
 // smallest size). A statement outside the connection's set is skipped.
-inline constexpr const sql::Statement* kRelayStatements[] = {
-    &sql::Stmt::kServerNow,  &sql::Stmt::kClaimWindow, &sql::Stmt::kAnyDue,
-    &sql::Stmt::kRoomPrefix, &sql::Stmt::kRoomAfter,   &sql::Stmt::kLockExtension,
-    &sql::Stmt::kLease,      &sql::Stmt::kSchedule,    &sql::Stmt::kMarkPublished,
-    &sql::Stmt::kRelease,    &sql::Stmt::kMarkFailed,  &sql::Stmt::kMarkParked,
-    &sql::Stmt::kStats,
+inline constexpr const core::sql::Statement* kRelayStatements[] = {
+    &core::sql::Stmt::kServerNow,  &core::sql::Stmt::kClaimWindow, &core::sql::Stmt::kAnyDue,
+    &core::sql::Stmt::kRoomPrefix, &core::sql::Stmt::kRoomAfter,   &core::sql::Stmt::kLockExtension,
+    &core::sql::Stmt::kLease,      &core::sql::Stmt::kSchedule,    &core::sql::Stmt::kMarkPublished,
+    &core::sql::Stmt::kRelease,    &core::sql::Stmt::kMarkFailed,  &core::sql::Stmt::kMarkParked,
+    &core::sql::Stmt::kStats,
 };
 
 class MariaDbRelayStore final : public RelayStore {
@@ -40,41 +40,41 @@ class MariaDbRelayStore final : public RelayStore {
       : session_(std::move(options), kRelayStatements) {}
 
   // Connects now unless connected (StoreSession::Connect).
-  [[nodiscard]] Result<void> Connect() { return session_.Connect(); }
+  [[nodiscard]] core::Result<void> Connect() { return session_.Connect(); }
   bool connected() const { return session_.connected(); }
   // The server's id of the current connection; 0 when not connected.
   uint64_t connection_id() const { return session_.connection_id(); }
   // StoreSession::RowsRead: for tests and benchmarks of the claim's cost.
-  [[nodiscard]] Result<int64_t> RowsRead() { return session_.RowsRead(); }
+  [[nodiscard]] core::Result<int64_t> RowsRead() { return session_.RowsRead(); }
 
-  [[nodiscard]] Result<Claim> ClaimDue(const ClaimOptions& options) override;
-  [[nodiscard]] Result<bool> AnyDue() override;
-  [[nodiscard]] Result<size_t> MarkPublished(const std::string& token,
-                                             std::span<const int64_t> ids) override {
+  [[nodiscard]] core::Result<Claim> ClaimDue(const ClaimOptions& options) override;
+  [[nodiscard]] core::Result<bool> AnyDue() override;
+  [[nodiscard]] core::Result<size_t> MarkPublished(const std::string& token,
+                                                   std::span<const int64_t> ids) override {
     return session_.MarkPublished(token, ids);
   }
-  [[nodiscard]] Result<size_t> MarkFailed(const std::string& token,
-                                          std::span<const FailedAttempt> attempts) override;
-  [[nodiscard]] Result<size_t> MarkParked(const std::string& token,
-                                          std::span<const FailedAttempt> attempts) override;
-  [[nodiscard]] Result<size_t> Release(const std::string& token,
-                                       std::span<const int64_t> ids) override {
+  [[nodiscard]] core::Result<size_t> MarkFailed(const std::string& token,
+                                                std::span<const FailedAttempt> attempts) override;
+  [[nodiscard]] core::Result<size_t> MarkParked(const std::string& token,
+                                                std::span<const FailedAttempt> attempts) override;
+  [[nodiscard]] core::Result<size_t> Release(const std::string& token,
+                                             std::span<const int64_t> ids) override {
     return session_.Release(token, ids);
   }
-  [[nodiscard]] Result<OutboxStats> Stats() override;
+  [[nodiscard]] core::Result<OutboxStats> Stats() override;
 
  private:
   // Runs the prepared statement `id` once per attempt with params_of(attempt), all in one
   // transaction when there is more than one; returns the rows changed.
   template <class ParamsOf>
-  [[nodiscard]] Result<size_t> UpdateEachAttempt(const sql::Statement& id,
-                                                 std::span<const FailedAttempt> attempts,
-                                                 ParamsOf&& params_of);
+  [[nodiscard]] core::Result<size_t> UpdateEachAttempt(const core::sql::Statement& id,
+                                                       std::span<const FailedAttempt> attempts,
+                                                       ParamsOf&& params_of);
 
-  StoreSession session_;
+  core::StoreSession session_;
 };
 
 // A store that connects on its first call (or on Connect()).
 [[nodiscard]] std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& options);
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

@@ -8,26 +8,26 @@
 #include "core/utf8.h"
 #include "store/mariadb_relay_store.h"
 
-namespace room_outbox {
+namespace room_outbox::relay {
 
 template <class ParamsOf>
-Result<size_t> MariaDbRelayStore::UpdateEachAttempt(const sql::Statement& id,
-                                                     std::span<const FailedAttempt> attempts,
-                                                     ParamsOf&& params_of) {
+core::Result<size_t> MariaDbRelayStore::UpdateEachAttempt(const core::sql::Statement& id,
+                                                          std::span<const FailedAttempt> attempts,
+                                                          ParamsOf&& params_of) {
   if (attempts.empty()) {
     return 0;
   }
-  return session_.WithConnection([&](MariaDbConnection& conn) {
-    auto run = [&]() -> Result<size_t> {
+  return session_.WithConnection([&](core::MariaDbConnection& conn) {
+    auto run = [&]() -> core::Result<size_t> {
       auto stmt = conn.Prepared(id);
       if (!stmt) {
-        return Fail(stmt.error());
+        return core::Fail(stmt.error());
       }
       size_t total = 0;
       for (const FailedAttempt& attempt : attempts) {
         const auto params = params_of(attempt);
         if (auto done = (*stmt)->Execute(params); !done) {
-          return Fail(done.error());
+          return core::Fail(done.error());
         }
         total += static_cast<size_t>((*stmt)->AffectedRows());
       }
@@ -40,27 +40,25 @@ Result<size_t> MariaDbRelayStore::UpdateEachAttempt(const sql::Statement& id,
   });
 }
 
-Result<size_t> MariaDbRelayStore::MarkFailed(const std::string& token,
-                                              std::span<const FailedAttempt> attempts) {
-  return UpdateEachAttempt(sql::Stmt::kMarkFailed, attempts,
-                           [&](const FailedAttempt& attempt) {
-                             return std::array<SqlValue, 5>{
-                                 TruncateUtf8(attempt.error, kMaxLastErrorChars),
-                                 attempt.retry_after_ms, int64_t{attempt.dropped ? 1 : 0},
-                                 attempt.id, token};
-                           });
+core::Result<size_t> MariaDbRelayStore::MarkFailed(const std::string& token,
+                                                   std::span<const FailedAttempt> attempts) {
+  return UpdateEachAttempt(
+      core::sql::Stmt::kMarkFailed, attempts, [&](const FailedAttempt& attempt) {
+        return std::array<core::SqlValue, 5>{
+            core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars), attempt.retry_after_ms,
+            int64_t{attempt.dropped ? 1 : 0}, attempt.id, token};
+      });
 }
 
 // One statement per row (primary key, token-checked like mark_failed); several rows in one
 // transaction.
-Result<size_t> MariaDbRelayStore::MarkParked(const std::string& token,
-                                              std::span<const FailedAttempt> attempts) {
-  return UpdateEachAttempt(sql::Stmt::kMarkParked, attempts,
-                           [&](const FailedAttempt& attempt) {
-                             return std::array<SqlValue, 3>{
-                                 TruncateUtf8(attempt.error, kMaxLastErrorChars), attempt.id,
-                                 token};
-                           });
+core::Result<size_t> MariaDbRelayStore::MarkParked(const std::string& token,
+                                                   std::span<const FailedAttempt> attempts) {
+  return UpdateEachAttempt(
+      core::sql::Stmt::kMarkParked, attempts, [&](const FailedAttempt& attempt) {
+        return std::array<core::SqlValue, 3>{
+            core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars), attempt.id, token};
+      });
 }
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

@@ -29,7 +29,7 @@
 
 #include "core/result.h"
 
-namespace room_outbox {
+namespace room_outbox::relay {
 
 // One room_outbox row as the relay sees it.
 struct OutboxRow {
@@ -121,39 +121,40 @@ class RelayStore {
  public:
   virtual ~RelayStore() = default;
 
-  virtual Result<Claim> ClaimDue(const ClaimOptions& options) = 0;
+  virtual core::Result<Claim> ClaimDue(const ClaimOptions& options) = 0;
 
   // Whether a pending row is due now (next_attempt_at_ms <= server now): one non-locking read,
   // no transaction, nothing written. False means a ClaimDue now would claim nothing; true does not
   // promise it claims something (a due row may wait behind its room's head row in flight).
-  virtual Result<bool> AnyDue() = 0;
+  virtual core::Result<bool> AnyDue() = 0;
 
   // A claim that fails with kAborted (deadlock or lock wait timeout) was rolled back as a whole
   // and may be repeated at once on the same store; the store already retried it a few times.
 
   // status='published', last_error=NULL, published_at_ms=server now for the rows still held by
   // `token`. Returns how many rows were marked (a row taken over by another claim is not).
-  virtual Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids) = 0;
+  virtual core::Result<size_t> MarkPublished(const std::string& token,
+                                             std::span<const int64_t> ids) = 0;
 
   // retry_count+1, last_error, next_attempt_at_ms = server now + retry_after_ms (and
   // drop_count+1 for a dropped attempt) for the rows still held by `token`; they stay pending.
   // Returns how many rows were marked.
-  virtual Result<size_t> MarkFailed(const std::string& token,
-                                    std::span<const FailedAttempt> attempts) = 0;
+  virtual core::Result<size_t> MarkFailed(const std::string& token,
+                                          std::span<const FailedAttempt> attempts) = 0;
 
   // A failed attempt that sets its row aside (the park policy, [outbox_worker]
   // park_permanent_after): status='parked', retry_count+1, last_error, parked_at_ms = server
   // now, for the rows still held by `token` and still pending (retry_after_ms is not used).
   // A parked row is never claimed again until an operator requeues it; its room's later rows
   // are claimed without it. Returns how many rows were parked.
-  virtual Result<size_t> MarkParked(const std::string& token,
-                                    std::span<const FailedAttempt> attempts) = 0;
+  virtual core::Result<size_t> MarkParked(const std::string& token,
+                                          std::span<const FailedAttempt> attempts) = 0;
 
   // Gives rows back unattempted: due at once (server now), retry_count unchanged. Returns the
   // count.
-  virtual Result<size_t> Release(const std::string& token, std::span<const int64_t> ids) = 0;
+  virtual core::Result<size_t> Release(const std::string& token, std::span<const int64_t> ids) = 0;
 
-  virtual Result<OutboxStats> Stats() = 0;
+  virtual core::Result<OutboxStats> Stats() = 0;
 };
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

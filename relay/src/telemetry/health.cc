@@ -30,7 +30,7 @@ bool Watchdog::Kick(int64_t steady_ms) {
   return true;
 }
 
-Heartbeat::Heartbeat(Clock& clock, Watchdog* watchdog)
+Heartbeat::Heartbeat(core::Clock& clock, Watchdog* watchdog)
     : clock_(clock), watchdog_(watchdog), last_ms_(clock_.SteadyMs()) {}
 
 Heartbeat::Heartbeat(Watchdog* watchdog)

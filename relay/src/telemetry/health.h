@@ -47,7 +47,7 @@ class Heartbeat {
   // On `clock`'s monotonic time (SteadyMs; the daemon passes the worker's inner clock, never a
   // clock that beats this heartbeat). `clock` and `watchdog` (optional) must outlive the
   // heartbeat. The age counts from construction until the first beat.
-  explicit Heartbeat(Clock& clock, Watchdog* watchdog = nullptr);
+  explicit Heartbeat(core::Clock& clock, Watchdog* watchdog = nullptr);
   // The same on a SystemClock of its own.
   explicit Heartbeat(Watchdog* watchdog = nullptr);
   Heartbeat(const Heartbeat&) = delete;
@@ -63,8 +63,8 @@ class Heartbeat {
   uint64_t beats() const { return beats_.load(std::memory_order_relaxed); }
 
  private:
-  SystemClock system_clock_;  // the clock unless one was given
-  Clock& clock_;
+  core::SystemClock system_clock_;  // the clock unless one was given
+  core::Clock& clock_;
   Watchdog* watchdog_;
   std::atomic<int64_t> last_ms_;
   std::atomic<uint64_t> beats_{0};

@@ -75,11 +75,14 @@ const char* FailureReasonName(FailureReason reason) {
   return "http";
 }
 
-FailureReason FailureReasonOf(const PublishOutcome& outcome) {
+FailureReason FailureReasonOf(const core::PublishOutcome& outcome) {
   switch (outcome.status) {
-    case PublishStatus::kUnknown: return FailureReason::kUnknownOutcome;
-    case PublishStatus::kRateLimited: return FailureReason::kRateLimited;
-    case PublishStatus::kPermanent: return FailureReason::kPermanent;
+    case core::PublishStatus::kUnknown:
+      return FailureReason::kUnknownOutcome;
+    case core::PublishStatus::kRateLimited:
+      return FailureReason::kRateLimited;
+    case core::PublishStatus::kPermanent:
+      return FailureReason::kPermanent;
     default: break;
   }
   if (outcome.http_status == 200 && outcome.im_error_code != 0) return FailureReason::kImError;
@@ -192,7 +195,7 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
          stats_age_ms < 0 ? kNaN : static_cast<double>(stats_age_ms) / 1000.0);
   Simple(out, "room_outbox_db_statements_total", "counter",
          "Statements this process sent to the database (prepared and text; pings not counted).",
-         StatementsSent());
+         core::StatementsSent());
   Simple(out, "room_outbox_wakeups_total", "counter",
          "Wake-up datagrams received on the [wake] socket.", wakeups());
   if (heartbeat_ != nullptr) {
@@ -244,10 +247,11 @@ struct ListenAddress {
 };
 
 // "host:port" or "[v6]:port"; the key's name in the errors is metrics.listen.
-Result<ListenAddress> ParseListen(const std::string& listen) {
+core::Result<ListenAddress> ParseListen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
-    return Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" is not host:port");
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      "metrics.listen \"" + listen + "\" is not host:port");
   }
   ListenAddress address;
   address.host = listen.substr(0, colon);
@@ -257,7 +261,7 @@ Result<ListenAddress> ParseListen(const std::string& listen) {
   try {
     address.port = std::stoi(listen.substr(colon + 1));
   } catch (const std::exception&) {
-    return Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" has no port");
+    return core::Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" has no port");
   }
   return address;
 }
@@ -292,12 +296,12 @@ void ServeReadyz(const Metrics& metrics, httplib::Response& res) {
 
 }  // namespace
 
-Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
-                                                            const Metrics& metrics,
-                                                            HealthOptions health) {
+core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
+                                                                  const Metrics& metrics,
+                                                                  HealthOptions health) {
   auto address = ParseListen(listen);
   if (!address) {
-    return Fail(address.error());
+    return core::Fail(address.error());
   }
   auto state = std::make_unique<State>();
   // httplib's default adds SO_REUSEPORT, which would let a second relay on the same port take
@@ -320,7 +324,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& l
                         ? state->server.bind_to_any_port(host)
                         : (state->server.bind_to_port(host, address->port) ? address->port : -1);
   if (bound < 0) {
-    return Fail(ErrorCode::kUnavailable, "metrics: cannot listen on " + listen);
+    return core::Fail(ErrorCode::kUnavailable, "metrics: cannot listen on " + listen);
   }
   State* raw = state.get();
   raw->thread = std::thread([raw] { raw->server.listen_after_bind(); });

@@ -53,7 +53,7 @@
 #include "core/clock.h"
 #include "core/result.h"
 
-namespace room_outbox {
+namespace room_outbox::core {
 struct PublishOutcome;
 }
 
@@ -89,7 +89,7 @@ enum class FailureReason {
 inline constexpr size_t kFailureReasonCount = 6;
 const char* FailureReasonName(FailureReason reason);
 // The reason of a failed publish outcome (not for a delivered one).
-FailureReason FailureReasonOf(const PublishOutcome& outcome);
+FailureReason FailureReasonOf(const core::PublishOutcome& outcome);
 
 class Metrics {
  public:
@@ -108,7 +108,7 @@ class Metrics {
   Metrics() : clock_(system_clock_) {}
   // On `clock` (its SteadyMs ages the pending gauges), which must outlive the metrics and be
   // thread-safe: /metrics reads it from the server's thread.
-  explicit Metrics(Clock& clock) : clock_(clock) {}
+  explicit Metrics(core::Clock& clock) : clock_(clock) {}
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
@@ -163,8 +163,8 @@ class Metrics {
   void RenderOperations(std::ostream& out, int64_t stats_age_ms) const;
   void RenderLatency(std::ostream& out) const;
 
-  SystemClock system_clock_;  // the clock unless one was given
-  Clock& clock_;
+  core::SystemClock system_clock_;  // the clock unless one was given
+  core::Clock& clock_;
   std::atomic<uint64_t> success_{0};
   std::atomic<uint64_t> failure_{0};
   std::atomic<int64_t> pending_{0};
@@ -205,9 +205,9 @@ struct HealthOptions {
 class MetricsServer {
  public:
   // Binds and starts serving; fails (kUnavailable) when the address cannot be bound.
-  static Result<std::unique_ptr<MetricsServer>> Start(const std::string& listen,
-                                                      const Metrics& metrics,
-                                                      HealthOptions health = {});
+  static core::Result<std::unique_ptr<MetricsServer>> Start(const std::string& listen,
+                                                            const Metrics& metrics,
+                                                            HealthOptions health = {});
   ~MetricsServer();  // stops the server and joins its thread
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

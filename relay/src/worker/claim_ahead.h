@@ -39,7 +39,7 @@ class ClaimAhead {
   ClaimAhead& operator=(const ClaimAhead&) = delete;
 
   struct Taken {
-    Result<Claim> claim;
+    core::Result<Claim> claim;
     int64_t claimed_at = 0;   // monotonic ms, read by Start before the ClaimDue call
     bool made_ahead = false;  // by Start (not a claim the caller made itself)
   };

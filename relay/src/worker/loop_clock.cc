@@ -1,6 +1,6 @@
 #include "worker/loop_clock.h"
 
-namespace room_outbox {
+namespace room_outbox::relay {
 
 void StopSignal::RequestStop() {
   {
@@ -40,4 +40,4 @@ bool SystemLoopClock::IdleFor(std::chrono::milliseconds duration, StopSignal& st
   return stop.WaitForWake(duration);
 }
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

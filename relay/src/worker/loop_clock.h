@@ -9,7 +9,7 @@
 
 #include "core/clock.h"
 
-namespace room_outbox {
+namespace room_outbox::relay {
 
 // A one-way stop flag that can wake a waiting thread, plus a wake-up flag (the relay's
 // `[wake] socket`: rows were left for it) that ends only the waits that ask for it.
@@ -45,7 +45,7 @@ class StopSignal {
   std::condition_variable cv_;
 };
 
-class LoopClock : public Clock {
+class LoopClock : public core::Clock {
  public:
   // Sleeps `duration` or until `stop` is requested. Returns true when stopped. A pending wake-up
   // does not shorten it.
@@ -67,7 +67,7 @@ class SystemLoopClock final : public LoopClock {
   bool IdleFor(std::chrono::milliseconds duration, StopSignal& stop) override;
 
  private:
-  SystemClock system_;
+  core::SystemClock system_;
 };
 
-}  // namespace room_outbox
+}  // namespace room_outbox::relay

@@ -13,10 +13,9 @@ using std::chrono::milliseconds;
 
 }  // namespace
 
-OutboxWorker::OutboxWorker(WorkerOptions options, RelayStore& store, Publisher& publisher,
+OutboxWorker::OutboxWorker(WorkerOptions options, RelayStore& store, core::Publisher& publisher,
                            LoopClock& clock, StopSignal& stop, Metrics& metrics, Logger& logger,
-                           std::function<void(std::string_view)> on_status,
-                           RelayStore* ahead_store)
+                           std::function<void(std::string_view)> on_status, RelayStore* ahead_store)
     : options_(std::move(options)),
       store_(store),
       publisher_(publisher),
@@ -39,7 +38,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
     return RoundResult{};
   }
   ClaimAhead::Taken taken = TakeClaim(MakeClaimOptions(mode), woken);
-  Result<Claim>& claim = taken.claim;
+  core::Result<Claim>& claim = taken.claim;
   const int64_t claimed_at = taken.claimed_at;
   if (!claim && claim.error().code == ErrorCode::kAborted) {
     // A deadlock or lock wait timeout that the store's own reruns did not get past: not a

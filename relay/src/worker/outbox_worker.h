@@ -144,8 +144,8 @@ class OutboxWorker {
   // status texts (e.g. for sd_notify STATUS=) when the database state changes. `ahead_store`,
   // when set, is a second store (its own connection, used by the worker alone) on which Run
   // makes its next claim while a round is sent (see "Claim ahead" above).
-  OutboxWorker(WorkerOptions options, RelayStore& store, Publisher& publisher, LoopClock& clock,
-               StopSignal& stop, Metrics& metrics, Logger& logger,
+  OutboxWorker(WorkerOptions options, RelayStore& store, core::Publisher& publisher,
+               LoopClock& clock, StopSignal& stop, Metrics& metrics, Logger& logger,
                std::function<void(std::string_view)> on_status = {},
                RelayStore* ahead_store = nullptr);
 
@@ -200,8 +200,9 @@ class OutboxWorker {
   bool WaveFits(RoundContext& round);
   std::vector<const QueuedRow*> TakeWave(RoundContext& round);
   void SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave);
-  void RecordOutcome(RoundContext& round, const QueuedRow& item, const PublishOutcome& outcome);
-  void NoteBreaker(const PublishOutcome& outcome);
+  void RecordOutcome(RoundContext& round, const QueuedRow& item,
+                     const core::PublishOutcome& outcome);
+  void NoteBreaker(const core::PublishOutcome& outcome);
   bool AfterWave(RoundContext& round);
   RoundResult Finish(RoundContext& round);
   void CheckReleasedWhole(RoundContext& round);
@@ -224,7 +225,7 @@ class OutboxWorker {
 
   WorkerOptions options_;
   RelayStore& store_;
-  Publisher& publisher_;
+  core::Publisher& publisher_;
   LoopClock& clock_;
   StopSignal& stop_;
   Metrics& metrics_;

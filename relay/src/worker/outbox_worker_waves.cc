@@ -59,23 +59,23 @@ std::vector<const QueuedRow*> OutboxWorker::TakeWave(RoundContext& round) {
 }
 
 void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave) {
-  std::vector<PublishMessage> messages;
+  std::vector<core::PublishMessage> messages;
   messages.reserve(wave.size());
   for (const QueuedRow* item : wave) {
-    messages.push_back(PublishMessage{item->row->id, item->row->drop_count, item->envelope,
-                                      item->envelope_json, {}});
+    messages.push_back(core::PublishMessage{
+        item->row->id, item->row->drop_count, item->envelope, item->envelope_json, {}});
   }
   ++round.result.waves;
   metrics_.AddInFlight(static_cast<int64_t>(messages.size()));
-  const std::vector<PublishOutcome> outcomes =
+  const std::vector<core::PublishOutcome> outcomes =
       publisher_.PublishMany(messages, options_.publish_timeout, options_.max_in_flight);
   metrics_.AddInFlight(-static_cast<int64_t>(messages.size()));
   for (size_t w = 0; w < wave.size(); ++w) {
-    PublishOutcome outcome;
+    core::PublishOutcome outcome;
     if (w < outcomes.size()) {
       outcome = outcomes[w];
     } else {
-      outcome.status = PublishStatus::kUnknown;
+      outcome.status = core::PublishStatus::kUnknown;
       outcome.error = "publisher returned " + std::to_string(outcomes.size()) + " outcomes for " +
                       std::to_string(wave.size()) + " envelopes";
     }
@@ -84,10 +84,10 @@ void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedR
 }
 
 void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
-                                 const PublishOutcome& outcome) {
+                                 const core::PublishOutcome& outcome) {
   const OutboxRow& row = *item.row;
   NoteBreaker(outcome);
-  if (outcome.status == PublishStatus::kNotAttempted) {
+  if (outcome.status == core::PublishStatus::kNotAttempted) {
     round.queues.GiveBack(item);  // the breaker kept it back: not an attempt, not charged
     return;
   }
@@ -101,7 +101,7 @@ void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
   if (outcome.attempted()) metrics_.AddPublishFailureByReason(FailureReasonOf(outcome));
   // A room's refusal (MsgFreqCtrl, 10023) holds back that room only, as any head failure does.
   round.result.rate_limited =
-      round.result.rate_limited || outcome.scope == FailureScope::kGlobalRate;
+      round.result.rate_limited || outcome.scope == core::FailureScope::kGlobalRate;
   if (park_.Decide(row.retry_count, ParkPolicy::IsPermanent(outcome)) == ParkDecision::kPark) {
     // Set aside: the room's later rows go back and the next claim takes them without it.
     round.writer.Parked(row, std::move(verdict), park_.after());
@@ -115,15 +115,15 @@ void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
   }
 }
 
-void OutboxWorker::NoteBreaker(const PublishOutcome& outcome) {
-  if (outcome.breaker == BreakerTransition::kOpened) {
+void OutboxWorker::NoteBreaker(const core::PublishOutcome& outcome) {
+  if (outcome.breaker == core::BreakerTransition::kOpened) {
     const milliseconds cooldown = std::max(options_.breaker_cooldown, outcome.min_cooldown);
     logger_.Warn(Line("IM circuit breaker open: app-wide IM error, no sends until a probe after "
                       "the cooldown; rows kept back are not charged")
                      .Add("im_error_code", static_cast<int64_t>(outcome.im_error_code))
                      .Add("cooldown_ms", static_cast<int64_t>(cooldown.count()))
                      .Add("error", outcome.error));
-  } else if (outcome.breaker == BreakerTransition::kClosed) {
+  } else if (outcome.breaker == core::BreakerTransition::kClosed) {
     logger_.Info(Line("IM circuit breaker closed: the probe succeeded, sending again"));
   }
 }

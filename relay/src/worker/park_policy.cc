@@ -11,8 +11,8 @@ ParkDecision ParkPolicy::Decide(int64_t retry_count, bool permanent) const {
   return attempts >= after_ ? ParkDecision::kPark : ParkDecision::kRetry;
 }
 
-bool ParkPolicy::IsPermanent(const PublishOutcome& outcome) {
-  return !outcome.delivered() && outcome.scope == FailureScope::kPermanentRow;
+bool ParkPolicy::IsPermanent(const core::PublishOutcome& outcome) {
+  return !outcome.delivered() && outcome.scope == core::FailureScope::kPermanentRow;
 }
 
 }  // namespace room_outbox::relay

@@ -39,7 +39,7 @@ class ParkPolicy {
   ParkDecision Decide(int64_t retry_count, bool permanent) const;
 
   // A publish outcome that is permanent for its row (scope kPermanentRow).
-  static bool IsPermanent(const PublishOutcome& outcome);
+  static bool IsPermanent(const core::PublishOutcome& outcome);
 
   bool enabled() const { return after_ > 0; }
   int64_t after() const { return after_; }

@@ -213,7 +213,7 @@ void ResultWriter::NoteLeft(const Outcome& o) {
                    .Add("head", o.kind == Kind::kParked ? "parked" : "published"));
 }
 
-void ResultWriter::CheckCount(const Result<size_t>& marked, size_t expected,
+void ResultWriter::CheckCount(const core::Result<size_t>& marked, size_t expected,
                               std::string_view operation) {
   if (marked && *marked < expected) {
     // The lease ran out and another claim holds these rows now; its result counts.

@@ -116,7 +116,7 @@ class ResultWriter {
   bool MarkFailures(const std::vector<Outcome>& failures, Kind kind);
   void LogOutcome(const Outcome& outcome, bool marked);
   void NoteLeft(const Outcome& outcome);
-  void CheckCount(const Result<size_t>& marked, size_t expected, std::string_view operation);
+  void CheckCount(const core::Result<size_t>& marked, size_t expected, std::string_view operation);
   void NoteStoreError(const Error& error, std::string_view what);
   LogLine Line(std::string_view message) const;
 

@@ -28,21 +28,22 @@ RetryPolicy::RetryPolicy(std::chrono::milliseconds poll_interval,
                          std::chrono::milliseconds rate_limited_min)
     : poll_interval_(poll_interval), rate_limited_min_(rate_limited_min) {}
 
-std::chrono::milliseconds RetryPolicy::RetryAfter(const PublishOutcome& outcome) const {
-  if (outcome.status == PublishStatus::kRateLimited || outcome.scope == FailureScope::kRoom ||
-      outcome.scope == FailureScope::kGlobalRate) {
+std::chrono::milliseconds RetryPolicy::RetryAfter(const core::PublishOutcome& outcome) const {
+  if (outcome.status == core::PublishStatus::kRateLimited ||
+      outcome.scope == core::FailureScope::kRoom ||
+      outcome.scope == core::FailureScope::kGlobalRate) {
     return std::max(poll_interval_, rate_limited_min_);
   }
   return poll_interval_;
 }
 
-AttemptVerdict RetryPolicy::Judge(const PublishOutcome& outcome) const {
+AttemptVerdict RetryPolicy::Judge(const core::PublishOutcome& outcome) const {
   AttemptVerdict verdict;
   if (outcome.delivered()) {
     verdict.delivered = true;
     return verdict;
   }
-  std::string text = PublishStatusName(outcome.status);
+  std::string text = core::PublishStatusName(outcome.status);
   if (!outcome.error.empty()) {
     text += ": " + outcome.error;
   }
@@ -50,7 +51,7 @@ AttemptVerdict RetryPolicy::Judge(const PublishOutcome& outcome) const {
   verdict.retry_after = RetryAfter(outcome);
   verdict.dropped = outcome.definite_drop;
   verdict.level =
-      outcome.status == PublishStatus::kPermanent ? spdlog::level::err : spdlog::level::warn;
+      outcome.status == core::PublishStatus::kPermanent ? spdlog::level::err : spdlog::level::warn;
   return verdict;
 }
 

@@ -38,14 +38,14 @@ class RetryPolicy {
   // One publish outcome: delivered (debug line), retryable/unknown (warn) or permanent (error),
   // with the error text "<status>: <reason>". Not for kNotAttempted outcomes: those are not
   // attempts and are given back uncharged (the caller's job).
-  AttemptVerdict Judge(const PublishOutcome& outcome) const;
+  AttemptVerdict Judge(const core::PublishOutcome& outcome) const;
 
   // A row whose envelope cannot be decoded: kept, "undecodable envelope: <why>", error line.
   AttemptVerdict Undecodable(const std::string& why) const;
 
   // The delay of a failed attempt: max(poll_interval, rate_limited_min) for frequency limits
   // (room scope, e.g. MsgFreqCtrl or 10023, and global rate limits), else poll_interval.
-  std::chrono::milliseconds RetryAfter(const PublishOutcome& outcome) const;
+  std::chrono::milliseconds RetryAfter(const core::PublishOutcome& outcome) const;
 
  private:
   std::chrono::milliseconds poll_interval_;

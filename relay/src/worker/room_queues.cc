@@ -25,7 +25,7 @@ void RoomQueues::Load(std::span<const OutboxRow> rows,
       hold(row);
       continue;
     }
-    auto envelope = DecodeEnvelope(row.envelope, encoded_);
+    auto envelope = core::DecodeEnvelope(row.envelope, encoded_);
     if (!envelope) {
       undecodable_.push_back(UndecodableRow{&row, envelope.error().message});
       hold(row);

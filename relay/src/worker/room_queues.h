@@ -98,7 +98,7 @@ class RoomQueues {
   std::vector<HeldRoom> held_at_load_;
   std::unordered_set<std::string> rooms_held_;
   std::vector<int64_t> released_;
-  JsonWriter encoded_;  // each row's envelope as EncodeEnvelope writes it, reused
+  core::JsonWriter encoded_;  // each row's envelope as EncodeEnvelope writes it, reused
   size_t remaining_ = 0;
 };
 

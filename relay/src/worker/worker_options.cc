@@ -19,9 +19,9 @@ std::optional<WorkerConfigViolation> CheckTimes(const WorkerConfig& w) {
   if (w.lease < w.publish_timeout + kLeaseMargin) {
     return WorkerConfigViolation{
         "lease", "publish_timeout",
-        FormatDuration(w.lease) + " must be at least publish_timeout (" +
-            FormatDuration(w.publish_timeout) + ") + " + FormatDuration(kLeaseMargin) + " = " +
-            FormatDuration(w.publish_timeout + kLeaseMargin) +
+        core::FormatDuration(w.lease) + " must be at least publish_timeout (" +
+            core::FormatDuration(w.publish_timeout) + ") + " + core::FormatDuration(kLeaseMargin) +
+            " = " + core::FormatDuration(w.publish_timeout + kLeaseMargin) +
             ", so a claim holds one wave and the marking of its results"};
   }
   if (w.room_min_interval.count() < 0) {
@@ -30,8 +30,8 @@ std::optional<WorkerConfigViolation> CheckTimes(const WorkerConfig& w) {
   if (w.room_min_interval > w.poll_interval) {
     return WorkerConfigViolation{
         "room_min_interval", "poll_interval",
-        FormatDuration(w.room_min_interval) + " must not exceed poll_interval (" +
-            FormatDuration(w.poll_interval) +
+        core::FormatDuration(w.room_min_interval) + " must not exceed poll_interval (" +
+            core::FormatDuration(w.poll_interval) +
             "): a claim sends a paced room poll_interval / room_min_interval rows"};
   }
   return std::nullopt;

@@ -36,7 +36,7 @@ inline constexpr std::chrono::milliseconds kLeaseMargin = kMarkMargin + kClaimMa
 // The most IM requests the relay's publisher runs at once (its pool). A larger max_in_flight
 // would queue a wave's rows behind each other, so one wave could take several publish_timeouts
 // and outlive the lease sized for one.
-inline constexpr size_t kPublisherMaxInFlight = kImPublisherPoolSize;
+inline constexpr size_t kPublisherMaxInFlight = core::kImPublisherPoolSize;
 
 // A claim larger than this is a config mistake.
 inline constexpr size_t kMaxBatchSize = 10000;

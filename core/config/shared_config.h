@@ -1,0 +1,57 @@
+// The parts of relay.toml that every reader of the file shares: outbox-relay (daemon/config.h)
+// and the hook's hosts (LoadHookOptions in room_outbox/hook.h: room-sim, the C ABI, the Go
+// package). One file configures both sides of a deployment.
+//
+//   node_id                     default: the host name (HostName)
+//   [mysql]                     MysqlOptions; password from password_file or the environment
+//   [tencent_im]                TencentImOptions; secret key from secret_key_file or environment
+//   [tencent_im.priority_by_type]
+//   [hook]                      sync_publish_timeout, sync_publish
+//   [wake] socket               the relay binds it, the hook sends to it
+//   [outbox_worker] ordering    the relay's order, which the hook's sync publish follows
+//
+// Each Read* function reads its keys through a TableReader (toml_reader.h); a value that breaks a
+// rule sets the reader's error naming the key. Defaults are those of the option structs.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "core/config/toml_reader.h"
+#include "core/result.h"
+#include "room_outbox/options.h"
+
+namespace room_outbox::core {
+
+// [hook]: what a host's Hook does after COMMIT (HookOptions of the same names).
+struct HookSection {
+  std::chrono::milliseconds sync_publish_timeout = kDefaultSyncPublishTimeout;
+  SyncPublishMode sync_publish = SyncPublishMode::kInline;
+};
+
+struct SharedConfig {
+  std::string path;     // the file it came from
+  std::string node_id;  // after LoadSharedSecretsAndDefaults: never empty
+  MysqlOptions mysql;
+  std::string mysql_password_file;  // as written (resolved by LoadSecret)
+  TencentImOptions tencent_im;
+  std::string tim_secret_key_file;
+  HookSection hook;
+  // [wake] socket: absolute path of the relay's unix datagram socket; "" = none.
+  std::string wake_socket;
+  // [outbox_worker] ordering: "per_room" (true, the default) or "none".
+  bool per_room_order = true;
+};
+
+// Reads top-level node_id and the [mysql], [tencent_im], [hook] sections through `top` (the
+// file's root table), with CheckUnknown on each of those sections.
+void ReadSharedSections(TableReader& top, SharedConfig& config);
+// [wake] socket only: the relay's reader adds its other [wake] keys and checks for unknown ones.
+void ReadWakeSocket(TableReader& wake, SharedConfig& config);
+// [outbox_worker] ordering only (the relay's reader owns the section's other keys).
+void ReadOrdering(TableReader& outbox_worker, SharedConfig& config);
+
+// The secrets from their files or the environment (secrets.h), and node_id's default.
+Result<void> LoadSharedSecretsAndDefaults(SharedConfig& config);
+
+}  // namespace room_outbox::core

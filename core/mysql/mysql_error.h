@@ -1,0 +1,28 @@
+// The one mapping from MariaDB and MySQL client and server error numbers to the project's
+// ErrorCode. Both servers' numbers map to the same classes.
+#pragma once
+
+#include <string_view>
+
+#include "room_outbox/error.h"
+
+namespace room_outbox::core {
+
+// Builds "<where>: <text> [errno <err>]" with the code that carries the retry decision:
+//   kUnavailable: connection lost, refused or killed (MySQL also 3169, and 4031 for an idle
+//                 connection the server closed); server shutting down; too many connections;
+//                 server read-only (1290, 1836: follow a failover) or offline_mode (3032); a
+//                 Galera node not ready (1047). The owner drops the connection.
+//   kAborted: deadlock or lock wait timeout (1213, 1205), group replication's rollback (3100,
+//             3101): rerun the transaction at once on the same connection. A cluster's
+//             certification conflict at COMMIT is a 1213 too: nothing was committed.
+//   kAlreadyExists: duplicate key
+//   kPermissionDenied: access denied (user, database, table, column, privilege)
+//   kNotFound: unknown database or table
+//   kDeadlineExceeded: MariaDB's max_statement_time (1969) or MySQL's max_execution_time (3024)
+//   kInternal: anything else
+// `where` names the call and the statement, e.g. "mysql_stmt_execute(claim_due)". The library's
+// text never holds the password (an access-denied text says only "using password: YES").
+[[nodiscard]] Error FromMysqlErrno(unsigned err, std::string_view where, std::string_view text);
+
+}  // namespace room_outbox::core

@@ -1,0 +1,602 @@
+// Every SQL text of the outbox stores, in one place, one entry per statement (namespace Stmt at the
+// end): one shared text unless a statement set overrides it. A program links the entries it uses
+// and no others, so the hook's library carries none of the relay's statements. The MariaDB set
+// (MariaDB 10.6+) and the MySQL set (MySQL 8.0.1+; MariaDB accepts it too, which is how CI runs it)
+// differ only where they must: MySQL has no INSERT ... RETURNING, so its commit reads back with one
+// SELECT what MariaDB's inserts return. Both sets avoid what either server deprecates where an
+// equivalent exists; LOCK IN SHARE MODE stays (MariaDB 10.11 rejects FOR SHARE).
+//
+// Each statement names the index it relies on (schema/*.sql): idx_pending_due (status,
+// next_attempt_at_ms, id), idx_room_status (room_id, status, id), idx_command_id (command_id),
+// uk_command_id, uk_event_id, and the primary key.
+//
+// Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
+// (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes;
+// statement_text.h composes every shape from the fragments of the table.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+// The server's clock in epoch milliseconds: the one clock of every absolute time the store
+// writes or compares (due times, leases, pace slots, ages). The session's time_zone is '+00:00'
+// (connection.h), so NOW(3) has no DST gap or repeat for UNIX_TIMESTAMP to resolve.
+#define ROOM_OUTBOX_SERVER_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
+
+namespace room_outbox::core::sql {
+
+// --- session and transaction control (every connection; sent as text, they carry no value) ---
+
+// innodb_lock_wait_timeout of every session, in seconds: a blocked write fails fast (kAborted)
+// and is retried instead of stalling the relay.
+#define ROOM_OUTBOX_LOCK_WAIT_SECONDS 5
+#define ROOM_OUTBOX_STRINGIFY2(x) #x
+#define ROOM_OUTBOX_STRINGIFY(x) ROOM_OUTBOX_STRINGIFY2(x)
+inline constexpr int kLockWaitTimeoutSeconds = ROOM_OUTBOX_LOCK_WAIT_SECONDS;
+
+// Right after connect (connection.h says why each).
+inline constexpr std::string_view kSessionIsolation =
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+inline constexpr std::string_view kSessionTimeZone = "SET SESSION time_zone = '+00:00'";
+// Appended to the server's modes, which stay as configured. Every mode named here exists in
+// MariaDB 10.6+ and MySQL 8.
+inline constexpr std::string_view kSessionSqlMode =
+    "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), "
+    "'STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION')";
+inline constexpr std::string_view kSessionLockWait =
+    "SET SESSION innodb_lock_wait_timeout = " ROOM_OUTBOX_STRINGIFY(ROOM_OUTBOX_LOCK_WAIT_SECONDS);
+#undef ROOM_OUTBOX_STRINGIFY
+#undef ROOM_OUTBOX_STRINGIFY2
+#undef ROOM_OUTBOX_LOCK_WAIT_SECONDS
+
+inline constexpr std::string_view kBegin = "START TRANSACTION";
+inline constexpr std::string_view kCommit = "COMMIT";
+inline constexpr std::string_view kRollback = "ROLLBACK";
+
+// --- commit (hook) ---
+//
+// Every absolute time the commit writes is the database server's clock, read in the statement
+// itself: a hook host whose wall clock is off cannot make its rows due too early (duplicates) or
+// too late (stalls). NOW(3) is the time the statement started, the same for every use in it.
+// ROOM_OUTBOX_SERVER_NOW_MS (above) splices the expression into the literals; kServerNowMs is the
+// expression for code that builds no literal.
+inline constexpr std::string_view kServerNowMs = ROOM_OUTBOX_SERVER_NOW_MS;
+
+// The commit is BEGIN, the command log INSERT, the caller's statements, one or a few multi-row
+// outbox INSERTs, COMMIT: with RETURNING (the MariaDB set) the statements it needs anyway, nothing
+// read separately; the MySQL set adds one SELECT before COMMIT (kCommitReadBack).
+
+// uk_command_id: a repeated command_id fails with a duplicate-key error and nothing is written.
+// The MariaDB set's RETURNING hands back the server's clock (created_at_ms,
+// CommitWrite::server_now_ms). Placeholders: command_id, room_id, command_type, request_id,
+// room_seq, payload.
+#define ROOM_OUTBOX_INSERT_COMMAND_LOG                                                      \
+  "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, " \
+  "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS ")"
+inline constexpr std::string_view kInsertCommandLog =
+    ROOM_OUTBOX_INSERT_COMMAND_LOG " RETURNING created_at_ms";
+inline constexpr std::string_view kInsertCommandLogPlain = ROOM_OUTBOX_INSERT_COMMAND_LOG;
+#undef ROOM_OUTBOX_INSERT_COMMAND_LOG
+
+// MariaDB set: the same insert with the per-room order check in its RETURNING: whether the room
+// already has a pending outbox row (idx_room_status: one dive). INSERT ... SELECT rather than
+// VALUES: under READ COMMITTED InnoDB reads the subquery as a consistent, non-locking read only
+// for INSERT ... SELECT (with VALUES it takes shared locks and waits for a claim that holds the
+// room's rows). One row, so innodb_autoinc_lock_mode 1 holds the table's AUTO-INC lock for this
+// short statement only. Placeholders: command_id, room_id, command_type, request_id, room_seq,
+// payload, room_id.
+inline constexpr std::string_view kInsertCommandLogChecked =
+    "INSERT INTO room_command_log (command_id, room_id, command_type, request_id, room_seq, "
+    "payload, created_at_ms) SELECT ?, ?, ?, ?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
+    " RETURNING created_at_ms, EXISTS (SELECT 1 FROM room_outbox FORCE INDEX (idx_room_status) "
+    "WHERE room_id = ? AND status = 'pending' LIMIT 1)";
+
+// uk_event_id. The command's outbox rows: kInsertOutboxHead, then kInsertOutboxRow once per row
+// (comma-separated), then, in the MariaDB set, kInsertOutboxReturning, which hands back each
+// row's id with its event_id in insert order (so no reliance on consecutive AUTO_INCREMENT ids).
+// A pending row is leased to the sync publish until the server's now + lease_ms (0 and a NULL
+// token: due at once); a row of a type never sent (skip_event_types) is written 'published' with
+// published_at_ms, lease_ms 0 and a NULL token, so it is never claimed.
+// Placeholders per row: event_id, event_type, room_id, command_id, request_id, envelope,
+// status ('pending' | 'published'), lease_ms, claim_token, published (0 | 1).
+inline constexpr std::string_view kInsertOutboxHead =
+    "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
+    "status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, updated_at_ms, "
+    "published_at_ms) VALUES ";
+inline constexpr std::string_view kInsertOutboxRow =
+    "(?, ?, ?, ?, ?, ?, ?, 0, " ROOM_OUTBOX_SERVER_NOW_MS " + ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
+    ", " ROOM_OUTBOX_SERVER_NOW_MS ", IF(?, " ROOM_OUTBOX_SERVER_NOW_MS ", NULL))";
+inline constexpr std::string_view kInsertOutboxReturning = " RETURNING id, event_id";
+// The most rows one outbox INSERT takes (the hook's chunk size, outbox_insert.h).
+inline constexpr size_t kMaxRowsPerOutboxInsert = 16;
+
+// MySQL set: what MariaDB's RETURNING hands back, read in one plain SELECT after the outbox
+// INSERTs, before COMMIT. A plain SELECT under READ COMMITTED is a consistent, non-locking read:
+// it sees this transaction's own rows and never waits for a claim's locks. Columns: the command
+// log row's created_at_ms (the server's clock, taken by its INSERT before the outbox rows were
+// written), the per-room check, then each new row's id and event_id in id order (one row of NULLs
+// for a command without events). The ids are read by command_id (idx_command_id) and matched by
+// event_id, never computed from LAST_INSERT_ID(): with innodb_autoinc_lock_mode 2, or a cluster's
+// auto-increment step, a multi-row INSERT's ids need not be consecutive. uk_command_id for the
+// log row. Placeholder: command_id.
+#define ROOM_OUTBOX_READ_BACK(check)            \
+  "SELECT l.created_at_ms, " check              \
+  ", o.id, o.event_id FROM room_command_log l " \
+  "LEFT JOIN room_outbox o ON o.command_id = l.command_id WHERE l.command_id = ? ORDER BY o.id"
+inline constexpr std::string_view kCommitReadBack = ROOM_OUTBOX_READ_BACK("0");
+// The same with the per-room order check: whether the room has a pending row of another command
+// (idx_room_status, then the row's command_id; this command's rows, written last, come last in
+// the range). Placeholders: room_id, command_id, command_id.
+inline constexpr std::string_view kCommitReadBackChecked = ROOM_OUTBOX_READ_BACK(
+    "EXISTS (SELECT 1 FROM room_outbox e FORCE INDEX (idx_room_status) WHERE e.room_id = ? "
+    "AND e.status = 'pending' AND e.command_id <> ? LIMIT 1)");
+#undef ROOM_OUTBOX_READ_BACK
+
+// uk_command_id, a locking read: when the command's transaction is still open on the server
+// (its COMMIT in flight), this waits for its end instead of reading the old state.
+// Placeholder: command_id.
+inline constexpr std::string_view kFindCommand =
+    "SELECT id FROM room_command_log WHERE command_id = ? LOCK IN SHARE MODE";
+
+// idx_command_id: the command's outbox rows in commit order. Placeholder: command_id.
+inline constexpr std::string_view kCommandRows =
+    "SELECT id FROM room_outbox WHERE command_id = ? ORDER BY id";
+
+// --- claim (relay) ---
+//
+// A claim is one short transaction (claim_plan.h): kServerNow, kClaimWindow (locks), kRoomPrefix
+// (reads), maybe kRoomAfter + kLockExtension (reads, locks), then kLease and kSchedule, which
+// write only rows the window or the extension locked, by primary key, in ascending id order.
+// Nothing in a claim waits for a lock (SKIP LOCKED), so claims cannot deadlock each other.
+
+// The server's clock, read once per claim, and the time of the earliest pending row not yet due
+// (NULL when none): a lease the hook's sync publish holds, a retry, an interval slot. The relay
+// starts its next round when that row comes due if that is sooner than its poll, so a lease
+// nobody releases (a hook that died between commit and release) is claimed when it runs out.
+// idx_pending_due (status, next_attempt_at_ms, id): the MIN is the first entry of the range.
+inline constexpr std::string_view kServerNow =
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS
+    ", (SELECT MIN(next_attempt_at_ms) FROM room_outbox "
+    "WHERE status = 'pending' AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS ")";
+
+// The columns of a claimed row, in the order mariadb_claim.cc reads them.
+#define ROOM_OUTBOX_CLAIM_COLUMNS                                             \
+  "id, event_id, event_type, room_id, envelope, retry_count, created_at_ms, " \
+  "next_attempt_at_ms, claim_token IS NOT NULL, drop_count "
+
+// idx_pending_due (status, next_attempt_at_ms, id): walks the due rows in order, no filesort,
+// and stops at the limit; rows another claim holds are skipped, never waited for. The room head
+// rule is applied by the plan, so the walk reads at most `limit` rows (plus the rows SKIP LOCKED
+// steps over), whatever a blocked room holds: rows behind a failed head are pushed to its retry
+// time (kSchedule) and stop being due. For a table of a few rows the optimizer may read them all
+// and sort instead.
+// Placeholders: now_ms, limit.
+inline constexpr std::string_view kClaimWindow =
+    "SELECT " ROOM_OUTBOX_CLAIM_COLUMNS
+    "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? "
+    "ORDER BY next_attempt_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED";
+
+// idx_pending_due: whether a pending row is due now on the server's clock (1) or not (0). The
+// relay asks it before claiming in a round a wake-up started: a datagram that brings no row then
+// costs this one read instead of a claim's transaction. A non-locking read that stops at the first
+// due row (or walks what the window would walk when none is due). No placeholder.
+inline constexpr std::string_view kAnyDue =
+    "SELECT EXISTS (SELECT 1 FROM room_outbox WHERE status = 'pending' "
+    "AND next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
+
+// idx_room_status (room_id, status, id): one range per room from its head, LIMIT rows each
+// (the window's rows of the room plus one), not the room's whole backlog. A part is
+// "(kRoomPrefixPart) UNION ALL (...)"; unused parts of a fixed-size list get LIMIT 0.
+// Placeholders per part: room_id, limit.
+inline constexpr std::string_view kRoomPrefixPart =
+    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL "
+    "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
+    "ORDER BY id LIMIT ?";
+
+// idx_room_status: the same range, after the last row of the room's run. Placeholders per part:
+// room_id, after_id, limit.
+inline constexpr std::string_view kRoomAfterPart =
+    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL "
+    "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
+    "AND id > ? ORDER BY id LIMIT ?";
+
+// Primary key: locks the due rows an extension read (a lease that ran out is due), skipping any
+// another transaction holds. Placeholders: now_ms, ids...
+inline constexpr std::string_view kLockExtensionPrefix =
+    "SELECT " ROOM_OUTBOX_CLAIM_COLUMNS
+    "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? AND id IN ";
+inline constexpr std::string_view kLockExtensionSuffix = " ORDER BY id FOR UPDATE SKIP LOCKED";
+
+// Primary key; rows locked by this claim. Placeholders: token, lease_until_ms, now_ms, ids...
+inline constexpr std::string_view kLeasePrefix =
+    "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ? "
+    "WHERE status = 'pending' AND id IN ";
+
+// Primary key; rows locked by this claim (pace slots, rows pushed behind their room's head). The
+// SET is "CASE id WHEN ? THEN ? ... END" with one pair per row (a short list repeats its last
+// pair). Placeholders: pairs..., now_ms, ids...
+inline constexpr std::string_view kScheduleHead =
+    "UPDATE room_outbox SET next_attempt_at_ms = CASE id";
+inline constexpr std::string_view kScheduleWhen = " WHEN ? THEN ?";
+inline constexpr std::string_view kScheduleTail =
+    " END, updated_at_ms = ? WHERE status = 'pending' AND id IN ";
+
+// --- marks (relay and hook) ---
+//
+// Primary key; only rows still held by the claim token. Times are the server's, taken in the
+// statement. Placeholders: token, ids...
+inline constexpr std::string_view kMarkPublishedPrefix =
+    "UPDATE room_outbox SET status = 'published', last_error = NULL, "
+    "published_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL WHERE claim_token = ? AND status = 'pending' AND id IN ";
+
+// Primary key. Placeholders: token, ids...
+inline constexpr std::string_view kReleasePrefix =
+    "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " WHERE claim_token = ? AND status = 'pending' AND id IN ";
+
+// Primary key. drop_count (schema 004) grows by the third placeholder, 1 for a definite drop.
+// Placeholders: last_error, retry_after_ms, dropped (0 | 1), id, token.
+inline constexpr std::string_view kMarkFailed =
+    "UPDATE room_outbox SET retry_count = retry_count + 1, last_error = ?, "
+    "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " + GREATEST(?, 0), "
+    "drop_count = drop_count + ?, "
+    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL "
+    "WHERE id = ? AND claim_token = ? AND status = 'pending'";
+
+// --- stats ---
+
+// idx_pending_due (status prefix): one pass over the pending rows, not the table; for each
+// pending row that has failed, one idx_room_status dive to see whether it is its room's head.
+// Columns: pending, oldest pending age (server now - MIN(created_at_ms), 0 when none, never
+// negative), rooms whose head has failed at least once.
+inline constexpr std::string_view kStats =
+    "SELECT COUNT(*), "
+    "CASE WHEN COUNT(*) = 0 THEN 0 ELSE GREATEST(0, " ROOM_OUTBOX_SERVER_NOW_MS
+    " - MIN(o.created_at_ms)) END, "
+    "COALESCE(SUM(o.retry_count > 0 AND NOT EXISTS (SELECT 1 FROM room_outbox e "
+    "FORCE INDEX (idx_room_status) WHERE e.room_id = o.room_id AND e.status = 'pending' "
+    "AND e.id < o.id)), 0) "
+    "FROM room_outbox o WHERE o.status = 'pending'";
+
+// --- operator commands ---
+// Used by relay/src/ops (outbox-relay stats|show|park|requeue|purge). Every absolute time is the
+// database server's clock, read inside the statement (kServerNowMs), never the host's. Each
+// statement is one short autocommit transaction: no operator command holds locks across calls.
+// Schema 003 adds status 'parked', parked_at_ms and idx_status_published (status,
+// published_at_ms, id); idx_created_at (created_at_ms, id) on room_command_log.
+
+// The server's clock in epoch milliseconds, minus a duration (ms): the purge's cut-off, read once
+// per run so every batch and the dry run use the same one.
+inline constexpr std::string_view kOpsServerNowMinus =
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS " - ?";
+
+// Rows per status (a loose scan of idx_pending_due / idx_status_published).
+inline constexpr std::string_view kOpsCountByStatus =
+    "SELECT status, COUNT(*) FROM room_outbox GROUP BY status";
+
+// idx_status_published (status first): the parked rows, for room_outbox_parked_rows.
+inline constexpr std::string_view kOpsCountParked =
+    "SELECT COUNT(*) FROM room_outbox WHERE status = 'parked'";
+
+// idx_pending_due: the oldest pending row's age on the server's clock (0 when none).
+inline constexpr std::string_view kOpsOldestPendingAge =
+    "SELECT COALESCE(" ROOM_OUTBOX_SERVER_NOW_MS
+    " - MIN(created_at_ms), 0) FROM room_outbox "
+    "WHERE status = 'pending'";
+
+// Rooms with pending rows: each room's pending count and its head row (lowest pending id),
+// rooms with the oldest heads first. Placeholder: limit.
+inline constexpr std::string_view kOpsTopRooms =
+    "SELECT h.room_id, h.pending, o.event_id, o.retry_count, o.last_error FROM "
+    "(SELECT room_id, COUNT(*) AS pending, MIN(id) AS head_id FROM room_outbox "
+    "WHERE status = 'pending' GROUP BY room_id) h "
+    "JOIN room_outbox o ON o.id = h.head_id ORDER BY o.id LIMIT ?";
+
+// Rooms whose later pending rows wait behind a head row that has failed at least once.
+inline constexpr std::string_view kOpsRoomsHeldBack =
+    "SELECT COUNT(*) FROM "
+    "(SELECT MIN(id) AS head_id, COUNT(*) AS pending FROM room_outbox "
+    "WHERE status = 'pending' GROUP BY room_id) h "
+    "JOIN room_outbox o ON o.id = h.head_id WHERE h.pending > 1 AND o.retry_count > 0";
+
+// uk_event_id. The last column says whether a claim holds the row right now (a token and a
+// lease not yet over on the server's clock).
+inline constexpr std::string_view kOpsShow =
+    "SELECT event_id, event_type, room_id, status, retry_count, last_error, created_at_ms, "
+    "updated_at_ms, published_at_ms, next_attempt_at_ms, parked_at_ms, envelope, command_id, "
+    "request_id, "
+    "(claim_token IS NOT NULL AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
+    ") "
+    "FROM room_outbox WHERE event_id = ?";
+
+// uk_event_id. A pending row that no claim holds -> parked. A row leased to a relay (or to the
+// hook's sync publish) is left alone: its holder is sending it. Placeholders: last_error,
+// event_id.
+inline constexpr std::string_view kOpsPark =
+    "UPDATE room_outbox SET status = 'parked', last_error = ?, claim_token = NULL, "
+    "parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " WHERE event_id = ? AND status = 'pending' "
+    "AND (claim_token IS NULL OR next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
+
+// Parked -> pending, due at once, retry_count and last_error kept.
+#define ROOM_OUTBOX_REQUEUE_SET                                                          \
+  "UPDATE room_outbox SET status = 'pending', parked_at_ms = NULL, claim_token = NULL, " \
+  "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+// uk_event_id. Placeholder: event_id.
+inline constexpr std::string_view kOpsRequeueEvent =
+    ROOM_OUTBOX_REQUEUE_SET " WHERE event_id = ? AND status = 'parked'";
+// idx_room_status, in batches. Placeholders: room_id, limit.
+inline constexpr std::string_view kOpsRequeueRoom =
+    ROOM_OUTBOX_REQUEUE_SET " WHERE room_id = ? AND status = 'parked' ORDER BY id LIMIT ?";
+// idx_status_published (status first), in batches. Placeholder: limit.
+inline constexpr std::string_view kOpsRequeueAllParked =
+    ROOM_OUTBOX_REQUEUE_SET " WHERE status = 'parked' ORDER BY id LIMIT ?";
+#undef ROOM_OUTBOX_REQUEUE_SET
+
+// idx_status_published: published rows older than the cut-off only (never pending or parked),
+// one batch per autocommit statement. Placeholders: cut-off ms, limit.
+inline constexpr std::string_view kOpsPurgeOutbox =
+    "DELETE FROM room_outbox WHERE status = 'published' AND published_at_ms < ? "
+    "ORDER BY published_at_ms, id LIMIT ?";
+inline constexpr std::string_view kOpsCountPurgeableOutbox =
+    "SELECT COUNT(*) FROM room_outbox WHERE status = 'published' AND published_at_ms < ?";
+
+// idx_created_at; a command whose events are not all published keeps its log row (idx_command_id).
+// Placeholders: cut-off ms, limit.
+#define ROOM_OUTBOX_PURGEABLE_COMMANDS                                    \
+  " WHERE created_at_ms < ? AND NOT EXISTS (SELECT 1 FROM room_outbox o " \
+  "WHERE o.command_id = room_command_log.command_id AND o.status <> 'published')"
+inline constexpr std::string_view kOpsPurgeCommandLog =
+    "DELETE FROM room_command_log" ROOM_OUTBOX_PURGEABLE_COMMANDS
+    " ORDER BY created_at_ms, id LIMIT ?";
+inline constexpr std::string_view kOpsCountPurgeableCommandLog =
+    "SELECT COUNT(*) FROM room_command_log" ROOM_OUTBOX_PURGEABLE_COMMANDS;
+#undef ROOM_OUTBOX_PURGEABLE_COMMANDS
+
+// For the park policy ([outbox_worker] park_permanent_after; MariaDbRelayStore::MarkParked): a
+// failed attempt that parks its row, for the holder of the claim only. Primary key.
+// Placeholders: last_error, id, token.
+inline constexpr std::string_view kMarkParked =
+    "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + 1, last_error = ?, "
+    "claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", "
+    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " "
+    "WHERE id = ? AND claim_token = ? AND status = 'pending'";
+
+// --- the app's IM budget (core/app_budget: relays and sending hooks) ---
+// room_outbox_im_member (schema/005), one row per sending process and app; every statement reads
+// the primary key (app_key, member_id) or its app_key prefix.
+
+// A member's heartbeat: its row, beat now, with its demand and share. The values are written
+// twice rather than read back with VALUES(col), which MySQL 8.0.20 deprecates. Placeholders:
+// app_key, member_id, demand, share, demand, share.
+inline constexpr std::string_view kImMemberBeat =
+    "INSERT INTO room_outbox_im_member (app_key, member_id, beat_ms, demand, share) "
+    "VALUES (?, ?, " ROOM_OUTBOX_SERVER_NOW_MS
+    ", ?, ?) "
+    "ON DUPLICATE KEY UPDATE beat_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", demand = ?, share = ?";
+
+// The app's members as recorded, with the server's clock to judge who is live. Placeholder:
+// app_key.
+inline constexpr std::string_view kImMembers =
+    "SELECT member_id, beat_ms, demand, share, " ROOM_OUTBOX_SERVER_NOW_MS
+    " FROM room_outbox_im_member WHERE app_key = ?";
+
+// Rows whose member stopped beating long ago (it did not leave cleanly). Placeholders: app_key,
+// age in ms.
+inline constexpr std::string_view kImMembersExpire =
+    "DELETE FROM room_outbox_im_member WHERE app_key = ? AND beat_ms < " ROOM_OUTBOX_SERVER_NOW_MS
+    " - ?";
+
+// A member leaves. Placeholders: app_key, member_id.
+inline constexpr std::string_view kImMemberLeave =
+    "DELETE FROM room_outbox_im_member WHERE app_key = ? AND member_id = ?";
+
+// --- schema version (outbox-relay migrate, relay/src/migrate) ---
+// schema/000_schema_version.sql makes the table; each schema file records its own number in it
+// as its last statement, so a schema applied with other tools is recognised too.
+
+// The versions recorded, in order (the primary key).
+inline constexpr std::string_view kSchemaVersions =
+    "SELECT version FROM room_outbox_schema_version ORDER BY version";
+
+// --- diagnostics (tests, benchmarks) ---
+
+// No table: this session's handler read counters. Sent as text, not prepared: SHOW is not among
+// MySQL's preparable statements.
+inline constexpr std::string_view kSessionRowsRead = "SHOW SESSION STATUS LIKE 'Handler_read%'";
+
+// --- the table ---
+
+// How a statement is built from its fragments for a size n (statement_text.h).
+enum class Shape : uint8_t {
+  kFixed,     // prefix
+  kIdList,    // prefix "(?, ..., ?)" suffix: n placeholders (id_lists.h sizes)
+  kUnionAll,  // "(" part ")" joined by " UNION ALL ", n parts (id_lists.h sizes)
+  kRows,      // prefix, n parts joined by ", ", suffix (1..kMaxRowsPerOutboxInsert)
+  kCaseList,  // prefix, n parts, suffix "(?, ..., ?)" (id_lists.h sizes)
+};
+
+struct Fragments {
+  std::string_view prefix;
+  std::string_view part;
+  std::string_view suffix;
+};
+
+struct Statement {
+  std::string_view name;  // in error messages and as the prepared statement's key
+  Shape shape;
+  // The text of each set; nullopt: the set never sends this statement.
+  std::optional<Fragments> mariadb;
+  std::optional<Fragments> mysql;
+  // Sent as text, never prepared (it carries no value and is not preparable everywhere).
+  bool text_protocol = false;
+};
+
+// One text for both sets.
+constexpr Statement Shared(std::string_view name, Shape shape, Fragments text) {
+  return Statement{name, shape, text, text};
+}
+constexpr Statement Shared(std::string_view name, std::string_view text) {
+  return Shared(name, Shape::kFixed, Fragments{text, {}, {}});
+}
+// A text per set.
+constexpr Statement PerSet(std::string_view name, Shape shape, Fragments mariadb, Fragments mysql) {
+  return Statement{name, shape, mariadb, mysql};
+}
+constexpr Statement MariaDbOnly(std::string_view name, std::string_view text) {
+  return Statement{name, Shape::kFixed, Fragments{text, {}, {}}, std::nullopt};
+}
+constexpr Statement MySqlOnly(std::string_view name, std::string_view text) {
+  return Statement{name, Shape::kFixed, std::nullopt, Fragments{text, {}, {}}};
+}
+// One text for both sets, sent as text (no value, nothing to prepare).
+constexpr Statement SharedText(std::string_view name, std::string_view text) {
+  return Statement{name, Shape::kFixed, Fragments{text, {}, {}}, Fragments{text, {}, {}},
+                   /*text_protocol=*/true};
+}
+
+// Every statement the stores send, each an entry of its own: a program holds the text of the
+// statements it uses and no other (the hook's library none of the relay's). Composed statements
+// (statement_text.h) name their fragments: a prefix, a repeated part and a suffix.
+namespace Stmt {
+inline constexpr Statement kInsertCommandLog =
+    PerSet("insert_command_log", Shape::kFixed, {sql::kInsertCommandLog, {}, {}},
+           {sql::kInsertCommandLogPlain, {}, {}});
+inline constexpr Statement kInsertCommandLogChecked =
+    MariaDbOnly("insert_command_log_checked", sql::kInsertCommandLogChecked);
+inline constexpr Statement kInsertOutbox =
+    PerSet("insert_outbox_rows", Shape::kRows,
+           {sql::kInsertOutboxHead, sql::kInsertOutboxRow, sql::kInsertOutboxReturning},
+           {sql::kInsertOutboxHead, sql::kInsertOutboxRow, {}});
+inline constexpr Statement kCommitReadBack = MySqlOnly("commit_read_back", sql::kCommitReadBack);
+inline constexpr Statement kCommitReadBackChecked =
+    MySqlOnly("commit_read_back_checked", sql::kCommitReadBackChecked);
+inline constexpr Statement kFindCommand = Shared("find_command", sql::kFindCommand);
+inline constexpr Statement kCommandRows = Shared("command_rows", sql::kCommandRows);
+inline constexpr Statement kServerNow = Shared("server_now", sql::kServerNow);
+inline constexpr Statement kClaimWindow = Shared("claim_window", sql::kClaimWindow);
+inline constexpr Statement kAnyDue = Shared("any_due", sql::kAnyDue);
+inline constexpr Statement kRoomPrefix =
+    Shared("room_prefix", Shape::kUnionAll, {{}, sql::kRoomPrefixPart, {}});
+inline constexpr Statement kRoomAfter =
+    Shared("room_after", Shape::kUnionAll, {{}, sql::kRoomAfterPart, {}});
+inline constexpr Statement kLockExtension = Shared(
+    "lock_extension", Shape::kIdList, {sql::kLockExtensionPrefix, {}, sql::kLockExtensionSuffix});
+inline constexpr Statement kLease = Shared("lease", Shape::kIdList, {sql::kLeasePrefix, {}, {}});
+inline constexpr Statement kSchedule = Shared(
+    "schedule", Shape::kCaseList, {sql::kScheduleHead, sql::kScheduleWhen, sql::kScheduleTail});
+inline constexpr Statement kMarkPublished =
+    Shared("mark_published", Shape::kIdList, {sql::kMarkPublishedPrefix, {}, {}});
+inline constexpr Statement kRelease =
+    Shared("release", Shape::kIdList, {sql::kReleasePrefix, {}, {}});
+inline constexpr Statement kMarkFailed = Shared("mark_failed", sql::kMarkFailed);
+inline constexpr Statement kMarkParked = Shared("mark_parked", sql::kMarkParked);
+inline constexpr Statement kStats = Shared("stats", sql::kStats);
+inline constexpr Statement kOpsServerNowMinus =
+    Shared("ops_server_now_minus", sql::kOpsServerNowMinus);
+inline constexpr Statement kOpsCountByStatus =
+    Shared("ops_count_by_status", sql::kOpsCountByStatus);
+inline constexpr Statement kOpsCountParked = Shared("ops_count_parked", sql::kOpsCountParked);
+inline constexpr Statement kOpsOldestPendingAge =
+    Shared("ops_oldest_pending_age", sql::kOpsOldestPendingAge);
+inline constexpr Statement kOpsTopRooms = Shared("ops_top_rooms", sql::kOpsTopRooms);
+inline constexpr Statement kOpsRoomsHeldBack =
+    Shared("ops_rooms_held_back", sql::kOpsRoomsHeldBack);
+inline constexpr Statement kOpsShow = Shared("ops_show", sql::kOpsShow);
+inline constexpr Statement kOpsPark = Shared("ops_park", sql::kOpsPark);
+inline constexpr Statement kOpsRequeueEvent = Shared("ops_requeue_event", sql::kOpsRequeueEvent);
+inline constexpr Statement kOpsRequeueRoom = Shared("ops_requeue_room", sql::kOpsRequeueRoom);
+inline constexpr Statement kOpsRequeueAllParked =
+    Shared("ops_requeue_all_parked", sql::kOpsRequeueAllParked);
+inline constexpr Statement kOpsPurgeOutbox = Shared("ops_purge_outbox", sql::kOpsPurgeOutbox);
+inline constexpr Statement kOpsCountPurgeableOutbox =
+    Shared("ops_count_purgeable_outbox", sql::kOpsCountPurgeableOutbox);
+inline constexpr Statement kOpsPurgeCommandLog =
+    Shared("ops_purge_command_log", sql::kOpsPurgeCommandLog);
+inline constexpr Statement kOpsCountPurgeableCommandLog =
+    Shared("ops_count_purgeable_command_log", sql::kOpsCountPurgeableCommandLog);
+inline constexpr Statement kImMemberBeat = Shared("im_member_beat", sql::kImMemberBeat);
+inline constexpr Statement kImMembers = Shared("im_members", sql::kImMembers);
+inline constexpr Statement kImMembersExpire = Shared("im_members_expire", sql::kImMembersExpire);
+inline constexpr Statement kImMemberLeave = Shared("im_member_leave", sql::kImMemberLeave);
+inline constexpr Statement kSchemaVersions = Shared("schema_versions", sql::kSchemaVersions);
+inline constexpr Statement kSessionRowsRead =
+    SharedText("session_rows_read", sql::kSessionRowsRead);
+inline constexpr Statement kSessionIsolation =
+    SharedText("session_isolation", sql::kSessionIsolation);
+inline constexpr Statement kSessionTimeZone =
+    SharedText("session_time_zone", sql::kSessionTimeZone);
+inline constexpr Statement kSessionSqlMode = SharedText("session_sql_mode", sql::kSessionSqlMode);
+inline constexpr Statement kSessionLockWait =
+    SharedText("session_lock_wait", sql::kSessionLockWait);
+inline constexpr Statement kBegin = SharedText("begin", sql::kBegin);
+inline constexpr Statement kCommit = SharedText("commit", sql::kCommit);
+inline constexpr Statement kRollback = SharedText("rollback", sql::kRollback);
+}  // namespace Stmt
+
+// Every statement, for the tools that list them all (the grammar check, the statement tests).
+inline constexpr std::array<const Statement*, 48> kStatements = {
+    &Stmt::kInsertCommandLog,
+    &Stmt::kInsertCommandLogChecked,
+    &Stmt::kInsertOutbox,
+    &Stmt::kCommitReadBack,
+    &Stmt::kCommitReadBackChecked,
+    &Stmt::kFindCommand,
+    &Stmt::kCommandRows,
+    &Stmt::kServerNow,
+    &Stmt::kClaimWindow,
+    &Stmt::kAnyDue,
+    &Stmt::kRoomPrefix,
+    &Stmt::kRoomAfter,
+    &Stmt::kLockExtension,
+    &Stmt::kLease,
+    &Stmt::kSchedule,
+    &Stmt::kMarkPublished,
+    &Stmt::kRelease,
+    &Stmt::kMarkFailed,
+    &Stmt::kMarkParked,
+    &Stmt::kStats,
+    &Stmt::kOpsServerNowMinus,
+    &Stmt::kOpsCountByStatus,
+    &Stmt::kOpsCountParked,
+    &Stmt::kOpsOldestPendingAge,
+    &Stmt::kOpsTopRooms,
+    &Stmt::kOpsRoomsHeldBack,
+    &Stmt::kOpsShow,
+    &Stmt::kOpsPark,
+    &Stmt::kOpsRequeueEvent,
+    &Stmt::kOpsRequeueRoom,
+    &Stmt::kOpsRequeueAllParked,
+    &Stmt::kOpsPurgeOutbox,
+    &Stmt::kOpsCountPurgeableOutbox,
+    &Stmt::kOpsPurgeCommandLog,
+    &Stmt::kOpsCountPurgeableCommandLog,
+    &Stmt::kImMemberBeat,
+    &Stmt::kImMembers,
+    &Stmt::kImMembersExpire,
+    &Stmt::kImMemberLeave,
+    &Stmt::kSchemaVersions,
+    &Stmt::kSessionRowsRead,
+    &Stmt::kSessionIsolation,
+    &Stmt::kSessionTimeZone,
+    &Stmt::kSessionSqlMode,
+    &Stmt::kSessionLockWait,
+    &Stmt::kBegin,
+    &Stmt::kCommit,
+    &Stmt::kRollback,
+};
+
+#undef ROOM_OUTBOX_CLAIM_COLUMNS
+}  // namespace room_outbox::core::sql
+
+#undef ROOM_OUTBOX_SERVER_NOW_MS

@@ -1,0 +1,138 @@
+#include "core/tencent/im_request.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "core/envelope_codec.h"
+
+namespace room_outbox::core {
+namespace {
+
+// RFC 3986 unreserved characters pass; every other byte becomes %XX.
+std::string PercentEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_' || c == '.' || c == '~';
+    if (unreserved) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0x0F];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+uint32_t RandomForRow(int64_t row_id, uint32_t drop_generation) {
+  // Unsigned arithmetic wraps mod 2^64; the low 32 bits are the sum mod 2^32.
+  const uint64_t sum = static_cast<uint64_t>(row_id) + static_cast<uint64_t>(drop_generation) *
+                                                           static_cast<uint64_t>(kRandomStride);
+  return static_cast<uint32_t>(sum);
+}
+
+MsgPriority PriorityForType(const TencentImOptions& options, std::string_view event_type) {
+  // A handful of types at most: a scan finds one without making a std::string of the key.
+  for (const auto& [type, priority] : options.priority_by_type) {
+    if (type == event_type) {
+      return priority;
+    }
+  }
+  return options.msg_priority;
+}
+
+Status WriteSendGroupMsgBody(JsonWriter& writer, const SendGroupMsgParts& parts) {
+  if (parts.room_id.empty()) {
+    return Error{ErrorCode::kInvalidArgument, "envelope " + std::string(parts.event_id) +
+                                                  ": empty room_id, no IM group to send to"};
+  }
+  writer.Clear();
+  try {
+    writer.Raw(R"({"GroupId":)");
+    writer.String(parts.group_id_prefix, parts.room_id);
+    writer.Raw(R"(,"Random":)");
+    writer.Integer(parts.random);
+    writer.Raw(R"(,"MsgPriority":")");
+    writer.Raw(MsgPriorityName(parts.priority));
+    writer.Raw(R"(","MsgBody":[{"MsgType":"TIMCustomElem","MsgContent":{"Data":)");
+    writer.String(parts.envelope_json);
+    writer.Raw(R"(,"Desc":)");
+    writer.String(parts.event_type);
+    writer.Raw(R"(,"Ext":)");
+    writer.String(parts.event_id);
+    writer.Raw("}}]}");
+  } catch (const nlohmann::json::exception&) {  // invalid UTF-8 in the group id prefix
+    return Error{ErrorCode::kInvalidArgument,
+                 "envelope " + std::string(parts.event_id) + ": group id is not valid UTF-8"};
+  }
+  return {};
+}
+
+Status WriteSendGroupMsgBody(JsonWriter& body, JsonWriter& scratch, const Envelope& envelope,
+                             std::string_view envelope_json, std::string_view group_id_prefix,
+                             uint32_t random, MsgPriority priority) {
+  if (envelope.room_id.empty()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "envelope " + envelope.event_id + ": empty room_id, no IM group to send to"};
+  }
+  if (envelope_json.empty()) {
+    if (Status encoded = WriteEnvelope(scratch, FieldsOf(envelope)); !encoded.ok()) {
+      return encoded;
+    }
+    envelope_json = scratch.text();
+  }
+  return WriteSendGroupMsgBody(
+      body, SendGroupMsgParts{envelope_json, envelope.room_id, envelope.event_type,
+                              envelope.event_id, group_id_prefix, random, priority});
+}
+
+Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,
+                                          std::string_view group_id_prefix, uint32_t random,
+                                          MsgPriority priority) {
+  JsonWriter body;
+  JsonWriter scratch;
+  if (Status s =
+          WriteSendGroupMsgBody(body, scratch, envelope, {}, group_id_prefix, random, priority);
+      !s.ok()) {
+    return Fail(s.error());
+  }
+  return body.text();
+}
+
+SendGroupMsgTarget::SendGroupMsgTarget(uint64_t sdk_app_id, std::string_view identifier) {
+  text_ = kSendGroupMsgPath;
+  text_ += "?sdkappid=";
+  text_ += std::to_string(sdk_app_id);
+  text_ += "&identifier=";
+  text_ += PercentEncode(identifier);
+  text_ += "&usersig=";
+  fixed_ = text_.size();
+}
+
+const std::string& SendGroupMsgTarget::For(std::string_view usersig, uint32_t url_random) {
+  char digits[10];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, url_random);
+  (void)ec;  // ten digits hold any uint32_t
+  text_.resize(fixed_);
+  text_ += usersig;
+  text_ += "&random=";
+  text_.append(digits, static_cast<size_t>(end - digits));
+  text_ += "&contenttype=json";
+  return text_;
+}
+
+std::string BuildSendGroupMsgUrl(std::string_view endpoint, uint64_t sdk_app_id,
+                                 std::string_view identifier, std::string_view usersig,
+                                 uint32_t url_random) {
+  SendGroupMsgTarget target(sdk_app_id, identifier);
+  std::string url(endpoint);
+  url += target.For(usersig, url_random);
+  return url;
+}
+
+}  // namespace room_outbox::core
