@@ -99,7 +99,7 @@ class HookDeliveryTest : public ::testing::Test {
   std::unique_ptr<relay::MariaDbRelayStore> store_;
   std::unique_ptr<core::Publisher> publisher_;
   relay::SystemLoopClock clock_;
-  relay::StopSignal stop_;
+  relay::LoopSignal stop_;
   relay::Metrics metrics_;
   std::ostringstream log_;
   std::unique_ptr<relay::Logger> logger_;

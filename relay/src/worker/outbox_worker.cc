@@ -14,7 +14,7 @@ using std::chrono::milliseconds;
 }  // namespace
 
 OutboxWorker::OutboxWorker(WorkerOptions options, RelayStore& store, core::Publisher& publisher,
-                           LoopClock& clock, StopSignal& stop, Metrics& metrics, Logger& logger,
+                           LoopClock& clock, LoopSignal& stop, Metrics& metrics, Logger& logger,
                            std::function<void(std::string_view)> on_status, RelayStore* ahead_store)
     : options_(std::move(options)),
       store_(store),

@@ -66,7 +66,7 @@
 // Files: the round (outbox_worker.cc), its claim (outbox_worker_claim.cc), its waves
 // (outbox_worker_waves.cc), and the loops Run and Drain (outbox_worker_loop.cc).
 //
-// Thread-safety: one thread drives a worker. The StopSignal may be set from any thread.
+// Thread-safety: one thread drives a worker. The LoopSignal may be set from any thread.
 #pragma once
 
 #include <chrono>
@@ -145,7 +145,7 @@ class OutboxWorker {
   // when set, is a second store (its own connection, used by the worker alone) on which Run
   // makes its next claim while a round is sent (see "Claim ahead" above).
   OutboxWorker(WorkerOptions options, RelayStore& store, core::Publisher& publisher,
-               LoopClock& clock, StopSignal& stop, Metrics& metrics, Logger& logger,
+               LoopClock& clock, LoopSignal& stop, Metrics& metrics, Logger& logger,
                std::function<void(std::string_view)> on_status = {},
                RelayStore* ahead_store = nullptr);
 
@@ -159,7 +159,7 @@ class OutboxWorker {
   // claimed when it does, not at the next poll); after a database error a back-off from
   // poll_interval doubling to max_error_backoff. Returns when a stop was requested (after the
   // current round is marked).
-  // Wake-ups (StopSignal::Wake, the [wake] socket) end only that idle wait, never a paced room's
+  // Wake-ups (LoopSignal::Wake, the [wake] socket) end only that idle wait, never a paced room's
   // wait inside a round, the error back-off, or the wait while a rate limit, the open breaker or a
   // claim given back unsent holds the loop; and never sooner than WakeGap allows after the start
   // of the round before (wake_min_interval, more while woken rounds find nothing: wake_gap.h).
@@ -217,7 +217,7 @@ class OutboxWorker {
   // `idle`, shortened to end when the round's next_due_at comes (never below 1 ms).
   std::chrono::milliseconds UntilNextDue(const RoundResult& round, std::chrono::milliseconds idle);
   // The idle wait between rounds: `duration` clamped as Sleep, ended by a wake-up on the
-  // StopSignal (Clock::IdleFor), but no sooner than WakeGap::WakeAt. Returns true when a stop was
+  // LoopSignal (Clock::IdleFor), but no sooner than WakeGap::WakeAt. Returns true when a stop was
   // requested; sets `woken` when a wake-up ended it.
   bool IdleUntilWoken(std::chrono::milliseconds duration, bool& woken);
   void LogStarted();
@@ -227,7 +227,7 @@ class OutboxWorker {
   RelayStore& store_;
   core::Publisher& publisher_;
   LoopClock& clock_;
-  StopSignal& stop_;
+  LoopSignal& stop_;
   Metrics& metrics_;
   Logger& logger_;
   std::function<void(std::string_view)> on_status_;
