@@ -47,7 +47,7 @@ TEST_F(OutboxWorkerTest, SuccessMarksThatRowPublished) {
   EXPECT_THAT(calls_[0], ElementsAre("evt-7"));
   EXPECT_THAT(published_, ElementsAre(7));
   EXPECT_TRUE(failed_.empty());
-  EXPECT_EQ(r.published, 1u);
+  EXPECT_EQ(r.marks.published, 1u);
   EXPECT_FALSE(r.error);
   EXPECT_EQ(metrics_.publish_success(), 1u);
 }
@@ -67,7 +67,7 @@ TEST_F(OutboxWorkerTest, FailureIsMarkedFailedWithErrorAndDueAfterPollInterval) 
   EXPECT_EQ(failed_[0].retry_after_ms, 1000);
   EXPECT_TRUE(published_.empty());
   EXPECT_EQ(calls_.size(), 1u) << "a failed row is never retried in the same round";
-  EXPECT_EQ(r.failed, 1u);
+  EXPECT_EQ(r.marks.failed, 1u);
   EXPECT_FALSE(r.error) << "a publish failure is not an error of the round";
   EXPECT_EQ(metrics_.publish_failure(), 1u);
   // The outcome line carries the count the store now holds.
@@ -102,8 +102,8 @@ TEST_F(OutboxWorkerTest, OneFailureDoesNotStopTheBatch) {
   RoundResult r = worker.RunRound();
   EXPECT_THAT(published_, ElementsAre(1, 3));
   EXPECT_THAT(FailedIds(), ElementsAre(2));
-  EXPECT_EQ(r.published, 2u);
-  EXPECT_EQ(r.failed, 1u);
+  EXPECT_EQ(r.marks.published, 2u);
+  EXPECT_EQ(r.marks.failed, 1u);
   EXPECT_EQ(mark_published_calls_, 1) << "one batch mark per round";
 }
 
@@ -125,7 +125,7 @@ TEST_F(OutboxWorkerTest, UndecodableEnvelopeIsKeptWithItsErrorAndTheRestContinue
   EXPECT_THAT(calls_[0], ElementsAre("evt-2"));
   ASSERT_TRUE(r.error);
   EXPECT_FALSE(r.store_error);
-  EXPECT_EQ(r.undecodable, 1u);
+  EXPECT_EQ(r.marks.undecodable, 1u);
 }
 
 TEST_F(OutboxWorkerTest, HostileEnvelopesAreKeptWithAShortErrorAndTheRestContinue) {
@@ -155,7 +155,7 @@ TEST_F(OutboxWorkerTest, HostileEnvelopesAreKeptWithAShortErrorAndTheRestContinu
   EXPECT_THAT(failed_[0].error, HasSubstr("nested deeper than 64 levels"));
   EXPECT_THAT(failed_[1].error, HasSubstr("more than the limit of 65536"));
   EXPECT_THAT(published_, ElementsAre(5));
-  EXPECT_EQ(r.undecodable, 4u);
+  EXPECT_EQ(r.marks.undecodable, 4u);
 }
 
 TEST_F(OutboxWorkerTest, UndecodableHeadRowHoldsBackItsRoom) {
@@ -182,7 +182,7 @@ TEST_F(OutboxWorkerTest, SkippedTypeIsMarkedPublished) {
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
   EXPECT_THAT(published_, ElementsAre(1));
-  EXPECT_EQ(r.published, 1u);
+  EXPECT_EQ(r.marks.published, 1u);
   EXPECT_TRUE(failed_.empty());
 }
 
@@ -200,7 +200,7 @@ TEST_F(OutboxWorkerTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrPacing) 
   RoundResult r = worker.RunRound();
   EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1"), ElementsAre("evt-4")));
   EXPECT_THAT(published_, UnorderedElementsAre(1, 2, 3, 4, 5));
-  EXPECT_EQ(r.published, 5u);
+  EXPECT_EQ(r.marks.published, 5u);
   // One room_min_interval wait, between the two rows of room-a that are sent; none for the rows
   // between.
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50)));
@@ -282,7 +282,7 @@ TEST_F(OutboxWorkerTest, StopRequestedMeansNoNewClaim) {
   stop_.RequestStop();
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();  // StrictMock: any ClaimDue call fails the test
-  EXPECT_EQ(r.claimed, 0u);
+  EXPECT_EQ(r.claim.claimed, 0u);
   worker.Run();
   DrainResult d = worker.Drain();
   EXPECT_TRUE(d.stopped);
@@ -356,7 +356,7 @@ TEST_F(OutboxWorkerTest, PerRoomWavesNeverHoldTwoRowsOfOneRoom) {
   RoundResult r = worker.RunRound();
   EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-3"), ElementsAre("evt-2", "evt-5"),
                                   ElementsAre("evt-4")));
-  EXPECT_EQ(r.waves, 3u);
+  EXPECT_EQ(r.sent.waves, 3u);
   EXPECT_THAT(published_, ElementsAre(1, 3, 2, 5, 4));
 }
 
@@ -375,7 +375,7 @@ TEST_F(OutboxWorkerTest, FailedHeadRowReleasesLaterRowsOfItsRoomOnly) {
   EXPECT_THAT(FailedIds(), ElementsAre(1));
   EXPECT_THAT(released_, ElementsAre(2, 4));
   EXPECT_THAT(published_, ElementsAre(3, 5));
-  EXPECT_EQ(r.released, 2u);
+  EXPECT_EQ(r.marks.released, 2u);
   EXPECT_EQ(metrics_.rooms_held_back(), 1);
   EXPECT_THAT(log_.str(), HasSubstr("room held back by a failing head row"));
   EXPECT_THAT(log_.str(), HasSubstr("room_id=room-a event_id=evt-1 held_rows=2"));
@@ -405,7 +405,7 @@ TEST_F(OutboxWorkerTest, ResultsAreMarkedAfterEachWave) {
   RoundResult r = worker.RunRound();
   // A crash after the first wave leaves nothing of it unmarked.
   EXPECT_THAT(sequence, ElementsAre("publish evt-1", "mark 1 3", "publish evt-2", "mark 2"));
-  EXPECT_EQ(r.published, 3u);
+  EXPECT_EQ(r.marks.published, 3u);
 }
 
 TEST_F(OutboxWorkerTest, MarkErrorMidRoundStopsSendingAndReleasesTheRest) {
@@ -426,7 +426,7 @@ TEST_F(OutboxWorkerTest, MarkErrorMidRoundStopsSendingAndReleasesTheRest) {
   EXPECT_THAT(released, ElementsAre(2, 3));
   ASSERT_TRUE(r.error);
   EXPECT_TRUE(r.store_error);
-  EXPECT_EQ(r.published, 0u) << "nothing was recorded as published";
+  EXPECT_EQ(r.marks.published, 0u) << "nothing was recorded as published";
 }
 
 TEST_F(OutboxWorkerTest, OrderingNoneSendsEveryRowInOnePublishMany) {
@@ -499,7 +499,7 @@ TEST_F(OutboxWorkerTest, RowsTheLeaseNoLongerCoversAreReleased) {
   EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-2")));
   EXPECT_THAT(published_, ElementsAre(1, 2));
   EXPECT_THAT(released_, ElementsAre(3, 4));
-  EXPECT_EQ(r.released, 2u);
+  EXPECT_EQ(r.marks.released, 2u);
 }
 
 TEST_F(OutboxWorkerTest, RoomPacingSleepsBetweenSendsToOneRoom) {
@@ -598,7 +598,7 @@ TEST_F(OutboxWorkerTest, RateLimitedRowRetriesLaterAndTheRoundStopsSending) {
   RecordMarks();
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
-  EXPECT_TRUE(r.rate_limited);
+  EXPECT_TRUE(r.sent.rate_limited);
   ASSERT_EQ(failed_.size(), 1u);
   EXPECT_EQ(failed_[0].id, 2);
   EXPECT_EQ(failed_[0].retry_after_ms, 1000);
@@ -747,7 +747,7 @@ TEST_F(OutboxWorkerTest, AClaimGivenBackWholeReportsAnErrorButNoStoreError) {
   ASSERT_TRUE(r.error);
   EXPECT_FALSE(r.store_error);
   EXPECT_THAT(r.error->message, HasSubstr("given back unsent"));
-  EXPECT_EQ(r.released, 1u);
+  EXPECT_EQ(r.marks.released, 1u);
 }
 
 TEST_F(OutboxWorkerTest, DrainThatLeftDueRowsUnattemptedIsNotOk) {
@@ -871,7 +871,7 @@ TEST_F(OutboxWorkerTest, ARoomRefusalHoldsBackThatRoomOnlyAndTheBatchGoesOn) {
   EXPECT_TRUE(failed_[0].dropped);
   EXPECT_THAT(released_, ElementsAre(2));
   EXPECT_THAT(published_, UnorderedElementsAre(3, 4, 5, 6, 7));
-  EXPECT_FALSE(r.rate_limited);
+  EXPECT_FALSE(r.sent.rate_limited);
 }
 
 TEST_F(OutboxWorkerTest, TheDropCountIsTheDropGenerationOfTheSend) {
