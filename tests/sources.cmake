@@ -56,9 +56,14 @@ add_executable(unit_tests
   tests/unit/mysql_error_test.cc
   tests/unit/option_setter_test.cc
   tests/unit/ops_unit_test.cc
+  tests/unit/claim_step_test.cc
+  tests/unit/loop_waits_test.cc
   tests/unit/outbox_worker_ahead_test.cc
   tests/unit/outbox_worker_test.cc
   tests/unit/outbox_worker_wake_test.cc
+  tests/unit/room_sender_test.cc
+  tests/unit/round_marks_test.cc
+  tests/unit/worker_stats_test.cc
   tests/unit/park_policy_test.cc
   tests/unit/parking_test.cc
   tests/unit/process_rate_budget_test.cc

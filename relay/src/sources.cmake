@@ -27,18 +27,21 @@ add_library(room_outbox_relay STATIC
   relay/src/migrate/sql_split.cc
   ${ROOM_OUTBOX_SCHEMA_STEPS_CC}
   relay/src/worker/claim_ahead.cc
+  relay/src/worker/claim_step.cc
   relay/src/worker/loop_clock.cc
+  relay/src/worker/loop_waits.cc
   relay/src/worker/outbox_worker.cc
-  relay/src/worker/outbox_worker_claim.cc
   relay/src/worker/outbox_worker_loop.cc
-  relay/src/worker/outbox_worker_waves.cc
   relay/src/worker/park_policy.cc
   relay/src/worker/worker_options.cc
   relay/src/worker/result_writer.cc
   relay/src/worker/retry_policy.cc
   relay/src/worker/room_pacing.cc
   relay/src/worker/room_queues.cc
+  relay/src/worker/room_sender.cc
+  relay/src/worker/round_marks.cc
   relay/src/worker/wake_gap.cc
+  relay/src/worker/worker_stats.cc
   relay/src/telemetry/health.cc
   relay/src/telemetry/log_line.cc
   relay/src/telemetry/metrics.cc

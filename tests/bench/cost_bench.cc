@@ -142,9 +142,9 @@ __attribute__((noinline)) relay::RoundResult CallgrindWarmRound(WorkerHarness& h
 }
 
 void PrintRound(const char* name, const relay::RoundResult& result) {
-  std::cout << "round=" << name << " claimed=" << result.claimed
-            << " published=" << result.published << " failed=" << result.failed
-            << " released=" << result.released << " waves=" << result.waves << std::endl;
+  std::cout << "round=" << name << " claimed=" << result.claim.claimed
+            << " published=" << result.marks.published << " failed=" << result.marks.failed
+            << " released=" << result.marks.released << " waves=" << result.sent.waves << std::endl;
 }
 
 }  // namespace
@@ -194,7 +194,8 @@ int RunCallgrindRounds(const BenchContext& ctx, size_t rows_per_round) {
   const relay::RoundResult warm = CallgrindWarmRound(harness);
   PrintRound("cold", cold);
   PrintRound("warm", warm);
-  const int status = cold.published == rows_per_round && warm.published == rows_per_round ? 0 : 1;
+  const int status =
+      cold.marks.published == rows_per_round && warm.marks.published == rows_per_round ? 0 : 1;
   const testing::FakeImStats im = stub->Stats();
   std::cout << "im_delivered=" << im.delivered << " im_duplicates=" << im.duplicates << std::endl;
   return status;

@@ -57,7 +57,7 @@ class WorkerHarness {
   std::unique_ptr<relay::MariaDbRelayStore> ahead_store_;  // null without claim ahead
   std::unique_ptr<core::Publisher> publisher_;
   relay::SystemLoopClock clock_;
-  relay::StopSignal stop_;
+  relay::LoopSignal stop_;
   relay::Metrics metrics_;
   std::ostream discard_{nullptr};  // no buffer: every write is dropped
   std::unique_ptr<relay::Logger> logger_;

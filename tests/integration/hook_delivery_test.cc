@@ -99,7 +99,7 @@ class HookDeliveryTest : public ::testing::Test {
   std::unique_ptr<relay::MariaDbRelayStore> store_;
   std::unique_ptr<core::Publisher> publisher_;
   relay::SystemLoopClock clock_;
-  relay::StopSignal stop_;
+  relay::LoopSignal stop_;
   relay::Metrics metrics_;
   std::ostringstream log_;
   std::unique_ptr<relay::Logger> logger_;
@@ -178,7 +178,7 @@ TEST_F(HookDeliveryTest, SyncSuccessMarksPublishedAndTheRelayNeverSendsItAgain) 
   EXPECT_EQ(Column("evt-room-ok-1", "last_error"), "NULL");
   EXPECT_NE(Column("evt-room-ok-1", "published_at_ms"), "NULL");
   relay::RoundResult round = RelayRound();
-  EXPECT_EQ(round.claimed, 0u);
+  EXPECT_EQ(round.claim.claimed, 0u);
   EXPECT_EQ(im_.RequestsFor("evt-room-ok-1").size(), 1u);
 }
 
@@ -198,7 +198,7 @@ TEST_F(HookDeliveryTest, NonImEventsAreMarkedPublishedWithoutASend) {
     EXPECT_EQ(Column(delivery.event_id, "status"), "published") << delivery.event_id;
   }
   EXPECT_EQ(im_.Stats().requests, 0u);
-  EXPECT_EQ(RelayRound().claimed, 0u);  // nothing of it is ever pending
+  EXPECT_EQ(RelayRound().claim.claimed, 0u);  // nothing of it is ever pending
 }
 
 TEST_F(HookDeliveryTest, TypesNeverSentArePublishedByTheCommitAndNeverPending) {
@@ -230,8 +230,8 @@ TEST_F(HookDeliveryTest, TypesNeverSentArePublishedByTheCommitAndNeverPending) {
   // The relay claims only the row that is really to be sent.
   im_.SetDefaultFault(FakeImFault::Ok());
   relay::RoundResult round = RelayRound();
-  EXPECT_EQ(round.claimed, 1u);
-  EXPECT_EQ(round.published, 1u);
+  EXPECT_EQ(round.claim.claimed, 1u);
+  EXPECT_EQ(round.marks.published, 1u);
   EXPECT_EQ(Column("evt-m-gift", "status"), "published");
   EXPECT_EQ(im_.Stats().requests, 2u);  // the failed sync try and the relay's
 }
@@ -257,7 +257,7 @@ TEST_F(HookDeliveryTest, SyncFailureThenTheRelayPublishesTheSameEventWithTheSame
 
   relay::RoundResult round = RelayRound();
 
-  EXPECT_EQ(round.published, 1u);
+  EXPECT_EQ(round.marks.published, 1u);
   EXPECT_EQ(Column("evt-room-2-1", "status"), "published");
   EXPECT_EQ(Column("evt-room-2-1", "retry_count"), "0");
   auto requests = im_.RequestsFor("evt-room-2-1");
@@ -274,18 +274,18 @@ TEST_F(HookDeliveryTest, RelayFailureCountsTheAttemptAndTheNextRoundDelivers) {
 
   relay::RoundResult failed = RelayRound(milliseconds(200));
 
-  EXPECT_EQ(failed.failed, 1u);
+  EXPECT_EQ(failed.marks.failed, 1u);
   EXPECT_EQ(Column("evt-room-3-1", "status"), "pending");
   EXPECT_EQ(Column("evt-room-3-1", "retry_count"), "1");
   EXPECT_NE(Column("evt-room-3-1", "last_error").find("10002"), std::string::npos);
   // Fixed interval: not due again before poll_interval has passed.
-  EXPECT_EQ(RelayRound(milliseconds(200)).claimed, 0u);
+  EXPECT_EQ(RelayRound(milliseconds(200)).claim.claimed, 0u);
 
   im_.ClearFaults();
   std::this_thread::sleep_for(milliseconds(250));
   relay::RoundResult delivered = RelayRound(milliseconds(200));
 
-  EXPECT_EQ(delivered.published, 1u);
+  EXPECT_EQ(delivered.marks.published, 1u);
   EXPECT_EQ(Column("evt-room-3-1", "status"), "published");
   EXPECT_EQ(Column("evt-room-3-1", "retry_count"), "1");
   EXPECT_EQ(Column("evt-room-3-1", "last_error"), "NULL");

@@ -1,4 +1,4 @@
-// StopSignal's waits and SystemLoopClock on the real monotonic clock: a pending wake-up ends the
+// LoopSignal's waits and SystemLoopClock on the real monotonic clock: a pending wake-up ends the
 // idle wait (WaitForWake, SystemLoopClock::IdleFor) at once and stays pending, a wake-up from
 // another thread ends one under way, a plain wait (WaitFor, SleepFor: the pacing waits inside a
 // round) runs in full, and a stop ends every wait. These measure real time, so they run with the
@@ -18,7 +18,7 @@ using std::chrono::seconds;
 using Steady = std::chrono::steady_clock;
 
 TEST(LoopClockTest, APendingWakeUpEndsTheIdleWaitAtOnceAndStaysPending) {
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   signal.Wake();
   const auto start = Steady::now();
   EXPECT_FALSE(signal.WaitForWake(seconds(30)));  // false: not a stop
@@ -27,7 +27,7 @@ TEST(LoopClockTest, APendingWakeUpEndsTheIdleWaitAtOnceAndStaysPending) {
 }
 
 TEST(LoopClockTest, AWakeUpFromAnotherThreadEndsAnIdleWaitUnderWay) {
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   std::thread waker([&] {
     std::this_thread::sleep_for(milliseconds(20));
     signal.Wake();
@@ -40,7 +40,7 @@ TEST(LoopClockTest, AWakeUpFromAnotherThreadEndsAnIdleWaitUnderWay) {
 }
 
 TEST(LoopClockTest, AWakeUpDoesNotEndAPlainWaitLikeAPacedRoomsWait) {
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   signal.Wake();
   const auto start = Steady::now();
   EXPECT_FALSE(signal.WaitFor(milliseconds(60)));
@@ -51,7 +51,7 @@ TEST(LoopClockTest, AWakeUpDoesNotEndAPlainWaitLikeAPacedRoomsWait) {
 }
 
 TEST(LoopClockTest, AStopEndsBothWaitsAndIsReportedAsAStop) {
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   signal.RequestStop();
   EXPECT_TRUE(signal.WaitFor(seconds(30)));
   EXPECT_TRUE(signal.WaitForWake(seconds(30)));
@@ -61,7 +61,7 @@ TEST(LoopClockTest, AStopEndsBothWaitsAndIsReportedAsAStop) {
 }
 
 TEST(LoopClockTest, SystemClockIdleForEndsOnAWakeUpButSleepForDoesNot) {
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   relay::SystemLoopClock clock;
   signal.Wake();
   const auto start = Steady::now();

@@ -31,7 +31,7 @@ class WakeListenerTest : public ::room_outbox::testing::WakeSocketFixture {};
 TEST_F(WakeListenerTest, ListenerCoalescesABurstAndCountsEveryDatagram) {
   auto socket = MustBind(path_);
   ASSERT_NE(socket, nullptr);
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   std::atomic<uint64_t> datagrams{0};
   std::atomic<int> calls{0};
   std::ostringstream log;

@@ -31,7 +31,7 @@ class FakeClock : public relay::LoopClock {
 
   // Advances time by `duration` at once (no real waiting) and returns whether a stop was
   // requested. `on_sleep`, when set, runs after each sleep (e.g. to request a stop after N).
-  bool SleepFor(std::chrono::milliseconds duration, relay::StopSignal& stop) override {
+  bool SleepFor(std::chrono::milliseconds duration, relay::LoopSignal& stop) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       sleeps_.push_back(duration);
@@ -46,7 +46,7 @@ class FakeClock : public relay::LoopClock {
 
   // As SleepFor, but with a wake-up pending on `stop` it returns at once (a 0 ms sleep) and
   // leaves the wake-up pending, as SystemClock does.
-  bool IdleFor(std::chrono::milliseconds duration, relay::StopSignal& stop) override {
+  bool IdleFor(std::chrono::milliseconds duration, relay::LoopSignal& stop) override {
     return SleepFor(stop.wake_pending() ? std::chrono::milliseconds(0) : duration, stop);
   }
 

@@ -1,6 +1,6 @@
 // WorkerFixture: an OutboxWorker's collaborators as its unit tests hand them over, in one place:
 // strict mocks of the store (and of the second store for the claim made ahead) and of the
-// publisher, a FakeClock, the stop signal, metrics and a logger writing to log_, the worker's
+// publisher, a FakeClock, the loop signal, metrics and a logger writing to log_, the worker's
 // options, claims and rows (worker_rows.h), a scripted publisher and the recorded marks.
 //
 // The mocks are StrictMock: a store or publisher call a test did not expect fails it. The
@@ -75,7 +75,7 @@ class WorkerFixture : public ::testing::Test {
   ::testing::StrictMock<MockRelayStore> ahead_store_;
   ::testing::StrictMock<MockPublisher> publisher_;
   FakeClock clock_;
-  relay::StopSignal stop_;
+  relay::LoopSignal stop_;
   relay::Metrics metrics_;
   std::ostringstream log_;
   std::unique_ptr<relay::Logger> logger_;

@@ -115,7 +115,7 @@ TEST(HeartbeatClockTest, SleepsInSlicesAndBeatsOnEachOne) {
   testing::FakeClock inner;
   Heartbeat heartbeat(inner);
   HeartbeatClock clock(inner, heartbeat, milliseconds(1000));
-  relay::StopSignal stop;
+  relay::LoopSignal stop;
   const uint64_t before = heartbeat.beats();
   EXPECT_FALSE(clock.SleepFor(milliseconds(2500), stop));
   EXPECT_THAT(inner.sleeps(),
@@ -130,7 +130,7 @@ TEST(HeartbeatClockTest, AStopEndsTheSleepAtTheNextSlice) {
   testing::FakeClock inner;
   Heartbeat heartbeat(inner);
   HeartbeatClock clock(inner, heartbeat, milliseconds(100));
-  relay::StopSignal stop;
+  relay::LoopSignal stop;
   int slept = 0;
   inner.on_sleep = [&] {
     if (++slept == 3) stop.RequestStop();

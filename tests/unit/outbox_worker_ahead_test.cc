@@ -164,7 +164,7 @@ TEST_F(OutboxWorkerAheadTest, AShortClaimStartsNoClaimAheadAndRunRoundNeverDoes)
   NoteMarks(kFirst);
   auto worker = MakeWorker();
   RoundResult full = worker.RunRound();  // StrictMock: a ClaimDue on the second store fails
-  EXPECT_TRUE(full.full);
+  EXPECT_TRUE(full.claim.full);
   worker.Run();  // one short claim, then poll_interval (the stop)
   EXPECT_EQ(metrics_.publish_success(), 3u);
 }

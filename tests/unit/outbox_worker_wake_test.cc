@@ -1,4 +1,4 @@
-// OutboxWorker and wake-ups (StopSignal::Wake, fed by the [wake] socket): a wake-up ends the idle
+// OutboxWorker and wake-ups (LoopSignal::Wake, fed by the [wake] socket): a wake-up ends the idle
 // wait between rounds, never a paced room's wait inside a round; one that arrives during a round
 // ends the next idle wait as soon as WakeGap allows (wake_min_interval after the round's start);
 // a woken round asks AnyDue before it claims; woken rounds that find nothing widen the gap up to

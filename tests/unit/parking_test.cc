@@ -94,7 +94,7 @@ TEST_F(ParkingWorkerTest, APermanentFailureAtTheNthAttemptParksAndGivesTheRoomBa
   EXPECT_THAT(Ids(failed_), ElementsAre(3, 4));
   EXPECT_THAT(released_, ElementsAre(2));
   EXPECT_THAT(sent_, ElementsAre("evt-1", "evt-3", "evt-4"));
-  EXPECT_EQ(round.failed, 3u);
+  EXPECT_EQ(round.marks.failed, 3u);
   EXPECT_EQ(metrics_.publish_failure(), 3u);
   EXPECT_EQ(metrics_.publish_failure(FailureReason::kPermanent), 2u);
   EXPECT_EQ(metrics_.publish_failure(FailureReason::kHttp), 1u);
@@ -138,7 +138,7 @@ TEST_F(ParkingWorkerTest, AnUndecodableRowParksAtTheNthAttemptAndIsCountedByReas
   EXPECT_THAT(Ids(failed_), ElementsAre(2));
   EXPECT_THAT(released_, ElementsAre(3));
   EXPECT_TRUE(sent_.empty());
-  EXPECT_EQ(round.undecodable, 2u);
+  EXPECT_EQ(round.marks.undecodable, 2u);
   EXPECT_EQ(metrics_.publish_failure(FailureReason::kUndecodable), 2u);
   // Room A's later row went back behind the parked head: not a held room. Room B is empty.
   EXPECT_EQ(Lines(log_.str(), "info", "room held back"), 0u) << log_.str();

@@ -1,6 +1,6 @@
-// Wake-ups on the StopSignal: a level that coalesces and stays pending until taken; the fake
+// Wake-ups on the LoopSignal: a level that coalesces and stays pending until taken; the fake
 // clock's and the heartbeat clock's idle sleeps end on one, their plain sleeps do not. The same
-// on the real clock (StopSignal's waits, SystemLoopClock): tests/integration/loop_clock_test.cc.
+// on the real clock (LoopSignal's waits, SystemLoopClock): tests/integration/loop_clock_test.cc.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -17,7 +17,7 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(WakeSignalTest, WakeUpsCoalesceIntoOneUntilTaken) {
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   EXPECT_FALSE(signal.wake_pending());
   EXPECT_FALSE(signal.TakeWake());
   for (int i = 0; i < 100; ++i) signal.Wake();
@@ -30,7 +30,7 @@ TEST(WakeSignalTest, WakeUpsCoalesceIntoOneUntilTaken) {
 
 TEST(WakeSignalTest, FakeClockIdlesZeroWithAWakeUpPendingAndSleepsInFullWithout) {
   testing::FakeClock clock;
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   EXPECT_FALSE(clock.IdleFor(milliseconds(1000), signal));
   signal.Wake();
   EXPECT_FALSE(clock.IdleFor(milliseconds(1000), signal));
@@ -44,7 +44,7 @@ TEST(WakeSignalTest, HeartbeatClockIdleForEndsAtTheSliceThatFindsAWakeUp) {
   testing::FakeClock inner;
   relay::Heartbeat heartbeat(nullptr);
   relay::HeartbeatClock clock(inner, heartbeat, milliseconds(1000));
-  relay::StopSignal signal;
+  relay::LoopSignal signal;
   int slices = 0;
   inner.on_sleep = [&] {
     if (++slices == 2) signal.Wake();

@@ -14,7 +14,7 @@ int64_t HeartbeatClock::SteadyMs() {
   return inner_.SteadyMs();
 }
 
-bool HeartbeatClock::SleepFor(std::chrono::milliseconds duration, StopSignal& stop) {
+bool HeartbeatClock::SleepFor(std::chrono::milliseconds duration, LoopSignal& stop) {
   heartbeat_.Beat();
   while (duration.count() > 0) {
     const std::chrono::milliseconds step = std::min(duration, slice_);
@@ -27,7 +27,7 @@ bool HeartbeatClock::SleepFor(std::chrono::milliseconds duration, StopSignal& st
   return stop.stop_requested();
 }
 
-bool HeartbeatClock::IdleFor(std::chrono::milliseconds duration, StopSignal& stop) {
+bool HeartbeatClock::IdleFor(std::chrono::milliseconds duration, LoopSignal& stop) {
   heartbeat_.Beat();
   while (duration.count() > 0 && !stop.wake_pending()) {
     const std::chrono::milliseconds step = std::min(duration, slice_);

@@ -24,9 +24,9 @@ class HeartbeatClock final : public LoopClock {
   // The inner clock's monotonic reading; a beat too (the loop reads it for its pace and lease).
   int64_t SteadyMs() override;
   // Sleeps in slices of at most `slice`, beating before each one and after the last.
-  bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override;
+  bool SleepFor(std::chrono::milliseconds duration, LoopSignal& stop) override;
   // The same slices over the inner IdleFor; ends at the first slice that finds a wake-up pending.
-  bool IdleFor(std::chrono::milliseconds duration, StopSignal& stop) override;
+  bool IdleFor(std::chrono::milliseconds duration, LoopSignal& stop) override;
 
  private:
   LoopClock& inner_;

@@ -47,7 +47,7 @@ const char* SignalName(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 // SIGTERM/SIGINT: the first asks the worker to stop; later ones only log (the marking is never
 // skipped). SIGHUP: `on_reload`.
 core::Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config& config,
-                                                          StopSignal& stop,
+                                                          LoopSignal& stop,
                                                           SignalWatcher::ReloadHandler on_reload) {
   return SignalWatcher::Start([&logger, &config, &stop](int sig, int count) {
     if (count == 1) {
@@ -102,7 +102,7 @@ core::Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, 
 // which never idles and must not take the socket of a daemon running beside it). A failure to
 // bind is logged (path and system error) and ends the start (exit 1).
 core::Result<std::unique_ptr<WakeListener>> ListenForWakeUps(const CliOptions& cli,
-                                                             const Config& config, StopSignal& stop,
+                                                             const Config& config, LoopSignal& stop,
                                                              Metrics& metrics, Logger& logger) {
   if (cli.once || config.wake_socket.empty()) {
     return std::unique_ptr<WakeListener>();
@@ -172,7 +172,7 @@ int RunOnce(OutboxWorker& worker, Logger& logger, const Config& config) {
 // The worker in the mode `cli` asks for; returns when it is done and every result is marked.
 int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
               RelayStore* ahead_store, core::Publisher& publisher, LoopClock& clock,
-              StopSignal& stop, Metrics& metrics, Logger& logger) {
+              LoopSignal& stop, Metrics& metrics, Logger& logger) {
   const WorkerConfig& w = config.outbox_worker;
   auto on_status = [&metrics](std::string_view status) {
     // The worker reports "database error, ..." on the first failed round and "running" once a
@@ -265,7 +265,7 @@ milliseconds HeartbeatSlice(const Watchdog* watchdog) {
 // The enabled and runnable relay: builds the publisher, the stores and the telemetry, runs the
 // worker and takes them down in the order of the shutdown contract. Returns the exit code.
 int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactories& factories,
-                  ConfigReloader& reloader, StopSignal& stop, Logger& logger) {
+                  ConfigReloader& reloader, LoopSignal& stop, Logger& logger) {
   auto publisher = factories.make_publisher(config.tencent_im);
   if (!publisher) {
     logger.Error(Lifecycle("cannot create the IM publisher", config)
@@ -330,7 +330,7 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   std::unique_ptr<Logger> logger = MakeRelayStderrLogger(config.log);
   // A changed IM secret key goes to the publisher once it exists (RunConfigured).
   ConfigReloader reloader(config, cli.log_level, *logger);
-  StopSignal stop;
+  LoopSignal stop;
   // Before any other thread exists (the metrics server and libraries may start some).
   auto watcher = WatchSignals(*logger, config, stop, [&reloader] { (void)reloader.Reload(); });
   if (!watcher) {

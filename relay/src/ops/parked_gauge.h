@@ -35,7 +35,7 @@ class ParkedRowsGauge {
   MysqlOptions mysql_;
   Metrics& metrics_;
   std::chrono::milliseconds interval_;
-  StopSignal stop_;
+  LoopSignal stop_;
   std::thread thread_;
 };
 

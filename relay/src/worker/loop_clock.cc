@@ -2,7 +2,7 @@
 
 namespace room_outbox::relay {
 
-void StopSignal::RequestStop() {
+void LoopSignal::RequestStop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_.store(true, std::memory_order_release);
@@ -10,12 +10,12 @@ void StopSignal::RequestStop() {
   cv_.notify_all();
 }
 
-bool StopSignal::WaitFor(std::chrono::milliseconds duration) {
+bool LoopSignal::WaitFor(std::chrono::milliseconds duration) {
   std::unique_lock<std::mutex> lock(mu_);
   return cv_.wait_for(lock, duration, [this] { return stop_requested(); });
 }
 
-void StopSignal::Wake() {
+void LoopSignal::Wake() {
   bool was_pending = false;
   {
     // Under the lock, so a WaitForWake between its check and its wait cannot miss it.
@@ -26,17 +26,17 @@ void StopSignal::Wake() {
   if (!was_pending) cv_.notify_all();
 }
 
-bool StopSignal::WaitForWake(std::chrono::milliseconds duration) {
+bool LoopSignal::WaitForWake(std::chrono::milliseconds duration) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait_for(lock, duration, [this] { return stop_requested() || wake_pending(); });
   return stop_requested();
 }
 
-bool SystemLoopClock::SleepFor(std::chrono::milliseconds duration, StopSignal& stop) {
+bool SystemLoopClock::SleepFor(std::chrono::milliseconds duration, LoopSignal& stop) {
   return stop.WaitFor(duration);
 }
 
-bool SystemLoopClock::IdleFor(std::chrono::milliseconds duration, StopSignal& stop) {
+bool SystemLoopClock::IdleFor(std::chrono::milliseconds duration, LoopSignal& stop) {
   return stop.WaitForWake(duration);
 }
 

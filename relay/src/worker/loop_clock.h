@@ -11,8 +11,9 @@
 
 namespace room_outbox::relay {
 
-// A one-way stop flag that can wake a waiting thread, plus a wake-up flag (the relay's
-// `[wake] socket`: rows were left for it) that ends only the waits that ask for it.
+// LoopSignal: what ends the loop's waits. A one-way stop flag that can wake a waiting thread,
+// plus a wake-up flag (the relay's `[wake] socket`: rows were left for it) that ends only the
+// waits that ask for it.
 //
 // A wake-up is a level, not a count: any number of Wake() calls before the next TakeWake() are
 // one pending wake-up (bursts coalesce). It stays pending through WaitFor (the relay's pacing
@@ -20,7 +21,7 @@ namespace room_outbox::relay {
 // relay does just before it claims) or WaitForWake returns at once because of it.
 //
 // Thread-safety: every method may be called from any thread.
-class StopSignal {
+class LoopSignal {
  public:
   void RequestStop();
   bool stop_requested() const { return stopped_.load(std::memory_order_acquire); }
@@ -49,22 +50,22 @@ class LoopClock : public core::Clock {
  public:
   // Sleeps `duration` or until `stop` is requested. Returns true when stopped. A pending wake-up
   // does not shorten it.
-  virtual bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) = 0;
+  virtual bool SleepFor(std::chrono::milliseconds duration, LoopSignal& stop) = 0;
   // The idle sleep between two rounds: as SleepFor, and it also ends (returning false) as soon
   // as a wake-up is pending on `stop`, without clearing it. A clock that cannot wait for a
   // wake-up sleeps the whole duration (this default): the poll stays the safety net.
-  virtual bool IdleFor(std::chrono::milliseconds duration, StopSignal& stop) {
+  virtual bool IdleFor(std::chrono::milliseconds duration, LoopSignal& stop) {
     return SleepFor(duration, stop);
   }
 };
 
-// SystemClock's time and real sleeping on the StopSignal.
+// SystemClock's time and real sleeping on the LoopSignal.
 class SystemLoopClock final : public LoopClock {
  public:
   int64_t NowMs() override { return system_.NowMs(); }
   int64_t SteadyMs() override { return system_.SteadyMs(); }
-  bool SleepFor(std::chrono::milliseconds duration, StopSignal& stop) override;
-  bool IdleFor(std::chrono::milliseconds duration, StopSignal& stop) override;
+  bool SleepFor(std::chrono::milliseconds duration, LoopSignal& stop) override;
+  bool IdleFor(std::chrono::milliseconds duration, LoopSignal& stop) override;
 
  private:
   core::SystemClock system_;

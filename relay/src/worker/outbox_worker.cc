@@ -1,45 +1,41 @@
 #include "worker/outbox_worker.h"
 
-#include <algorithm>
+#include <string>
 #include <utility>
 
-#include "worker/result_writer.h"
-#include "worker/round_context.h"
+#include "worker/worker_log.h"
 
 namespace room_outbox::relay {
-namespace {
 
 using std::chrono::milliseconds;
 
-}  // namespace
-
 OutboxWorker::OutboxWorker(WorkerOptions options, RelayStore& store, core::Publisher& publisher,
-                           LoopClock& clock, StopSignal& stop, Metrics& metrics, Logger& logger,
+                           LoopClock& clock, LoopSignal& signal, Metrics& metrics, Logger& logger,
                            std::function<void(std::string_view)> on_status, RelayStore* ahead_store)
     : options_(std::move(options)),
       store_(store),
       publisher_(publisher),
       clock_(clock),
-      stop_(stop),
+      signal_(signal),
       metrics_(metrics),
       logger_(logger),
       on_status_(std::move(on_status)),
       retry_(options_.poll_interval, options_.rate_limited_retry),
       park_(options_.park_permanent_after),
       pacing_(options_.per_room_order() ? options_.room_min_interval : milliseconds(0)),
-      wake_gap_(options_.wake_min_interval) {
-  if (ahead_store != nullptr) ahead_ = std::make_unique<ClaimAhead>(*ahead_store, clock_);
-}
+      waits_(options_.poll_interval, options_.wake_min_interval, clock_, signal_, pacing_),
+      claims_(options_, store_, clock_, signal_, pacing_, logger_, ahead_store),
+      sender_(options_, publisher_, clock_, signal_, pacing_, waits_, metrics_, logger_),
+      stats_(options_.stats_interval, store_, clock_, metrics_, logger_, options_.node_id) {}
 
 RoundResult OutboxWorker::RunRound() { return Round(RoundMode::kDaemon); }
 
 RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
-  if (stop_.stop_requested()) {
+  if (signal_.stop_requested()) {
     return RoundResult{};
   }
-  ClaimAhead::Taken taken = TakeClaim(MakeClaimOptions(mode), woken);
+  ClaimAhead::Taken taken = claims_.Take(mode, woken);
   core::Result<Claim>& claim = taken.claim;
-  const int64_t claimed_at = taken.claimed_at;
   if (!claim && claim.error().code == ErrorCode::kAborted) {
     // A deadlock or lock wait timeout that the store's own reruns did not get past: not a
     // database outage; the next round claims again.
@@ -50,102 +46,87 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
   if (!claim) {
     return ClaimFailed(claim.error());
   }
-  NotePacedRooms(*claim, claimed_at);
-  std::optional<int64_t> next_due_at;
-  if (claim->next_due_in_ms) next_due_at = claimed_at + *claim->next_due_in_ms;
-  RoundContext round(mode, std::move(*claim), claimed_at + options_.lease.count(), *this);
-  round.result.claimed_ahead = taken.made_ahead;
-  round.result.woken = woken;
-  round.result.next_due_at = next_due_at;
-  round.result.scheduled = !round.claim.paced_rooms.empty();
-  Prepare(round);
-  if (claim_ahead) StartAhead(round);
-  while (round.queues.remaining() > 0 && WaveFits(round)) {
-    const std::vector<const QueuedRow*> wave = TakeWave(round);
-    if (wave.empty()) {
-      continue;  // the rooms left were paced, or only never-sent rows were left
-    }
-    SendWave(round, wave);
-    if (!AfterWave(round)) {
-      break;
-    }
-  }
-  return Finish(round);
+  RoundResult result;
+  ClaimOutcome& claimed = result.claim;
+  claimed.claimed_ahead = taken.made_ahead;
+  claimed.woken = woken;
+  if (claim->next_due_in_ms) claimed.next_due_at = taken.claimed_at + *claim->next_due_in_ms;
+  claimed.scheduled = !claim->paced_rooms.empty();
+  const MarkDeps deps{store_, metrics_, logger_,      clock_,
+                      retry_, park_,    &held_rooms_, options_.node_id};
+  RoundContext round(mode, std::move(*claim), taken.claimed_at + options_.lease.count(),
+                     options_.per_room_order(), deps,
+                     mode == RoundMode::kDrain ? &drain_ : nullptr);
+  Prepare(round, claimed);
+  if (claim_ahead) claims_.StartAhead(claimed.full);
+  result.sent = sender_.Send(round);
+  return Finish(round, result);
 }
 
-void OutboxWorker::Prepare(RoundContext& round) {
-  RoundResult& result = round.result;
-  result.claimed = round.claim.rows.size();
+void OutboxWorker::Prepare(RoundContext& round, ClaimOutcome& claimed) {
+  claimed.claimed = round.claim.rows.size();
   // A short claim is not the end of a backlog when per-room order left rows out of it; an empty
   // one still waits poll_interval, so a selection that keeps nothing cannot spin.
-  result.full =
-      result.claimed >= options_.batch_size || (round.claim.more_due && result.claimed > 0);
+  claimed.full =
+      claimed.claimed >= options_.batch_size || (round.claim.more_due && claimed.claimed > 0);
   round.queues.Load(round.claim.rows, [&](const OutboxRow& row) {
     // Due again within one --once run: left for a later run; its room's later rows wait too.
-    return round.mode == RoundMode::kDrain && drain_.Attempted(row.id);
+    return round.drain != nullptr && round.drain->Attempted(row.id);
   });
   for (const UndecodableRow& bad : round.queues.undecodable()) {
-    NoteAttempt(round, *bad.row);
-    AttemptVerdict verdict = retry_.Undecodable(bad.why);
-    ++result.undecodable;
-    metrics_.AddPublishFailureByReason(FailureReason::kUndecodable);
-    if (!result.error) {
-      result.error =
-          Error{ErrorCode::kInvalidArgument, "event " + bad.row->event_id + ": " + verdict.error};
-    }
-    if (park_.Decide(bad.row->retry_count, true) == ParkDecision::kPark) {
-      round.writer.Parked(*bad.row, std::move(verdict), park_.after());
-    } else {
-      round.writer.Failed(*bad.row, std::move(verdict));
-    }
+    round.NoteAttempt(*bad.row);
+    round.marks.Undecodable(bad);
   }
   for (const HeldRoom& held : round.queues.held_rooms()) {
-    round.writer.HeldBack(held.room_id, "", held.rows, clock_.SteadyMs());
+    round.marks.HeldBack(held.room_id, "", held.rows);
   }
   pacing_.Forget(clock_.SteadyMs());
 }
 
-RoundResult OutboxWorker::Finish(RoundContext& round) {
-  round.writer.Flush();
+RoundResult OutboxWorker::Finish(RoundContext& round, RoundResult& result) {
   const std::vector<int64_t>& released = round.queues.released();
-  round.writer.Release(released);
-  if (round.mode == RoundMode::kDrain) {
-    for (int64_t id : released) drain_.NoteReleased(id);
+  result.marks = round.marks.Close(released);
+  if (round.drain != nullptr) {
+    for (int64_t id : released) round.drain->NoteReleased(id);
   }
-  RoundResult& result = round.result;
-  result.published = round.writer.published();
-  result.failed = round.writer.failed();
-  result.released = released.size();
-  if (round.writer.store_error()) {
-    result.error = *round.writer.store_error();
+  result.error = round.marks.decode_error();
+  if (round.marks.store_error()) {
+    result.error = *round.marks.store_error();
     result.store_error = true;
   }
-  CheckReleasedWhole(round);
-  round.writer.Summarize(round.queues.rooms_held(), result.released);
+  CheckReleasedWhole(round, result);
+  round.marks.Summarize(round.queues.rooms_held(), result.marks.released);
   result.breaker_open = publisher_.breaker_open();
   metrics_.SetImBreakerOpen(result.breaker_open);
   metrics_.AddRound(result.error.has_value());
-  RefreshStats();
-  metrics_.SetRoomsHeldBack(HeldBackGauge(last_stats_, round.queues.rooms_held()));
+  stats_.AfterRound(round.queues.rooms_held());
   LogRound(result);
   return result;
 }
 
-void OutboxWorker::CheckReleasedWhole(RoundContext& round) {
-  RoundResult& result = round.result;
-  if (!round.lease_short || round.attempted > 0) {
+RoundResult OutboxWorker::ClaimFailed(const Error& error) {
+  logger_.Error(Line("outbox claim failed").Add("error", error.message));
+  metrics_.AddRound(true);
+  RoundResult result;
+  result.error = error;
+  result.store_error = true;
+  return result;
+}
+
+void OutboxWorker::CheckReleasedWhole(const RoundContext& round, RoundResult& result) {
+  if (!result.sent.lease_short || round.attempted > 0) {
     return;
   }
   // Every row given back unsent: a claim that cannot hold one wave would otherwise repeat
   // forever without anyone noticing.
   result.released_unsent = true;
-  const std::string why = "claim of " + std::to_string(result.claimed) +
+  const std::string why = "claim of " + std::to_string(result.claim.claimed) +
                           " rows given back unsent: the lease left less than publish_timeout (" +
                           std::to_string(options_.publish_timeout.count()) +
                           "ms) + the mark margin (" + std::to_string(kMarkMargin.count()) +
                           "ms) for one wave";
   logger_.Warn(Line("claim given back whole without an attempt: a failed round")
-                   .Add("rows", static_cast<uint64_t>(result.claimed))
+                   .Add("rows", static_cast<uint64_t>(result.claim.claimed))
                    .Add("lease_ms", static_cast<int64_t>(options_.lease.count()))
                    .Add("error", why));
   if (!result.error) {
@@ -153,51 +134,19 @@ void OutboxWorker::CheckReleasedWhole(RoundContext& round) {
   }
 }
 
-void OutboxWorker::NoteAttempt(RoundContext& round, const OutboxRow& row) {
-  ++round.attempted;
-  if (round.mode == RoundMode::kDrain) {
-    drain_.NoteAttempted(row.id);
-  }
-}
-
-int64_t OutboxWorker::HeldBackGauge(const std::optional<OutboxStats>& stats,
-                                    size_t rooms_held_last_round) {
-  // What the database holds (rooms whose head has failed) once it could be read; until then
-  // what this round saw.
-  return stats ? stats->rooms_held_back : static_cast<int64_t>(rooms_held_last_round);
-}
-
 void OutboxWorker::LogRound(const RoundResult& result) {
   logger_.Debug(Line("outbox round")
-                    .Add("claimed", static_cast<uint64_t>(result.claimed))
-                    .Add("published", static_cast<uint64_t>(result.published))
-                    .Add("failed", static_cast<uint64_t>(result.failed))
-                    .Add("released", static_cast<uint64_t>(result.released))
-                    .Add("waves", static_cast<uint64_t>(result.waves))
-                    .Add("claimed_ahead", result.claimed_ahead)
-                    .Add("woken", result.woken));
-}
-
-void OutboxWorker::RefreshStats() {
-  const int64_t now = clock_.SteadyMs();
-  if (stats_refreshed_ && now - last_stats_steady_ms_ < options_.stats_interval.count()) {
-    return;
-  }
-  stats_refreshed_ = true;
-  last_stats_steady_ms_ = now;
-  auto stats = store_.Stats();
-  if (!stats) {
-    logger_.Warn(Line("outbox stats unavailable").Add("error", stats.error().message));
-    return;
-  }
-  last_stats_ = *stats;
-  metrics_.SetPending(stats->pending, stats->oldest_pending_age_ms);
+                    .Add("claimed", static_cast<uint64_t>(result.claim.claimed))
+                    .Add("published", static_cast<uint64_t>(result.marks.published))
+                    .Add("failed", static_cast<uint64_t>(result.marks.failed))
+                    .Add("released", static_cast<uint64_t>(result.marks.released))
+                    .Add("waves", static_cast<uint64_t>(result.sent.waves))
+                    .Add("claimed_ahead", result.claim.claimed_ahead)
+                    .Add("woken", result.claim.woken));
 }
 
 LogLine OutboxWorker::Line(std::string_view message) const {
-  LogLine line(message);
-  line.Add("worker", "room_outbox").Add("node_id", options_.node_id);
-  return line;
+  return WorkerLine(options_.node_id, message);
 }
 
 }  // namespace room_outbox::relay

@@ -63,10 +63,13 @@
 // slots, the pending age) are the database server's: the store computes them there, and the
 // worker passes only durations (retry_after, lease, room_min_interval).
 //
-// Files: the round (outbox_worker.cc), its claim (outbox_worker_claim.cc), its waves
-// (outbox_worker_waves.cc), and the loops Run and Drain (outbox_worker_loop.cc).
+// Roles: ClaimStep (claim_step.h) claims and claims ahead; RoundMarks (round_marks.h) judges and
+// writes back each row's outcome; RoomSender (room_sender.h) sends the waves; LoopWaits
+// (loop_waits.h) sleeps and idles between rounds; WorkerStats (worker_stats.h) reads the outbox's
+// gauges. This class composes them: a round is Claim, Prepare, Send, Finish (outbox_worker.cc),
+// and the loops Run and Drain (outbox_worker_loop.cc).
 //
-// Thread-safety: one thread drives a worker. The StopSignal may be set from any thread.
+// Thread-safety: one thread drives a worker. The LoopSignal may be set from any thread.
 #pragma once
 
 #include <chrono>
@@ -83,47 +86,21 @@
 #include "store/relay_store.h"
 #include "telemetry/log_line.h"
 #include "telemetry/metrics.h"
-#include "worker/claim_ahead.h"
+#include "worker/claim_step.h"
 #include "worker/drain_state.h"
 #include "worker/loop_clock.h"
+#include "worker/loop_waits.h"
 #include "worker/park_policy.h"
 #include "worker/result_writer.h"
 #include "worker/retry_policy.h"
 #include "worker/room_pacing.h"
-#include "worker/room_queues.h"
-#include "worker/wake_gap.h"
+#include "worker/room_sender.h"
+#include "worker/round_context.h"
+#include "worker/round_result.h"
 #include "worker/worker_options.h"
+#include "worker/worker_stats.h"
 
 namespace room_outbox::relay {
-
-struct RoundResult {
-  size_t claimed = 0;
-  size_t published = 0;  // delivered: published or skipped
-  size_t failed = 0;     // failed attempts marked (incl. undecodable and rate-limited)
-  size_t undecodable = 0;
-  size_t released = 0;  // given back unattempted (held back, lease, stop, rate limit, breaker)
-  size_t waves = 0;     // PublishMany calls
-  bool full = false;    // the claim returned batch_size rows: more may be due
-  bool rate_limited = false;  // a global rate limit (not a room's refusal) was met
-  bool breaker_open = false;  // the publisher's circuit breaker was open when the round ended
-  // Rows were claimed but every one was given back without an attempt (the lease could not
-  // hold one wave): a failed round.
-  bool released_unsent = false;
-  bool claimed_ahead = false;  // the claim was made ahead, while the round before was sent
-  // The claim scheduled rows of paced rooms (a cut, a second row, a room sent to less than
-  // room_min_interval ago) for later.
-  bool scheduled = false;
-  // A wake-up ended the idle wait before the round: it asked RelayStore::AnyDue first and
-  // claimed only when a row was due.
-  bool woken = false;
-  // Monotonic time at which the earliest pending row that was not yet due at the claim comes
-  // due (Claim::next_due_in_ms): the next round starts then when that is sooner than the poll.
-  std::optional<int64_t> next_due_at;
-  // The first error of the round: a store call failed (store_error) or an envelope was
-  // undecodable.
-  std::optional<Error> error;
-  bool store_error = false;
-};
 
 struct DrainResult {
   size_t rounds = 0;
@@ -145,7 +122,7 @@ class OutboxWorker {
   // when set, is a second store (its own connection, used by the worker alone) on which Run
   // makes its next claim while a round is sent (see "Claim ahead" above).
   OutboxWorker(WorkerOptions options, RelayStore& store, core::Publisher& publisher,
-               LoopClock& clock, StopSignal& stop, Metrics& metrics, Logger& logger,
+               LoopClock& clock, LoopSignal& signal, Metrics& metrics, Logger& logger,
                std::function<void(std::string_view)> on_status = {},
                RelayStore* ahead_store = nullptr);
 
@@ -159,7 +136,7 @@ class OutboxWorker {
   // claimed when it does, not at the next poll); after a database error a back-off from
   // poll_interval doubling to max_error_backoff. Returns when a stop was requested (after the
   // current round is marked).
-  // Wake-ups (StopSignal::Wake, the [wake] socket) end only that idle wait, never a paced room's
+  // Wake-ups (LoopSignal::Wake, the [wake] socket) end only that idle wait, never a paced room's
   // wait inside a round, the error back-off, or the wait while a rate limit, the open breaker or a
   // claim given back unsent holds the loop; and never sooner than WakeGap allows after the start
   // of the round before (wake_min_interval, more while woken rounds find nothing: wake_gap.h).
@@ -170,56 +147,23 @@ class OutboxWorker {
   // RelayStore::AnyDue first and claims only when a row is due.
   void Run();
 
-  // The rooms_held_back gauge. Until OutboxStats carries the database's count
-  // (rooms_held_back), it is the rooms the latest round held back; then this becomes
-  // `return stats.rooms_held_back;` and the second argument goes.
-  static int64_t HeldBackGauge(const std::optional<OutboxStats>& stats,
-                               size_t rooms_held_last_round);
-
   // For --once: rounds until a claim brings no row not yet attempted in this run, so every due
   // row is tried once. Rows that come due again during the run (a failure's next attempt) are
   // given back unattempted. Stops early on a database error or a stop request.
   DrainResult Drain();
 
  private:
-  enum class RoundMode { kDaemon, kDrain };
-  struct RoundContext;
-
   // `woken`: a wake-up ended the idle wait before this round (see Run).
   RoundResult Round(RoundMode mode, bool claim_ahead = false, bool woken = false);
-  ClaimOptions MakeClaimOptions(RoundMode mode);
-  ClaimAhead::Taken TakeClaim(const ClaimOptions& options, bool woken);
-  // RelayStore::AnyDue found no due row (a failed read is not "nothing": the claim then meets the
-  // database's state itself).
-  bool NothingDue();
-  void StartAhead(const RoundContext& round);
-  void DiscardAhead();
+  // Prepare: decodes and queues the claim's rows, marks the undecodable ones, notes the held.
+  void Prepare(RoundContext& round, ClaimOutcome& claimed);
+  RoundResult Finish(RoundContext& round, RoundResult& result);
   RoundResult ClaimFailed(const Error& error);
-  void NotePacedRooms(const Claim& claim, int64_t claimed_at);
-  void Prepare(RoundContext& round);
-  bool WaveFits(RoundContext& round);
-  std::vector<const QueuedRow*> TakeWave(RoundContext& round);
-  void SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave);
-  void RecordOutcome(RoundContext& round, const QueuedRow& item,
-                     const core::PublishOutcome& outcome);
-  void NoteBreaker(const core::PublishOutcome& outcome);
-  bool AfterWave(RoundContext& round);
-  RoundResult Finish(RoundContext& round);
-  void CheckReleasedWhole(RoundContext& round);
-  void NoteAttempt(RoundContext& round, const OutboxRow& row);
-  void LogRound(const RoundResult& result);
-  void RefreshStats();
-  // Sleeps a computed duration, clamped to [0, max(poll_interval, room_min_interval)].
-  bool Sleep(std::chrono::milliseconds duration);
+  void CheckReleasedWhole(const RoundContext& round, RoundResult& result);
   // The wait after a round of Run: Sleep while something holds the loop back, else the idle wait.
   // Returns true when a stop was requested; sets `woken` when a wake-up ended the wait.
   bool WaitAfterRound(const RoundResult& round, bool& woken);
-  // `idle`, shortened to end when the round's next_due_at comes (never below 1 ms).
-  std::chrono::milliseconds UntilNextDue(const RoundResult& round, std::chrono::milliseconds idle);
-  // The idle wait between rounds: `duration` clamped as Sleep, ended by a wake-up on the
-  // StopSignal (Clock::IdleFor), but no sooner than WakeGap::WakeAt. Returns true when a stop was
-  // requested; sets `woken` when a wake-up ended it.
-  bool IdleUntilWoken(std::chrono::milliseconds duration, bool& woken);
+  void LogRound(const RoundResult& result);
   void LogStarted();
   LogLine Line(std::string_view message) const;
 
@@ -227,7 +171,7 @@ class OutboxWorker {
   RelayStore& store_;
   core::Publisher& publisher_;
   LoopClock& clock_;
-  StopSignal& stop_;
+  LoopSignal& signal_;
   Metrics& metrics_;
   Logger& logger_;
   std::function<void(std::string_view)> on_status_;
@@ -235,12 +179,11 @@ class OutboxWorker {
   ParkPolicy park_;       // [outbox_worker] park_permanent_after
   HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
   RoomPacing pacing_;
-  WakeGap wake_gap_;  // how soon a wake-up may start the next round
+  LoopWaits waits_;  // sleeps, the idle wait and the wake gap
+  ClaimStep claims_;
+  RoomSender sender_;
+  WorkerStats stats_;
   DrainState drain_;
-  std::unique_ptr<ClaimAhead> ahead_;      // set when a second store was given
-  std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any
-  int64_t last_stats_steady_ms_ = 0;
-  bool stats_refreshed_ = false;
 };
 
 }  // namespace room_outbox::relay

@@ -1,5 +1,5 @@
-// OutboxWorker's loops: Run (the daemon: rounds, idle waits, the error back-off) and Drain
-// (--once), and the clamped sleeps they take.
+// OutboxWorker's loops: Run (the daemon: rounds, the wait after each, the error back-off) and
+// Drain (--once).
 #include "worker/outbox_worker.h"
 
 #include <algorithm>
@@ -18,14 +18,14 @@ void OutboxWorker::Run() {
   const milliseconds max_backoff = std::max(options_.max_error_backoff, options_.poll_interval);
   uint64_t consecutive_errors = 0;
   bool woken = false;  // a wake-up ended the wait before the next round
-  while (!stop_.stop_requested()) {
-    wake_gap_.RoundStarted(clock_.SteadyMs());
+  while (!signal_.stop_requested()) {
+    waits_.RoundStarted();
     RoundResult round = Round(RoundMode::kDaemon, true, woken);
-    wake_gap_.RoundEnded(woken, round.claimed > 0);
+    waits_.RoundEnded(woken, round.claim.claimed > 0);
     woken = false;
     metrics_.SetDbUp(!round.store_error);
     if (round.store_error) {
-      DiscardAhead();
+      claims_.DiscardAhead();
       ++consecutive_errors;
       if (consecutive_errors == 1 && on_status_) {
         on_status_("database error, retrying: " + round.error->message);
@@ -34,7 +34,7 @@ void OutboxWorker::Run() {
                        .Add("consecutive_errors", consecutive_errors)
                        .Add("backoff_ms", static_cast<int64_t>(backoff.count())));
       // A fixed back-off, not derived from a clock reading: no clamp to the poll interval.
-      if (clock_.SleepFor(backoff, stop_)) break;
+      if (clock_.SleepFor(backoff, signal_)) break;
       backoff = std::min(backoff * 2, max_backoff);
       continue;
     }
@@ -46,101 +46,65 @@ void OutboxWorker::Run() {
     }
     if (WaitAfterRound(round, woken)) break;
   }
-  DiscardAhead();  // a stop: the claim made ahead goes back unattempted
+  claims_.DiscardAhead();  // a stop: the claim made ahead goes back unattempted
   logger_.Info(Line("outbox worker stopped"));
 }
 
 bool OutboxWorker::WaitAfterRound(const RoundResult& round, bool& woken) {
   // While the breaker is open every round gives its claim back: wait poll_interval between
   // them; the breaker's probe goes out with the first send after its cooldown.
-  const bool held = round.rate_limited || round.breaker_open;
-  if (round.full && !held && !round.released_unsent) {
+  const bool held = round.sent.rate_limited || round.breaker_open;
+  if (round.claim.full && !held && !round.released_unsent) {
     return false;  // a backlog drains batch after batch, not one batch per tick
   }
-  if (round.claimed_ahead && !held && !round.released_unsent) {
+  if (round.claim.claimed_ahead && !held && !round.released_unsent) {
     // The claim was made while the round before was sent: that round's rooms were in flight, so
     // their rows that came due meanwhile (a later command's, rows a hook released and woke the
     // relay for) were left out of it, and the wake-up was taken. Claim once more before idling.
     return false;
   }
-  DiscardAhead();  // the loop waits: rows claimed ahead go back, due at once
+  claims_.DiscardAhead();  // the loop waits: rows claimed ahead go back, due at once
   milliseconds idle = options_.poll_interval;
-  if (!held && (round.published > 0 || round.scheduled)) {
+  if (!held && (round.marks.published > 0 || round.claim.scheduled)) {
     // A paced room's rows come due one per room_min_interval: claim them as they do, as long
     // as rounds deliver (while IM fails, the head rows wait for their retry anyway), also
     // after a claim that only scheduled rows (every room of its window was paced).
     idle = pacing_.IdleAfterDelivery(idle, clock_.SteadyMs());
   }
   // A wake-up ends the idle wait, except while IM or the lease holds the loop back.
-  if (held || round.released_unsent) return Sleep(idle);
-  return IdleUntilWoken(UntilNextDue(round, idle), woken);
-}
-
-milliseconds OutboxWorker::UntilNextDue(const RoundResult& round, milliseconds idle) {
-  if (!round.next_due_at) return idle;
-  // One millisecond past it, so the row is due on the server's clock when the claim runs; at
-  // least one, so a time already passed during the round cannot make the loop spin.
-  const int64_t until = *round.next_due_at + 1 - clock_.SteadyMs();
-  return std::min(idle, milliseconds(std::max<int64_t>(until, 1)));
+  if (held || round.released_unsent) return waits_.Sleep(idle);
+  return waits_.IdleUntilWoken(waits_.UntilNextDue(round.claim.next_due_at, idle), woken);
 }
 
 DrainResult OutboxWorker::Drain() {
   DrainResult drain;
   drain_ = DrainState{};
   while (true) {
-    if (stop_.stop_requested()) {
+    if (signal_.stop_requested()) {
       drain.stopped = true;
       break;
     }
     const size_t before = drain_.attempted();
     RoundResult round = Round(RoundMode::kDrain);
     ++drain.rounds;
-    drain.published += round.published;
-    drain.undecodable += round.undecodable;
+    drain.published += round.marks.published;
+    drain.undecodable += round.marks.undecodable;
     // Only attempts count: rows given back as already tried in this run are not failures again.
-    drain.failed += round.failed;
+    drain.failed += round.marks.failed;
     if (round.store_error) {
       drain.store_error = round.error;
       break;
     }
-    if (round.claimed == 0 || drain_.attempted() == before) {
+    if (round.claim.claimed == 0 || drain_.attempted() == before) {
       break;
     }
-    if (round.rate_limited && Sleep(options_.poll_interval)) {
+    if (round.sent.rate_limited && waits_.Sleep(options_.poll_interval)) {
       drain.stopped = true;
       break;
     }
   }
   drain.unattempted = drain_.unattempted();
   return drain;
-}
-
-bool OutboxWorker::Sleep(milliseconds duration) {
-  const milliseconds longest = pacing_.MaxSleep(options_.poll_interval);
-  return clock_.SleepFor(std::clamp(duration, milliseconds(0), longest), stop_);
-}
-
-bool OutboxWorker::IdleUntilWoken(milliseconds duration, bool& woken) {
-  const milliseconds longest = pacing_.MaxSleep(options_.poll_interval);
-  const int64_t end = clock_.SteadyMs() + std::clamp(duration, milliseconds(0), longest).count();
-  while (true) {
-    const int64_t now = clock_.SteadyMs();
-    if (now >= end) {
-      woken = stop_.wake_pending();
-      return stop_.stop_requested();
-    }
-    if (!stop_.wake_pending()) {
-      if (clock_.IdleFor(milliseconds(end - now), stop_)) return true;
-      continue;  // the wait passed, or a wake-up came
-    }
-    const int64_t wake_at = wake_gap_.WakeAt();
-    if (now >= wake_at) {
-      woken = true;
-      return false;
-    }
-    // Too soon after the round before: the wake-up stays pending until the gap has passed.
-    if (clock_.SleepFor(milliseconds(std::min(wake_at, end) - now), stop_)) return true;
-  }
 }
 
 void OutboxWorker::LogStarted() {

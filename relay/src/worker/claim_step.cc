@@ -1,14 +1,25 @@
-// OutboxWorker's claim: its options, the claim made ahead, a failed claim, paced rooms.
-#include "worker/outbox_worker.h"
+#include "worker/claim_step.h"
 
-#include <algorithm>
 #include <utility>
+#include <vector>
 
-#include "worker/round_context.h"
+#include "worker/worker_log.h"
 
 namespace room_outbox::relay {
 
-ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
+ClaimStep::ClaimStep(const WorkerOptions& options, RelayStore& store, LoopClock& clock,
+                     LoopSignal& signal, RoomPacing& pacing, Logger& logger,
+                     RelayStore* ahead_store)
+    : options_(options),
+      store_(store),
+      clock_(clock),
+      signal_(signal),
+      pacing_(pacing),
+      logger_(logger) {
+  if (ahead_store != nullptr) ahead_ = std::make_unique<ClaimAhead>(*ahead_store, clock_);
+}
+
+ClaimOptions ClaimStep::Options(RoundMode mode) const {
   ClaimOptions o;
   o.limit = options_.batch_size;
   o.lease_ms = options_.lease.count();
@@ -28,49 +39,57 @@ ClaimOptions OutboxWorker::MakeClaimOptions(RoundMode mode) {
   return o;
 }
 
-ClaimAhead::Taken OutboxWorker::TakeClaim(const ClaimOptions& options, bool woken) {
+ClaimAhead::Taken ClaimStep::Take(RoundMode mode, bool woken) {
+  const ClaimOptions options = Options(mode);
   if (ahead_ && ahead_->pending()) {
     ClaimAhead::Taken taken = std::move(*ahead_->Take());  // made while the last round was sent
     // An empty one says only that the last round's rooms were in flight: claim again now.
-    if (!taken.claim || !taken.claim->rows.empty()) return taken;
+    if (!taken.claim || !taken.claim->rows.empty()) {
+      if (taken.claim) NotePacedRooms(*taken.claim, taken.claimed_at);
+      return taken;
+    }
   }
   // The lease runs from just before the call: a slow claim leaves less of it.
   const int64_t claimed_at = clock_.SteadyMs();
   // This claim sees every row committed before a wake-up taken here; a later one stays pending.
-  (void)stop_.TakeWake();
+  (void)signal_.TakeWake();
   // A datagram carries nothing: a round it started first asks whether a row is due (one read),
   // so wake-ups that bring no rows never cost a claim's transaction.
   if (woken && NothingDue()) {
     return ClaimAhead::Taken{Claim{}, claimed_at, false};
   }
-  return ClaimAhead::Taken{store_.ClaimDue(options), claimed_at, false};
+  ClaimAhead::Taken taken{store_.ClaimDue(options), claimed_at, false};
+  if (taken.claim) NotePacedRooms(*taken.claim, claimed_at);
+  return taken;
 }
 
-bool OutboxWorker::NothingDue() {
+bool ClaimStep::NothingDue() {
   auto due = store_.AnyDue();
   if (!due) {
-    logger_.Debug(Line("due check failed; claiming").Add("error", due.error().message));
+    logger_.Debug(WorkerLine(options_.node_id, "due check failed; claiming")
+                      .Add("error", due.error().message));
     return false;
   }
   return !*due;
 }
 
-void OutboxWorker::StartAhead(const RoundContext& round) {
+void ClaimStep::StartAhead(bool full) {
   // Only a full claim says more rows are due; a stop claims nothing new. With room_min_interval
   // the claim made ahead cannot know which rooms this round is about to send to: measured (bench
   // 1a vs 1a-seq) its rows wait out room_min_interval in the next round more than the overlap
   // saves, so a pacing relay claims after its round, with every paced room known.
-  if (!ahead_ || !round.result.full || stop_.stop_requested() || pacing_.enabled()) return;
-  (void)stop_.TakeWake();  // as in TakeClaim: the claim made ahead sees what was committed before
-  ahead_->Start(MakeClaimOptions(RoundMode::kDaemon));
+  if (!ahead_ || !full || signal_.stop_requested() || pacing_.enabled()) return;
+  (void)signal_.TakeWake();  // as in Take: the claim made ahead sees what was committed before
+  ahead_->Start(Options(RoundMode::kDaemon));
 }
 
-void OutboxWorker::DiscardAhead() {
+void ClaimStep::DiscardAhead() {
   if (!ahead_ || !ahead_->pending()) return;
   ClaimAhead::Taken taken = std::move(*ahead_->Take());
   if (!taken.claim) {
     // Nothing was leased; the next round claims (and meets the database's state) itself.
-    logger_.Warn(Line("claim made ahead failed").Add("error", taken.claim.error().message));
+    logger_.Warn(WorkerLine(options_.node_id, "claim made ahead failed")
+                     .Add("error", taken.claim.error().message));
     return;
   }
   if (taken.claim->rows.empty()) return;
@@ -79,29 +98,23 @@ void OutboxWorker::DiscardAhead() {
   for (const OutboxRow& row : taken.claim->rows) ids.push_back(row.id);
   auto released = store_.Release(taken.claim->token, ids);
   if (!released) {
-    logger_.Error(Line("claim made ahead not given back: its rows are due when its lease ends")
-                      .Add("rows", static_cast<uint64_t>(ids.size()))
-                      .Add("error", released.error().message));
+    logger_.Error(
+        WorkerLine(options_.node_id,
+                   "claim made ahead not given back: its rows are due when its lease ends")
+            .Add("rows", static_cast<uint64_t>(ids.size()))
+            .Add("error", released.error().message));
     return;
   }
-  logger_.Debug(Line("claim made ahead given back unattempted")
+  logger_.Debug(WorkerLine(options_.node_id, "claim made ahead given back unattempted")
                     .Add("rows", static_cast<uint64_t>(*released)));
 }
 
-RoundResult OutboxWorker::ClaimFailed(const Error& error) {
-  logger_.Error(Line("outbox claim failed").Add("error", error.message));
-  metrics_.AddRound(true);
-  RoundResult result;
-  result.error = error;
-  result.store_error = true;
-  return result;
-}
-
-void OutboxWorker::NotePacedRooms(const Claim& claim, int64_t claimed_at) {
+void ClaimStep::NotePacedRooms(const Claim& claim, int64_t claimed_at) {
   for (const PacedRoom& room : claim.paced_rooms) {
-    logger_.Debug(Line("room paced: its later rows are scheduled after this round")
-                      .Add("room_id", room.room_id)
-                      .Add("rows_scheduled", room.rows_scheduled));
+    logger_.Debug(
+        WorkerLine(options_.node_id, "room paced: its later rows are scheduled after this round")
+            .Add("room_id", room.room_id)
+            .Add("rows_scheduled", room.rows_scheduled));
     // How long after the claim the room's last scheduled slot comes, on this process's clock.
     pacing_.Scheduled(claimed_at, room.paced_for_ms);
   }

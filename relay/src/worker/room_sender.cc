@@ -1,22 +1,45 @@
-// OutboxWorker's waves: whether another wave fits the lease, which rows it takes, sending it,
-// each outcome, and what the round does after it.
-#include "worker/outbox_worker.h"
+#include "worker/room_sender.h"
 
 #include <algorithm>
-#include <utility>
+#include <string>
 
-#include "worker/round_context.h"
+#include "worker/result_writer.h"
+#include "worker/worker_log.h"
 
 namespace room_outbox::relay {
-namespace {
 
 using std::chrono::milliseconds;
 
-}  // namespace
+RoomSender::RoomSender(const WorkerOptions& options, core::Publisher& publisher, LoopClock& clock,
+                       LoopSignal& signal, RoomPacing& pacing, LoopWaits& waits, Metrics& metrics,
+                       Logger& logger)
+    : options_(options),
+      publisher_(publisher),
+      clock_(clock),
+      signal_(signal),
+      pacing_(pacing),
+      waits_(waits),
+      metrics_(metrics),
+      logger_(logger) {}
 
-bool OutboxWorker::WaveFits(RoundContext& round) {
+SendOutcome RoomSender::Send(RoundContext& round) {
+  SendOutcome sent;
+  while (round.queues.remaining() > 0 && WaveFits(round, sent)) {
+    const std::vector<const QueuedRow*> wave = TakeWave(round);
+    if (wave.empty()) {
+      continue;  // the rooms left were paced, or only never-sent rows were left
+    }
+    SendWave(round, wave, sent);
+    if (!AfterWave(round, sent)) {
+      break;
+    }
+  }
+  return sent;
+}
+
+bool RoomSender::WaveFits(RoundContext& round, SendOutcome& sent) {
   const auto rows = static_cast<uint64_t>(round.queues.remaining());
-  if (stop_.stop_requested()) {
+  if (signal_.stop_requested()) {
     logger_.Info(Line("stop requested: giving back rows not yet attempted").Add("rows", rows));
     round.queues.ReleaseAll();
     return false;
@@ -26,31 +49,31 @@ bool OutboxWorker::WaveFits(RoundContext& round) {
     logger_.Warn(Line("lease too short for another wave: giving rows back")
                      .Add("rows", rows)
                      .Add("lease_left_ms", lease_left));
-    round.lease_short = true;
+    sent.lease_short = true;
     round.queues.ReleaseAll();
     return false;
   }
   return true;
 }
 
-std::vector<const QueuedRow*> OutboxWorker::TakeWave(RoundContext& round) {
+std::vector<const QueuedRow*> RoomSender::TakeWave(RoundContext& round) {
   // A room's next rows of types that are never sent are delivered here, in order: they need no
   // send slot and do not count against the room's room_min_interval.
   auto sends = [this](std::string_view type) { return publisher_.Sends(type); };
   for (const QueuedRow* item : round.queues.PopNeverSent(sends)) {
-    NoteAttempt(round, *item->row);
-    round.writer.Delivered(*item->row);
+    round.NoteAttempt(*item->row);
+    round.marks.Delivered(*item->row);
   }
   const int64_t now = clock_.SteadyMs();
   // A wave is at most what is in flight at once: results are marked after every wave, so a
   // relay killed mid-claim leaves at most max_in_flight rows delivered but unmarked.
-  std::vector<const QueuedRow*> wave =
-      round.queues.NextWave(options_.max_in_flight,
-                            [&](const std::string& room) { return pacing_.WaitMs(room, now) == 0; });
+  std::vector<const QueuedRow*> wave = round.queues.NextWave(
+      options_.max_in_flight,
+      [&](const std::string& room) { return pacing_.WaitMs(room, now) == 0; });
   if (wave.empty() && round.queues.remaining() > 0) {
     // Every room with rows left was sent to less than room_min_interval ago.
     const std::vector<std::string> waiting = round.queues.QueuesLeft();
-    Sleep(milliseconds(pacing_.WaitMs(waiting, now)));
+    waits_.Sleep(milliseconds(pacing_.WaitMs(waiting, now)));
   }
   for (const QueuedRow* item : wave) {
     pacing_.Sent(item->queue, now);
@@ -58,14 +81,15 @@ std::vector<const QueuedRow*> OutboxWorker::TakeWave(RoundContext& round) {
   return wave;
 }
 
-void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave) {
+void RoomSender::SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave,
+                          SendOutcome& sent) {
   std::vector<core::PublishMessage> messages;
   messages.reserve(wave.size());
   for (const QueuedRow* item : wave) {
     messages.push_back(core::PublishMessage{
         item->row->id, item->row->drop_count, item->envelope, item->envelope_json, {}});
   }
-  ++round.result.waves;
+  ++sent.waves;
   metrics_.AddInFlight(static_cast<int64_t>(messages.size()));
   const std::vector<core::PublishOutcome> outcomes =
       publisher_.PublishMany(messages, options_.publish_timeout, options_.max_in_flight);
@@ -79,43 +103,31 @@ void OutboxWorker::SendWave(RoundContext& round, const std::vector<const QueuedR
       outcome.error = "publisher returned " + std::to_string(outcomes.size()) + " outcomes for " +
                       std::to_string(wave.size()) + " envelopes";
     }
-    RecordOutcome(round, *wave[w], outcome);
+    RecordOutcome(round, *wave[w], outcome, sent);
   }
 }
 
-void OutboxWorker::RecordOutcome(RoundContext& round, const QueuedRow& item,
-                                 const core::PublishOutcome& outcome) {
+void RoomSender::RecordOutcome(RoundContext& round, const QueuedRow& item,
+                               const core::PublishOutcome& outcome, SendOutcome& sent) {
   const OutboxRow& row = *item.row;
   NoteBreaker(outcome);
   if (outcome.status == core::PublishStatus::kNotAttempted) {
     round.queues.GiveBack(item);  // the breaker kept it back: not an attempt, not charged
     return;
   }
-  NoteAttempt(round, row);
-  metrics_.ObservePublishLatency(outcome.latency.count());
-  AttemptVerdict verdict = retry_.Judge(outcome);
-  if (verdict.delivered) {
-    round.writer.Delivered(row);
-    return;
-  }
-  if (outcome.attempted()) metrics_.AddPublishFailureByReason(FailureReasonOf(outcome));
+  round.NoteAttempt(row);
+  const AttemptMark mark = round.marks.Attempted(row, outcome);
+  if (mark == AttemptMark::kDelivered) return;
   // A room's refusal (MsgFreqCtrl, 10023) holds back that room only, as any head failure does.
-  round.result.rate_limited =
-      round.result.rate_limited || outcome.scope == core::FailureScope::kGlobalRate;
-  if (park_.Decide(row.retry_count, ParkPolicy::IsPermanent(outcome)) == ParkDecision::kPark) {
-    // Set aside: the room's later rows go back and the next claim takes them without it.
-    round.writer.Parked(row, std::move(verdict), park_.after());
-    (void)round.queues.HoldBack(item);  // released, not held: no held-back line
-    return;
-  }
-  round.writer.Failed(row, std::move(verdict));
+  sent.rate_limited = sent.rate_limited || outcome.scope == core::FailureScope::kGlobalRate;
   const size_t held = round.queues.HoldBack(item);
-  if (held > 0) {
-    round.writer.HeldBack(row.room_id, row.event_id, held, clock_.SteadyMs());
+  // Behind a parked row the later rows are released, not held: no held-back line.
+  if (mark == AttemptMark::kFailed && held > 0) {
+    round.marks.HeldBack(row.room_id, row.event_id, held);
   }
 }
 
-void OutboxWorker::NoteBreaker(const core::PublishOutcome& outcome) {
+void RoomSender::NoteBreaker(const core::PublishOutcome& outcome) {
   if (outcome.breaker == core::BreakerTransition::kOpened) {
     const milliseconds cooldown = std::max(options_.breaker_cooldown, outcome.min_cooldown);
     logger_.Warn(Line("IM circuit breaker open: app-wide IM error, no sends until a probe after "
@@ -128,15 +140,14 @@ void OutboxWorker::NoteBreaker(const core::PublishOutcome& outcome) {
   }
 }
 
-bool OutboxWorker::AfterWave(RoundContext& round) {
-  round.writer.Flush();
-  if (round.writer.store_error()) {
+bool RoomSender::AfterWave(RoundContext& round, const SendOutcome& sent) {
+  if (!round.marks.Flush()) {
     // The database is failing: sending more now would only deliver rows whose results cannot
     // be written.
     round.queues.ReleaseAll();
     return false;
   }
-  if (round.result.rate_limited && round.queues.remaining() > 0) {
+  if (sent.rate_limited && round.queues.remaining() > 0) {
     logger_.Warn(Line("rate limited by IM: giving back the rest of the batch")
                      .Add("rows", static_cast<uint64_t>(round.queues.remaining())));
     round.queues.ReleaseAll();
@@ -147,6 +158,10 @@ bool OutboxWorker::AfterWave(RoundContext& round) {
     round.queues.ReleaseAll();
   }
   return true;
+}
+
+LogLine RoomSender::Line(std::string_view message) const {
+  return WorkerLine(options_.node_id, message);
 }
 
 }  // namespace room_outbox::relay

@@ -1,0 +1,72 @@
+#include "worker/round_marks.h"
+
+#include <utility>
+
+namespace room_outbox::relay {
+
+RoundMarks::RoundMarks(const MarkDeps& deps, std::string token)
+    : deps_(deps),
+      writer_(deps.store, deps.metrics, deps.logger, std::string(deps.node_id), std::move(token),
+              deps.held_rooms) {}
+
+void RoundMarks::Undecodable(const UndecodableRow& bad) {
+  AttemptVerdict verdict = deps_.retry.Undecodable(bad.why);
+  ++undecodable_;
+  deps_.metrics.AddPublishFailureByReason(FailureReason::kUndecodable);
+  if (!decode_error_) {
+    decode_error_ =
+        Error{ErrorCode::kInvalidArgument, "event " + bad.row->event_id + ": " + verdict.error};
+  }
+  Failed(*bad.row, std::move(verdict), true);
+}
+
+void RoundMarks::Delivered(const OutboxRow& row) { writer_.Delivered(row); }
+
+AttemptMark RoundMarks::Attempted(const OutboxRow& row, const core::PublishOutcome& outcome) {
+  deps_.metrics.ObservePublishLatency(outcome.latency.count());
+  AttemptVerdict verdict = deps_.retry.Judge(outcome);
+  if (verdict.delivered) {
+    writer_.Delivered(row);
+    return AttemptMark::kDelivered;
+  }
+  if (outcome.attempted()) deps_.metrics.AddPublishFailureByReason(FailureReasonOf(outcome));
+  const bool parked =
+      deps_.park.Decide(row.retry_count, ParkPolicy::IsPermanent(outcome)) == ParkDecision::kPark;
+  Failed(row, std::move(verdict), ParkPolicy::IsPermanent(outcome));
+  return parked ? AttemptMark::kParked : AttemptMark::kFailed;
+}
+
+void RoundMarks::Failed(const OutboxRow& row, AttemptVerdict verdict, bool permanent) {
+  if (deps_.park.Decide(row.retry_count, permanent) == ParkDecision::kPark) {
+    // Set aside: the room's later rows go back and the next claim takes them without it.
+    writer_.Parked(row, std::move(verdict), deps_.park.after());
+  } else {
+    writer_.Failed(row, std::move(verdict));
+  }
+}
+
+void RoundMarks::HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows) {
+  writer_.HeldBack(room_id, event_id, rows, deps_.clock.SteadyMs());
+}
+
+bool RoundMarks::Flush() {
+  writer_.Flush();
+  return !writer_.store_error();
+}
+
+MarksOutcome RoundMarks::Close(std::span<const int64_t> released) {
+  writer_.Flush();
+  writer_.Release(released);
+  MarksOutcome outcome;
+  outcome.published = writer_.published();
+  outcome.failed = writer_.failed();
+  outcome.undecodable = undecodable_;
+  outcome.released = released.size();
+  return outcome;
+}
+
+void RoundMarks::Summarize(size_t rooms_held, size_t released) const {
+  writer_.Summarize(rooms_held, released);
+}
+
+}  // namespace room_outbox::relay

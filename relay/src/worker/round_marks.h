@@ -1,0 +1,80 @@
+// RoundMarks: what one claim's rows come to, written back. Each attempt's outcome is judged
+// (RetryPolicy: delivered, or failed and due again after a delay; ParkPolicy: a permanent failure
+// at the park_permanent_after-th attempt parks the row) and handed to the claim's ResultWriter,
+// which marks after every wave (Flush) and logs one line per row. An undecodable envelope is a
+// failed attempt (kept with "undecodable envelope: <why>", or parked as a permanent one) and the
+// round's first error. The failure metrics by reason and the publish latency are counted here.
+//
+// One claim, one thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/clock.h"
+#include "core/publisher.h"
+#include "store/relay_store.h"
+#include "telemetry/log_line.h"
+#include "telemetry/metrics.h"
+#include "worker/park_policy.h"
+#include "worker/result_writer.h"
+#include "worker/retry_policy.h"
+#include "worker/room_queues.h"
+#include "worker/round_result.h"
+
+namespace room_outbox::relay {
+
+// What RoundMarks writes with and decides by; every reference must outlive the marks.
+struct MarkDeps {
+  RelayStore& store;
+  Metrics& metrics;
+  Logger& logger;
+  core::Clock& clock;  // the monotonic time of held-back rooms
+  const RetryPolicy& retry;
+  const ParkPolicy& park;
+  HeldRooms* held_rooms;  // optional: rooms held across rounds (for the log)
+  std::string_view node_id;
+};
+
+// How an attempted row was marked.
+enum class AttemptMark { kDelivered, kFailed, kParked };
+
+class RoundMarks {
+ public:
+  RoundMarks(const MarkDeps& deps, std::string token);
+
+  // A row that was decoded as not sendable: a failed attempt (or a park), the round's error.
+  void Undecodable(const UndecodableRow& bad);
+  // A row delivered without a send (a type the publisher never sends).
+  void Delivered(const OutboxRow& row);
+  // An attempted row's outcome (never kNotAttempted: that is not an attempt).
+  AttemptMark Attempted(const OutboxRow& row, const core::PublishOutcome& outcome);
+  // `rows` later rows of `room_id` are kept back behind `event_id` (empty: blocked at load).
+  void HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows);
+
+  // Writes the results gathered since the last call; false when the store failed (now or
+  // before).
+  bool Flush();
+  // The last marks and one Release of `released`: the claim's marks outcome.
+  MarksOutcome Close(std::span<const int64_t> released);
+  // The round's summary line (ResultWriter::Summarize).
+  void Summarize(size_t rooms_held, size_t released) const;
+
+  const std::optional<Error>& store_error() const { return writer_.store_error(); }
+  // The first undecodable envelope's error, if any.
+  const std::optional<Error>& decode_error() const { return decode_error_; }
+
+ private:
+  void Failed(const OutboxRow& row, AttemptVerdict verdict, bool permanent);
+
+  MarkDeps deps_;
+  ResultWriter writer_;
+  size_t undecodable_ = 0;
+  std::optional<Error> decode_error_;
+};
+
+}  // namespace room_outbox::relay

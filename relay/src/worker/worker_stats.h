@@ -1,0 +1,51 @@
+// WorkerStats: the outbox's gauges, read from RelayStore::Stats at most once per stats_interval
+// (monotonic): pending, the oldest pending row's age, and rooms_held_back. A failed read is a
+// warning; the gauges keep their last values.
+//
+// One thread (the worker's).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "store/relay_store.h"
+#include "telemetry/log_line.h"
+#include "telemetry/metrics.h"
+
+namespace room_outbox::relay {
+
+class WorkerStats {
+ public:
+  // Every reference must outlive the stats.
+  WorkerStats(std::chrono::milliseconds stats_interval, RelayStore& store, core::Clock& clock,
+              Metrics& metrics, Logger& logger, std::string node_id);
+
+  // After a round that held `rooms_held` rooms back: reads Stats when stats_interval has passed
+  // since the last read (or none was made), then sets the gauges.
+  void AfterRound(size_t rooms_held);
+
+  // The rooms_held_back gauge. Until OutboxStats carries the database's count
+  // (rooms_held_back), it is the rooms the latest round held back; then this becomes
+  // `return stats.rooms_held_back;` and the second argument goes.
+  static int64_t HeldBackGauge(const std::optional<OutboxStats>& stats,
+                               size_t rooms_held_last_round);
+
+ private:
+  void Refresh();
+
+  std::chrono::milliseconds stats_interval_;
+  RelayStore& store_;
+  core::Clock& clock_;
+  Metrics& metrics_;
+  Logger& logger_;
+  std::string node_id_;
+  std::optional<OutboxStats> last_stats_;  // the latest Stats read, if any
+  int64_t last_read_steady_ms_ = 0;
+  bool read_ = false;
+};
+
+}  // namespace room_outbox::relay
