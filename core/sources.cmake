@@ -7,6 +7,7 @@ add_library(room_outbox_core STATIC
   core/host_name.cc
   core/input_limits.cc
   core/json_writer.cc
+  core/process_registry.cc
   core/c_libraries.cc
   core/vocabulary.cc
   core/sorted_json.cc
