@@ -15,6 +15,7 @@ add_library(room_outbox_core STATIC
   core/app_budget/app_budget_member.cc
   core/app_budget/member_store.cc
   core/app_budget/share_split.cc
+  core/app_budget/start_member.cc
   core/utf8.cc
   core/wake_path.cc
   core/config/duration.cc
