@@ -7,6 +7,7 @@ add_library(room_outbox_core STATIC
   core/host_name.cc
   core/input_limits.cc
   core/json_writer.cc
+  core/process_registry.cc
   core/c_libraries.cc
   core/vocabulary.cc
   core/sorted_json.cc
@@ -14,6 +15,7 @@ add_library(room_outbox_core STATIC
   core/app_budget/app_budget_member.cc
   core/app_budget/member_store.cc
   core/app_budget/share_split.cc
+  core/app_budget/start_member.cc
   core/utf8.cc
   core/wake_path.cc
   core/config/duration.cc

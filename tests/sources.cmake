@@ -67,6 +67,7 @@ add_executable(unit_tests
   tests/unit/park_policy_test.cc
   tests/unit/parking_test.cc
   tests/unit/process_rate_budget_test.cc
+  tests/unit/process_registry_test.cc
   tests/unit/publish_admission_test.cc
   tests/unit/publish_completion_test.cc
   tests/unit/rate_budget_test.cc

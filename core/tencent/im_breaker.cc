@@ -3,9 +3,19 @@
 #include <algorithm>
 
 namespace room_outbox::core {
-ImBreaker::ImBreaker(std::chrono::milliseconds cooldown)
-    : cooldown_(cooldown > std::chrono::milliseconds::zero() ? cooldown : kDefaultBreakerCooldown) {
+namespace {
+
+BreakerSettings Checked(BreakerSettings settings) {
+  if (settings.failures_to_open <= 0) settings.failures_to_open = 1;
+  if (settings.cooldown <= std::chrono::milliseconds::zero()) {
+    settings.cooldown = kDefaultBreakerCooldown;
+  }
+  return settings;
 }
+
+}  // namespace
+
+ImBreaker::ImBreaker(BreakerSettings settings) : settings_(Checked(settings)) {}
 
 ImBreaker::Admission ImBreaker::Admit(int64_t steady_ms) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -32,40 +42,60 @@ ImBreaker::Admission ImBreaker::Admit(int64_t steady_ms) {
 BreakerTransition ImBreaker::Record(Verdict verdict, bool probe,
                                     std::chrono::milliseconds min_cooldown, int64_t steady_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  const int64_t until = steady_ms + std::max(cooldown_, min_cooldown).count();
-  if (verdict == Verdict::kAppFailure) {
-    switch (state_) {
-      case State::kClosed:
-        state_ = State::kOpen;
-        reopens_at_ms_ = until;
-        probe_out_ = false;
-        return BreakerTransition::kOpened;
-      case State::kOpen:
-        // A request that was in flight when the breaker opened: keep the later end.
-        reopens_at_ms_ = std::max(reopens_at_ms_, until);
-        return BreakerTransition::kNone;
-      case State::kHalfOpen:
-        if (!probe) {
-          return BreakerTransition::kNone;  // a straggler; the probe decides
-        }
-        state_ = State::kOpen;
-        reopens_at_ms_ = until;
-        probe_out_ = false;
-        return BreakerTransition::kReopened;
-    }
-    return BreakerTransition::kNone;
+  if (verdict == Verdict::kFailure) {
+    return RecordFailure(probe, steady_ms + std::max(settings_.cooldown, min_cooldown).count());
+  }
+  if (verdict == Verdict::kHealthy) {
+    failures_ = 0;
   }
   if (!probe || state_ != State::kHalfOpen) {
     return BreakerTransition::kNone;
   }
+  probe_out_ = false;
   if (verdict == Verdict::kHealthy) {
     state_ = State::kClosed;
-    probe_out_ = false;
     return BreakerTransition::kClosed;
   }
-  // No answer from IM: the probe proved nothing either way; let the next request probe.
-  probe_out_ = false;
+  // Inconclusive: the probe proved nothing either way; let the next request probe.
   return BreakerTransition::kNone;
+}
+
+BreakerTransition ImBreaker::RecordFailure(bool probe, int64_t until_ms) {
+  switch (state_) {
+    case State::kClosed:
+      if (++failures_ < settings_.failures_to_open) {
+        return BreakerTransition::kNone;
+      }
+      Open(until_ms);
+      return BreakerTransition::kOpened;
+    case State::kOpen:
+      // A request that was in flight when the breaker opened.
+      if (settings_.late_failures_extend) {
+        reopens_at_ms_ = std::max(reopens_at_ms_, until_ms);
+      }
+      return BreakerTransition::kNone;
+    case State::kHalfOpen:
+      if (!probe) {
+        return BreakerTransition::kNone;  // a straggler; the probe decides
+      }
+      Open(until_ms);
+      return BreakerTransition::kReopened;
+  }
+  return BreakerTransition::kNone;
+}
+
+void ImBreaker::Open(int64_t until_ms) {
+  state_ = State::kOpen;
+  reopens_at_ms_ = until_ms;
+  probe_out_ = false;
+  failures_ = 0;
+}
+
+void ImBreaker::CancelProbe() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == State::kHalfOpen) {
+    probe_out_ = false;
+  }
 }
 
 ImBreaker::State ImBreaker::state() const {

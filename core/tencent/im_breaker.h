@@ -1,20 +1,22 @@
-// ImBreaker: the app-scope circuit breaker of a Tencent IM publisher (docs/relay.md, failure
-// scopes).
+// ImBreaker: the circuit breaker on Tencent IM, used at two scopes with the same state machine:
+// the publisher's app-wide breaker (docs/relay.md, failure scopes) and the hook's sync-publish
+// breaker (hook/src/sync_breaker.h). BreakerSettings says what differs between them.
 //
-// An app-scope answer (wrong key or identifier, app disabled or expired, 70050 "UserSig checked
-// too often", ...) says nobody can succeed, so sending more only hammers IM and charges rows
-// for nothing. The breaker then stops all sends for a cooldown and afterwards lets exactly one
-// probe through:
+// A failure says nobody can succeed for now, so sending more only hammers IM and charges rows
+// (or commands) for nothing. After `failures_to_open` consecutive failures the breaker stops all
+// sends for a cooldown and afterwards lets exactly one probe through:
 //
-//   closed --app failure--> open --cooldown over, Admit--> half-open (one probe out)
+//   closed --failures_to_open-th consecutive failure--> open
+//   open --cooldown over, Admit--> half-open (one probe out)
 //   half-open --probe healthy--> closed
-//   half-open --probe app failure--> open again (a new cooldown)
-//   half-open --probe inconclusive (no IM answer)--> half-open, the next Admit probes again
+//   half-open --probe failure--> open again (a new cooldown)
+//   half-open --probe inconclusive, or CancelProbe--> half-open, the next Admit probes again
 //
-// The cooldown is max(configured cooldown, the failure's own minimum); 70050 asks for 60 s.
-// App failures reported while already open (requests that were in flight when it opened) only
-// push the end of the cooldown out when they ask for a later one; healthy answers of requests
-// that are not the probe do not close it.
+// A healthy answer resets the count of consecutive failures; an inconclusive one leaves it. The
+// cooldown is max(settings cooldown, the failure's own minimum); 70050 asks for 60 s. Failures
+// recorded while open that are not the probe's (requests that were in flight when it opened)
+// push the end of the cooldown out to theirs when `late_failures_extend` is set and theirs is
+// later, and are ignored otherwise; healthy answers that are not the probe's never close it.
 //
 // Pure logic over a monotonic time the caller passes (Clock::SteadyMs, in milliseconds): it
 // never reads a clock and never sleeps. It logs nothing: Record() returns the transition so the
@@ -26,8 +28,20 @@
 #include <mutex>
 
 #include "core/publisher.h"
+#include "room_outbox/options.h"
 
 namespace room_outbox::core {
+
+// What one scope's breaker counts and how long it stays open. The defaults are the publisher's
+// app-wide breaker: one app-scope answer opens it, for [tencent_im] breaker_cooldown.
+struct BreakerSettings {
+  // Consecutive failures that open it; <= 0 means 1.
+  int failures_to_open = 1;
+  // <= 0 means kDefaultBreakerCooldown.
+  std::chrono::milliseconds cooldown = kDefaultBreakerCooldown;
+  // Whether a failure that is not the probe's, recorded while open, may push the end out.
+  bool late_failures_extend = true;
+};
 
 class ImBreaker {
  public:
@@ -37,23 +51,24 @@ class ImBreaker {
   enum class Admission {
     kAllow,   // closed: send
     kProbe,   // the cooldown is over: send this one request as the probe, and Record it with
-              // probe = true
+              // probe = true, or CancelProbe when no request was made
     kReject,  // open, or half-open with the probe still out: do not send
   };
 
-  // What one answer says about the app.
+  // What one answer says about IM as a whole at this scope.
   enum class Verdict {
-    kAppFailure,    // an app-scope answer: nobody can succeed
+    kFailure,       // nobody can succeed (what counts is the scope's: see its verdict function)
     kHealthy,       // IM answered about the message itself (delivered, or a row/room verdict)
-    kInconclusive,  // no IM answer (timeout, connection error, HTTP 5xx, not JSON)
+    kInconclusive,  // proves nothing either way (e.g. no IM answer at the app scope)
   };
 
-  // `cooldown` <= 0 means 60 s.
-  explicit ImBreaker(std::chrono::milliseconds cooldown);
+  explicit ImBreaker(BreakerSettings settings = {});
+  ImBreaker(const ImBreaker&) = delete;
+  ImBreaker& operator=(const ImBreaker&) = delete;
 
   // Decides whether one request may be sent at `steady_ms`. The first Admit after the cooldown
   // moves the breaker to half-open and returns kProbe; further calls return kReject until that
-  // probe is recorded.
+  // probe is recorded or cancelled.
   Admission Admit(int64_t steady_ms);
 
   // Records the verdict of one answered (or failed) request. `probe` is true for the request
@@ -63,6 +78,9 @@ class ImBreaker {
   BreakerTransition Record(Verdict verdict, bool probe, std::chrono::milliseconds min_cooldown,
                            int64_t steady_ms);
 
+  // The probe Admit handed out made no request: the next Admit probes again.
+  void CancelProbe();
+
   State state() const;
   // Open or half-open: anything but closed (the gauge's 1).
   bool is_open() const;
@@ -71,12 +89,17 @@ class ImBreaker {
   bool RejectsAt(int64_t steady_ms) const;
   // When (steady ms) an open breaker lets its probe through; meaningful only while open.
   int64_t reopens_at_ms() const;
-  std::chrono::milliseconds cooldown() const { return cooldown_; }
+  std::chrono::milliseconds cooldown() const { return settings_.cooldown; }
+  int failures_to_open() const { return settings_.failures_to_open; }
 
  private:
-  const std::chrono::milliseconds cooldown_;
+  BreakerTransition RecordFailure(bool probe, int64_t until_ms);  // mu_ held
+  void Open(int64_t until_ms);                                    // mu_ held
+
+  const BreakerSettings settings_;
   mutable std::mutex mu_;
   State state_ = State::kClosed;
+  int failures_ = 0;  // consecutive, while closed
   int64_t reopens_at_ms_ = 0;
   bool probe_out_ = false;
 };

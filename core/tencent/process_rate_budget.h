@@ -22,6 +22,9 @@ class SharedRateBudget {
  public:
   // `clock` must outlive the budget.
   SharedRateBudget(double max_per_second, Clock& clock) : budget_(max_per_second, clock) {}
+  // On a SystemClock of its own.
+  explicit SharedRateBudget(double max_per_second)
+      : own_clock_(std::make_unique<SystemClock>()), budget_(max_per_second, *own_clock_) {}
   SharedRateBudget(const SharedRateBudget&) = delete;
   SharedRateBudget& operator=(const SharedRateBudget&) = delete;
 
@@ -36,6 +39,7 @@ class SharedRateBudget {
   double max_rate() const;
 
  private:
+  std::unique_ptr<SystemClock> own_clock_;  // before budget_, which reads it
   mutable std::mutex mu_;
   RateBudget budget_;
 };
@@ -44,9 +48,9 @@ class SharedRateBudget {
 // requests_per_second (> 0): while one such publisher holds the returned pointer, every other
 // call with the same three values returns the same object; once all are gone, the next call
 // starts a fresh, full budget. Publishers that differ in any of the three get separate budgets
-// (a different rate is a different configuration, e.g. a test's). Thread-safe. Time is a
-// SystemClock's monotonic time: the budget is shared by publishers whatever clock each of them
-// was given, so none of theirs may decide it.
+// (a different rate is a different configuration, e.g. a test's). Thread-safe
+// (core/process_registry.h). Time is the budget's own SystemClock's monotonic time: the budget is
+// shared by publishers whatever clock each of them was given, so none of theirs may decide it.
 std::shared_ptr<SharedRateBudget> ProcessRateBudget(const std::string& endpoint,
                                                     uint64_t sdk_app_id,
                                                     double requests_per_second);

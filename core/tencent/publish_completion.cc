@@ -50,7 +50,7 @@ PublishOutcome TransferOutcome(const TransferPool::Finished& finished,
 
 ImBreaker::Verdict BreakerVerdict(const PublishOutcome& outcome) {
   if (outcome.scope == FailureScope::kApp) {
-    return ImBreaker::Verdict::kAppFailure;
+    return ImBreaker::Verdict::kFailure;
   }
   if (outcome.http_status == 200 && (outcome.status == PublishStatus::kPublished ||
                                      outcome.im_error_code != 0 || outcome.definite_drop)) {

@@ -53,7 +53,7 @@ class TencentImPublisher final : public Publisher {
         own_clock_(std::move(own_clock)),
         clock_(clock),
         sig_cache_(NewSigCache()),
-        breaker_(options.breaker_cooldown),
+        breaker_(BreakerSettings{.cooldown = options.breaker_cooldown}),
         pool_(std::move(pool)),
         target_(options.sdk_app_id, options.admin_identifier),
         url_random_(SeedFromDevice(clock_)) {

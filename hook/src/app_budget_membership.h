@@ -1,8 +1,9 @@
 // The room-service process as a member of its IM app's shared request budget (core/app_budget):
 // one AppBudgetMember per process and app for every Hook that sends (sync_publish inline or
 // background), started by the first such Hook and stopped, its row deleted, when the last one is
-// destroyed. Its share paces the process budget every publisher of the app draws on
-// (ProcessRateBudget), so the hooks' sync publishes and the relays divide the app's limit.
+// destroyed (core/process_registry.h). Its share paces the process budget every publisher of the
+// app draws on (ProcessRateBudget), so the hooks' sync publishes and the relays divide the app's
+// limit. Started by core::StartAppBudgetMember, as the relay's.
 #pragma once
 
 #include <memory>

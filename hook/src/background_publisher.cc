@@ -25,8 +25,8 @@ std::vector<int64_t> RowIds(const BackgroundJob& job) {
 
 BackgroundPublisher::BackgroundPublisher(Options options, std::unique_ptr<HookStore> store,
                                          std::unique_ptr<core::Publisher> publisher,
-                                         std::shared_ptr<SyncBreaker> breaker, core::Clock& clock,
-                                         WakeSender& wake)
+                                         std::shared_ptr<core::ImBreaker> breaker,
+                                         core::Clock& clock, WakeSender& wake)
     : options_(std::move(options)),
       store_(std::move(store)),
       publisher_(std::move(publisher)),

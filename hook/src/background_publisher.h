@@ -29,8 +29,9 @@
 //
 // The thread has its own HookStore (a database connection) and Publisher (an HTTP client),
 // drawing on the process-wide IM rate budget like every publisher, and the hook's process-wide
-// SyncBreaker. Reserve, View, Offer and the destructor are called by the Hook's caller thread;
-// the log callback and the WakeSender are also used from the background thread.
+// sync breaker (sync_breaker.h). Reserve, View, Offer and the destructor are called by the
+// Hook's caller thread; the log callback and the WakeSender are also used from the background
+// thread.
 #pragma once
 
 #include <chrono>
@@ -69,7 +70,7 @@ struct BackgroundJob {
   // lease_start_ms + sync_publish_timeout, in the clock's monotonic milliseconds.
   int64_t deadline_ms = 0;
   std::vector<BackgroundRow> rows;  // in commit order
-  bool probe = false;  // the sync breaker admitted this command as its probe
+  bool probe = false;               // the sync breaker admitted this command as its probe
 };
 
 // What the queue held of a room before a commit's transaction (see Offer).
@@ -81,7 +82,8 @@ struct RoomView {
 class BackgroundPublisher {
  public:
   struct Options {
-    size_t capacity = kDefaultBackgroundQueue;  // commands reserved or waiting, not counting the one being published
+    size_t capacity = kDefaultBackgroundQueue;  // commands reserved or waiting, not counting the
+                                                // one being published
     std::chrono::milliseconds sync_publish_timeout = kDefaultSyncPublishTimeout;
     LogCallback log;
   };
@@ -90,7 +92,8 @@ class BackgroundPublisher {
   // (the store's that took lease_start_ms); the sync breaker's time too. Starts the thread.
   BackgroundPublisher(Options options, std::unique_ptr<HookStore> store,
                       std::unique_ptr<core::Publisher> publisher,
-                      std::shared_ptr<SyncBreaker> breaker, core::Clock& clock, WakeSender& wake);
+                      std::shared_ptr<core::ImBreaker> breaker, core::Clock& clock,
+                      WakeSender& wake);
   // Publishes or releases what is queued (bounded by the commands' deadlines), then joins.
   ~BackgroundPublisher();
   BackgroundPublisher(const BackgroundPublisher&) = delete;
@@ -132,7 +135,7 @@ class BackgroundPublisher {
   const Options options_;
   std::unique_ptr<HookStore> store_;
   std::unique_ptr<core::Publisher> publisher_;
-  std::shared_ptr<SyncBreaker> breaker_;
+  std::shared_ptr<core::ImBreaker> breaker_;
   core::Clock& clock_;
   WakeSender& wake_;
 

@@ -28,7 +28,7 @@ bool RolledBackRetryable(const Error& error) {
 // Gives a probe admission back unless its sync publish recorded a verdict.
 class ProbeGuard {
  public:
-  ProbeGuard(SyncBreaker& breaker, bool armed) : breaker_(breaker), armed_(armed) {}
+  ProbeGuard(core::ImBreaker& breaker, bool armed) : breaker_(breaker), armed_(armed) {}
   ~ProbeGuard() {
     if (armed_) breaker_.CancelProbe();
   }
@@ -37,7 +37,7 @@ class ProbeGuard {
   void Disarm() { armed_ = false; }
 
  private:
-  SyncBreaker& breaker_;
+  core::ImBreaker& breaker_;
   bool armed_;
 };
 
@@ -61,14 +61,14 @@ class HookImpl final : public Hook {
  public:
   HookImpl(const HookOptions& options, std::unique_ptr<HookStore> store,
            std::unique_ptr<core::Publisher> publisher, std::unique_ptr<core::Clock> clock,
-           std::shared_ptr<SyncBreaker> sync_breaker, BackgroundParts background,
+           std::shared_ptr<core::ImBreaker> sync_breaker, BackgroundParts background,
            std::shared_ptr<core::AppBudgetMember> app_budget)
       : app_budget_(std::move(app_budget)),
         clock_(std::move(clock)),
         options_(Normalized(options)),
         store_(std::move(store)),
         publisher_(std::move(publisher)),
-        sync_breaker_(sync_breaker ? std::move(sync_breaker) : std::make_shared<SyncBreaker>()),
+        sync_breaker_(sync_breaker ? std::move(sync_breaker) : MakeSyncBreaker()),
         wake_(options_.wake_socket) {
     if (options_.sync_publish == SyncPublishMode::kBackground && background.store &&
         background.publisher) {
@@ -176,11 +176,11 @@ class HookImpl final : public Hook {
       return SyncMode::kOff;
     }
     switch (sync_breaker_->Admit(clock_->SteadyMs())) {
-      case SyncBreaker::Admission::kAllow:
+      case core::ImBreaker::Admission::kAllow:
         return SyncMode::kPublish;
-      case SyncBreaker::Admission::kProbe:
+      case core::ImBreaker::Admission::kProbe:
         return SyncMode::kProbe;
-      case SyncBreaker::Admission::kSkip:
+      case core::ImBreaker::Admission::kReject:
         break;
     }
     return SyncMode::kBreakerSkipped;
@@ -296,8 +296,7 @@ class HookImpl final : public Hook {
                            options_.log);
     const SyncRows rows =
         sync.Publish(prepared.envelopes, prepared.request.rows, items, deadline_ms,
-                     write.earlier_pending,
-                     prepared.mode == SyncMode::kProbe, result.events);
+                     write.earlier_pending, prepared.mode == SyncMode::kProbe, result.events);
     if (rows.probe_recorded) {
       probe.Disarm();
     }
@@ -326,7 +325,7 @@ class HookImpl final : public Hook {
   HookOptions options_;
   std::unique_ptr<HookStore> store_;
   std::unique_ptr<core::Publisher> publisher_;
-  std::shared_ptr<SyncBreaker> sync_breaker_;
+  std::shared_ptr<core::ImBreaker> sync_breaker_;
   WakeSender wake_;
   std::unique_ptr<BackgroundPublisher> background_;  // kBackground only
   CommitScratch scratch_;  // Commit's reused buffers (a Hook is used by one thread at a time)
@@ -337,7 +336,7 @@ class HookImpl final : public Hook {
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookStore> store,
                                std::unique_ptr<core::Publisher> publisher,
                                std::unique_ptr<core::Clock> clock,
-                               std::shared_ptr<SyncBreaker> sync_breaker,
+                               std::shared_ptr<core::ImBreaker> sync_breaker,
                                BackgroundParts background,
                                std::shared_ptr<core::AppBudgetMember> app_budget) {
   return std::make_unique<HookImpl>(options, std::move(store), std::move(publisher),

@@ -33,7 +33,7 @@ struct BackgroundParts {
 std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookStore> store,
                                std::unique_ptr<core::Publisher> publisher,
                                std::unique_ptr<core::Clock> clock,
-                               std::shared_ptr<SyncBreaker> sync_breaker = nullptr,
+                               std::shared_ptr<core::ImBreaker> sync_breaker = nullptr,
                                BackgroundParts background = {},
                                std::shared_ptr<core::AppBudgetMember> app_budget = nullptr);
 

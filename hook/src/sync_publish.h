@@ -42,7 +42,7 @@ struct SyncRows {
 class InlineSyncPublish {
  public:
   // Every argument must outlive this object.
-  InlineSyncPublish(core::Publisher& publisher, SyncBreaker& breaker, core::Clock& clock,
+  InlineSyncPublish(core::Publisher& publisher, core::ImBreaker& breaker, core::Clock& clock,
                     std::chrono::milliseconds sync_publish_timeout, const LogCallback& log)
       : publisher_(publisher),
         breaker_(breaker),
@@ -63,7 +63,7 @@ class InlineSyncPublish {
   void Log(LogLevel level, const std::string& line) const;
 
   core::Publisher& publisher_;
-  SyncBreaker& breaker_;
+  core::ImBreaker& breaker_;
   core::Clock& clock_;
   const std::chrono::milliseconds sync_publish_timeout_;
   const LogCallback& log_;

@@ -52,15 +52,16 @@ class BackgroundPublisherTest : public ::testing::Test {
     publisher_ = publisher.get();
     background_ = std::make_unique<BackgroundPublisher>(
         BackgroundPublisher::Options{capacity, milliseconds(2000), {}}, std::move(store),
-        std::move(publisher), std::make_shared<internal::SyncBreaker>(), clock_, wake_);
+        std::move(publisher), internal::MakeSyncBreaker(), clock_, wake_);
   }
 
   // A command committed now: its deadline is 2 s away on the publisher's clock.
   BackgroundJob Job(const std::string& token, const std::string& room, std::vector<int64_t> ids) {
     BackgroundJob job{token, room, clock_.SteadyMs() + 2000, {}, false};
     for (int64_t id : ids) {
-      job.rows.push_back(BackgroundRow{id, Envelope{"evt-" + std::to_string(id), "RoomGiftSent",
-                                                    room, 1, "cmd", "req", "node", 1, "{}"},
+      job.rows.push_back(BackgroundRow{id,
+                                       Envelope{"evt-" + std::to_string(id), "RoomGiftSent", room,
+                                                1, "cmd", "req", "node", 1, "{}"},
                                        ""});
     }
     return job;

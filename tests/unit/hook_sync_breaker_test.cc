@@ -52,7 +52,7 @@ class HookSyncBreakerTest : public ::testing::Test {
                          {Event{"evt-" + id, "RoomGiftSent", 1, 0, payload}});
   }
 
-  std::shared_ptr<internal::SyncBreaker> breaker_ = std::make_shared<internal::SyncBreaker>();
+  std::shared_ptr<core::ImBreaker> breaker_ = internal::MakeSyncBreaker();
   StrictMock<MockHookStore>* store_;
   StrictMock<MockPublisher>* publisher_;
   FakeClock* clock_;  // the Hook's

@@ -19,7 +19,7 @@ class ImBreakerTest : public ::testing::Test {
   int64_t At(milliseconds ms) const { return ms.count(); }
   int64_t At(seconds s) const { return milliseconds(s).count(); }
 
-  core::ImBreaker breaker_{seconds(60)};
+  core::ImBreaker breaker_{{.cooldown = seconds(60)}};
 };
 
 TEST_F(ImBreakerTest, ClosedAllowsEverythingAndHealthyAnswersChangeNothing) {
@@ -36,13 +36,13 @@ TEST_F(ImBreakerTest, ClosedAllowsEverythingAndHealthyAnswersChangeNothing) {
 }
 
 TEST_F(ImBreakerTest, AnAppFailureOpensItOnceAndNothingIsAdmittedDuringTheCooldown) {
-  EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(100))),
+  EXPECT_EQ(breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(100))),
             core::BreakerTransition::kOpened);
   EXPECT_TRUE(breaker_.is_open());
   EXPECT_EQ(breaker_.state(), State::kOpen);
   EXPECT_EQ(breaker_.reopens_at_ms(), At(seconds(160)));
   // Stragglers that were in flight: no second "opened".
-  EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(100))),
+  EXPECT_EQ(breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(100))),
             core::BreakerTransition::kNone);
   EXPECT_EQ(breaker_.Record(Verdict::kHealthy, false, kNoMinimum, At(seconds(101))),
             core::BreakerTransition::kNone)
@@ -56,7 +56,7 @@ TEST_F(ImBreakerTest, AnAppFailureOpensItOnceAndNothingIsAdmittedDuringTheCooldo
 }
 
 TEST_F(ImBreakerTest, AfterTheCooldownExactlyOneProbeIsAdmitted) {
-  (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
+  (void)breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(0)));
   EXPECT_FALSE(breaker_.RejectsAt(At(seconds(60))));
   EXPECT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
   EXPECT_EQ(breaker_.state(), State::kHalfOpen);
@@ -67,7 +67,7 @@ TEST_F(ImBreakerTest, AfterTheCooldownExactlyOneProbeIsAdmitted) {
 }
 
 TEST_F(ImBreakerTest, AHealthyProbeClosesIt) {
-  (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
+  (void)breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(0)));
   ASSERT_EQ(breaker_.Admit(At(seconds(61))), Admission::kProbe);
   EXPECT_EQ(breaker_.Record(Verdict::kHealthy, true, kNoMinimum, At(seconds(62))),
             core::BreakerTransition::kClosed);
@@ -78,9 +78,9 @@ TEST_F(ImBreakerTest, AHealthyProbeClosesIt) {
 }
 
 TEST_F(ImBreakerTest, AFailedProbeReopensForAFullCooldown) {
-  (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
+  (void)breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(0)));
   ASSERT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
-  EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, true, kNoMinimum, At(seconds(61))),
+  EXPECT_EQ(breaker_.Record(Verdict::kFailure, true, kNoMinimum, At(seconds(61))),
             core::BreakerTransition::kReopened);
   EXPECT_EQ(breaker_.state(), State::kOpen);
   EXPECT_EQ(breaker_.reopens_at_ms(), At(seconds(121)));
@@ -88,8 +88,17 @@ TEST_F(ImBreakerTest, AFailedProbeReopensForAFullCooldown) {
   EXPECT_EQ(breaker_.Admit(At(seconds(121))), Admission::kProbe);
 }
 
+TEST_F(ImBreakerTest, ACancelledProbeLetsTheNextRequestProbe) {
+  (void)breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(0)));
+  ASSERT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
+  breaker_.CancelProbe();
+  EXPECT_EQ(breaker_.state(), State::kHalfOpen);
+  EXPECT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
+  EXPECT_EQ(breaker_.Admit(At(seconds(60))), Admission::kReject);
+}
+
 TEST_F(ImBreakerTest, AnInconclusiveProbeLetsTheNextRequestProbe) {
-  (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
+  (void)breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(0)));
   ASSERT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
   EXPECT_EQ(breaker_.Record(Verdict::kInconclusive, true, kNoMinimum, At(seconds(63))),
             core::BreakerTransition::kNone);
@@ -99,44 +108,51 @@ TEST_F(ImBreakerTest, AnInconclusiveProbeLetsTheNextRequestProbe) {
 }
 
 TEST_F(ImBreakerTest, AStragglerFailureWhileHalfOpenDoesNotReopen) {
-  (void)breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
+  (void)breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(0)));
   ASSERT_EQ(breaker_.Admit(At(seconds(60))), Admission::kProbe);
-  EXPECT_EQ(breaker_.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(60))),
+  EXPECT_EQ(breaker_.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(60))),
             core::BreakerTransition::kNone);
   EXPECT_EQ(breaker_.Record(Verdict::kHealthy, true, kNoMinimum, At(seconds(61))),
             core::BreakerTransition::kClosed);
 }
 
 TEST_F(ImBreakerTest, LockoutKeepsItOpenAtLeastItsMinimumCooldown) {
-  core::ImBreaker short_breaker{seconds(5)};
-  EXPECT_EQ(short_breaker.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(10))),
+  core::ImBreaker short_breaker{{.cooldown = seconds(5)}};
+  EXPECT_EQ(short_breaker.Record(Verdict::kFailure, false, seconds(60), At(seconds(10))),
             core::BreakerTransition::kOpened);
-  EXPECT_EQ(short_breaker.reopens_at_ms(), At(seconds(70))) << "70050: 60 s, not the 5 s configured";
+  EXPECT_EQ(short_breaker.reopens_at_ms(), At(seconds(70)))
+      << "70050: 60 s, not the 5 s configured";
   EXPECT_EQ(short_breaker.Admit(At(seconds(16))), Admission::kReject);
   EXPECT_EQ(short_breaker.Admit(At(seconds(69))), Admission::kReject);
   EXPECT_EQ(short_breaker.Admit(At(seconds(70))), Admission::kProbe);
   // A longer configured cooldown wins over the minimum.
-  core::ImBreaker long_breaker{seconds(120)};
-  (void)long_breaker.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(0)));
+  core::ImBreaker long_breaker{{.cooldown = seconds(120)}};
+  (void)long_breaker.Record(Verdict::kFailure, false, seconds(60), At(seconds(0)));
   EXPECT_EQ(long_breaker.reopens_at_ms(), At(seconds(120)));
 }
 
 TEST_F(ImBreakerTest, ALaterLockoutWhileOpenPushesTheEndOut) {
-  core::ImBreaker b{seconds(5)};
-  (void)b.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(0)));
+  core::ImBreaker b{{.cooldown = seconds(5)}};
+  (void)b.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(0)));
   EXPECT_EQ(b.reopens_at_ms(), At(seconds(5)));
-  EXPECT_EQ(b.Record(Verdict::kAppFailure, false, seconds(60), At(seconds(1))),
+  EXPECT_EQ(b.Record(Verdict::kFailure, false, seconds(60), At(seconds(1))),
             core::BreakerTransition::kNone);
   EXPECT_EQ(b.reopens_at_ms(), At(seconds(61)));
   // An earlier end never shortens it.
-  (void)b.Record(Verdict::kAppFailure, false, kNoMinimum, At(seconds(2)));
+  (void)b.Record(Verdict::kFailure, false, kNoMinimum, At(seconds(2)));
   EXPECT_EQ(b.reopens_at_ms(), At(seconds(61)));
 }
 
 TEST_F(ImBreakerTest, ANonPositiveCooldownMeansSixtySeconds) {
-  EXPECT_EQ(core::ImBreaker(milliseconds(0)).cooldown(), seconds(60));
-  EXPECT_EQ(core::ImBreaker(milliseconds(-5)).cooldown(), seconds(60));
-  EXPECT_EQ(core::ImBreaker(milliseconds(1500)).cooldown(), milliseconds(1500));
+  EXPECT_EQ(core::ImBreaker({.cooldown = milliseconds(0)}).cooldown(), seconds(60));
+  EXPECT_EQ(core::ImBreaker({.cooldown = milliseconds(-5)}).cooldown(), seconds(60));
+  EXPECT_EQ(core::ImBreaker({.cooldown = milliseconds(1500)}).cooldown(), milliseconds(1500));
+}
+
+TEST_F(ImBreakerTest, TheAppScopeOpensOnTheFirstFailure) {
+  EXPECT_EQ(core::ImBreaker().failures_to_open(), 1);
+  EXPECT_EQ(core::ImBreaker({.failures_to_open = 0}).failures_to_open(), 1);
+  EXPECT_EQ(core::ImBreaker().cooldown(), seconds(60));
 }
 
 TEST_F(ImBreakerTest, StateNames) {

@@ -35,13 +35,13 @@ class PublishAdmissionTest : public ::testing::Test {
   }
   core::PublishAdmission::Decision Next() { return admission_->Next(clock_.SteadyMs()); }
   void OpenBreaker() {
-    ASSERT_EQ(breaker_.Record(core::ImBreaker::Verdict::kAppFailure, false, milliseconds(0),
+    ASSERT_EQ(breaker_.Record(core::ImBreaker::Verdict::kFailure, false, milliseconds(0),
                               clock_.SteadyMs()),
               core::BreakerTransition::kOpened);
   }
 
   testing::FakeClock clock_;
-  core::ImBreaker breaker_{kCooldown};
+  core::ImBreaker breaker_{{.cooldown = kCooldown}};
   std::vector<core::PublishItem> items_;
   std::optional<core::PublishAdmission> admission_;
 };
@@ -134,9 +134,9 @@ TEST_F(PublishAdmissionTest, AFailedProbeKeepsTheRestBack) {
   Admit(2);
   ASSERT_EQ(Next().kind, Kind::kSend);
   admission_->Sent(0);
-  ASSERT_EQ(breaker_.Record(core::ImBreaker::Verdict::kAppFailure, true, milliseconds(0),
-                            clock_.SteadyMs()),
-            core::BreakerTransition::kReopened);
+  ASSERT_EQ(
+      breaker_.Record(core::ImBreaker::Verdict::kFailure, true, milliseconds(0), clock_.SteadyMs()),
+      core::BreakerTransition::kReopened);
   admission_->ProbeRecorded(items_[0]);
   const auto rest = Next();
   EXPECT_EQ(rest.kind, Kind::kKeptBack);

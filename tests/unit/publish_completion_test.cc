@@ -85,8 +85,8 @@ TEST(BreakerVerdictTest, OnlyImsOwnAnswersProveTheAppWorks) {
             core::ImBreaker::Verdict::kHealthy);
   EXPECT_EQ(verdict(200, ImError(10010)), core::ImBreaker::Verdict::kHealthy)
       << "about the message";
-  EXPECT_EQ(verdict(200, ImError(70003)), core::ImBreaker::Verdict::kAppFailure);
-  EXPECT_EQ(verdict(403, ""), core::ImBreaker::Verdict::kAppFailure) << "not IM's API";
+  EXPECT_EQ(verdict(200, ImError(70003)), core::ImBreaker::Verdict::kFailure);
+  EXPECT_EQ(verdict(403, ""), core::ImBreaker::Verdict::kFailure) << "not IM's API";
   EXPECT_EQ(verdict(502, ""), core::ImBreaker::Verdict::kInconclusive);
   EXPECT_EQ(verdict(200, "not json"), core::ImBreaker::Verdict::kInconclusive);
   EXPECT_EQ(core::BreakerVerdict(
@@ -112,7 +112,7 @@ class PublishCompletionTest : public ::testing::Test {
   }
 
   testing::FakeClock clock_;
-  core::ImBreaker breaker_{milliseconds(60000)};
+  core::ImBreaker breaker_{{.cooldown = milliseconds(60000)}};
   core::SharedRateBudget budget_{40, clock_};
   core::UserSigCache sig_cache_{1400000000, "admin", "secret", std::chrono::seconds(86400),
                                 [] { return int64_t{1'700'000'000}; }};
@@ -156,7 +156,7 @@ TEST_F(PublishCompletionTest, AnAppScopeAnswerOpensTheBreakerAndSaysSo) {
 }
 
 TEST_F(PublishCompletionTest, TheProbesAnswerEndsItsAdmission) {
-  ASSERT_EQ(breaker_.Record(core::ImBreaker::Verdict::kAppFailure, false, milliseconds(0),
+  ASSERT_EQ(breaker_.Record(core::ImBreaker::Verdict::kFailure, false, milliseconds(0),
                             clock_.SteadyMs()),
             core::BreakerTransition::kOpened);
   clock_.Advance(milliseconds(60000));

@@ -100,8 +100,8 @@ struct HookOptions {
   // (non-blocking, best effort: nothing bound there never fails or slows a Commit).
   std::string wake_socket;
   // kBackground: the most commands waiting for the background publisher; a command that finds
-  // the queue full has its rows written due at once for the relay. 0: 256.
-  size_t background_queue = 256;
+  // the queue full has its rows written due at once for the relay. 0: kDefaultBackgroundQueue.
+  size_t background_queue = kDefaultBackgroundQueue;
   // Written into every envelope. Empty means the host name (gethostname; "unknown-host" when
   // there is none).
   std::string node_id;

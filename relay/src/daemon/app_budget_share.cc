@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/tencent/im_endpoint.h"
+#include "core/app_budget/start_member.h"
 #include "daemon/lifecycle_log.h"
 
 namespace room_outbox::relay {
@@ -49,21 +49,9 @@ void LogBeat(const Config& config, Logger& logger, ShareLog& last, const core::A
 
 std::unique_ptr<core::AppBudgetMember> JoinAppBudget(const Config& config, Metrics& metrics,
                                                      Logger& logger) {
-  const TencentImOptions& im = config.tencent_im;
-  if (im.app_requests_per_second <= 0 || im.requests_per_second <= 0) {
-    return nullptr;
-  }
-  auto endpoint = core::NormalizeImEndpoint(im.endpoint);
-  const std::string base = endpoint ? *endpoint : im.endpoint;
-  core::AppBudgetSettings settings;
-  settings.mysql = config.mysql;
-  settings.app_key = core::AppKey(base, im.sdk_app_id);
-  settings.member_id = core::NewMemberId();
-  settings.app_limit = im.app_requests_per_second;
-  settings.process_cap = im.requests_per_second;
   auto last = std::make_shared<ShareLog>();
-  return core::AppBudgetMember::Start(
-      std::move(settings), core::ProcessRateBudget(base, im.sdk_app_id, im.requests_per_second),
+  return core::StartAppBudgetMember(
+      config.mysql, config.tencent_im,
       [&config, &metrics, &logger, last](const core::AppBudgetStatus& status) {
         metrics.SetImBudgetShare(status.share, status.table_reached ? status.live_members : -1);
         LogBeat(config, logger, *last, status);
