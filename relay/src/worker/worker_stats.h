@@ -28,9 +28,8 @@ class WorkerStats {
   // since the last read (or none was made), then sets the gauges.
   void AfterRound(size_t rooms_held);
 
-  // The rooms_held_back gauge. Until OutboxStats carries the database's count
-  // (rooms_held_back), it is the rooms the latest round held back; then this becomes
-  // `return stats.rooms_held_back;` and the second argument goes.
+  // The rooms_held_back gauge: the database's count (OutboxStats::rooms_held_back) once Stats
+  // could be read; before the first read, the rooms the latest round held back.
   static int64_t HeldBackGauge(const std::optional<OutboxStats>& stats,
                                size_t rooms_held_last_round);
 
