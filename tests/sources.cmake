@@ -77,6 +77,7 @@ add_executable(unit_tests
   tests/unit/room_cell_test.cc
   tests/unit/room_pacing_test.cc
   tests/unit/room_queues_test.cc
+  tests/unit/statement_list_test.cc
   tests/unit/statement_text_test.cc
   tests/unit/sync_breaker_test.cc
   tests/unit/usersig_test.cc

@@ -254,16 +254,19 @@ inline constexpr std::string_view kMarkFailed =
 // --- stats ---
 
 // idx_pending_due (status prefix): one pass over the pending rows, not the table; for each
-// pending row that has failed, one idx_room_status dive to see whether it is its room's head.
-// Columns: pending, oldest pending age (server now - MIN(created_at_ms), 0 when none, never
-// negative), rooms whose head has failed at least once.
+// pending row that has failed, idx_room_status dives to see whether it is its room's head and
+// whether a later pending row waits behind it. Columns: pending, oldest pending age (server now -
+// MIN(created_at_ms), 0 when none, never negative), rooms held back. A room is held back when
+// its head pending row (lowest id) has failed at least once and a later pending row of the room
+// waits behind it; this is the one definition of rooms_held_back (the gauge and `stats`).
 inline constexpr std::string_view kStats =
     "SELECT COUNT(*), "
     "CASE WHEN COUNT(*) = 0 THEN 0 ELSE GREATEST(0, " ROOM_OUTBOX_SERVER_NOW_MS
     " - MIN(o.created_at_ms)) END, "
     "COALESCE(SUM(o.retry_count > 0 AND NOT EXISTS (SELECT 1 FROM room_outbox e "
     "FORCE INDEX (idx_room_status) WHERE e.room_id = o.room_id AND e.status = 'pending' "
-    "AND e.id < o.id)), 0) "
+    "AND e.id < o.id) AND EXISTS (SELECT 1 FROM room_outbox l FORCE INDEX (idx_room_status) "
+    "WHERE l.room_id = o.room_id AND l.status = 'pending' AND l.id > o.id)), 0) "
     "FROM room_outbox o WHERE o.status = 'pending'";
 
 // --- operator commands ---
@@ -286,12 +289,6 @@ inline constexpr std::string_view kOpsCountByStatus =
 inline constexpr std::string_view kOpsCountParked =
     "SELECT COUNT(*) FROM room_outbox WHERE status = 'parked'";
 
-// idx_pending_due: the oldest pending row's age on the server's clock (0 when none).
-inline constexpr std::string_view kOpsOldestPendingAge =
-    "SELECT COALESCE(" ROOM_OUTBOX_SERVER_NOW_MS
-    " - MIN(created_at_ms), 0) FROM room_outbox "
-    "WHERE status = 'pending'";
-
 // Rooms with pending rows: each room's pending count and its head row (lowest pending id),
 // rooms with the oldest heads first. Placeholder: limit.
 inline constexpr std::string_view kOpsTopRooms =
@@ -299,13 +296,6 @@ inline constexpr std::string_view kOpsTopRooms =
     "(SELECT room_id, COUNT(*) AS pending, MIN(id) AS head_id FROM room_outbox "
     "WHERE status = 'pending' GROUP BY room_id) h "
     "JOIN room_outbox o ON o.id = h.head_id ORDER BY o.id LIMIT ?";
-
-// Rooms whose later pending rows wait behind a head row that has failed at least once.
-inline constexpr std::string_view kOpsRoomsHeldBack =
-    "SELECT COUNT(*) FROM "
-    "(SELECT MIN(id) AS head_id, COUNT(*) AS pending FROM room_outbox "
-    "WHERE status = 'pending' GROUP BY room_id) h "
-    "JOIN room_outbox o ON o.id = h.head_id WHERE h.pending > 1 AND o.retry_count > 0";
 
 // uk_event_id. The last column says whether a claim holds the row right now (a token and a
 // lease not yet over on the server's clock).
@@ -507,11 +497,7 @@ inline constexpr Statement kOpsServerNowMinus =
 inline constexpr Statement kOpsCountByStatus =
     Shared("ops_count_by_status", sql::kOpsCountByStatus);
 inline constexpr Statement kOpsCountParked = Shared("ops_count_parked", sql::kOpsCountParked);
-inline constexpr Statement kOpsOldestPendingAge =
-    Shared("ops_oldest_pending_age", sql::kOpsOldestPendingAge);
 inline constexpr Statement kOpsTopRooms = Shared("ops_top_rooms", sql::kOpsTopRooms);
-inline constexpr Statement kOpsRoomsHeldBack =
-    Shared("ops_rooms_held_back", sql::kOpsRoomsHeldBack);
 inline constexpr Statement kOpsShow = Shared("ops_show", sql::kOpsShow);
 inline constexpr Statement kOpsPark = Shared("ops_park", sql::kOpsPark);
 inline constexpr Statement kOpsRequeueEvent = Shared("ops_requeue_event", sql::kOpsRequeueEvent);
@@ -545,7 +531,10 @@ inline constexpr Statement kRollback = SharedText("rollback", sql::kRollback);
 }  // namespace Stmt
 
 // Every statement, for the tools that list them all (the grammar check, the statement tests).
-inline constexpr std::array<const Statement*, 48> kStatements = {
+// Its size is the number of entries (never a hand-kept count, so no entry can be null); the
+// checks below refuse a duplicate at compile time, and StatementListTest refuses a statement of
+// namespace Stmt that is not listed here.
+inline constexpr std::array kStatements = {
     &Stmt::kInsertCommandLog,
     &Stmt::kInsertCommandLogChecked,
     &Stmt::kInsertOutbox,
@@ -569,9 +558,7 @@ inline constexpr std::array<const Statement*, 48> kStatements = {
     &Stmt::kOpsServerNowMinus,
     &Stmt::kOpsCountByStatus,
     &Stmt::kOpsCountParked,
-    &Stmt::kOpsOldestPendingAge,
     &Stmt::kOpsTopRooms,
-    &Stmt::kOpsRoomsHeldBack,
     &Stmt::kOpsShow,
     &Stmt::kOpsPark,
     &Stmt::kOpsRequeueEvent,
@@ -595,6 +582,20 @@ inline constexpr std::array<const Statement*, 48> kStatements = {
     &Stmt::kCommit,
     &Stmt::kRollback,
 };
+
+// True when every entry has a name and no two entries share a pointer or a name.
+constexpr bool EveryStatementListedOnce() {
+  for (size_t i = 0; i < kStatements.size(); ++i) {
+    if (kStatements[i] == nullptr || kStatements[i]->name.empty()) return false;
+    for (size_t j = i + 1; j < kStatements.size(); ++j) {
+      if (kStatements[i] == kStatements[j] || kStatements[i]->name == kStatements[j]->name) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+static_assert(EveryStatementListedOnce(), "kStatements: an entry is null, unnamed or listed twice");
 
 #undef ROOM_OUTBOX_CLAIM_COLUMNS
 }  // namespace room_outbox::core::sql

@@ -811,7 +811,10 @@ TEST(MariaDbRelayStoreTest, StatsCountPendingRowsTheOldestAgeAndRoomsHeldBack) {
   EXPECT_GE(stats->oldest_pending_age_ms, before - (oldest + 1));
   EXPECT_LE(stats->oldest_pending_age_ms, after - (oldest + 1));
   EXPECT_EQ(stats->rooms_held_back, 1);
+  // B's head fails, but nothing waits behind it: B holds nothing back until a second row comes.
   db.Exec("UPDATE room_outbox SET retry_count = 1 WHERE room_id = 'B'");
+  EXPECT_EQ(store->relay.Stats()->rooms_held_back, 1);
+  AddEvents(*store, "c2", {"B"});
   EXPECT_EQ(store->relay.Stats()->rooms_held_back, 2);
   // A created_at_ms ahead of the server (a hook host's clock) never makes a negative age.
   db.Exec("UPDATE room_outbox SET created_at_ms = " + std::to_string(now + 3'600'000));

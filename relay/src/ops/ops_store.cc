@@ -58,6 +58,25 @@ core::Result<int64_t> OpsStore::CountScalar(const core::sql::Statement& id,
   return (*rows)[0].Int(0);
 }
 
+core::Result<void> OpsStore::ReadPendingStats(OutboxCounts& counts) {
+  auto stmt = conn_->Prepared(core::sql::Stmt::kStats);
+  if (!stmt) return core::Fail(stmt.error());
+  if (auto done = (*stmt)->Execute({}); !done) return core::Fail(done.error());
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) return core::Fail(rows.error());
+  if (rows->size() != 1) {
+    return core::Fail(ErrorCode::kInternal,
+                      (*stmt)->name() + ": expected one row, got " + std::to_string(rows->size()));
+  }
+  auto age = (*rows)[0].Int(1);
+  if (!age) return core::Fail(age.error());
+  auto held = (*rows)[0].Int(2);
+  if (!held) return core::Fail(held.error());
+  counts.oldest_pending_age_ms = *age;
+  counts.rooms_held_back = *held;
+  return {};
+}
+
 core::Result<int64_t> OpsStore::ServerNowMinus(int64_t ms) {
   auto stmt = conn_->Prepared(core::sql::Stmt::kOpsServerNowMinus);
   if (!stmt) return core::Fail(stmt.error());
@@ -91,12 +110,7 @@ core::Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
       if (status == "published") counts.published = *n;
     }
   }
-  auto age = CountScalar(core::sql::Stmt::kOpsOldestPendingAge, {});
-  if (!age) return core::Fail(age.error());
-  counts.oldest_pending_age_ms = *age;
-  auto held = CountScalar(core::sql::Stmt::kOpsRoomsHeldBack, {});
-  if (!held) return core::Fail(held.error());
-  counts.rooms_held_back = *held;
+  if (auto read = ReadPendingStats(counts); !read) return core::Fail(read.error());
 
   auto stmt = conn_->Prepared(core::sql::Stmt::kOpsTopRooms);
   if (!stmt) return core::Fail(stmt.error());

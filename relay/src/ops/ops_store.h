@@ -39,7 +39,7 @@ struct OutboxCounts {
   int64_t parked = 0;
   int64_t published = 0;
   int64_t oldest_pending_age_ms = 0;  // server clock; 0 when nothing is pending
-  int64_t rooms_held_back = 0;        // rooms with later rows behind a head that failed
+  int64_t rooms_held_back = 0;        // rooms with later rows behind a head that failed (kStats)
   std::vector<RoomHead> top_rooms;    // oldest pending heads first
 };
 
@@ -86,9 +86,8 @@ inline constexpr const core::sql::Statement* kOpsStatements[] = {
     &core::sql::Stmt::kOpsServerNowMinus,
     &core::sql::Stmt::kOpsCountByStatus,
     &core::sql::Stmt::kOpsCountParked,
-    &core::sql::Stmt::kOpsOldestPendingAge,
+    &core::sql::Stmt::kStats,
     &core::sql::Stmt::kOpsTopRooms,
-    &core::sql::Stmt::kOpsRoomsHeldBack,
     &core::sql::Stmt::kOpsShow,
     &core::sql::Stmt::kOpsPark,
     &core::sql::Stmt::kOpsRequeueEvent,
@@ -141,6 +140,8 @@ class OpsStore {
   [[nodiscard]] core::Result<int64_t> ServerNowMinus(int64_t ms);
   [[nodiscard]] core::Result<int64_t> CountScalar(const core::sql::Statement& id,
                                                   std::vector<core::SqlValue> params);
+  // The oldest pending age and rooms_held_back, from the statement the relay's gauges read.
+  [[nodiscard]] core::Result<void> ReadPendingStats(OutboxCounts& counts);
   [[nodiscard]] core::Result<int64_t> UpdateInBatches(
       const core::sql::Statement& id, std::vector<core::SqlValue> params_before_limit,
       int64_t batch_size, int64_t* batches);
