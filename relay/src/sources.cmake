@@ -53,7 +53,7 @@ add_library(room_outbox_relay STATIC
   relay/src/daemon/command_line.cc
   relay/src/config/config.cc
   relay/src/config/config_render.cc
-  relay/src/daemon/heartbeat_clock.cc
+  relay/src/daemon/beat_on_use_clock.cc
   relay/src/daemon/journal_sink.cc
   relay/src/daemon/lifecycle_log.cc
   relay/src/daemon/relay_app.cc

@@ -16,7 +16,7 @@
 #include "config/config.h"
 #include "core/fd.h"
 #include "core/publisher.h"
-#include "daemon/heartbeat_clock.h"
+#include "daemon/beat_on_use_clock.h"
 #include "daemon/journal_sink.h"
 #include "daemon/reload.h"
 #include "fake_clock.h"
@@ -111,10 +111,10 @@ TEST(WatchdogTest, FromEnvironmentHonoursWatchdogPid) {
   }
 }
 
-TEST(HeartbeatClockTest, SleepsInSlicesAndBeatsOnEachOne) {
+TEST(BeatOnUseClockTest, SleepsInSlicesAndBeatsOnEachOne) {
   testing::FakeClock inner;
   Heartbeat heartbeat(inner);
-  HeartbeatClock clock(inner, heartbeat, milliseconds(1000));
+  BeatOnUseClock clock(inner, heartbeat, milliseconds(1000));
   relay::LoopSignal stop;
   const uint64_t before = heartbeat.beats();
   EXPECT_FALSE(clock.SleepFor(milliseconds(2500), stop));
@@ -126,10 +126,10 @@ TEST(HeartbeatClockTest, SleepsInSlicesAndBeatsOnEachOne) {
   EXPECT_EQ(clock.NowMs(), inner.NowMs());
 }
 
-TEST(HeartbeatClockTest, AStopEndsTheSleepAtTheNextSlice) {
+TEST(BeatOnUseClockTest, AStopEndsTheSleepAtTheNextSlice) {
   testing::FakeClock inner;
   Heartbeat heartbeat(inner);
-  HeartbeatClock clock(inner, heartbeat, milliseconds(100));
+  BeatOnUseClock clock(inner, heartbeat, milliseconds(100));
   relay::LoopSignal stop;
   int slept = 0;
   inner.on_sleep = [&] {

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <vector>
 
-#include "daemon/heartbeat_clock.h"
+#include "daemon/beat_on_use_clock.h"
 #include "fake_clock.h"
 #include "telemetry/health.h"
 #include "worker/loop_clock.h"
@@ -40,10 +40,10 @@ TEST(WakeSignalTest, FakeClockIdlesZeroWithAWakeUpPendingAndSleepsInFullWithout)
   EXPECT_TRUE(signal.wake_pending());
 }
 
-TEST(WakeSignalTest, HeartbeatClockIdleForEndsAtTheSliceThatFindsAWakeUp) {
+TEST(WakeSignalTest, BeatOnUseClockIdleForEndsAtTheSliceThatFindsAWakeUp) {
   testing::FakeClock inner;
   relay::Heartbeat heartbeat(nullptr);
-  relay::HeartbeatClock clock(inner, heartbeat, milliseconds(1000));
+  relay::BeatOnUseClock clock(inner, heartbeat, milliseconds(1000));
   relay::LoopSignal signal;
   int slices = 0;
   inner.on_sleep = [&] {

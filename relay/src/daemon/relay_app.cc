@@ -13,7 +13,7 @@
 #include "core/config/duration.h"
 #include "daemon/app_budget_share.h"
 #include "daemon/build_info.h"
-#include "daemon/heartbeat_clock.h"
+#include "daemon/beat_on_use_clock.h"
 #include "daemon/journal_sink.h"
 #include "daemon/lifecycle_log.h"
 #include "daemon/reload.h"
@@ -284,7 +284,7 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   if (!StartTelemetry(config, logger, telemetry)) {
     return kExitRuntimeFailure;
   }
-  HeartbeatClock clock(system_clock, *telemetry.heartbeat,
+  BeatOnUseClock clock(system_clock, *telemetry.heartbeat,
                        HeartbeatSlice(telemetry.watchdog.get()));
   auto wake = ListenForWakeUps(cli, config, stop, telemetry.metrics, logger);
   if (!wake) {

@@ -1,5 +1,5 @@
 // Liveness of the worker loop: a Heartbeat the loop beats and the systemd watchdog it feeds
-// (daemon/heartbeat_clock.h beats it on the loop's behalf).
+// (daemon/beat_on_use_clock.h beats it on the loop's behalf).
 //
 //   Heartbeat   Beat() from the worker thread after each round and each sleep slice; AgeMs() /
 //               Fresh() from any thread (/healthz, the metrics). A loop wedged in a call stops

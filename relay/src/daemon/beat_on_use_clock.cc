@@ -1,20 +1,20 @@
-#include "daemon/heartbeat_clock.h"
+#include "daemon/beat_on_use_clock.h"
 
 #include <algorithm>
 
 namespace room_outbox::relay {
 
-int64_t HeartbeatClock::NowMs() {
+int64_t BeatOnUseClock::NowMs() {
   heartbeat_.Beat();
   return inner_.NowMs();
 }
 
-int64_t HeartbeatClock::SteadyMs() {
+int64_t BeatOnUseClock::SteadyMs() {
   heartbeat_.Beat();
   return inner_.SteadyMs();
 }
 
-bool HeartbeatClock::SleepFor(std::chrono::milliseconds duration, LoopSignal& stop) {
+bool BeatOnUseClock::SleepFor(std::chrono::milliseconds duration, LoopSignal& stop) {
   heartbeat_.Beat();
   while (duration.count() > 0) {
     const std::chrono::milliseconds step = std::min(duration, slice_);
@@ -27,7 +27,7 @@ bool HeartbeatClock::SleepFor(std::chrono::milliseconds duration, LoopSignal& st
   return stop.stop_requested();
 }
 
-bool HeartbeatClock::IdleFor(std::chrono::milliseconds duration, LoopSignal& stop) {
+bool BeatOnUseClock::IdleFor(std::chrono::milliseconds duration, LoopSignal& stop) {
   heartbeat_.Beat();
   while (duration.count() > 0 && !stop.wake_pending()) {
     const std::chrono::milliseconds step = std::min(duration, slice_);

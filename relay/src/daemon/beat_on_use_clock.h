@@ -1,8 +1,8 @@
-// HeartbeatClock wraps the worker's Clock: every NowMs() (each round reads it at least once,
-// at the claim, and once per wave) and every slice of a SleepFor() (sleeps are cut
-// into slices of at most `slice`) beats, and so does every SteadyMs() (the pace
-// and lease checks inside a round). This wires the heartbeat without a line in
-// the worker; a worker that calls Heartbeat::Beat() itself needs no decorator.
+// BeatOnUseClock beats the heartbeat whenever the loop uses its clock. It wraps the worker's
+// Clock: every NowMs() (each round reads it at least once, at the claim, and once per wave),
+// every SteadyMs() (the pace and lease checks inside a round) and every slice of a SleepFor() or
+// IdleFor() (sleeps are cut into slices of at most `slice`) beats. This wires the heartbeat
+// without a line in the worker; a worker that calls Heartbeat::Beat() itself needs no decorator.
 #pragma once
 
 #include <chrono>
@@ -13,10 +13,10 @@
 
 namespace room_outbox::relay {
 
-class HeartbeatClock final : public LoopClock {
+class BeatOnUseClock final : public LoopClock {
  public:
   // `inner` and `heartbeat` must outlive the clock.
-  HeartbeatClock(LoopClock& inner, Heartbeat& heartbeat,
+  BeatOnUseClock(LoopClock& inner, Heartbeat& heartbeat,
                  std::chrono::milliseconds slice = std::chrono::seconds(1))
       : inner_(inner), heartbeat_(heartbeat), slice_(slice) {}
 
