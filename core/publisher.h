@@ -25,10 +25,10 @@ enum class PublishStatus {
   kUnknown,       // the outcome is unknown: no answer in time after the request went out, the
                   // connection dropped after it went out, or the answer was too large to read.
                   // IM may have it. (Counted under the metrics label "timeout".)
-  kPermanent,     // a refusal not known to be transient (a bad group, a bad signature, an
-                  // ErrorCode missing from the table, HTTP 4xx other than 408/429). Says nothing
-                  // about whom it concerns: the scope does. Retried like any failure; only
-                  // scope kPermanentRow may be parked.
+  kPermanent,     // the one meaning of "permanent": a refusal not known to be transient (a bad
+                  // group, a bad signature, an ErrorCode missing from the table, HTTP 4xx other
+                  // than 408/429). Says nothing about whom it concerns: the scope does. Retried
+                  // like any failure; only scope kUndeliverableRow may be parked.
   kNotAttempted,  // not sent: the app-scope circuit breaker is open. Do not charge the row.
 };
 
@@ -45,13 +45,13 @@ enum class FailureScope {
                   // reschedule that room's rows only; other rooms go on, the budget stays
   kApp,           // nobody can succeed (bad key or identifier, app disabled, 70050, ...): the
                   // publisher's circuit breaker opened; also the scope of kNotAttempted
-  kPermanentRow,  // this row can never succeed as it is (80001, 80002, 10004, 10010, ...): the
-                  // one meaning of "permanent" that parking (park_permanent_after) acts on
+  kUndeliverableRow,  // a permanent refusal of this row as it is (80001, 80002, 10004, 10010,
+                      // ...): the only scope parking (park_permanent_after) acts on
   kGlobalRate,    // the app's REST rate limit (60007, 60011, 60018, 60019, 10006, HTTP 429):
                   // the process budget slows down
 };
 
-// "none", "row", "room", "app", "permanent_row", "global_rate".
+// "none", "row", "room", "app", "undeliverable_row", "global_rate".
 const char* FailureScopeName(FailureScope scope);
 
 // A change of the publisher's circuit breaker caused by one outcome; the caller logs kOpened

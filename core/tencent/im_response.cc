@@ -25,7 +25,7 @@ constexpr PublishStatus kPerm = PublishStatus::kPermanent;
 constexpr FailureScope kRow = FailureScope::kRow;
 constexpr FailureScope kRoom = FailureScope::kRoom;
 constexpr FailureScope kApp = FailureScope::kApp;
-constexpr FailureScope kDead = FailureScope::kPermanentRow;
+constexpr FailureScope kDead = FailureScope::kUndeliverableRow;
 constexpr FailureScope kGlobal = FailureScope::kGlobalRate;
 
 constexpr CodeRow kCodeTable[] = {
@@ -172,8 +172,8 @@ const char* FailureScopeName(FailureScope scope) {
       return "room";
     case FailureScope::kApp:
       return "app";
-    case FailureScope::kPermanentRow:
-      return "permanent_row";
+    case FailureScope::kUndeliverableRow:
+      return "undeliverable_row";
     case FailureScope::kGlobalRate:
       return "global_rate";
   }

@@ -12,7 +12,7 @@
 //   70001 (UserSig expired)                  retryable     row            sig renewed, resent
 //   HTTP 5xx, 408; 200 but not IM's JSON     retryable     row
 //   timeout, connection dropped after send   unknown       row            (the publisher)
-//   80001 80002 80004 10004 10007 10010      permanent     permanent_row
+//   80001 80002 80004 10004 10007 10010      permanent     undeliverable_row
 //   10015 10016 10019
 //   60004 60005 60006 60010 60016 60020      permanent     app            breaker opens
 //   60021 70002-70020 70403 10026

@@ -187,7 +187,7 @@ std::vector<PublishItem> TencentImPublisher::Prepare(std::span<const PublishMess
             RandomForRow(message.row_id, message.drop_generation), priority);
         !built.ok()) {
       item.outcome.status = PublishStatus::kPermanent;
-      item.outcome.scope = FailureScope::kPermanentRow;
+      item.outcome.scope = FailureScope::kUndeliverableRow;
       item.outcome.error = "cannot build IM request: " + built.error().message;
       item.done = true;
       continue;

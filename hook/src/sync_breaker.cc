@@ -22,7 +22,7 @@ Verdict SyncVerdict(const core::PublishOutcome& outcome, bool cut) {
     case core::FailureScope::kGlobalRate:
       return Verdict::kFailure;
     case core::FailureScope::kRoom:
-    case core::FailureScope::kPermanentRow:
+    case core::FailureScope::kUndeliverableRow:
       return Verdict::kHealthy;  // IM answered about this message
     default:
       break;

@@ -181,7 +181,7 @@ TEST_F(TencentImPublisherTest, EachFaultGivesItsOutcome) {
       {"im 10002", FakeImFault::ImError(10002, "internal error"), core::PublishStatus::kRetryable,
        200, 10002, "im error 10002: internal error", core::FailureScope::kRow},
       {"im 10010", FakeImFault::ImError(10010, "group not found"), core::PublishStatus::kPermanent,
-       200, 10010, "im error 10010: group not found", core::FailureScope::kPermanentRow},
+       200, 10010, "im error 10010: group not found", core::FailureScope::kUndeliverableRow},
       {"im 60007", FakeImFault::ImError(60007, "rest rate"), core::PublishStatus::kRateLimited, 200,
        60007, "im error 60007", core::FailureScope::kGlobalRate},
       {"http 502", FakeImFault::HttpStatus(502), core::PublishStatus::kRetryable, 502, 0,

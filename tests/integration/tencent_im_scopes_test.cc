@@ -316,7 +316,7 @@ TEST_F(TencentImScopesTest, PerGroupFaultsConcernOnlyTheirGroup) {
   std::vector<core::PublishMessage> batch = {Msg(1, "gone"), Msg(2, "busy"), Msg(3, "fine")};
   auto outcomes = publisher->PublishMany(batch, kTimeout, 3);
   EXPECT_EQ(outcomes[0].status, core::PublishStatus::kPermanent);
-  EXPECT_EQ(outcomes[0].scope, core::FailureScope::kPermanentRow);
+  EXPECT_EQ(outcomes[0].scope, core::FailureScope::kUndeliverableRow);
   EXPECT_EQ(outcomes[1].status, core::PublishStatus::kRetryable);
   EXPECT_EQ(outcomes[1].scope, core::FailureScope::kRow);
   EXPECT_EQ(outcomes[2].status, core::PublishStatus::kPublished);

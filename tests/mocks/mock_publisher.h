@@ -50,13 +50,13 @@ inline core::PublishOutcome Skipped() {
   out.scope = core::FailureScope::kNone;
   return out;
 }
-// A failure with the scope its status usually has: kPermanent -> permanent row, kRateLimited ->
+// A failure with the scope its status usually has: kPermanent -> undeliverable row, kRateLimited ->
 // global rate, kNotAttempted -> app, anything else -> row.
 inline core::PublishOutcome FailedWith(core::PublishStatus status, std::string error) {
   core::PublishOutcome out{status, std::move(error), 0, 0, {}};
   switch (status) {
     case core::PublishStatus::kPermanent:
-      out.scope = core::FailureScope::kPermanentRow;
+      out.scope = core::FailureScope::kUndeliverableRow;
       break;
     case core::PublishStatus::kRateLimited:
       out.scope = core::FailureScope::kGlobalRate;

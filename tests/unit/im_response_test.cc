@@ -157,16 +157,16 @@ TEST(ImResponseTest, EveryCodeHasItsStatusAndScope) {
       {60018, S::kRateLimited, F::kGlobalRate, 0},
       {60019, S::kRateLimited, F::kGlobalRate, 0},
       {10006, S::kRateLimited, F::kGlobalRate, 0},
-      // permanent row
-      {80001, S::kPermanent, F::kPermanentRow, 0},
-      {80002, S::kPermanent, F::kPermanentRow, 0},
-      {80004, S::kPermanent, F::kPermanentRow, 0},
-      {10004, S::kPermanent, F::kPermanentRow, 0},
-      {10007, S::kPermanent, F::kPermanentRow, 0},
-      {10010, S::kPermanent, F::kPermanentRow, 0},
-      {10015, S::kPermanent, F::kPermanentRow, 0},
-      {10016, S::kPermanent, F::kPermanentRow, 0},
-      {10019, S::kPermanent, F::kPermanentRow, 0},
+      // undeliverable row
+      {80001, S::kPermanent, F::kUndeliverableRow, 0},
+      {80002, S::kPermanent, F::kUndeliverableRow, 0},
+      {80004, S::kPermanent, F::kUndeliverableRow, 0},
+      {10004, S::kPermanent, F::kUndeliverableRow, 0},
+      {10007, S::kPermanent, F::kUndeliverableRow, 0},
+      {10010, S::kPermanent, F::kUndeliverableRow, 0},
+      {10015, S::kPermanent, F::kUndeliverableRow, 0},
+      {10016, S::kPermanent, F::kUndeliverableRow, 0},
+      {10019, S::kPermanent, F::kUndeliverableRow, 0},
       // app
       {60004, S::kPermanent, F::kApp, 0},
       {60005, S::kPermanent, F::kApp, 0},
@@ -282,7 +282,7 @@ TEST(ImResponseTest, ScopeNames) {
   EXPECT_STREQ(core::FailureScopeName(core::FailureScope::kRow), "row");
   EXPECT_STREQ(core::FailureScopeName(core::FailureScope::kRoom), "room");
   EXPECT_STREQ(core::FailureScopeName(core::FailureScope::kApp), "app");
-  EXPECT_STREQ(core::FailureScopeName(core::FailureScope::kPermanentRow), "permanent_row");
+  EXPECT_STREQ(core::FailureScopeName(core::FailureScope::kUndeliverableRow), "undeliverable_row");
   EXPECT_STREQ(core::FailureScopeName(core::FailureScope::kGlobalRate), "global_rate");
   EXPECT_STREQ(core::PublishStatusName(core::PublishStatus::kNotAttempted), "not_attempted");
 }

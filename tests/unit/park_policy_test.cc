@@ -45,12 +45,12 @@ TEST(ParkPolicyTest, TransientFailuresNeverPark) {
   }
 }
 
-TEST(ParkPolicyTest, OnlyThePermanentRowScopeIsPermanent) {
+TEST(ParkPolicyTest, OnlyTheUndeliverableRowScopeIsPermanent) {
   EXPECT_TRUE(ParkPolicy::IsPermanent(
       FailedWith(core::PublishStatus::kPermanent, "im error 10010: group dissolved")));
   EXPECT_TRUE(ParkPolicy::IsPermanent(FailedWith(core::PublishStatus::kPermanent,
                                                  "cannot build IM request: body too large",
-                                                 core::FailureScope::kPermanentRow)));
+                                                 core::FailureScope::kUndeliverableRow)));
   // A permanent status whose scope is the whole app (bad key, 70050): the breaker's business,
   // never the row's.
   EXPECT_FALSE(ParkPolicy::IsPermanent(FailedWith(

@@ -79,7 +79,7 @@ enum class FailureReason {
   // MsgDropReason) or no request budget within the timeout.
   kRateLimited,
   // label "permanent": PublishStatus::kPermanent, a refusal not known to be transient, whatever
-  // its scope: a row that can never be delivered (FailureScope::kPermanentRow, the only kind
+  // its scope: a row that can never be delivered (FailureScope::kUndeliverableRow, the only kind
   // park_permanent_after parks), an app-wide refusal (kApp), an ErrorCode missing from the
   // table or a libcurl error that is not retryable (kRow, retried).
   kPermanent,

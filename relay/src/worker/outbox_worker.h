@@ -6,7 +6,7 @@
 //              round
 //   undecodable envelope -> MarkFailed with "undecodable envelope: <why>" (the row is kept), the
 //              rest of the batch continues, and the round reports an error
-//   permanent failure (publisher scope kPermanentRow, or undecodable) at the
+//   undeliverable row (publisher scope kUndeliverableRow, or undecodable) at the
 //              park_permanent_after-th attempt, when that is > 0 -> MarkParked (ParkPolicy): the
 //              row is set aside with its last_error; the room's later rows go back and the next
 //              claim takes them. Never for transient failures; never with the default 0.
@@ -29,7 +29,7 @@
 //      marked (ResultWriter: one MarkPublished, one MarkFailed), so a relay killed mid-claim
 //      leaves at most its last wave (max_in_flight rows) delivered but unmarked. A failing mark
 //      ends the round. What else a failure holds back follows its scope (TENCENT_IM.md §9):
-//        row, permanent_row: the row is due again after poll_interval, its room's later rows of
+//        row, undeliverable_row: the row is due again after poll_interval, its room's later rows of
 //          the claim are released;
 //        room (MsgFreqCtrl, 10023): the same, due after max(poll_interval, 1s); the other rooms
 //          of the batch go on;

@@ -12,7 +12,7 @@ ParkDecision ParkPolicy::Decide(int64_t retry_count, bool permanent) const {
 }
 
 bool ParkPolicy::IsPermanent(const core::PublishOutcome& outcome) {
-  return !outcome.delivered() && outcome.scope == core::FailureScope::kPermanentRow;
+  return !outcome.delivered() && outcome.scope == core::FailureScope::kUndeliverableRow;
 }
 
 }  // namespace room_outbox::relay

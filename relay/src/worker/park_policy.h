@@ -5,7 +5,7 @@
 //   - park_permanent_after > 0 (0, the default, never parks: the original specification's
 //     unbounded retry);
 //   - the attempt failed permanently: the publisher's permanent class
-//     (PublishOutcome::scope == FailureScope::kPermanentRow: a dissolved group 10010, a body IM
+//     (PublishOutcome::scope == FailureScope::kUndeliverableRow: a dissolved group 10010, a body IM
 //     refuses or one over the size limit, ...), or an envelope that cannot be decoded;
 //   - this attempt is at least the park_permanent_after-th: retry_count (failures recorded
 //     before it) + 1 >= park_permanent_after.
@@ -38,7 +38,7 @@ class ParkPolicy {
   // failure can never succeed as the row is (see IsPermanent; true for an undecodable row).
   ParkDecision Decide(int64_t retry_count, bool permanent) const;
 
-  // A publish outcome that is permanent for its row (scope kPermanentRow).
+  // A publish outcome that refuses its row for good (scope kUndeliverableRow).
   static bool IsPermanent(const core::PublishOutcome& outcome);
 
   bool enabled() const { return after_ > 0; }
