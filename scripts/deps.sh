@@ -6,8 +6,9 @@ set -euo pipefail
 
 packages=(
   cmake g++ make pkg-config
-  # the Go package (hook/go) and its tests; abidiff for the ABI check of the shared library
-  golang-go abigail-tools
+  # the Go package (hook/go) and its tests; abidiff for the ABI check of the shared library, jq
+  # for the export check (it reads clang's AST of the public headers)
+  golang-go abigail-tools jq
   mariadb-server mariadb-client libmariadb-dev
   libcurl4-openssl-dev libssl-dev zlib1g-dev
   libtomlplusplus-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libexpected-dev

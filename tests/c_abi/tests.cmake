@@ -44,3 +44,16 @@ if(NOT ROOM_OUTBOX_SANITIZE)
   set_tests_properties(AbiTest.SharedLibraryKeepsTheAbiOfItsSoname PROPERTIES
     LABELS integration TIMEOUT 600)
 endif()
+
+# The exports of libroom_outbox_hook.so against the public headers' declarations
+# (tests/abi/check-exports.sh: clang's AST of the headers, `nm -D`), and the check refusing a
+# library that lacks a declaration and exports an undeclared symbol.
+# Like the ABI check, it reads the regular build's library.
+if(NOT ROOM_OUTBOX_SANITIZE)
+  add_test(NAME AbiTest.EveryPublicDeclarationIsExportedAndNothingElse
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/abi/check-exports.sh ${PROJECT_BINARY_DIR})
+  add_test(NAME AbiTest.ExportCheckRefusesAWrongLibrary
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/abi/check-exports.sh --self-test)
+  set_tests_properties(AbiTest.EveryPublicDeclarationIsExportedAndNothingElse
+    AbiTest.ExportCheckRefusesAWrongLibrary PROPERTIES LABELS integration TIMEOUT 120)
+endif()
