@@ -24,7 +24,7 @@ constexpr size_t kWarmupPolls = 5;
 double TimedClaimMs(relay::RelayStore& store, bool per_room_order) {
   relay::ClaimOptions options;
   options.limit = 100;
-  options.per_room_order = per_room_order;
+  options.rooms.per_room_order = per_room_order;
   Stopwatch watch;
   relay::Claim claim = Unwrap(store.ClaimDue(options), "ClaimDue");
   const double ms = watch.Millis();

@@ -90,7 +90,7 @@ void CeilingRows(const BenchContext& ctx, Report& report) {
     for (size_t s = 0; s < kSets.size(); ++s) {
       relay::ClaimOptions options;
       options.limit = 100;
-      options.per_room_order = true;
+      options.rooms.per_room_order = true;
       Stopwatch watch;
       relay::Claim claim = Unwrap(stores[s]->ClaimDue(options), "ClaimDue");
       std::vector<int64_t> ids;

@@ -120,7 +120,7 @@ DrainRun RunClaimMarkCeiling(const BenchContext& ctx, bool per_room_order) {
   while (true) {
     relay::ClaimOptions claim_options;
     claim_options.limit = 100;
-    claim_options.per_room_order = per_room_order;
+    claim_options.rooms.per_room_order = per_room_order;
     relay::Claim claim = Unwrap(store->ClaimDue(claim_options), "ClaimDue");
     if (claim.rows.empty()) {
       break;

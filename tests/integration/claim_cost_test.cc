@@ -19,7 +19,7 @@ relay::ClaimOptions Batch() {
   relay::ClaimOptions options;
   options.limit = kBatch;
   options.lease_ms = 30'000;
-  options.per_room_order = true;
+  options.rooms.per_room_order = true;
   return options;
 }
 

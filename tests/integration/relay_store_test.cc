@@ -94,7 +94,7 @@ relay::ClaimOptions Batch(size_t limit = 100, bool per_room_order = true) {
   relay::ClaimOptions options;
   options.limit = limit;
   options.lease_ms = 30'000;
-  options.per_room_order = per_room_order;
+  options.rooms.per_room_order = per_room_order;
   return options;
 }
 
@@ -603,8 +603,8 @@ TEST(MariaDbRelayStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
 
 relay::ClaimOptions Paced(size_t run_cut_rows, int64_t room_min_interval_ms) {
   relay::ClaimOptions options = Batch();
-  options.run_cut_rows = run_cut_rows;
-  options.room_min_interval_ms = room_min_interval_ms;
+  options.rooms.run_cut_rows = run_cut_rows;
+  options.rooms.room_min_interval_ms = room_min_interval_ms;
   return options;
 }
 
@@ -706,7 +706,7 @@ TEST(MariaDbRelayStoreTest, PacedClaimCountsOnlyRowsThatAreSent) {
           std::to_string(rows[1]) + ", " + std::to_string(rows[3]) + ", " +
           std::to_string(rows[6]) + ")");
   relay::ClaimOptions options = Paced(2, 50);
-  options.skip_event_types = {"RoomHeatChanged"};
+  options.rooms.skip_event_types = {"RoomHeatChanged"};
   auto claim = store->relay.ClaimDue(options);
   ASSERT_TRUE(claim) << claim.error().message;
   EXPECT_EQ(Ids(*claim), (std::vector<int64_t>{rows[0], rows[1], rows[2], rows[3]}));

@@ -135,9 +135,9 @@ TEST(ClaimPlanTest, AFailedRowWaitingForItsRetryIsNeverTakenEarly) {
 
 TEST(ClaimPlanTest, CutRoomsGetIntervalSlotsAndSkippedTypesShareThePreviousSlot) {
   relay::PlanOptions options = Options();
-  options.run_cut_rows = 2;
-  options.room_min_interval_ms = 50;
-  options.skip_event_types = {"RoomHeatChanged"};
+  options.rooms.run_cut_rows = 2;
+  options.rooms.room_min_interval_ms = 50;
+  options.rooms.skip_event_types = {"RoomHeatChanged"};
   std::vector<relay::PlanRow> rows = {Row(1, "a"),
                                       Row(2, "a"),
                                       Row(3, "a", kNow - 1, "RoomHeatChanged"),
@@ -161,7 +161,7 @@ TEST(ClaimPlanTest, CutRoomsGetIntervalSlotsAndSkippedTypesShareThePreviousSlot)
 
 TEST(ClaimPlanTest, WithoutRoomMinIntervalNothingIsCut) {
   relay::PlanOptions options = Options();
-  options.run_cut_rows = 2;  // ignored: room_min_interval_ms is 0
+  options.rooms.run_cut_rows = 2;  // ignored: room_min_interval_ms is 0
   std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a")};
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
@@ -180,7 +180,7 @@ TEST(ClaimPlanTest, RowsOfARoomBeyondTheBatchAreNotTouched) {
 
 TEST(ClaimPlanTest, WithoutPerRoomOrderEveryLockedRowIsLeased) {
   relay::PlanOptions options = Options();
-  options.per_room_order = false;
+  options.rooms.per_room_order = false;
   auto input = Input({Row(5, "a"), Row(2, "a")}, {});
   relay::ClaimPlan plan = relay::PlanClaim(options, input);
   EXPECT_THAT(plan.lease, ElementsAre(2, 5));
@@ -217,8 +217,8 @@ TEST(ClaimPlanTest, TheSpreadKeepsEachRoomsPrefixInIdOrder) {
 
 TEST(ClaimPlanTest, WithRoomMinIntervalTheRowsBeyondARoomsShareTakeSlotsAfterIt) {
   relay::PlanOptions options = Options(3);
-  options.run_cut_rows = 20;
-  options.room_min_interval_ms = 50;
+  options.rooms.run_cut_rows = 20;
+  options.rooms.room_min_interval_ms = 50;
   std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
                                       Row(5, "c")};
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
@@ -258,8 +258,8 @@ TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
   std::vector<relay::PlanRow> rows;
   for (int64_t id = 1; id <= 100; ++id) rows.push_back(Row(id, "room-" + std::to_string(id)));
   relay::PlanOptions options = Options(100);
-  options.run_cut_rows = 20;
-  options.room_min_interval_ms = 50;
+  options.rooms.run_cut_rows = 20;
+  options.rooms.room_min_interval_ms = 50;
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   EXPECT_EQ(plan.lease.size(), 100u);
   EXPECT_THAT(plan.schedule, IsEmpty());
@@ -269,8 +269,8 @@ TEST(ClaimPlanTest, WithRoomMinIntervalAndManyRoomsDueTheBatchHoldsOneRowPerRoom
   // Three rooms fill at least half a batch of 4 with their first rows: the second rows get the
   // next interval slot instead of waiting out room_min_interval inside the relay's round.
   relay::PlanOptions options = Options(4);
-  options.run_cut_rows = 20;
-  options.room_min_interval_ms = 50;
+  options.rooms.run_cut_rows = 20;
+  options.rooms.room_min_interval_ms = 50;
   std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b"), Row(4, "b"),
                                       Row(5, "c")};
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
@@ -286,8 +286,8 @@ TEST(ClaimPlanTest, WithRoomMinIntervalAndManyRoomsDueTheBatchHoldsOneRowPerRoom
 
 TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) {
   relay::PlanOptions options = Options(2);  // room b alone fills half the batch
-  options.run_cut_rows = 20;
-  options.room_min_interval_ms = 50;
+  options.rooms.run_cut_rows = 20;
+  options.rooms.room_min_interval_ms = 50;
   options.paced_rooms = {{"a", 30}};
   std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));

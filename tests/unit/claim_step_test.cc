@@ -37,7 +37,7 @@ TEST_F(ClaimStepTest, ADaemonClaimCarriesBatchSizeLeaseAndOrder) {
   const ClaimOptions o = step.Options(RoundMode::kDaemon);
   EXPECT_EQ(o.limit, 100u);
   EXPECT_EQ(o.lease_ms, 30000);
-  EXPECT_TRUE(o.per_room_order);
+  EXPECT_TRUE(o.rooms.per_room_order);
 }
 
 TEST_F(ClaimStepTest, AWokenTakeAsksAnyDueFirstAndClaimsNothingWhenNoneIsDue) {
@@ -151,21 +151,24 @@ TEST_F(ClaimStepTest, PacedRoundsCutRoomsAtAPollIntervalOfSendsButDrainDoesNot) 
   options_.skip_event_types = {"RoomHeatChanged"};
   // A round may send a room poll_interval / room_min_interval rows: 1000 / 50; rows of types
   // that are never sent do not count.
-  EXPECT_CALL(store_, ClaimDue(AllOf(Field(&relay::ClaimOptions::run_cut_rows, 20u),
-                                     Field(&relay::ClaimOptions::room_min_interval_ms, 50),
-                                     Field(&relay::ClaimOptions::skip_event_types,
-                                           ElementsAre("RoomHeatChanged")))))
+  EXPECT_CALL(store_, ClaimDue(Field(&relay::ClaimOptions::rooms,
+                                     AllOf(Field(&relay::RoomRules::run_cut_rows, 20u),
+                                           Field(&relay::RoomRules::room_min_interval_ms, 50),
+                                           Field(&relay::RoomRules::skip_event_types,
+                                                 ElementsAre("RoomHeatChanged"))))))
       .WillOnce(Return(MakeClaim({})));
   auto worker = MakeWorker();
   worker.RunRound();
   // --once ends when nothing is due, so it must not schedule rows for later: whole runs.
-  EXPECT_CALL(store_, ClaimDue(Field(&relay::ClaimOptions::run_cut_rows, 0u)))
+  EXPECT_CALL(store_, ClaimDue(Field(&relay::ClaimOptions::rooms,
+                                     Field(&relay::RoomRules::run_cut_rows, 0u))))
       .WillOnce(Return(MakeClaim({})));
   worker.Drain();
 
   // Without room_min_interval nothing is cut.
   options_.room_min_interval = milliseconds(0);
-  EXPECT_CALL(store_, ClaimDue(Field(&relay::ClaimOptions::run_cut_rows, 0u)))
+  EXPECT_CALL(store_, ClaimDue(Field(&relay::ClaimOptions::rooms,
+                                     Field(&relay::RoomRules::run_cut_rows, 0u))))
       .WillOnce(Return(MakeClaim({})));
   auto unpaced = MakeWorker();
   unpaced.RunRound();

@@ -43,7 +43,7 @@ TEST_F(OutboxWorkerTest, SuccessMarksThatRowPublished) {
 
   EXPECT_EQ(seen.limit, 100u);
   EXPECT_EQ(seen.lease_ms, 30000);
-  EXPECT_TRUE(seen.per_room_order);
+  EXPECT_TRUE(seen.rooms.per_room_order);
   ASSERT_EQ(calls_.size(), 1u);
   EXPECT_THAT(calls_[0], ElementsAre("evt-7"));
   EXPECT_THAT(published_, ElementsAre(7));

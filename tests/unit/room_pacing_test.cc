@@ -58,18 +58,18 @@ TEST(RoomPacingTest, NoRoomMinIntervalMakesEveryRoomReadyAndCutsNothing) {
   EXPECT_EQ(pacing.WaitMs("a", 1000), 0);
   relay::ClaimOptions options;
   pacing.CutRuns(options, milliseconds(1000));
-  EXPECT_EQ(options.run_cut_rows, 0u);
-  EXPECT_EQ(options.room_min_interval_ms, 0);
+  EXPECT_EQ(options.rooms.run_cut_rows, 0u);
+  EXPECT_EQ(options.rooms.room_min_interval_ms, 0);
 }
 
 TEST(RoomPacingTest, AClaimCutsARoomAtOnePollIntervalOfSends) {
   relay::ClaimOptions options;
   RoomPacing(milliseconds(50)).CutRuns(options, milliseconds(1000));
-  EXPECT_EQ(options.run_cut_rows, 20u);
-  EXPECT_EQ(options.room_min_interval_ms, 50);
+  EXPECT_EQ(options.rooms.run_cut_rows, 20u);
+  EXPECT_EQ(options.rooms.room_min_interval_ms, 50);
   relay::ClaimOptions slow;
   RoomPacing(milliseconds(400)).CutRuns(slow, milliseconds(200));
-  EXPECT_EQ(slow.run_cut_rows, 1u) << "at least one row";
+  EXPECT_EQ(slow.rooms.run_cut_rows, 1u) << "at least one row";
 }
 
 TEST(RoomPacingTest, ForgetDropsRoomsWhoseGapHasPassed) {

@@ -211,7 +211,7 @@ TEST_F(RoomSenderTest, OrderingNoneSendsEveryRowInOnePublishMany) {
   RecordMarks();
   auto worker = MakeWorker();
   worker.RunRound();
-  EXPECT_FALSE(seen.per_room_order);
+  EXPECT_FALSE(seen.rooms.per_room_order);
   EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1", "evt-2", "evt-3", "evt-4")));
   EXPECT_THAT(published_, ElementsAre(2, 3, 4));
   EXPECT_TRUE(released_.empty());

@@ -41,10 +41,6 @@ bool InFlight(const PlanOptions& options, const PlanRow& row) {
   return row.leased && row.next_attempt_at_ms > options.server_now_ms;
 }
 
-bool IsSent(const PlanOptions& options, const std::string& event_type) {
-  return options.skip_event_types.find(event_type) == options.skip_event_types.end();
-}
-
 // How far a room's run from its head may go in this claim, before the batch is shared out.
 struct Run {
   size_t avail = 0;  // rows of the pending prefix the run may lease (held, within the cut)
@@ -54,7 +50,7 @@ struct Run {
 
 // How long room_min_interval holds the room back before it may be sent to again (0: it may now).
 int64_t PacedForMs(const PlanOptions& options, const Room& room) {
-  if (options.room_min_interval_ms <= 0) return 0;
+  if (options.rooms.room_min_interval_ms <= 0) return 0;
   auto paced = options.paced_rooms.find(*room.room_id);
   return paced == options.paced_rooms.end() ? 0 : paced->second;
 }
@@ -63,7 +59,7 @@ int64_t PacedForMs(const PlanOptions& options, const Room& room) {
 Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   std::unordered_set<int64_t> held;
   for (const PlanRow* row : room.locked) held.insert(row->id);
-  const size_t cut_rows = options.room_min_interval_ms > 0 ? options.run_cut_rows : 0;
+  const size_t cut_rows = options.rooms.CutRows();
   Run run;
   size_t sent_rows = 0;
   for (const PlanRow& row : *room.pending) {
@@ -71,7 +67,7 @@ Run WalkHeldRun(const PlanOptions& options, const Room& room) {
       run.blocker = &row;
       break;
     }
-    const bool sent = IsSent(options, row.event_type);
+    const bool sent = options.rooms.Sends(row.event_type);
     if (cut_rows > 0 && sent && sent_rows == cut_rows) {
       run.cut = true;
       break;
@@ -128,7 +124,7 @@ std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_lef
 // least half the batch (see claim_plan.h); else every pass the batch has room for.
 std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<size_t>& wants,
                                size_t& batch_left) {
-  if (options.room_min_interval_ms > 0) {
+  if (options.rooms.room_min_interval_ms > 0) {
     std::vector<size_t> firsts;
     for (size_t want : wants) firsts.push_back(std::min<size_t>(want, 1));
     size_t left = batch_left;
@@ -144,7 +140,7 @@ std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<siz
 size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
   size_t sent = 0;
   for (size_t k = 0; k < rows; ++k) {
-    if (IsSent(options, (*room.pending)[k].event_type)) ++sent;
+    if (options.rooms.Sends((*room.pending)[k].event_type)) ++sent;
   }
   return sent;
 }
@@ -155,14 +151,14 @@ size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
 // A paced room's first slot is at the end of its paced_for_ms.
 void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_sent, bool cut,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
-  const int64_t interval = std::max<int64_t>(options.room_min_interval_ms, 0);
+  const int64_t interval = std::max<int64_t>(options.rooms.room_min_interval_ms, 0);
   const int64_t paced_for_ms = PacedForMs(options, room);
   const auto run_slots = static_cast<int64_t>(std::max<size_t>(run_sent, 1) - 1);
   int64_t slot = paced_for_ms > 0 ? options.server_now_ms + paced_for_ms - interval
                                   : options.server_now_ms + run_slots * interval;
   PlannedPacedRoom paced{*room.room_id, 0, 0};
   for (const PlanRow* row : rest) {
-    if (IsSent(options, row->event_type)) slot += interval;
+    if (options.rooms.Sends(row->event_type)) slot += interval;
     if (slot > options.server_now_ms && slot > row->next_attempt_at_ms) {
       plan.schedule.push_back(PlannedSchedule{row->id, slot});
       ++paced.rows_scheduled;
@@ -214,7 +210,7 @@ RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run
 // room from that row, so the run can start there in this claim.
 void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
             const std::vector<size_t>& blocked, size_t& batch_left, ClaimPlan& plan) {
-  const size_t cut_rows = options.room_min_interval_ms > 0 ? options.run_cut_rows : 0;
+  const size_t cut_rows = options.rooms.CutRows();
   std::vector<size_t> wants;
   for (size_t i : blocked) {
     const RoomPlan& r = rooms[i];
@@ -266,7 +262,7 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
 ClaimPlan PlanClaim(const PlanOptions& options, const PlanInput& input) {
   ClaimPlan plan;
   plan.more_due = input.window_rows >= options.limit;
-  if (!options.per_room_order) {
+  if (!options.rooms.per_room_order) {
     for (const PlanRow& row : input.locked) plan.lease.push_back(row.id);
     std::sort(plan.lease.begin(), plan.lease.end());
     plan.lease.erase(std::unique(plan.lease.begin(), plan.lease.end()), plan.lease.end());

@@ -57,6 +57,8 @@
 #include <string>
 #include <vector>
 
+#include "store/room_rules.h"
+
 namespace room_outbox::relay {
 
 // A pending row as the claim read it.
@@ -73,10 +75,7 @@ struct PlanRow {
 struct PlanOptions {
   int64_t server_now_ms = 0;
   size_t limit = 100;  // rows per claim
-  bool per_room_order = true;
-  size_t run_cut_rows = 0;  // 0: no cut (then room_min_interval_ms is ignored)
-  int64_t room_min_interval_ms = 0;
-  std::set<std::string, std::less<>> skip_event_types;
+  RoomRules rooms;     // ClaimOptions::rooms, as the claim was asked
   // With room_min_interval: the relay's paced rooms and their paced_for_ms (ClaimOptions).
   // None of their rows is leased; their locked rows get interval slots from server_now_ms +
   // paced_for_ms on.

@@ -184,10 +184,7 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   PlanOptions plan;
   plan.server_now_ms = server_now_ms;
   plan.limit = options.limit;
-  plan.per_room_order = options.per_room_order;
-  plan.run_cut_rows = options.run_cut_rows;
-  plan.room_min_interval_ms = options.room_min_interval_ms;
-  plan.skip_event_types.insert(options.skip_event_types.begin(), options.skip_event_types.end());
+  plan.rooms = options.rooms;
   for (const PacedRoom& room : options.paced_rooms) {
     if (room.paced_for_ms > 0) plan.paced_rooms[room.room_id] = room.paced_for_ms;
   }
@@ -269,7 +266,7 @@ core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions&
     ++per_room[row.row.room_id];
   }
   const PlanOptions plan_options = ToPlanOptions(options, *now);
-  if (options.per_room_order) {
+  if (options.rooms.per_room_order) {
     std::vector<RoomRange> ranges;
     for (const auto& [room, count] : per_room) ranges.push_back(RoomRange{room, 0, count + 1});
     std::sort(ranges.begin(), ranges.end(),

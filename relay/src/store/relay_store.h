@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "store/room_rules.h"
 
 namespace room_outbox::relay {
 
@@ -62,19 +63,7 @@ struct PacedRoom {
 struct ClaimOptions {
   size_t limit = 100;        // at most this many rows
   int64_t lease_ms = 30000;  // claimed rows are not due again before server now + lease
-  // Per-room order: a row is claimed only together with every earlier pending row of its room
-  // (so a room's head row is never overtaken, even by another relay).
-  bool per_room_order = true;
-  // Per-room order only, with room_min_interval_ms > 0. A room's run is cut after this many rows
-  // (0: no cut), and the room's other rows this claim read (and holds locked) are scheduled one
-  // per room_min_interval_ms after the run (next_attempt_at_ms), so that later claims pass over
-  // them and take other rooms' rows until each can be sent. This keeps one busy room's
-  // room_min_interval from holding every other room's rows behind it.
-  size_t run_cut_rows = 0;
-  int64_t room_min_interval_ms = 0;
-  // [tencent_im] skip_event_types, delivered without a send: they neither count toward
-  // run_cut_rows nor take an interval slot.
-  std::vector<std::string> skip_event_types;
+  RoomRules rooms;  // per-room order, the run cut, the types sent without a send
   // Per-room order with room_min_interval_ms > 0: the paced rooms of this relay (see PacedRoom).
   // Their rows are not leased; the rows of such a room the claim holds locked get interval slots
   // from server now + paced_for_ms on (one room_min_interval_ms apart), so later claims take them

@@ -23,14 +23,15 @@ ClaimOptions ClaimStep::Options(RoundMode mode) const {
   ClaimOptions o;
   o.limit = options_.batch_size;
   o.lease_ms = options_.lease.count();
-  o.per_room_order = options_.per_room_order();
+  o.rooms.per_room_order = options_.per_room_order();
   if (mode == RoundMode::kDaemon) {
     // A round sends a paced room at most one poll_interval's worth of rows; its other due rows
     // are scheduled after them, and the next claim takes other rooms' rows meanwhile. (--once
     // keeps whole runs: it ends when nothing is due, so nothing may be scheduled for later.)
     pacing_.CutRuns(o, options_.poll_interval);
-    if (o.run_cut_rows > 0) {
-      o.skip_event_types = options_.skip_event_types;
+    if (o.rooms.run_cut_rows > 0) {
+      o.rooms.skip_event_types = {options_.skip_event_types.begin(),
+                                  options_.skip_event_types.end()};
     }
     // Paced rooms (sent to less than room_min_interval ago): their rows wait in the database,
     // not in a round.

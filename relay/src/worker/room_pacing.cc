@@ -12,9 +12,9 @@ void RoomPacing::CutRuns(ClaimOptions& options, std::chrono::milliseconds poll_i
   if (!enabled()) {
     return;
   }
-  options.run_cut_rows =
+  options.rooms.run_cut_rows =
       static_cast<size_t>(std::max<int64_t>(1, poll_interval.count() / room_min_interval_.count()));
-  options.room_min_interval_ms = room_min_interval_.count();
+  options.rooms.room_min_interval_ms = room_min_interval_.count();
 }
 
 void RoomPacing::AddPaced(ClaimOptions& options, int64_t now) const {

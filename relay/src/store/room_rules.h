@@ -1,0 +1,35 @@
+// RoomRules: how a claim treats each room's rows. One struct, made by the worker's ClaimStep and
+// passed down unchanged: ClaimOptions::rooms -> PlanOptions::rooms -> the claim plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace room_outbox::relay {
+
+struct RoomRules {
+  // Per-room order: a row is claimed only together with every earlier pending row of its room
+  // (so a room's head row is never overtaken, even by another relay).
+  bool per_room_order = true;
+  // Per-room order only, with room_min_interval_ms > 0. A room's run is cut after this many rows
+  // (0: no cut), and the room's other rows the claim read (and holds locked) are scheduled one
+  // per room_min_interval_ms after the run (next_attempt_at_ms), so that later claims pass over
+  // them and take other rooms' rows until each can be sent. This keeps one busy room's
+  // room_min_interval from holding every other room's rows behind it.
+  size_t run_cut_rows = 0;
+  int64_t room_min_interval_ms = 0;
+  // [tencent_im] skip_event_types, delivered without a send: they neither count toward
+  // run_cut_rows nor take an interval slot.
+  std::set<std::string, std::less<>> skip_event_types;
+
+  // False for a type of skip_event_types.
+  bool Sends(std::string_view event_type) const { return !skip_event_types.contains(event_type); }
+  // The cut in force: run_cut_rows, or 0 when there is no interval to schedule by.
+  size_t CutRows() const { return room_min_interval_ms > 0 ? run_cut_rows : 0; }
+};
+
+}  // namespace room_outbox::relay
