@@ -181,6 +181,14 @@ room_outbox_integration_executable(integration_tests_no_sql "integration;no_sql;
 add_custom_target(integration_tests)
 add_dependencies(integration_tests ${ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES})
 
+# Each selection a pass of the Makefile makes lists at least one test, and every test carries a
+# label: `make test`'s MySQL-set pass (integration without no_sql), `make test-tsan` (unit, tsan),
+# `make unit-test`, `make integration-test`.
+add_test(NAME LabelGroups.EveryPassSelectsTests
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/support/check-label-groups.sh ${CMAKE_CTEST_COMMAND}
+          ${PROJECT_BINARY_DIR} unit integration no_sql tsan "integration!no_sql")
+set_tests_properties(LabelGroups.EveryPassSelectsTests PROPERTIES LABELS unit)
+
 # The fake IM server as a process, for the demo and benchmarks.
 add_executable(im-stub tests/support/im_stub_main.cc)
 target_link_libraries(im-stub PRIVATE room_outbox_test_support CLI11::CLI11
