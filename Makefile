@@ -6,7 +6,7 @@ DESTDIR    ?=
 JOBS       ?= $(shell nproc)
 
 .PHONY: all deps configure build test unit-test integration-test demo bench install format clean
-.PHONY: deb deb-check
+.PHONY: deb deb-check hook-only-check
 .PHONY: test-sanitize test-tsan fuzz
 
 all: build
@@ -69,6 +69,14 @@ deb: deps
 
 deb-check: deb
 	tests/install/check-deb.sh $(DEB_DIR)
+
+# The hook alone (-DROOM_OUTBOX_BUILD_RELAY=OFF) in a fresh HOOK_ONLY_BUILD_DIR, with cpp-httplib,
+# libsystemd, CLI11, spdlog and asciidoctor made unfindable: configured, built, installed into a
+# scratch DESTDIR and checked (tests/install/check-hook-only.sh). ccache keeps a rerun cheap.
+HOOK_ONLY_BUILD_DIR ?= build-hook-only
+
+hook-only-check: deps
+	JOBS=$(JOBS) tests/install/check-hook-only.sh $(HOOK_ONLY_BUILD_DIR) $(CCACHE_FLAG)
 
 format:
 	find hook relay sim tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
