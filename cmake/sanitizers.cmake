@@ -45,9 +45,10 @@ function(_room_outbox_sanitize_install_test)
   endif()
 endfunction()
 # TSan: every executable gets the pthread_mutex_clocklock shim (tests/support/tsan_clocklock.cc
-# says why).
+# says why); the integration test executables through the object library they all link.
 function(_room_outbox_tsan_clocklock_shim)
-  foreach(target outbox-relay room-sim im-stub unit_tests integration_tests outbox-bench)
+  foreach(target outbox-relay room-sim im-stub unit_tests room_outbox_integration_environment
+                 outbox-bench)
     if(TARGET ${target})
       target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support/tsan_clocklock.cc)
     endif()

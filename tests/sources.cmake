@@ -1,4 +1,5 @@
-# The two suites (LABELS unit / integration), their shared support and the install check.
+# The two suites (LABELS unit / integration, and the integration groups no_sql and tsan), their
+# shared support and the install check.
 find_package(GTest REQUIRED)
 include(GoogleTest)
 
@@ -89,8 +90,17 @@ target_link_libraries(unit_tests PRIVATE room_outbox_test_support room_outbox_si
   GTest::gmock_main room_outbox_build_settings)
 gtest_discover_tests(unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 
-# A private MariaDB (scripts/run-tests.sh) and loopback HTTP servers; real processes.
-add_executable(integration_tests
+# A private MariaDB (scripts/run-tests.sh) and loopback HTTP servers; real processes. The
+# integration tests are three executables, one per group of source files; each group's tests carry
+# the group's ctest LABELS, which select the passes of the Makefile (a file's group is its label
+# set, never a pattern over test names, so a renamed suite stays where its file is):
+#   integration  every integration test (with the C, Go, ABI and install checks below)
+#   no_sql       the tests that send no SQL of their own: the MySQL-set pass of `make test`
+#                leaves them out (-LE)
+#   tsan         the tests whose threads matter under ThreadSanitizer: `make test-tsan` runs them
+# A new integration test file goes into the list of its group; LabelGroups.* (below) fails when a
+# label a pass selects has no test.
+set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/app_budget_test.cc
   tests/integration/hook_app_budget_test.cc
   tests/integration/chaos_test.cc
@@ -99,13 +109,9 @@ add_executable(integration_tests
   tests/integration/commit_command_test.cc
   tests/integration/commit_multirow_test.cc
   tests/integration/commit_outcome_test.cc
+  tests/integration/create_hook_test.cc
   tests/integration/dialect_sets_test.cc
-  tests/integration/global_environment.cc
-  tests/integration/hook_delivery_test.cc
-  tests/integration/hook_sync_mode_test.cc
   tests/integration/hook_sync_test.cc
-  tests/integration/loop_clock_test.cc
-  tests/integration/metrics_server_test.cc
   tests/integration/migrate_test.cc
   tests/integration/mysql_tls_test.cc
   tests/integration/ops_commands_test.cc
@@ -115,25 +121,75 @@ add_executable(integration_tests
   tests/integration/parking_daemon_test.cc
   tests/integration/relay_claim_test.cc
   tests/integration/relay_overlap_test.cc
-  tests/integration/relay_process_test.cc
   tests/integration/relay_scale_test.cc
   tests/integration/relay_scopes_test.cc
   tests/integration/relay_store_test.cc
-  tests/integration/relay_wake_test.cc
   tests/integration/room_sim_test.cc
   tests/integration/schema_test.cc
   tests/integration/sql_contract_test.cc
   tests/integration/systemd_units_test.cc
-  tests/integration/tencent_im_publisher_test.cc
   tests/integration/tencent_im_scopes_test.cc
-  tests/integration/wake_listener_test.cc
   tests/integration/wake_paths_test.cc)
-target_link_libraries(integration_tests PRIVATE room_outbox_test_support GTest::gmock_main
+# Threads under TSan, against the database: signal handling and relay processes, the relay's
+# wake-ups, the hook's sync publish and its background publisher thread.
+set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
+  tests/integration/hook_delivery_test.cc
+  tests/integration/hook_sync_mode_test.cc
+  tests/integration/relay_process_test.cc
+  tests/integration/relay_wake_test.cc)
+# Threads under TSan, no SQL of their own: the publisher (curl multi and the fake IM server's
+# threads), the metrics server, the wake listener, the worker's waits on the real clock.
+set(ROOM_OUTBOX_INTEGRATION_NO_SQL_TSAN_SOURCES
+  tests/integration/loop_clock_test.cc
+  tests/integration/metrics_server_test.cc
+  tests/integration/tencent_im_publisher_test.cc
+  tests/integration/wake_listener_test.cc)
+
+# The process-wide library setup every integration executable runs (a gtest Environment that
+# registers itself): compiled once, linked into each as an object file.
+add_library(room_outbox_integration_environment OBJECT tests/integration/global_environment.cc)
+target_link_libraries(room_outbox_integration_environment PRIVATE room_outbox_test_support
   room_outbox_build_settings)
-gtest_discover_tests(integration_tests DISCOVERY_TIMEOUT 60
-  PROPERTIES LABELS integration TIMEOUT 300)
-# The process tests run the binaries of this build tree.
-add_dependencies(integration_tests outbox-relay room-sim)
+
+# room_outbox_integration_executable(<target> <labels> <sources>...)
+set(ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES)
+function(room_outbox_integration_executable target labels)
+  add_executable(${target} ${ARGN})
+  target_link_libraries(${target} PRIVATE room_outbox_integration_environment
+    room_outbox_test_support GTest::gmock_main room_outbox_build_settings)
+  gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+  # The labels are set by a ctest script of their own, included after the discovered tests: it
+  # names the tests of this executable by the list discovery wrote (<target>_TESTS).
+  # gtest_discover_tests' PROPERTIES cannot carry a value with more than one element, since the
+  # list is flattened on its way to the discovery step.
+  set(script ${PROJECT_BINARY_DIR}/${target}_labels.cmake)
+  file(WRITE ${script}
+    "if(${target}_TESTS)\n"
+    "  set_tests_properties(\${${target}_TESTS} PROPERTIES LABELS \"${labels}\")\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
+  # The process tests run the binaries of this build tree.
+  add_dependencies(${target} outbox-relay room-sim)
+  set(ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES ${ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES}
+    ${target} PARENT_SCOPE)
+endfunction()
+room_outbox_integration_executable(integration_tests_sql "integration"
+  ${ROOM_OUTBOX_INTEGRATION_SOURCES})
+room_outbox_integration_executable(integration_tests_tsan "integration;tsan"
+  ${ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES})
+room_outbox_integration_executable(integration_tests_no_sql "integration;no_sql;tsan"
+  ${ROOM_OUTBOX_INTEGRATION_NO_SQL_TSAN_SOURCES})
+# `integration_tests` builds them all (SANITIZE_TARGETS in the Makefile names it).
+add_custom_target(integration_tests)
+add_dependencies(integration_tests ${ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES})
+
+# Each selection a pass of the Makefile makes lists at least one test, and every test carries a
+# label: `make test`'s MySQL-set pass (integration without no_sql), `make test-tsan` (unit, tsan),
+# `make unit-test`, `make integration-test`.
+add_test(NAME LabelGroups.EveryPassSelectsTests
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/support/check-label-groups.sh ${CMAKE_CTEST_COMMAND}
+          ${PROJECT_BINARY_DIR} unit integration no_sql tsan "integration!no_sql")
+set_tests_properties(LabelGroups.EveryPassSelectsTests PROPERTIES LABELS unit)
 
 # The fake IM server as a process, for the demo and benchmarks.
 add_executable(im-stub tests/support/im_stub_main.cc)
@@ -143,7 +199,9 @@ target_link_libraries(im-stub PRIVATE room_outbox_test_support CLI11::CLI11
 # The installed hook as a room-service sees it: make install + pkg-config + a consumer build.
 add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
   COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-install.sh ${PROJECT_BINARY_DIR})
-set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES LABELS integration)
+# No SQL of its own (label no_sql): it builds and runs consumers without a database.
+set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES
+  LABELS "integration;no_sql")
 include(tests/c_abi/tests.cmake)
 
 # The grammar check (tests/sqlcheck): sql-statements prints every statement of the MySQL set, the
