@@ -44,8 +44,8 @@ core::Result<std::unique_ptr<OpsStore>> OpsStore::Connect(const MysqlOptions& op
   return std::unique_ptr<OpsStore>(new OpsStore(std::move(*conn)));
 }
 
-core::Result<int64_t> OpsStore::CountScalar(const core::sql::Statement& id,
-                                            std::vector<core::SqlValue> params) {
+core::Result<core::ResultRow> OpsStore::OneRow(const core::sql::Statement& id,
+                                               std::vector<core::SqlValue> params) {
   auto stmt = conn_->Prepared(id);
   if (!stmt) return core::Fail(stmt.error());
   if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
@@ -55,22 +55,22 @@ core::Result<int64_t> OpsStore::CountScalar(const core::sql::Statement& id,
     return core::Fail(ErrorCode::kInternal,
                       (*stmt)->name() + ": expected one row, got " + std::to_string(rows->size()));
   }
-  return (*rows)[0].Int(0);
+  return std::move((*rows)[0]);
+}
+
+core::Result<int64_t> OpsStore::CountScalar(const core::sql::Statement& id,
+                                            std::vector<core::SqlValue> params) {
+  auto row = OneRow(id, std::move(params));
+  if (!row) return core::Fail(row.error());
+  return row->Int(0);
 }
 
 core::Result<void> OpsStore::ReadPendingStats(OutboxCounts& counts) {
-  auto stmt = conn_->Prepared(core::sql::Stmt::kStats);
-  if (!stmt) return core::Fail(stmt.error());
-  if (auto done = (*stmt)->Execute({}); !done) return core::Fail(done.error());
-  auto rows = (*stmt)->FetchAll();
-  if (!rows) return core::Fail(rows.error());
-  if (rows->size() != 1) {
-    return core::Fail(ErrorCode::kInternal,
-                      (*stmt)->name() + ": expected one row, got " + std::to_string(rows->size()));
-  }
-  auto age = (*rows)[0].Int(1);
+  auto row = OneRow(core::sql::Stmt::kStats, {});
+  if (!row) return core::Fail(row.error());
+  auto age = row->Int(1);
   if (!age) return core::Fail(age.error());
-  auto held = (*rows)[0].Int(2);
+  auto held = row->Int(2);
   if (!held) return core::Fail(held.error());
   counts.oldest_pending_age_ms = *age;
   counts.rooms_held_back = *held;

@@ -138,6 +138,9 @@ class OpsStore {
  private:
   explicit OpsStore(std::unique_ptr<core::MariaDbConnection> conn) : conn_(std::move(conn)) {}
   [[nodiscard]] core::Result<int64_t> ServerNowMinus(int64_t ms);
+  // The one row `id` answers; any other number of rows is kInternal, naming the statement.
+  [[nodiscard]] core::Result<core::ResultRow> OneRow(const core::sql::Statement& id,
+                                                     std::vector<core::SqlValue> params);
   [[nodiscard]] core::Result<int64_t> CountScalar(const core::sql::Statement& id,
                                                   std::vector<core::SqlValue> params);
   // The oldest pending age and rooms_held_back, from the statement the relay's gauges read.
