@@ -32,6 +32,7 @@ target_compile_definitions(room_outbox_test_support PUBLIC
 # No network, no database, no sleeping.
 add_executable(unit_tests
   tests/unit/background_publisher_test.cc
+  tests/unit/caller_statement_check_test.cc
   tests/unit/claim_plan_test.cc
   tests/unit/commit_checks_test.cc
   tests/unit/config_hook_test.cc
@@ -107,6 +108,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/claim_cost_test.cc
   tests/integration/clock_skew_test.cc
   tests/integration/commit_command_test.cc
+  tests/integration/commit_misuse_test.cc
   tests/integration/commit_multirow_test.cc
   tests/integration/commit_outcome_test.cc
   tests/integration/create_hook_test.cc

@@ -213,4 +213,12 @@ Result<std::unique_ptr<PreparedStatement>> MariaDbConnection::Prepare(std::strin
 
 uint64_t MariaDbConnection::ConnectionId() const { return mysql_thread_id(mysql_.get()); }
 
+bool MariaDbConnection::InTransaction() const {
+  unsigned int status = 0;
+  if (mariadb_get_infov(mysql_.get(), MARIADB_CONNECTION_SERVER_STATUS, &status) != 0) {
+    return false;
+  }
+  return (status & SERVER_STATUS_IN_TRANS) != 0;
+}
+
 }  // namespace room_outbox::core

@@ -95,6 +95,10 @@ class MariaDbConnection {
   // The server's id for this connection (what KILL and information_schema.processlist use).
   uint64_t ConnectionId() const;
 
+  // Whether a transaction is open, as the server reported with its last answer
+  // (SERVER_STATUS_IN_TRANS): false after a COMMIT, an implicit commit or a rollback.
+  bool InTransaction() const;
+
  private:
   MariaDbConnection(MysqlPtr mysql, Dialect dialect)
       : mysql_(std::move(mysql)), dialect_(dialect) {}

@@ -47,6 +47,10 @@
 // callback runs on the goroutine that called Commit, inside the call; it may run twice for one
 // Commit (when the connection failed before COMMIT was sent, the server rolled the first run
 // back and the hook runs the command again), so it must only write through the Tx it is given.
+// It must not end the transaction: Tx.Exec refuses COMMIT, ROLLBACK, BEGIN, DDL and SET
+// autocommit (ErrInvalidArgument), and a Commit on the same Hook from inside the callback returns
+// ErrInvalidArgument at once instead of waiting for itself; another goroutine's Commit still
+// waits for the running one.
 // A logger given with WithLogger is also called from the hook's own thread when
 // [hook] sync_publish = "background".
 //

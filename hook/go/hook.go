@@ -5,18 +5,24 @@ package roomoutbox
 import "C"
 
 import (
+	"bytes"
 	"runtime"
 	"runtime/cgo"
+	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Hook commits room commands with their events and sync-publishes the events. See the package
 // documentation for its goroutine rule: one goroutine at a time (a mutex serialises misuse),
 // a pool for concurrency.
 type Hook struct {
-	mu     sync.Mutex
-	c      *C.room_outbox_hook
-	logger cgo.Handle // 0 without a logger; deleted by Close after the C hook is gone
+	mu sync.Mutex
+	// The goroutine running this Hook's statements callback (0: none), to tell a Commit from
+	// inside the callback, which would wait for itself, from another goroutine's, which waits.
+	inStatements atomic.Int64
+	c            *C.room_outbox_hook
+	logger       cgo.Handle // 0 without a logger; deleted by Close after the C hook is gone
 }
 
 // Open reads the hook's options from the relay.toml at configPath (empty: none, only the
@@ -105,7 +111,14 @@ func (h *Hook) deleteLogger() {
 // callback's own error when that made the commit fail. A panic of the callback rolls the commit
 // back and is raised again from Commit.
 func (h *Hook) Commit(cmd Command, events []Event, statements func(tx *Tx) error) (Result, error) {
-	h.mu.Lock()
+	if !h.mu.TryLock() {
+		if running := h.inStatements.Load(); running != 0 && running == goroutineID() {
+			return Result{Status: Failed}, &Error{Code: CodeInvalidArgument, Message: "Commit " +
+				"refused: called from inside a statements callback of the same Hook (it would " +
+				"commit the outer transaction); command_id=" + cmd.CommandID}
+		}
+		h.mu.Lock()
+	}
 	defer h.mu.Unlock()
 	if h.c == nil {
 		return Result{Status: Failed}, ErrClosed
@@ -116,7 +129,7 @@ func (h *Hook) Commit(cmd Command, events []Event, statements func(tx *Tx) error
 	}
 	defer C.room_outbox_command_destroy(ccmd)
 	var handle cgo.Handle
-	call := &statementsCall{fn: statements}
+	call := &statementsCall{fn: statements, hook: h}
 	if statements != nil {
 		handle = cgo.NewHandle(call)
 		defer handle.Delete()
@@ -139,4 +152,18 @@ func (h *Hook) Commit(cmd Command, events []Event, statements func(tx *Tx) error
 		return res, e
 	}
 	return res, nil
+}
+
+// goroutineID is the calling goroutine's id, read from its stack header ("goroutine 18 [...").
+// Only the contended path of Commit asks for it.
+func goroutineID() int64 {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	buf = bytes.TrimPrefix(buf, []byte("goroutine "))
+	if end := bytes.IndexByte(buf, ' '); end > 0 {
+		if id, err := strconv.ParseInt(string(buf[:end]), 10, 64); err == nil {
+			return id
+		}
+	}
+	return -1
 }

@@ -135,6 +135,45 @@ func TestCommitWithAFailingStatementRollsBackEverything(t *testing.T) {
 	}
 }
 
+func TestTheCallbackCannotBreakTheTransaction(t *testing.T) {
+	env := environment(t)
+	hook := openUp(t, env)
+	cmd, events := giftCommand("go-outer")
+	inner, innerEvents := giftCommand("go-inner")
+	var nestedErr, commitErr error
+	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+		// A Commit on the same Hook from inside its callback: refused at once, no deadlock.
+		_, nestedErr = hook.Commit(inner, innerEvents, nil)
+		commitErr = tx.Exec("COMMIT")
+		return nil
+	})
+	var e *roomoutbox.Error
+	if !errors.As(nestedErr, &e) || e.Code != roomoutbox.CodeInvalidArgument ||
+		!strings.Contains(e.Message, "inside a statements callback") {
+		t.Fatalf("nested Commit: %v", nestedErr)
+	}
+	if !errors.Is(commitErr, roomoutbox.ErrInvalidArgument) ||
+		!strings.Contains(commitErr.Error(), "caller statement refused") {
+		t.Fatalf("COMMIT in the callback: %v", commitErr)
+	}
+	// The refused COMMIT fails the outer commit as a whole, whatever the callback returned.
+	if res.Status != roomoutbox.Failed || err == nil {
+		t.Fatalf("outer Commit: %+v, %v", res, err)
+	}
+	for _, id := range []string{"go-outer", "go-inner"} {
+		if n := env.scalar(t, "SELECT COUNT(*) FROM room_command_log WHERE command_id = '"+id+"'"); n != 0 {
+			t.Fatalf("%s: %d command log rows", id, n)
+		}
+	}
+	// Afterwards both commit as usual.
+	if res, err := hook.Commit(cmd, events, nil); err != nil || res.Status != roomoutbox.Committed {
+		t.Fatalf("%s after the refusals: %+v, %v", cmd.CommandID, res, err)
+	}
+	if res, err := hook.Commit(inner, innerEvents, nil); err != nil || res.Status != roomoutbox.Committed {
+		t.Fatalf("%s after the refusals: %+v, %v", inner.CommandID, res, err)
+	}
+}
+
 func TestCommitWithIMDownCommitsAndLeavesTheEventPending(t *testing.T) {
 	env := environment(t)
 	hook, err := roomoutbox.Open(env.DownConfig)

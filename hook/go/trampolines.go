@@ -17,6 +17,7 @@ import (
 // its run.
 type statementsCall struct {
 	fn       func(tx *Tx) error
+	hook     *Hook       // whose Commit runs the callback
 	err      error       // the callback's own error, wrapped by Commit's error
 	panicked interface{} // a panic of the callback, raised again by Commit once C returned
 }
@@ -25,7 +26,9 @@ type statementsCall struct {
 func roomOutboxStatements(ctx *C.room_outbox_tx, handle C.uintptr_t) (status C.room_outbox_status) {
 	call := cgo.Handle(handle).Value().(*statementsCall)
 	tx := &Tx{c: ctx}
+	call.hook.inStatements.Store(goroutineID())
 	defer func() {
+		call.hook.inStatements.Store(0)
 		tx.c = nil // a Tx is valid only during the callback
 		// A panic must not unwind through the C++ commit: it becomes a rollback here and is
 		// raised again on the Go side.

@@ -1,5 +1,6 @@
 #include "hook_impl.h"
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +86,25 @@ class HookImpl final : public Hook {
 
   CommitResult Commit(const Command& command, const std::vector<Event>& events,
                       const CallerStatements& caller_statements) override {
+    // A second Commit while one runs (from its statements callback, or from another thread)
+    // would reuse the connection the first holds: its BEGIN would commit the outer transaction.
+    if (committing_.exchange(true)) {
+      CommitResult refused;
+      refused.error = Error{ErrorCode::kInvalidArgument,
+                            "Commit refused: a Commit is already running on this Hook (called "
+                            "from its statements callback, or from another thread); "
+                            "command_id=" + command.command_id};
+      return refused;
+    }
+    CommitResult result = CommitAlone(command, events, caller_statements);
+    committing_.store(false);
+    return result;
+  }
+
+ private:
+  // Commit, with no other Commit of this Hook running.
+  CommitResult CommitAlone(const Command& command, const std::vector<Event>& events,
+                           const CallerStatements& caller_statements) {
     CommitResult result;
     if (Status valid = CheckCommand(command, events, options_.tencent_im.group_id_prefix,
                                     options_.tencent_im.skip_event_types);
@@ -125,7 +145,6 @@ class HookImpl final : public Hook {
     return result;
   }
 
- private:
   static HookOptions Normalized(HookOptions options) {
     if (options.sync_publish_timeout.count() <= 0) {
       options.sync_publish_timeout = kDefaultSyncPublishTimeout;
@@ -329,6 +348,7 @@ class HookImpl final : public Hook {
   WakeSender wake_;
   std::unique_ptr<BackgroundPublisher> background_;  // kBackground only
   CommitScratch scratch_;  // Commit's reused buffers (a Hook is used by one thread at a time)
+  std::atomic<bool> committing_{false};  // a Commit is running
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #   room_outbox_hook_shared  the shared library libroom_outbox_hook.so.1 (SONAME)
 add_library(room_outbox_hook STATIC
   hook/src/background_publisher.cc
+  hook/src/caller_statement_check.cc
   hook/src/commit_checks.cc
   hook/src/commit_prepare.cc
   hook/src/app_budget_membership.cc

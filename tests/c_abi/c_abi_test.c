@@ -130,6 +130,26 @@ static room_outbox_status FailingStatement(room_outbox_tx *tx, void *user_data) 
   return status;
 }
 
+/* Commits from inside the callback on the same hook (user_data): refused, the outer commit
+ * goes on. Also runs a COMMIT, which is refused too. */
+static room_outbox_status NestedCommit(room_outbox_tx *tx, void *user_data) {
+  room_outbox_hook *hook = (room_outbox_hook *)user_data;
+  room_outbox_command *inner = NewCommand("c-cmd-inner", "c-room-nested");
+  room_outbox_result *result = NULL;
+  room_outbox_error *err = NULL;
+  const char *commit = "COMMIT";
+  CHECK(room_outbox_hook_commit(hook, inner, NULL, NULL, &result, &err) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "already running on this Hook"));
+  room_outbox_result_destroy(result);
+  err = NULL;
+  room_outbox_command_destroy(inner);
+  CHECK(room_outbox_tx_execute(tx, commit, strlen(commit), NULL, &err) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "caller statement refused"));
+  return ROOM_OUTBOX_OK;
+}
+
 /* Gives up without running a statement. */
 static room_outbox_status Refuse(room_outbox_tx *tx, void *user_data) {
   (void)tx;
@@ -341,6 +361,28 @@ static void TestFailingStatement(room_outbox_hook *hook) {
   room_outbox_hook_destroy(NULL);
 }
 
+/* The statements callback cannot break the transaction: a nested commit on the same hook and a
+ * COMMIT are refused; the outer command, whose callback ignores both, is refused as a whole
+ * because its COMMIT statement failed. */
+static void TestNestedCommit(room_outbox_hook *hook) {
+  room_outbox_command *cmd = NewCommand("c-cmd-outer", "c-room-nested");
+  room_outbox_result *result = NULL;
+  room_outbox_error *err = NULL;
+  CHECK(room_outbox_hook_commit(hook, cmd, NestedCommit, hook, &result, &err) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_FAILED);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "caller statement refused"));
+  room_outbox_result_destroy(result);
+  CHECK(Count("SELECT COUNT(*) FROM room_command_log WHERE room_id = '%s'", "c-room-nested") == 0);
+  /* Afterwards the hook commits as before. */
+  CHECK(room_outbox_hook_commit(hook, cmd, NULL, NULL, &result, &err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_COMMITTED);
+  room_outbox_result_destroy(result);
+  CHECK(Count("SELECT COUNT(*) FROM room_outbox WHERE command_id = '%s'", "c-cmd-outer") > 0);
+  room_outbox_command_destroy(cmd);
+  printf("c_abi_test: nested commit and COMMIT in the callback: refused, nothing written\n");
+}
+
 /* IM down: the command still commits; the event stays pending for outbox-relay. */
 static void TestImDown(room_outbox_hook *hook) {
   room_outbox_command *cmd = NewCommand("c-cmd-down", "c-room-down");
@@ -390,6 +432,7 @@ int main(int argc, char **argv) {
   if (up != NULL && down != NULL) {
     TestImUp(up);
     TestFailingStatement(up);
+    TestNestedCommit(up);
     TestImDown(down);
   }
   room_outbox_hook_destroy(up);

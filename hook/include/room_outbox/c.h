@@ -237,7 +237,11 @@ typedef struct room_outbox_params room_outbox_params;
  * to COMMIT; any other status rolls the whole command back (room_outbox_hook_commit then fails
  * with the error of the statement that failed, or with that status). It may run TWICE for one
  * commit: when the connection failed before COMMIT was sent, the server rolled the first run back
- * and the hook runs the command again on a new connection. `tx` is valid only during the call. */
+ * and the hook runs the command again on a new connection. `tx` is valid only during the call.
+ * It must not end the transaction: room_outbox_tx_execute refuses COMMIT, ROLLBACK, BEGIN, DDL,
+ * SET autocommit and the other statements that commit implicitly (ROOM_OUTBOX_INVALID_ARGUMENT,
+ * "caller statement refused"), and a room_outbox_hook_commit on the same hook from inside the
+ * callback is refused the same way ("already running on this Hook"). */
 typedef room_outbox_status (*room_outbox_statements_fn)(room_outbox_tx *tx, void *user_data);
 
 /* Runs one statement with `?` placeholders as a prepared statement in the commit's transaction;

@@ -139,7 +139,10 @@ class ROOM_OUTBOX_EXPORT Transaction {
  public:
   virtual ~Transaction() = default;
   // Runs one statement with `?` placeholders as a prepared statement. A failure here rolls back
-  // the whole commit once the callback returns (return the Status to do so at once).
+  // the whole commit once the callback returns (return the Status to do so at once). A statement
+  // that would end the transaction (COMMIT, ROLLBACK, BEGIN, DDL, SET autocommit, the others that
+  // commit implicitly) is refused with kInvalidArgument; a Commit on the same Hook from inside
+  // the callback is refused too (docs/hook.md, "What the statements callback may run").
   virtual Status Execute(std::string_view sql, const std::vector<SqlValue>& params) = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "caller_statement_check.h"
 #include "core/mysql/outbox_sql.h"
 #include "store/outbox_insert.h"
 
@@ -21,6 +22,12 @@ class CallerTransaction final : public Transaction {
   Status Execute(std::string_view sql, const std::vector<SqlValue>& params) override {
     if (failure_) {
       return *failure_;
+    }
+    if (auto refused = RefusedCallerStatement(sql)) {
+      return Record(Error{ErrorCode::kInvalidArgument,
+                          "caller statement refused: " + *refused +
+                              "; the statements callback runs inside the commit's transaction, "
+                              "before the outbox rows"});
     }
     auto stmt = conn_.PreparedCallerStatement(sql);
     if (!stmt) {
@@ -132,7 +139,38 @@ core::Result<void> RunCallerStatements(core::MariaDbConnection& conn,
     // The callback went on after a failed statement; the commit is still all or nothing.
     return core::Fail(*tx.failure());
   }
+  if (!conn.InTransaction()) {
+    // A statement the check let through (a procedure that commits) ended the transaction: the
+    // command log row may be committed without its events. Writing the rows now would not be
+    // the one transaction the commit promises; the caller is told, and a retry with the same
+    // command_id is told the same (CheckDuplicateHasEvents), never Duplicate.
+    return core::Fail(ErrorCode::kInternal,
+                      "the statements callback ended the commit's transaction (a statement that "
+                      "commits, e.g. a procedure running COMMIT): the command log row may be "
+                      "committed without its events; none were written");
+  }
   return {};
+}
+
+// A duplicate command_id whose command has no outbox row although this commit carries events:
+// an earlier commit's statements callback ended its transaction after the command log row
+// (RunCallerStatements). Reporting Duplicate would lose the events for good.
+core::Result<void> CheckDuplicateHasEvents(core::MariaDbConnection& conn,
+                                           const CommitRequest& request) {
+  if (request.rows.empty()) return {};
+  auto stmt = conn.Prepared(core::sql::Stmt::kCommandRows);
+  if (!stmt) return core::Fail(stmt.error());
+  const std::array<SqlValue, 1> params = {request.command.command_id};
+  if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) return core::Fail(rows.error());
+  if (!rows->empty()) return {};
+  return core::Fail(ErrorCode::kInternal,
+                    "command_id " + request.command.command_id +
+                        " is in room_command_log without outbox rows: an earlier commit's "
+                        "statements callback ended its transaction, so its events were never "
+                        "written (or its published events were purged since); not a duplicate. "
+                        "Commit the events under a new command_id");
 }
 
 // Everything of the commit between BEGIN and COMMIT: the command log row, the caller's
@@ -146,6 +184,7 @@ core::Result<void> WriteCommand(core::MariaDbConnection& conn, const CommitReque
     return core::Fail(logged.error());
   }
   if (logged->duplicate) {
+    if (auto whole = CheckDuplicateHasEvents(conn, request); !whole) return whole;
     write.outcome = CommitOutcome::kDuplicate;
     return {};
   }
