@@ -33,9 +33,11 @@ MYSQL_PASS_LABELS = -L '^integration$$' -LE '^no_sql$$'
 
 # deps + build + a private MariaDB + every unit and integration test, then the integration suite
 # a second time with the MySQL statement set forced (every commit, claim, mark, purge and operator
-# command through the portable statements; MariaDB accepts them), without the no_sql tests.
+# command through the portable statements; MariaDB accepts them), without the no_sql tests. The
+# benchmarks are built too (not run), so a change that breaks them fails here.
 test: deps
 	$(MAKE) build
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target outbox-bench
 	scripts/run-tests.sh $(BUILD_DIR)
 	ROOM_OUTBOX_TEST_MYSQL_DIALECT=mysql scripts/run-tests.sh $(BUILD_DIR) $(MYSQL_PASS_LABELS)
 

@@ -102,7 +102,7 @@ DrainRun RunV1Sample(const BenchContext& ctx, const relay::WorkerOptions& option
   DrainRun run;
   Stopwatch watch;
   for (int tick = 0; tick < ctx.v1_ticks; ++tick) {
-    run.published += harness.worker().RunRound().published;
+    run.published += harness.worker().RunRound().marks.published;
     std::this_thread::sleep_for(options.poll_interval);
   }
   run.seconds = watch.Seconds();
