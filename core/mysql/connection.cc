@@ -206,6 +206,16 @@ Result<PreparedStatement*> MariaDbConnection::PreparedCallerStatement(std::strin
   return raw;
 }
 
+Result<std::unique_ptr<PreparedStatement>> MariaDbConnection::PrepareOnce(
+    const sql::Statement& id) {
+  if (!InSet(id, dialect_.statements)) {
+    return Fail(ErrorCode::kInternal, "statement " + std::string(id.name) + " is not in the " +
+                                          StatementSetName(dialect_.statements) + " set");
+  }
+  return PreparedStatement::Prepare(mysql_.get(), StatementName(id, 0),
+                                    StatementText(dialect_.statements, id, 0));
+}
+
 Result<std::unique_ptr<PreparedStatement>> MariaDbConnection::Prepare(std::string name,
                                                                       std::string_view sql) {
   return PreparedStatement::Prepare(mysql_.get(), std::move(name), sql);

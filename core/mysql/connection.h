@@ -78,6 +78,10 @@ class MariaDbConnection {
   // text beyond that empties the cache first. The pointer is valid until the next call.
   [[nodiscard]] Result<PreparedStatement*> PreparedCallerStatement(std::string_view sql);
   static constexpr size_t kMaxCallerStatements = 64;
+  // Statement `id` (size 0) prepared for one use, not cached: for a statement whose plan the
+  // server must choose at each execution (MariaDB re-executes a prepared statement without
+  // re-choosing some access paths, such as a loose index scan inside a CTE).
+  [[nodiscard]] Result<std::unique_ptr<PreparedStatement>> PrepareOnce(const sql::Statement& id);
   // A statement prepared for one use; not cached.
   [[nodiscard]] Result<std::unique_ptr<PreparedStatement>> Prepare(std::string name,
                                                                    std::string_view sql);

@@ -7,8 +7,9 @@
 // equivalent exists; LOCK IN SHARE MODE stays (MariaDB 10.11 rejects FOR SHARE).
 //
 // Each statement names the index it relies on (schema/*.sql): idx_pending_due (status,
-// next_attempt_at_ms, id), idx_room_status (room_id, status, id), idx_command_id (command_id),
-// uk_command_id, uk_event_id, and the primary key.
+// next_attempt_at_ms, id), idx_room_status (status, room_id, id since schema 006; room_id, status,
+// id before it: every statement but the heads reads names both columns by equality), idx_command_id
+// (command_id), uk_command_id, uk_event_id, and the primary key.
 //
 // Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
 // (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes;
@@ -148,10 +149,11 @@ inline constexpr std::string_view kCommandRows =
 
 // --- claim (relay) ---
 //
-// A claim is one short transaction (claim_plan.h): kServerNow, kClaimWindow (locks), kRoomPrefix
-// (reads), maybe kRoomAfter + kLockExtension (reads, locks), then kLease and kSchedule, which
-// write only rows the window or the extension locked, by primary key, in ascending id order.
-// Nothing in a claim waits for a lock (SKIP LOCKED), so claims cannot deadlock each other.
+// A claim is one short transaction (claim_plan.h). With per-room order: kServerNow, kDueHeads
+// (reads), kRoomPrefix (reads), kLockRows (locks), maybe kRoomAfter + kLockRows again, then kLease
+// and kSchedule, which write only rows the claim locked, by primary key, in ascending id order.
+// Without it: kServerNow, kClaimWindow (locks), kLease. Nothing in a claim waits for a lock (SKIP
+// LOCKED), so claims cannot deadlock each other.
 
 // The server's clock, read once per claim, and the time of the earliest pending row not yet due
 // (NULL when none): a lease the hook's sync publish holds, a retry, an interval slot. The relay
@@ -168,17 +170,61 @@ inline constexpr std::string_view kServerNow =
   "id, event_id, event_type, room_id, envelope, retry_count, created_at_ms, " \
   "next_attempt_at_ms, claim_token IS NOT NULL, drop_count "
 
-// idx_pending_due (status, next_attempt_at_ms, id): walks the due rows in order, no filesort,
-// and stops at the limit; rows another claim holds are skipped, never waited for. The room head
-// rule is applied by the plan, so the walk reads at most `limit` rows (plus the rows SKIP LOCKED
-// steps over), whatever a blocked room holds: rows behind a failed head are pushed to its retry
-// time (kSchedule) and stop being due. For a table of a few rows the optimizer may read them all
-// and sort instead.
+// Without per-room order: idx_pending_due (status, next_attempt_at_ms, id) walks the due rows in
+// order, no filesort, and stops at the limit; rows another claim holds are skipped, never waited
+// for. For a table of a few rows the optimizer may read them all and sort instead.
 // Placeholders: now_ms, limit.
 inline constexpr std::string_view kClaimWindow =
     "SELECT " ROOM_OUTBOX_CLAIM_COLUMNS
     "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? "
     "ORDER BY next_attempt_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED";
+
+// The rooms' heads: every room with pending rows and its head, the lowest pending id, by a loose
+// scan of idx_room_status (status, room_id, id) ("Using index for group-by": one dive per room
+// with pending rows), as CTE h; the statements below then read each head by primary key. Their
+// cost follows the rooms with pending rows, never the size of one room's backlog. A CTE, not a
+// derived table: MariaDB 10.11 keeps the loose scan of a derived table with a LIMIT placeholder
+// for the first execution of the prepared statement only; the stores prepare these statements
+// for each use (MariaDbConnection::PrepareOnce), which ClaimCostTest measures. The *ByRoom forms
+// fit a schema older than 006, whose idx_room_status is (room_id, status, id): a loose scan by
+// room_id, one dive per room the table holds (published rows included), so correct but dearer
+// until `outbox-relay migrate` applies 006.
+#define ROOM_OUTBOX_HEADS(group_by)                                                      \
+  "WITH h AS (SELECT MIN(id) AS head_id FROM room_outbox FORCE INDEX (idx_room_status) " \
+  "WHERE status = 'pending' GROUP BY " group_by ") "
+#define ROOM_OUTBOX_HEADS_BY_STATUS ROOM_OUTBOX_HEADS("status, room_id")
+#define ROOM_OUTBOX_HEADS_BY_ROOM ROOM_OUTBOX_HEADS("room_id")
+
+// The claim's due heads (per-room order): at most limit, in (next_attempt_at_ms, id) order. A
+// non-locking read: the claim locks what it takes by primary key (kLockRows), so a room is reached
+// in the first claim after its head comes due, whatever another room holds. Placeholders: now_ms,
+// limit.
+#define ROOM_OUTBOX_DUE_HEADS                                                      \
+  "SELECT o.room_id, o.id FROM h STRAIGHT_JOIN room_outbox o ON o.id = h.head_id " \
+  "WHERE o.next_attempt_at_ms <= ? ORDER BY o.next_attempt_at_ms, o.id LIMIT ?"
+inline constexpr std::string_view kDueHeads = ROOM_OUTBOX_HEADS_BY_STATUS ROOM_OUTBOX_DUE_HEADS;
+inline constexpr std::string_view kDueHeadsByRoom = ROOM_OUTBOX_HEADS_BY_ROOM ROOM_OUTBOX_DUE_HEADS;
+#undef ROOM_OUTBOX_DUE_HEADS
+
+// The rooms whose head has waited longer than the placeholder (ms) since it was committed, on the
+// server's clock (the room_outbox_rooms_waiting gauge). Placeholder: wait_ms.
+#define ROOM_OUTBOX_ROOMS_WAITING                                           \
+  "SELECT COUNT(*) FROM h STRAIGHT_JOIN room_outbox o ON o.id = h.head_id " \
+  "WHERE o.created_at_ms < " ROOM_OUTBOX_SERVER_NOW_MS " - ?"
+inline constexpr std::string_view kRoomsWaiting =
+    ROOM_OUTBOX_HEADS_BY_STATUS ROOM_OUTBOX_ROOMS_WAITING;
+inline constexpr std::string_view kRoomsWaitingByRoom =
+    ROOM_OUTBOX_HEADS_BY_ROOM ROOM_OUTBOX_ROOMS_WAITING;
+#undef ROOM_OUTBOX_ROOMS_WAITING
+#undef ROOM_OUTBOX_HEADS_BY_ROOM
+#undef ROOM_OUTBOX_HEADS_BY_STATUS
+#undef ROOM_OUTBOX_HEADS
+
+// The first column of idx_room_status ('status' from schema 006 on, 'room_id' before): which of
+// the heads statements' forms fits the database. No placeholder.
+inline constexpr std::string_view kRoomHeadsIndex =
+    "SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
+    "AND TABLE_NAME = 'room_outbox' AND INDEX_NAME = 'idx_room_status' AND SEQ_IN_INDEX = 1";
 
 // idx_pending_due: whether a pending row is due now on the server's clock (1) or not (0). The
 // relay asks it before claiming in a round a wake-up started: a datagram that brings no row then
@@ -188,8 +234,8 @@ inline constexpr std::string_view kAnyDue =
     "SELECT EXISTS (SELECT 1 FROM room_outbox WHERE status = 'pending' "
     "AND next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
-// idx_room_status (room_id, status, id): one range per room from its head, LIMIT rows each
-// (the window's rows of the room plus one), not the room's whole backlog. A part is
+// idx_room_status (room_id and status by equality): one range per room from its head, LIMIT rows
+// each (the room's part of the batch plus one), not the room's whole backlog. A part is
 // "(kRoomPrefixPart) UNION ALL (...)"; unused parts of a fixed-size list get LIMIT 0.
 // Placeholders per part: room_id, limit.
 inline constexpr std::string_view kRoomPrefixPart =
@@ -204,12 +250,13 @@ inline constexpr std::string_view kRoomAfterPart =
     "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
     "AND id > ? ORDER BY id LIMIT ?";
 
-// Primary key: locks the due rows an extension read (a lease that ran out is due), skipping any
-// another transaction holds. Placeholders: now_ms, ids...
-inline constexpr std::string_view kLockExtensionPrefix =
+// Primary key: locks the due rows the claim read (a room's first rows from its head, or after its
+// run; a lease that ran out is due), skipping any another transaction holds. Placeholders: now_ms,
+// ids...
+inline constexpr std::string_view kLockRowsPrefix =
     "SELECT " ROOM_OUTBOX_CLAIM_COLUMNS
     "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? AND id IN ";
-inline constexpr std::string_view kLockExtensionSuffix = " ORDER BY id FOR UPDATE SKIP LOCKED";
+inline constexpr std::string_view kLockRowsSuffix = " ORDER BY id FOR UPDATE SKIP LOCKED";
 
 // Primary key; rows locked by this claim. Placeholders: token, lease_until_ms, now_ms, ids...
 inline constexpr std::string_view kLeasePrefix =
@@ -475,13 +522,19 @@ inline constexpr Statement kFindCommand = Shared("find_command", sql::kFindComma
 inline constexpr Statement kCommandRows = Shared("command_rows", sql::kCommandRows);
 inline constexpr Statement kServerNow = Shared("server_now", sql::kServerNow);
 inline constexpr Statement kClaimWindow = Shared("claim_window", sql::kClaimWindow);
+inline constexpr Statement kDueHeads = Shared("due_heads", sql::kDueHeads);
+inline constexpr Statement kDueHeadsByRoom = Shared("due_heads_by_room", sql::kDueHeadsByRoom);
+inline constexpr Statement kRoomsWaiting = Shared("rooms_waiting", sql::kRoomsWaiting);
+inline constexpr Statement kRoomsWaitingByRoom =
+    Shared("rooms_waiting_by_room", sql::kRoomsWaitingByRoom);
+inline constexpr Statement kRoomHeadsIndex = Shared("room_heads_index", sql::kRoomHeadsIndex);
 inline constexpr Statement kAnyDue = Shared("any_due", sql::kAnyDue);
 inline constexpr Statement kRoomPrefix =
     Shared("room_prefix", Shape::kUnionAll, {{}, sql::kRoomPrefixPart, {}});
 inline constexpr Statement kRoomAfter =
     Shared("room_after", Shape::kUnionAll, {{}, sql::kRoomAfterPart, {}});
-inline constexpr Statement kLockExtension = Shared(
-    "lock_extension", Shape::kIdList, {sql::kLockExtensionPrefix, {}, sql::kLockExtensionSuffix});
+inline constexpr Statement kLockRows =
+    Shared("lock_rows", Shape::kIdList, {sql::kLockRowsPrefix, {}, sql::kLockRowsSuffix});
 inline constexpr Statement kLease = Shared("lease", Shape::kIdList, {sql::kLeasePrefix, {}, {}});
 inline constexpr Statement kSchedule = Shared(
     "schedule", Shape::kCaseList, {sql::kScheduleHead, sql::kScheduleWhen, sql::kScheduleTail});
@@ -544,10 +597,15 @@ inline constexpr std::array kStatements = {
     &Stmt::kCommandRows,
     &Stmt::kServerNow,
     &Stmt::kClaimWindow,
+    &Stmt::kDueHeads,
+    &Stmt::kDueHeadsByRoom,
+    &Stmt::kRoomsWaiting,
+    &Stmt::kRoomsWaitingByRoom,
+    &Stmt::kRoomHeadsIndex,
     &Stmt::kAnyDue,
     &Stmt::kRoomPrefix,
     &Stmt::kRoomAfter,
-    &Stmt::kLockExtension,
+    &Stmt::kLockRows,
     &Stmt::kLease,
     &Stmt::kSchedule,
     &Stmt::kMarkPublished,

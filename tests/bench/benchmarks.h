@@ -68,6 +68,10 @@ void RunDialectSets(const BenchContext& ctx, Report& report);
 //     innodb_flush_log_at_trx_commit 1 and 2 (set on the server, read back, then restored).
 void RunThreadedCommits(const BenchContext& ctx, Report& report);
 
+// 14. One claim poll for 100 quiet rooms beside a room of 10k due rows committed before them, vs
+//     the same rooms alone: time, rows read and quiet rooms reached per claim.
+void RunHotRoomClaim(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

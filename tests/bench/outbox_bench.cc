@@ -44,6 +44,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"11", "scale-out: relays on one database", room_outbox::bench::RunScaleOut},
       {"12", "the MySQL statement set beside the MariaDB set", room_outbox::bench::RunDialectSets},
       {"13", "a room service with many threads", room_outbox::bench::RunThreadedCommits},
+      {"14", "claim poll beside a hot room", room_outbox::bench::RunHotRoomClaim},
   };
   return all;
 }

@@ -15,6 +15,7 @@ add_executable(outbox-bench EXCLUDE_FROM_ALL
   tests/bench/cost_bench.cc
   tests/bench/dialect_bench.cc
   tests/bench/drain_bench.cc
+  tests/bench/hot_room_claim_bench.cc
   tests/bench/idle_bench.cc
   tests/bench/outbox_bench.cc
   tests/bench/report.cc

@@ -71,14 +71,14 @@ class MigrateTest : public ::testing::Test {
   std::unique_ptr<RelayProcess> relay_;
 };
 
-const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5};
+const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6};
 
 TEST_F(MigrateTest, AFreshDatabaseRecordsEveryStepAndASecondRunAppliesNothing) {
   EXPECT_EQ(Recorded(), kAllVersions);  // TestDatabase migrated it with the same code
   CommandResult again = Relay({"migrate"});
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
-  EXPECT_EQ(again.Json()["from_version"], 5) << again.Describe();
-  EXPECT_EQ(again.Json()["to_version"], 5);
+  EXPECT_EQ(again.Json()["from_version"], 6) << again.Describe();
+  EXPECT_EQ(again.Json()["to_version"], 6);
   EXPECT_TRUE(again.Json()["steps"].empty()) << again.Describe();
   EXPECT_EQ(Recorded(), kAllVersions);
 }
@@ -96,7 +96,7 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
     by_hand.Exec(text.str());  // as a client runs a file: every statement once, in order
   }
   EXPECT_EQ(SchemaOf(by_hand), SchemaOf(db_));
-  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 6);
+  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 7);
 }
 
 TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
@@ -113,7 +113,7 @@ TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   const auto steps = run.Json()["steps"];
-  ASSERT_EQ(steps.size(), 6u) << run.Describe();
+  ASSERT_EQ(steps.size(), 7u) << run.Describe();
   EXPECT_TRUE(run.Json()["from_version"].is_null());
   EXPECT_EQ(steps[3]["name"], "003_parked");
   EXPECT_EQ(steps[3]["already_applied"], 3) << run.Describe();  // a column and two indexes
@@ -132,7 +132,7 @@ TEST_F(MigrateTest, AStepAppliedHalfWayIsCompleted) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 3");
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  ASSERT_EQ(run.Json()["steps"].size(), 3u) << run.Describe();
+  ASSERT_EQ(run.Json()["steps"].size(), 4u) << run.Describe();
   EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 1) << run.Describe();
   EXPECT_EQ(run.Json()["from_version"], 2);
   EXPECT_EQ(SchemaOf(db_), migrated);
@@ -147,7 +147,7 @@ TEST_F(MigrateTest, DryRunListsTheMissingStepsAndChangesNothing) {
   CommandResult dry = Relay({"migrate", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.Describe();
   EXPECT_EQ(dry.Json()["dry_run"], true);
-  ASSERT_EQ(dry.Json()["steps"].size(), 2u) << dry.Describe();
+  ASSERT_EQ(dry.Json()["steps"].size(), 3u) << dry.Describe();
   EXPECT_EQ(dry.Json()["steps"][0]["version"], 4);
   ASSERT_EQ(dry.Json()["steps"][0]["sql"].size(), 2u) << dry.Describe();
   EXPECT_THAT(dry.Json()["steps"][0]["sql"][0].get<std::string>(),
@@ -161,7 +161,7 @@ TEST_F(MigrateTest, ADatabaseNewerThanTheBinaryIsRefused) {
   CommandResult run = Relay({"migrate"});
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_THAT(run.Json()["error"].get<std::string>(), HasSubstr("version 99, newer than"));
-  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 99}));
+  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 99}));
 }
 
 TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {

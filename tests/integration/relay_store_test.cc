@@ -1,7 +1,6 @@
 // MariaDbRelayStore against the test MariaDB: claiming, leases, per-room order,
 // marking with claim tokens, stats, connection handling and the claim query plan.
-#include "store/mariadb_relay_store.h"
-
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,12 +12,15 @@
 #include <vector>
 
 #include "core/mysql/outbox_sql.h"
+#include "store/mariadb_relay_store.h"
 #include "support/mysql_admin.h"
 #include "support/test_database.h"
 #include "support/test_stores.h"
 
 namespace room_outbox::testing {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr int64_t kT0 = 1'700'000'000'000;  // created_at_ms of the test rows
 // A due time long past: the row is due whatever the server's clock says.
@@ -32,8 +34,7 @@ int64_t ServerNowMs(TestDatabase& db) {
 
 // `ms` pass for every row: each stored due time (leases, retries, slots) moves `ms` earlier.
 void Advance(TestDatabase& db, int64_t ms) {
-  db.Exec("UPDATE room_outbox SET next_attempt_at_ms = next_attempt_at_ms - " +
-          std::to_string(ms));
+  db.Exec("UPDATE room_outbox SET next_attempt_at_ms = next_attempt_at_ms - " + std::to_string(ms));
 }
 
 int64_t DueAt(TestDatabase& db, int64_t id) {
@@ -485,10 +486,10 @@ TEST(MariaDbRelayStoreTest, PerRoomOrderHoldsBackRowsBehindAFailedHead) {
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE room_id='A' AND "
                       "claim_token IS NOT NULL"),
             0);  // a2, a3 were not leased
-  // They were pushed to the head's retry time: not due, so later claims do not read them again
-  // before it.
-  EXPECT_EQ(DueAt(db, a2), DueAt(db, a1));
-  EXPECT_EQ(DueAt(db, a3), DueAt(db, a1));
+  // The claim starts from the due heads: a room whose head waits is not read at all, so its
+  // other rows are left as they are.
+  EXPECT_LT(DueAt(db, a2), DueAt(db, a1));
+  EXPECT_LT(DueAt(db, a3), DueAt(db, a1));
   ASSERT_TRUE(store->relay.Release(ordered->token, Ids(*ordered)));
 
   // Once the head is due again the whole room comes back in order.
@@ -586,19 +587,53 @@ TEST(MariaDbRelayStoreTest, BlockedRoomDoesNotStarveOtherRooms) {
   AddEvents(*store, "a-rest", many);
   const int64_t b1 = AddEvent(*store, "b1", "B");
   ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, a1, 60'000));
-  // 150 due rows of A sit ahead of b1 in due order; the first claim of 100 pushes the 100 it
-  // reads to the failed head's retry time, the second reaches b1 (and pushes the other 50).
+  // 150 due rows of A sit ahead of b1 in due order, behind A's failed head: the first claim
+  // reaches b1, and reads none of A's rows (their times are left as they are).
+  const int64_t a_due_before =
+      db.Scalar("SELECT SUM(next_attempt_at_ms) FROM room_outbox WHERE room_id = 'A' AND id > " +
+                std::to_string(a1));
   auto first = store->relay.ClaimDue(Batch(100));
   ASSERT_TRUE(first) << first.error().message;
-  EXPECT_TRUE(first->rows.empty());
-  EXPECT_TRUE(first->more_due);
-  auto second = store->relay.ClaimDue(Batch(100));
-  ASSERT_TRUE(second) << second.error().message;
-  EXPECT_EQ(Ids(*second), std::vector<int64_t>{b1});
-  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE room_id = 'A' AND id > " +
-                      std::to_string(a1) + " AND next_attempt_at_ms = " +
-                      std::to_string(DueAt(db, a1))),
-            150);
+  EXPECT_EQ(Ids(*first), std::vector<int64_t>{b1});
+  EXPECT_FALSE(first->more_due);
+  EXPECT_EQ(db.Scalar("SELECT SUM(next_attempt_at_ms) FROM room_outbox WHERE room_id = 'A' AND "
+                      "id > " +
+                      std::to_string(a1)),
+            a_due_before);
+}
+
+// A database migrated to schema 005 only: idx_room_status is (room_id, status, id). The claim
+// finds the heads by room instead (kDueHeadsByRoom), with the same result.
+TEST(MariaDbRelayStoreTest, PerRoomOrderClaimsOnTheIndexBeforeSchema006) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  db.Exec(
+      "ALTER TABLE room_outbox DROP INDEX idx_room_status, "
+      "ADD INDEX idx_room_status (room_id, status, id)");
+  auto store = MakeTestStores(db.Options());
+  const int64_t c1 = AddEvent(*store, "c1", "C");
+  ASSERT_NO_FATAL_FAILURE(ClaimHeadAndFail(*store, c1, 60'000));
+  AddEvent(*store, "c2", "C");
+  const int64_t a1 = AddEvent(*store, "a1", "A");
+  const int64_t a2 = AddEvent(*store, "a2", "A");
+  const int64_t b1 = AddEvent(*store, "b1", "B");
+  auto claim = store->relay.ClaimDue(Batch());
+  ASSERT_TRUE(claim) << claim.error().message;
+  EXPECT_EQ(Ids(*claim), (std::vector<int64_t>{a1, a2, b1}));
+}
+
+// An idx_room_status that is neither form is a schema the relay does not know: the claim says so.
+TEST(MariaDbRelayStoreTest, ClaimRefusesAnUnknownRoomIndex) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  db.Exec(
+      "ALTER TABLE room_outbox DROP INDEX idx_room_status, "
+      "ADD INDEX idx_room_status (id, room_id, status)");
+  auto store = MakeTestStores(db.Options());
+  AddEvent(*store, "a1", "A");
+  auto claim = store->relay.ClaimDue(Batch());
+  ASSERT_FALSE(claim);
+  EXPECT_THAT(claim.error().message, HasSubstr("idx_room_status starts with column 'id'"));
 }
 
 relay::ClaimOptions Paced(size_t run_cut_rows, int64_t room_min_interval_ms) {
@@ -793,6 +828,7 @@ TEST(MariaDbRelayStoreTest, StatsCountPendingRowsTheOldestAgeAndRoomsHeldBack) {
   EXPECT_EQ(empty->pending, 0);
   EXPECT_EQ(empty->oldest_pending_age_ms, 0);
   EXPECT_EQ(empty->rooms_held_back, 0);
+  EXPECT_EQ(empty->rooms_waiting, 0);
   AddEvents(*store, "c1", {"A", "B", "C", "C"});
   const int64_t now = ServerNowMs(db);
   db.Exec("UPDATE room_outbox SET created_at_ms = " + std::to_string(now - 100'000) + " + id");
@@ -811,6 +847,7 @@ TEST(MariaDbRelayStoreTest, StatsCountPendingRowsTheOldestAgeAndRoomsHeldBack) {
   EXPECT_GE(stats->oldest_pending_age_ms, before - (oldest + 1));
   EXPECT_LE(stats->oldest_pending_age_ms, after - (oldest + 1));
   EXPECT_EQ(stats->rooms_held_back, 1);
+  EXPECT_EQ(stats->rooms_waiting, 2);  // B and C: their heads were committed 100 s ago (A's went)
   // B's head fails, but nothing waits behind it: B holds nothing back until a second row comes.
   db.Exec("UPDATE room_outbox SET retry_count = 1 WHERE room_id = 'B'");
   EXPECT_EQ(store->relay.Stats()->rooms_held_back, 1);
@@ -819,6 +856,35 @@ TEST(MariaDbRelayStoreTest, StatsCountPendingRowsTheOldestAgeAndRoomsHeldBack) {
   // A created_at_ms ahead of the server (a hook host's clock) never makes a negative age.
   db.Exec("UPDATE room_outbox SET created_at_ms = " + std::to_string(now + 3'600'000));
   EXPECT_EQ(store->relay.Stats()->oldest_pending_age_ms, 0);
+}
+
+// rooms_waiting counts the rooms whose head has been pending for over kRoomWaitingMs, once each
+// however many rows wait behind it, on both forms of idx_room_status.
+TEST(MariaDbRelayStoreTest, StatsCountTheRoomsWhoseHeadHasWaited) {
+  for (const bool schema_006 : {true, false}) {
+    SCOPED_TRACE(schema_006 ? "schema 006" : "schema 005");
+    TestDatabase db;
+    ASSERT_TRUE(db.valid());
+    if (!schema_006) {
+      db.Exec(
+          "ALTER TABLE room_outbox DROP INDEX idx_room_status, "
+          "ADD INDEX idx_room_status (room_id, status, id)");
+    }
+    auto store = MakeTestStores(db.Options());
+    AddEvents(*store, "c1", {"old", "old", "old", "new", "gone"});
+    const int64_t now = ServerNowMs(db);
+    db.Exec("UPDATE room_outbox SET created_at_ms = " +
+            std::to_string(now - relay::kRoomWaitingMs - 60'000) +
+            " WHERE room_id IN ('old', 'gone')");
+    db.Exec("UPDATE room_outbox SET created_at_ms = " + std::to_string(now) +
+            " WHERE room_id = 'new'");
+    db.Exec("UPDATE room_outbox SET status = 'published' WHERE room_id = 'gone'");
+    for (int k = 0; k < 2; ++k) {  // the same answer on a second read of the same connection
+      auto stats = store->relay.Stats();
+      ASSERT_TRUE(stats) << stats.error().message;
+      EXPECT_EQ(stats->rooms_waiting, 1) << "read " << k;
+    }
+  }
 }
 
 // The claim's window walks idx_pending_due for the table shapes that matter: published rows
@@ -865,6 +931,35 @@ TEST(MariaDbRelayStoreTest, ClaimQueriesWalkThePendingIndexWithoutFilesort) {
         EXPECT_NE(row[3].value_or(""), "ALL") << "full scan of " << row[2].value_or("");
       }
     }
+  }
+}
+
+// The heads read is a loose scan of idx_room_status (one dive per room with pending rows), over a
+// table of mostly published rows and over one of a single room's backlog.
+TEST(MariaDbRelayStoreTest, DueHeadsAreALooseScanOfTheRoomIndex) {
+  const std::string rooms[] = {"CONCAT('room-', seq % 97)", "'hot'"};
+  for (const std::string& room : rooms) {
+    SCOPED_TRACE(room);
+    TestDatabase db;
+    ASSERT_TRUE(db.valid());
+    db.Exec(
+        "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
+        "next_attempt_at_ms, created_at_ms, updated_at_ms) "
+        "SELECT CONCAT('e', seq), 'T', " +
+        room +
+        ", CONCAT('c', seq), '{}', IF(seq % 10 = 0, 'pending', 'published'), seq, seq, seq "
+        "FROM seq_1_to_20000");
+    db.Exec("ANALYZE TABLE room_outbox");
+    auto rows = db.Query("EXPLAIN " + WithLiterals(core::sql::kDueHeads, {"10000", "100"}));
+    bool loose = false;
+    for (const auto& row : rows) {
+      if (row[5].value_or("") == "idx_room_status" &&
+          row[9].value_or("").find("Using index for group-by") != std::string::npos) {
+        loose = true;
+      }
+      EXPECT_NE(row[3].value_or(""), "index") << "a full walk of " << row[5].value_or("");
+    }
+    EXPECT_TRUE(loose) << "no loose scan of idx_room_status";
   }
 }
 

@@ -21,7 +21,8 @@ TEST(MetricsTest, RendersEveryMetricOfTheSeed) {
   m.AddRound(false);
   m.AddRound(true);
   const std::string text = m.RenderPrometheus();
-  EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_pending_total gauge\nroom_outbox_pending_total 12\n"));
+  EXPECT_THAT(text,
+              HasSubstr("# TYPE room_outbox_pending_total gauge\nroom_outbox_pending_total 12\n"));
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_oldest_pending_age_ms 3456\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_publish_success_total counter\n"
                               "room_outbox_publish_success_total 3\n"));
@@ -30,6 +31,16 @@ TEST(MetricsTest, RendersEveryMetricOfTheSeed) {
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_rounds_total 2\n"));
   EXPECT_THAT(text, HasSubstr("\nroom_outbox_round_errors_total 1\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_publish_latency_ms histogram\n"));
+}
+
+// rooms_waiting comes from the same Stats read as the pending gauges: NaN until that read.
+TEST(MetricsTest, RoomsWaitingIsNaNUntilTheFirstStatsRead) {
+  Metrics m;
+  EXPECT_THAT(m.RenderPrometheus(), HasSubstr("\nroom_outbox_rooms_waiting NaN\n"));
+  m.SetRoomsWaiting(4);
+  m.SetPending(12, 3456);
+  EXPECT_THAT(m.RenderPrometheus(), HasSubstr("# TYPE room_outbox_rooms_waiting gauge\n"
+                                              "room_outbox_rooms_waiting 4\n"));
 }
 
 TEST(MetricsTest, LatencyHistogramIsCumulative) {
@@ -70,10 +81,9 @@ TEST(MetricsTest, DbStatementsTotalIsTheProcessCount) {
   Metrics m;
   core::CountStatementSent();
   const uint64_t sent = core::StatementsSent();
-  EXPECT_THAT(m.RenderPrometheus(),
-              HasSubstr("# TYPE room_outbox_db_statements_total counter\n"
-                        "room_outbox_db_statements_total " +
-                        std::to_string(sent) + "\n"));
+  EXPECT_THAT(m.RenderPrometheus(), HasSubstr("# TYPE room_outbox_db_statements_total counter\n"
+                                              "room_outbox_db_statements_total " +
+                                              std::to_string(sent) + "\n"));
   core::CountStatementSent();
   EXPECT_THAT(m.RenderPrometheus(),
               HasSubstr("\nroom_outbox_db_statements_total " + std::to_string(sent + 1) + "\n"));

@@ -221,6 +221,8 @@ void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
   }
   const std::vector<size_t> shares = ShareOut(wants, batch_left);
   for (size_t k = 0; k < blocked.size(); ++k) {
+    // A due row the batch had no room for: the next claim goes on with it.
+    if (shares[k] < wants[k]) plan.more_due = true;
     if (shares[k] == 0) continue;
     const RoomPlan& r = rooms[blocked[k]];
     const int64_t after_id =

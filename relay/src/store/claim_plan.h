@@ -3,11 +3,14 @@
 // MariaDB store (mysql/mariadb_claim.cc) reads the inputs, calls PlanClaim and writes its result.
 //
 // A claim is read -> plan -> write, in one short transaction:
-//   read   the server's now; a window of due rows (SELECT ... FOR UPDATE SKIP LOCKED: the rows
-//          the claim holds locked); for each room of the window its first pending rows in id
-//          order (its head and at most the window's rows of that room, plus one);
+//   read   the server's now; with per-room order, the rooms whose head is due (at most the batch,
+//          oldest due first), each room's first pending rows from its head in id order (its part
+//          of the batch, plus one), and the due ones of that part locked (SELECT ... FOR UPDATE
+//          SKIP LOCKED: the rows the claim holds); without it, a window of due rows, locked;
 //   plan   PlanClaim below;
 //   write  leases and schedules, only for rows the claim holds locked, in ascending id order.
+// Because the read starts from the heads, a room is reached in the first claim after its head
+// comes due, whatever another room holds behind its own head.
 //
 // Per-room order (the head rule): a row is leased only as part of the run that starts at its
 // room's oldest pending row (the head) and goes on through consecutive pending rows the claim
@@ -15,17 +18,17 @@
 //
 // Rows a room cannot send now are pushed behind the row that ends their run, unless that row is
 // in flight (leased, its lease not run out: it is published or given back soon): they take its
-// time, so in the window's (next_attempt_at_ms, id) order they sort behind it. Behind a failed
-// head that waits for its retry they stop being due, so a room blocked by a failing head costs
-// later claims nothing until the retry; each row is moved at most once per retry of its head,
-// and at most a window's rows per claim. When that row is due (a head beyond the window, a lease
-// that ran out) the claim also reads the room from it and locks what it read (PlannedExtension),
-// so the run can start there in the same claim. A row that waits is never taken early.
+// time, so they stop being due before it (behind a failed head, until its retry: the "any due"
+// probe and the next due time then see the head's retry, not its backlog). A row is moved at
+// most once per retry of its head, and at most a batch of rows per claim. When that row is due
+// (a row past the room's part of the batch, a lease that ran out) the claim also reads the room
+// from it and locks what it read (PlannedExtension), so the run can go on there in the same claim;
+// when the batch has no room left for it, more_due is set. A row that waits is never taken early.
 //
 // Spread: the batch (limit) is shared out over the rooms one row per room per pass, in the order of
 // each room's first locked row: every room's first run row before any room's second, each room
 // keeping the prefix of its run in id order. So with many due rooms a batch holds as few rows of
-// one room as the window allows (and a room's second row seldom waits out room_min_interval in the
+// one room as the batch allows (and a room's second row seldom waits out room_min_interval in the
 // same round). What is left of the batch after every room's share goes to the extensions, shared
 // out the same way. With room_min_interval, when the first pass alone fills at least half the batch
 // (many rooms are due), the batch holds one row per room: a room's second row would only wait out
@@ -83,12 +86,15 @@ struct PlanOptions {
 };
 
 struct PlanInput {
-  // Rows this claim holds locked (the window, plus the rows an extension locked), any order.
+  // Rows this claim holds locked (the heads' runs or the window, plus the rows an extension
+  // locked), any order.
   std::vector<PlanRow> locked;
   // Per room of `locked`: the room's first pending rows in ascending id order (as read, locked
   // or not; a prefix of the room, not all of it).
   std::map<std::string, std::vector<PlanRow>> pending;
-  size_t window_rows = 0;  // rows the window SELECT returned (more_due when it reached limit)
+  // Heads (per-room order) or rows (without it) the first read returned: more_due when it
+  // reached limit.
+  size_t window_rows = 0;
 };
 
 struct PlannedSchedule {

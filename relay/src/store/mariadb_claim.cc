@@ -1,9 +1,14 @@
 // MariaDbRelayStore::ClaimDue: as read -> plan -> write in one short transaction
 // (claim_plan.h). Every statement's text and the index it relies on are in outbox_sql.h.
+//
+// With per-room order the claim starts from the rooms' heads, not from a walk of due rows: it
+// reads the due heads (kDueHeads, at most the batch, oldest due first), shares the batch out over
+// their rooms, reads each room's first rows from its head (its part of the batch plus one) and
+// locks the due ones. So a room is reached as soon as its head is due, whatever another room's
+// backlog, and the cost of a claim follows the rooms it serves.
 #include <algorithm>
 #include <array>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
 #include "core/claim_token.h"
@@ -73,8 +78,8 @@ core::Result<std::vector<LockedRow>> ReadLocked(core::PreparedStatement& stmt) {
     locked.row.retry_count = *ints[1];
     locked.row.created_at_ms = *ints[2];
     locked.row.drop_count = static_cast<uint32_t>(*ints[5]);
-    locked.plan = PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type, *ints[3],
-                          *ints[4] != 0};
+    locked.plan =
+        PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type, *ints[3], *ints[4] != 0};
     out.push_back(std::move(locked));
   }
   return out;
@@ -87,6 +92,27 @@ core::Result<std::vector<LockedRow>> SelectWindow(core::MariaDbConnection& conn,
   const std::array<core::SqlValue, 2> params = {now_ms, static_cast<int64_t>(limit)};
   if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
   return ReadLocked(**stmt);
+}
+
+// The due heads (room, head id), oldest due first, at most `limit` (kDueHeads or its schema-005
+// form).
+core::Result<std::vector<std::pair<std::string, int64_t>>> SelectDueHeads(
+    core::MariaDbConnection& conn, const core::sql::Statement& heads, int64_t now_ms,
+    size_t limit) {
+  // Prepared for this claim only: re-executed, MariaDB would drop the loose scan (outbox_sql.h).
+  auto stmt = conn.PrepareOnce(heads);
+  if (!stmt) return core::Fail(stmt.error());
+  const std::array<core::SqlValue, 2> params = {now_ms, static_cast<int64_t>(limit)};
+  if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) return core::Fail(rows.error());
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (core::ResultRow& r : *rows) {
+    auto id = r.Int(1);
+    if (!id) return core::Fail(id.error());
+    out.emplace_back(r.TakeStr(0), *id);
+  }
+  return out;
 }
 
 // Reads the pending rows of each range (non-locking) into `pending`, per room in id order.
@@ -122,18 +148,19 @@ core::Result<void> ReadRooms(core::MariaDbConnection& conn, const std::vector<Ro
 core::Result<std::vector<LockedRow>> LockRows(core::MariaDbConnection& conn, int64_t now_ms,
                                               const std::vector<int64_t>& ids) {
   std::vector<LockedRow> out;
-  auto locked = core::ForEachChunk(
-      ids.size(), [&](size_t size, size_t at, size_t count) -> core::Result<void> {
-        auto stmt = conn.Prepared(core::sql::Stmt::kLockExtension, size);
-        if (!stmt) return core::Fail(stmt.error());
-        std::vector<core::SqlValue> params = {now_ms};
-        for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
-        if (auto done = (*stmt)->Execute(params); !done) return done;
-        auto rows = ReadLocked(**stmt);
-        if (!rows) return core::Fail(rows.error());
-        for (LockedRow& row : *rows) out.push_back(std::move(row));
-        return {};
-      });
+  auto locked = core::ForEachChunk(ids.size(),
+                                   [&](size_t size, size_t at, size_t count) -> core::Result<void> {
+                                     auto stmt = conn.Prepared(core::sql::Stmt::kLockRows, size);
+                                     if (!stmt) return core::Fail(stmt.error());
+                                     std::vector<core::SqlValue> params = {now_ms};
+                                     for (size_t k = 0; k < size; ++k)
+                                       params.emplace_back(ids[at + std::min(k, count - 1)]);
+                                     if (auto done = (*stmt)->Execute(params); !done) return done;
+                                     auto rows = ReadLocked(**stmt);
+                                     if (!rows) return core::Fail(rows.error());
+                                     for (LockedRow& row : *rows) out.push_back(std::move(row));
+                                     return {};
+                                   });
   if (!locked) return core::Fail(locked.error());
   return out;
 }
@@ -249,39 +276,72 @@ core::Result<Claim> WritePlan(core::MariaDbConnection& conn, const ClaimOptions&
   return claim;
 }
 
-// Read -> plan -> write, inside the caller's transaction.
-core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions& options) {
+// Without per-room order: the window of due rows, locked, is the claim.
+core::Result<void> LockWindow(core::MariaDbConnection& conn, int64_t now_ms, size_t limit,
+                              PlanInput& input, std::vector<LockedRow>& locked) {
+  auto window = SelectWindow(conn, now_ms, limit);
+  if (!window) return core::Fail(window.error());
+  locked = std::move(*window);
+  input.window_rows = locked.size();
+  for (const LockedRow& row : locked) input.locked.push_back(row.plan);
+  return {};
+}
+
+// With per-room order: the due heads, each room's first rows from its head (its part of the batch,
+// plus one to see what ends the run), and the due ones of its part, locked.
+core::Result<void> LockHeadRuns(core::MariaDbConnection& conn, const core::sql::Statement& heads,
+                                int64_t now_ms, size_t limit, PlanInput& input,
+                                std::vector<LockedRow>& locked) {
+  auto due = SelectDueHeads(conn, heads, now_ms, limit);
+  if (!due) return core::Fail(due.error());
+  input.window_rows = due->size();
+  if (due->empty()) return {};
+  const size_t part = (limit + due->size() - 1) / due->size();
+  std::vector<RoomRange> ranges;
+  for (const auto& [room, head_id] : *due) ranges.push_back(RoomRange{room, 0, part + 1});
+  std::sort(ranges.begin(), ranges.end(),
+            [](const RoomRange& a, const RoomRange& b) { return a.room_id < b.room_id; });
+  if (auto read = ReadRooms(conn, ranges, false, input.pending); !read) return read;
+  std::vector<int64_t> ids;
+  for (const auto& [room, rows] : input.pending) {
+    for (size_t k = 0; k < rows.size() && k < part && rows[k].next_attempt_at_ms <= now_ms; ++k) {
+      ids.push_back(rows[k].id);
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  auto rows = LockRows(conn, now_ms, ids);
+  if (!rows) return core::Fail(rows.error());
+  locked = std::move(*rows);
+  for (const LockedRow& row : locked) input.locked.push_back(row.plan);
+  return {};
+}
+
+// Read -> plan -> write, inside the caller's transaction. `heads` is the heads read that fits the
+// database (per-room order only).
+core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions& options,
+                              const core::sql::Statement* heads) {
   Claim claim;
   auto now = ServerNow(conn, claim);
   if (!now) return core::Fail(now.error());
   claim.server_now_ms = *now;
-  auto locked = SelectWindow(conn, *now, options.limit);
-  if (!locked) return core::Fail(locked.error());
-  if (locked->empty()) return claim;
   PlanInput input;
-  input.window_rows = locked->size();
-  std::unordered_map<std::string, size_t> per_room;
-  for (const LockedRow& row : *locked) {
-    input.locked.push_back(row.plan);
-    ++per_room[row.row.room_id];
+  std::vector<LockedRow> locked;
+  auto read = heads != nullptr ? LockHeadRuns(conn, *heads, *now, options.limit, input, locked)
+                               : LockWindow(conn, *now, options.limit, input, locked);
+  if (!read) return core::Fail(read.error());
+  if (locked.empty()) {
+    claim.more_due = input.window_rows >= options.limit;
+    return claim;
   }
   const PlanOptions plan_options = ToPlanOptions(options, *now);
-  if (options.rooms.per_room_order) {
-    std::vector<RoomRange> ranges;
-    for (const auto& [room, count] : per_room) ranges.push_back(RoomRange{room, 0, count + 1});
-    std::sort(ranges.begin(), ranges.end(),
-              [](const RoomRange& a, const RoomRange& b) { return a.room_id < b.room_id; });
-    if (auto read = ReadRooms(conn, ranges, false, input.pending); !read)
-      return core::Fail(read.error());
-  }
   ClaimPlan plan = PlanClaim(plan_options, input);
   if (!plan.extensions.empty()) {
-    if (auto extended = Extend(conn, *now, plan, input, *locked); !extended) {
+    if (auto extended = Extend(conn, *now, plan, input, locked); !extended) {
       return core::Fail(extended.error());
     }
     plan = PlanClaim(plan_options, input);
   }
-  return WritePlan(conn, options, plan, std::move(*locked), std::move(claim));
+  return WritePlan(conn, options, plan, std::move(locked), std::move(claim));
 }
 
 }  // namespace
@@ -295,8 +355,14 @@ core::Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
     return Claim{};
   }
   return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<Claim> {
+    const core::sql::Statement* heads = nullptr;
+    if (options.rooms.per_room_order) {
+      auto chosen = RoomHeadsOf(conn);
+      if (!chosen) return core::Fail(chosen.error());
+      heads = chosen->due;
+    }
     for (int attempt = 1;; ++attempt) {
-      auto claim = session_.InTransaction(conn, [&]() { return ClaimOnce(conn, options); });
+      auto claim = session_.InTransaction(conn, [&]() { return ClaimOnce(conn, options, heads); });
       // A deadlock or lock wait timeout rolled the whole claim back: run it again at once.
       if (claim || claim.error().code != ErrorCode::kAborted || attempt == kClaimAttempts) {
         return claim;

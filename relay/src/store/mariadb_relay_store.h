@@ -27,10 +27,23 @@ namespace room_outbox::relay {
 // What the store prepares at connect: the statements of its calls (a composed statement at its
 // smallest size). A statement outside the connection's set is skipped.
 inline constexpr const core::sql::Statement* kRelayStatements[] = {
-    &core::sql::Stmt::kServerNow,  &core::sql::Stmt::kClaimWindow, &core::sql::Stmt::kAnyDue,
-    &core::sql::Stmt::kRoomPrefix, &core::sql::Stmt::kRoomAfter,   &core::sql::Stmt::kLockExtension,
-    &core::sql::Stmt::kLease,      &core::sql::Stmt::kSchedule,    &core::sql::Stmt::kMarkPublished,
-    &core::sql::Stmt::kRelease,    &core::sql::Stmt::kMarkFailed,  &core::sql::Stmt::kMarkParked,
+    &core::sql::Stmt::kServerNow,
+    &core::sql::Stmt::kDueHeads,
+    &core::sql::Stmt::kDueHeadsByRoom,
+    &core::sql::Stmt::kRoomsWaiting,
+    &core::sql::Stmt::kRoomsWaitingByRoom,
+    &core::sql::Stmt::kRoomHeadsIndex,
+    &core::sql::Stmt::kClaimWindow,
+    &core::sql::Stmt::kAnyDue,
+    &core::sql::Stmt::kRoomPrefix,
+    &core::sql::Stmt::kRoomAfter,
+    &core::sql::Stmt::kLockRows,
+    &core::sql::Stmt::kLease,
+    &core::sql::Stmt::kSchedule,
+    &core::sql::Stmt::kMarkPublished,
+    &core::sql::Stmt::kRelease,
+    &core::sql::Stmt::kMarkFailed,
+    &core::sql::Stmt::kMarkParked,
     &core::sql::Stmt::kStats,
 };
 
@@ -71,7 +84,17 @@ class MariaDbRelayStore final : public RelayStore {
                                                        std::span<const FailedAttempt> attempts,
                                                        ParamsOf&& params_of);
 
+  // The heads statements that fit the connected database's idx_room_status (kDueHeads and
+  // kRoomsWaiting from schema 006 on, their *ByRoom forms before), read once per connection.
+  struct RoomHeads {
+    const core::sql::Statement* due = nullptr;
+    const core::sql::Statement* waiting = nullptr;
+  };
+  [[nodiscard]] core::Result<RoomHeads> RoomHeadsOf(core::MariaDbConnection& conn);
+
   core::StoreSession session_;
+  RoomHeads heads_;
+  uint64_t heads_connection_ = 0;  // the connection heads_ was read on
 };
 
 // A store that connects on its first call (or on Connect()).

@@ -63,7 +63,7 @@ struct PacedRoom {
 struct ClaimOptions {
   size_t limit = 100;        // at most this many rows
   int64_t lease_ms = 30000;  // claimed rows are not due again before server now + lease
-  RoomRules rooms;  // per-room order, the run cut, the types sent without a send
+  RoomRules rooms;           // per-room order, the run cut, the types sent without a send
   // Per-room order with room_min_interval_ms > 0: the paced rooms of this relay (see PacedRoom).
   // Their rows are not leased; the rows of such a room the claim holds locked get interval slots
   // from server now + paced_for_ms on (one room_min_interval_ms apart), so later claims take them
@@ -95,7 +95,8 @@ struct FailedAttempt {
   bool dropped = false;
 };
 
-// Computed by the server in one statement whose cost follows the pending rows.
+// Computed by the server in two statements: one whose cost follows the pending rows, one over the
+// rooms' heads.
 struct OutboxStats {
   int64_t pending = 0;  // rows with status='pending'
   // Server now - MIN(created_at_ms) over the pending rows; 0 when nothing is pending (never
@@ -104,7 +105,14 @@ struct OutboxStats {
   // Rooms whose oldest pending row (the room's head, smallest id) has failed at least once
   // (retry_count > 0): rooms that per-room order holds behind a failing row.
   int64_t rooms_held_back = 0;
+  // Rooms whose head was committed more than kRoomWaitingMs ago (server clock) and is still
+  // pending: rooms falling behind, for whatever reason (a failing head, a hot room's backlog, IM
+  // slow or refusing). Read over the rooms' heads, so its cost follows the rooms with pending rows.
+  int64_t rooms_waiting = 0;
 };
+
+// How long a room's head may wait before the room counts in OutboxStats::rooms_waiting.
+inline constexpr int64_t kRoomWaitingMs = 5000;
 
 class RelayStore {
  public:

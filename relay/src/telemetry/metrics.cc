@@ -4,10 +4,10 @@
 
 #include <cmath>
 #include <cstdio>
-#include <type_traits>
 #include <limits>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include "core/mysql/statement_count.h"
 #include "core/publisher.h"
@@ -65,12 +65,18 @@ void Simple(std::ostream& out, const char* name, const char* type, const char* h
 
 const char* FailureReasonName(FailureReason reason) {
   switch (reason) {
-    case FailureReason::kUnknownOutcome: return "timeout";
-    case FailureReason::kHttp: return "http";
-    case FailureReason::kImError: return "im_error";
-    case FailureReason::kRateLimited: return "rate_limited";
-    case FailureReason::kPermanent: return "permanent";
-    case FailureReason::kUndecodable: return "undecodable";
+    case FailureReason::kUnknownOutcome:
+      return "timeout";
+    case FailureReason::kHttp:
+      return "http";
+    case FailureReason::kImError:
+      return "im_error";
+    case FailureReason::kRateLimited:
+      return "rate_limited";
+    case FailureReason::kPermanent:
+      return "permanent";
+    case FailureReason::kUndecodable:
+      return "undecodable";
   }
   return "http";
 }
@@ -83,7 +89,8 @@ FailureReason FailureReasonOf(const core::PublishOutcome& outcome) {
       return FailureReason::kRateLimited;
     case core::PublishStatus::kPermanent:
       return FailureReason::kPermanent;
-    default: break;
+    default:
+      break;
   }
   if (outcome.http_status == 200 && outcome.im_error_code != 0) return FailureReason::kImError;
   return FailureReason::kHttp;
@@ -124,6 +131,10 @@ void Metrics::SetPending(int64_t pending, int64_t oldest_pending_age_ms) {
   db_up_.store(1, std::memory_order_relaxed);
 }
 
+bool Metrics::StatsStale(int64_t stats_age_ms) const {
+  return stats_age_ms < 0 || stats_age_ms > stats_stale_after_ms_;
+}
+
 void Metrics::AddRound(bool failed) {
   rounds_.fetch_add(1, std::memory_order_relaxed);
   if (failed) {
@@ -145,10 +156,10 @@ std::string Metrics::RenderPrometheus() const {
 void Metrics::RenderSpecified(std::ostream& out, int64_t stats_age_ms) const {
   // The pending gauges are NaN (unknown) before the first read of the database and once the last
   // read is older than stats_stale_after: never a reassuring 0 while the database is down.
-  const bool stale = stats_age_ms < 0 || stats_age_ms > stats_stale_after_ms_;
+  const bool stale = StatsStale(stats_age_ms);
   auto gauge_or_nan = [stale](int64_t v) { return stale ? kNaN : static_cast<double>(v); };
-  Simple(out, "room_outbox_pending_total", "gauge", "Pending rows in room_outbox (NaN while stale).",
-         gauge_or_nan(pending()));
+  Simple(out, "room_outbox_pending_total", "gauge",
+         "Pending rows in room_outbox (NaN while stale).", gauge_or_nan(pending()));
   Simple(out, "room_outbox_oldest_pending_age_ms", "gauge",
          "Age in milliseconds of the oldest pending row (0 when none, NaN while stale).",
          gauge_or_nan(oldest_pending_age_ms()));
@@ -166,6 +177,10 @@ void Metrics::RenderSpecified(std::ostream& out, int64_t stats_age_ms) const {
 }
 
 void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
+  // From the same Stats read as the pending gauges: NaN on the same terms.
+  Simple(out, "room_outbox_rooms_waiting", "gauge",
+         "Rooms whose head row has been pending for over 5 s (NaN while stale).",
+         StatsStale(stats_age_ms) ? kNaN : static_cast<double>(rooms_waiting()));
   out << "# HELP room_outbox_publish_failures_by_reason_total Failed delivery attempts by reason.\n"
       << "# TYPE room_outbox_publish_failures_by_reason_total counter\n";
   for (FailureReason reason : kAllReasons) {

@@ -7,6 +7,8 @@
 //                                                  undecodable)
 //   room_outbox_publish_latency_ms        histogram latency of each publish attempt
 //   room_outbox_rooms_held_back           gauge    rooms whose later rows wait behind a failed row
+//   room_outbox_rooms_waiting             gauge    rooms whose head has been pending over 5 s
+//                                                  (from Stats; NaN while stale)
 //   room_outbox_rounds_total / room_outbox_round_errors_total  counters of claim rounds
 // Operations:
 //   room_outbox_publish_failures_by_reason_total{reason}  counter  failed attempts by reason
@@ -94,14 +96,15 @@ FailureReason FailureReasonOf(const core::PublishOutcome& outcome);
 class Metrics {
  public:
   // Upper bounds (ms) of the latency buckets; a +Inf bucket follows.
-  static constexpr std::array<int64_t, 12> kLatencyBucketsMs = {5,   10,   25,   50,   100,  250,
-                                                                500, 1000, 2500, 5000, 10000, 30000};
+  static constexpr std::array<int64_t, 12> kLatencyBucketsMs = {
+      5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000};
 
   void AddPublishSuccess(uint64_t n = 1) { success_.fetch_add(n, std::memory_order_relaxed); }
   void AddPublishFailure(uint64_t n = 1) { failure_.fetch_add(n, std::memory_order_relaxed); }
   void ObservePublishLatency(int64_t latency_ms);
   void SetPending(int64_t pending, int64_t oldest_pending_age_ms);
   void SetRoomsHeldBack(int64_t rooms) { rooms_held_back_.store(rooms, std::memory_order_relaxed); }
+  void SetRoomsWaiting(int64_t rooms) { rooms_waiting_.store(rooms, std::memory_order_relaxed); }
   void AddRound(bool failed);
 
   // On a SystemClock of its own.
@@ -113,7 +116,8 @@ class Metrics {
   Metrics& operator=(const Metrics&) = delete;
 
   // --- operations ---
-  // One failed attempt (in addition to AddPublishFailure, which keeps the original specification's total).
+  // One failed attempt (in addition to AddPublishFailure, which keeps the original specification's
+  // total).
   void AddPublishFailureByReason(FailureReason reason, uint64_t n = 1);
   void SetDbUp(bool up) { db_up_.store(up ? 1 : 0, std::memory_order_relaxed); }
   void SetImBreakerOpen(bool open) { breaker_open_.store(open ? 1 : 0, std::memory_order_relaxed); }
@@ -144,6 +148,9 @@ class Metrics {
   }
   // Milliseconds since SetPending was last called; -1 when it never was.
   int64_t stats_age_ms() const;
+  // Whether gauges read at `stats_age_ms` are unknown: never read, or older than
+  // stats_stale_after.
+  bool StatsStale(int64_t stats_age_ms) const;
   // Ready: the database answered the loop's last call and the IM breaker is closed.
   bool ready() const { return db_up() && !im_breaker_open(); }
 
@@ -152,6 +159,7 @@ class Metrics {
   int64_t pending() const { return pending_.load(std::memory_order_relaxed); }
   int64_t oldest_pending_age_ms() const { return oldest_age_ms_.load(std::memory_order_relaxed); }
   int64_t rooms_held_back() const { return rooms_held_back_.load(std::memory_order_relaxed); }
+  int64_t rooms_waiting() const { return rooms_waiting_.load(std::memory_order_relaxed); }
   uint64_t latency_count() const { return latency_count_.load(std::memory_order_relaxed); }
 
   // Prometheus text exposition format 0.0.4.
@@ -170,6 +178,7 @@ class Metrics {
   std::atomic<int64_t> pending_{0};
   std::atomic<int64_t> oldest_age_ms_{0};
   std::atomic<int64_t> rooms_held_back_{0};
+  std::atomic<int64_t> rooms_waiting_{0};
   std::atomic<uint64_t> rounds_{0};
   std::atomic<uint64_t> round_errors_{0};
   // Per-bucket (non-cumulative) counts; the +Inf bucket is the last.
@@ -180,7 +189,7 @@ class Metrics {
   std::array<std::atomic<uint64_t>, kFailureReasonCount> by_reason_{};
   std::atomic<int> db_up_{0};
   std::atomic<int> breaker_open_{0};
-  std::atomic<int64_t> parked_rows_{-1};  // -1: not known yet
+  std::atomic<int64_t> parked_rows_{-1};     // -1: not known yet
   std::atomic<double> im_budget_share_{-1};  // < 0: no member
   std::atomic<int> im_budget_members_{-1};   // < 0: not read
   std::atomic<int64_t> in_flight_{0};
@@ -201,7 +210,8 @@ struct HealthOptions {
   std::chrono::milliseconds stale_after{60000};
 };
 
-// GET /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a cpp-httplib thread.
+// GET /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a cpp-httplib
+// thread.
 class MetricsServer {
  public:
   // Binds and starts serving; fails (kUnavailable) when the address cannot be bound.

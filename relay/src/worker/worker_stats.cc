@@ -35,6 +35,7 @@ void WorkerStats::Refresh() {
   }
   last_stats_ = *stats;
   metrics_.SetPending(stats->pending, stats->oldest_pending_age_ms);
+  metrics_.SetRoomsWaiting(stats->rooms_waiting);
 }
 
 int64_t WorkerStats::HeldBackGauge(const std::optional<OutboxStats>& stats,

@@ -1,6 +1,6 @@
 // WorkerStats: the outbox's gauges, read from RelayStore::Stats at most once per stats_interval
-// (monotonic): pending, the oldest pending row's age, and rooms_held_back. A failed read is a
-// warning; the gauges keep their last values.
+// (monotonic): pending, the oldest pending row's age, rooms_held_back and rooms_waiting. A failed
+// read is a warning; the gauges keep their last values.
 //
 // One thread (the worker's).
 #pragma once
