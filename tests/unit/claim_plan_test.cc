@@ -254,6 +254,26 @@ TEST(ClaimPlanTest, ExtensionsGetOnlyWhatTheRoomsInTheWindowLeave) {
   EXPECT_EQ(shared.extensions[0].rows, 1u);
 }
 
+// A room whose part of the batch was read and locked whole, with a due row after it: the batch
+// the other rooms leave goes to it (the claim reads only each room's part, so more of it may be
+// due), and a due row the batch has no room for says more are due.
+TEST(ClaimPlanTest, TheBatchLeftGoesToARoomWhosePartEndedAtADueRow) {
+  auto input = Input({Row(1, "a"), Row(2, "a"), Row(9, "b")},
+                     {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(9, "b")});
+  relay::ClaimPlan plan = relay::PlanClaim(Options(10), input);
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 9));
+  ASSERT_EQ(plan.extensions.size(), 1u);
+  EXPECT_EQ(plan.extensions[0].room_id, "a");
+  EXPECT_EQ(plan.extensions[0].after_id, 2);
+  EXPECT_EQ(plan.extensions[0].rows, 7u) << "what the batch of 10 has left";
+  EXPECT_TRUE(plan.more_due);
+
+  relay::ClaimPlan full = relay::PlanClaim(Options(3), input);
+  EXPECT_THAT(full.lease, ElementsAre(1, 2, 9));
+  EXPECT_THAT(full.extensions, IsEmpty());
+  EXPECT_TRUE(full.more_due) << "row 3 is due and the batch had no room for it";
+}
+
 TEST(ClaimPlanTest, ManyRoomsOfOneRowEachAreAllLeased) {
   std::vector<relay::PlanRow> rows;
   for (int64_t id = 1; id <= 100; ++id) rows.push_back(Row(id, "room-" + std::to_string(id)));

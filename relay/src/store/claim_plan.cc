@@ -215,9 +215,9 @@ void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
   for (size_t i : blocked) {
     const RoomPlan& r = rooms[i];
     const bool due = r.run.blocker->next_attempt_at_ms <= options.server_now_ms;
-    // That row and as many as the window holds of the room behind it: what the batch can use.
-    const size_t room_limit = cut_rows > 0 ? cut_rows - r.run_sent : r.rest.size() + 1;
-    wants.push_back(due ? std::min(r.rest.size() + 1, room_limit) : 0);
+    // That row and the room's rows after it, as many as the cut (or the batch) allows: the claim
+    // read only the room's part of the batch, so more of it may well be due.
+    wants.push_back(due ? (cut_rows > 0 ? cut_rows - r.run_sent : options.limit) : 0);
   }
   const std::vector<size_t> shares = ShareOut(wants, batch_left);
   for (size_t k = 0; k < blocked.size(); ++k) {
