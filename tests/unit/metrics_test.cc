@@ -60,6 +60,30 @@ TEST(MetricsTest, LatencyHistogramIsCumulative) {
 }
 
 // The app budget's gauges: NaN while the process shares no budget or cannot read the table.
+// Accepted messages, the events each carried (a histogram whose count is the messages), and the
+// rooms' refusals, apart from every other failure.
+TEST(MetricsTest, MessagesEventsPerMessageAndRoomRefusals) {
+  relay::Metrics m;
+  m.AddMessageDelivered(1);
+  m.AddMessageDelivered(1);
+  m.AddMessageDelivered(20);
+  m.AddMessageDelivered(101);
+  m.AddRoomRefusal();
+  const std::string text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_publish_messages_total counter\n"
+                              "room_outbox_publish_messages_total 4\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_room_refusals_total counter\n"
+                              "room_outbox_room_refusals_total 1\n"));
+  const std::string h = "room_outbox_publish_events_per_message";
+  EXPECT_THAT(text, HasSubstr("# TYPE " + h + " histogram\n"));
+  EXPECT_THAT(text, HasSubstr(h + "_bucket{le=\"1\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr(h + "_bucket{le=\"10\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr(h + "_bucket{le=\"20\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr(h + "_bucket{le=\"100\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr(h + "_bucket{le=\"+Inf\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr(h + "_sum 123\n" + h + "_count 4\n"));
+}
+
 TEST(MetricsTest, ImBudgetShareAndMembers) {
   Metrics m;
   std::string text = m.RenderPrometheus();

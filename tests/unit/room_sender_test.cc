@@ -367,6 +367,10 @@ TEST_F(RoomSenderTest, ARoomRefusalHoldsBackThatRoomOnlyAndTheBatchGoesOn) {
   EXPECT_THAT(released_, ElementsAre(2));
   EXPECT_THAT(published_, UnorderedElementsAre(3, 4, 5, 6, 7));
   EXPECT_FALSE(r.sent.rate_limited);
+  // The refusal is counted as the room's, and each accepted message with the one event it held.
+  EXPECT_EQ(metrics_.room_refusals(), 1u);
+  EXPECT_EQ(metrics_.messages_delivered(), 5u);
+  EXPECT_EQ(metrics_.message_events(), 5u);
 }
 
 TEST_F(RoomSenderTest, TheDropCountIsTheDropGenerationOfTheSend) {

@@ -123,6 +123,17 @@ void Metrics::ObservePublishLatency(int64_t latency_ms) {
   latency_count_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Metrics::AddMessageDelivered(uint64_t events) {
+  size_t i = 0;
+  while (i < kEventsPerMessageBuckets.size() &&
+         static_cast<int64_t>(events) > kEventsPerMessageBuckets[i]) {
+    ++i;
+  }
+  per_message_[i].fetch_add(1, std::memory_order_relaxed);
+  messages_.fetch_add(1, std::memory_order_relaxed);
+  message_events_.fetch_add(events, std::memory_order_relaxed);
+}
+
 void Metrics::SetPending(int64_t pending, int64_t oldest_pending_age_ms) {
   pending_.store(pending, std::memory_order_relaxed);
   oldest_age_ms_.store(oldest_pending_age_ms, std::memory_order_relaxed);
@@ -147,6 +158,7 @@ std::string Metrics::RenderPrometheus() const {
   const int64_t stats_age = stats_age_ms();
   RenderSpecified(out, stats_age);
   RenderOperations(out, stats_age);
+  RenderDelivery(out);
   RenderLatency(out);
   return out.str();
 }
@@ -222,6 +234,27 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
       << "# TYPE room_outbox_build_info gauge\n"
       << "room_outbox_build_info{version=\"" << LabelValue(version_) << "\",revision=\""
       << LabelValue(revision_) << "\"} 1\n";
+}
+
+// What reached the rooms: accepted messages, the events each carried, the rooms' refusals.
+void Metrics::RenderDelivery(std::ostream& out) const {
+  Simple(out, "room_outbox_publish_messages_total", "counter",
+         "send_group_msg messages Tencent IM accepted.", messages_delivered());
+  Simple(out, "room_outbox_room_refusals_total", "counter",
+         "Attempts a room's group refused for now (frequency control: MsgFreqCtrl, 10023).",
+         room_refusals());
+  const char* h = "room_outbox_publish_events_per_message";
+  out << "# HELP " << h << " Events carried by each message Tencent IM accepted.\n"
+      << "# TYPE " << h << " histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < kEventsPerMessageBuckets.size(); ++i) {
+    cumulative += per_message_[i].load(std::memory_order_relaxed);
+    out << h << "_bucket{le=\"" << kEventsPerMessageBuckets[i] << "\"} " << cumulative << '\n';
+  }
+  cumulative += per_message_[kEventsPerMessageBuckets.size()].load(std::memory_order_relaxed);
+  out << h << "_bucket{le=\"+Inf\"} " << cumulative << '\n'
+      << h << "_sum " << message_events() << '\n'
+      << h << "_count " << messages_delivered() << '\n';
 }
 
 void Metrics::RenderLatency(std::ostream& out) const {

@@ -10,6 +10,15 @@
 //   room_outbox_rooms_waiting             gauge    rooms whose head has been pending over 5 s
 //                                                  (from Stats; NaN while stale)
 //   room_outbox_rounds_total / room_outbox_round_errors_total  counters of claim rounds
+// What reaches the rooms:
+//   room_outbox_publish_messages_total    counter  send_group_msg messages IM accepted
+//   room_outbox_publish_events_per_message histogram events each accepted message carried (1
+//                                                  until events are packed)
+//   room_outbox_room_refusals_total       counter  attempts a room's group refused for now (its
+//                                                  frequency control: MsgFreqCtrl, 10023;
+//                                                  FailureScope::kRoom)
+//   The oldest head's age is room_outbox_oldest_pending_age_ms: with per-room order the oldest
+//   pending row is always a room's head.
 // Operations:
 //   room_outbox_publish_failures_by_reason_total{reason}  counter  failed attempts by reason
 //        (FailureReason: what each label counts): timeout|http|im_error|rate_limited|permanent|
@@ -98,6 +107,8 @@ class Metrics {
   // Upper bounds (ms) of the latency buckets; a +Inf bucket follows.
   static constexpr std::array<int64_t, 12> kLatencyBucketsMs = {
       5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000};
+  // Upper bounds of the events-per-message buckets; a +Inf bucket follows.
+  static constexpr std::array<int64_t, 7> kEventsPerMessageBuckets = {1, 2, 5, 10, 20, 50, 100};
 
   void AddPublishSuccess(uint64_t n = 1) { success_.fetch_add(n, std::memory_order_relaxed); }
   void AddPublishFailure(uint64_t n = 1) { failure_.fetch_add(n, std::memory_order_relaxed); }
@@ -106,6 +117,10 @@ class Metrics {
   void SetRoomsHeldBack(int64_t rooms) { rooms_held_back_.store(rooms, std::memory_order_relaxed); }
   void SetRoomsWaiting(int64_t rooms) { rooms_waiting_.store(rooms, std::memory_order_relaxed); }
   void AddRound(bool failed);
+  // One message IM accepted, carrying `events` events (>= 1).
+  void AddMessageDelivered(uint64_t events);
+  // One attempt a room's group refused for now (FailureScope::kRoom).
+  void AddRoomRefusal() { room_refusals_.fetch_add(1, std::memory_order_relaxed); }
 
   // On a SystemClock of its own.
   Metrics() : clock_(system_clock_) {}
@@ -161,6 +176,9 @@ class Metrics {
   int64_t rooms_held_back() const { return rooms_held_back_.load(std::memory_order_relaxed); }
   int64_t rooms_waiting() const { return rooms_waiting_.load(std::memory_order_relaxed); }
   uint64_t latency_count() const { return latency_count_.load(std::memory_order_relaxed); }
+  uint64_t messages_delivered() const { return messages_.load(std::memory_order_relaxed); }
+  uint64_t message_events() const { return message_events_.load(std::memory_order_relaxed); }
+  uint64_t room_refusals() const { return room_refusals_.load(std::memory_order_relaxed); }
 
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
@@ -169,6 +187,7 @@ class Metrics {
   // The families of RenderPrometheus, in its order.
   void RenderSpecified(std::ostream& out, int64_t stats_age_ms) const;
   void RenderOperations(std::ostream& out, int64_t stats_age_ms) const;
+  void RenderDelivery(std::ostream& out) const;
   void RenderLatency(std::ostream& out) const;
 
   core::SystemClock system_clock_;  // the clock unless one was given
@@ -185,6 +204,11 @@ class Metrics {
   std::array<std::atomic<uint64_t>, kLatencyBucketsMs.size() + 1> buckets_{};
   std::atomic<uint64_t> latency_count_{0};
   std::atomic<int64_t> latency_sum_ms_{0};
+  // Per-bucket (non-cumulative) counts of events per accepted message; the +Inf bucket is last.
+  std::array<std::atomic<uint64_t>, kEventsPerMessageBuckets.size() + 1> per_message_{};
+  std::atomic<uint64_t> messages_{0};
+  std::atomic<uint64_t> message_events_{0};
+  std::atomic<uint64_t> room_refusals_{0};
 
   std::array<std::atomic<uint64_t>, kFailureReasonCount> by_reason_{};
   std::atomic<int> db_up_{0};

@@ -116,6 +116,8 @@ void RoomSender::RecordOutcome(RoundContext& round, const QueuedRow& item,
     return;
   }
   round.NoteAttempt(row);
+  if (outcome.status == core::PublishStatus::kPublished) metrics_.AddMessageDelivered(1);
+  if (outcome.scope == core::FailureScope::kRoom) metrics_.AddRoomRefusal();
   const AttemptMark mark = round.marks.Attempted(row, outcome);
   if (mark == AttemptMark::kDelivered) return;
   // A room's refusal (MsgFreqCtrl, 10023) holds back that room only, as any head failure does.
