@@ -65,6 +65,14 @@ AppBudgetMember::~AppBudgetMember() {
   }
 }
 
+std::chrono::milliseconds ShareValidity(std::chrono::milliseconds beat_interval,
+                                        std::chrono::steady_clock::time_point beat_started) {
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - beat_started);
+  const auto valid = beat_interval * kShareValidHalfBeats / 2 - spent;
+  return std::max(valid, std::chrono::milliseconds(1));
+}
+
 AppBudgetStatus AppBudgetMember::status() const {
   std::lock_guard<std::mutex> lock(mu_);
   return status_;
@@ -125,7 +133,7 @@ void AppBudgetMember::BeatOnce() {
     status.error = share.error().message;
     last_share_ = std::min(status.share, most);
   }
-  budget_->SetShare(status.share);
+  budget_->SetShare(status.share, ShareValidity(settings_.beat_interval, now));
   {
     std::lock_guard<std::mutex> lock(mu_);
     status_ = status;

@@ -14,6 +14,11 @@
 // makes the first beat before it returns, so the process never sends at a share it did not
 // compute; it waits for the connection at most its connect timeout (capped at 2 s).
 //
+// A share holds for one and a half beat intervals from the start of the beat that computed it
+// (ShareValidity): the others count a member whose beat is two intervals old as gone and take its
+// part, so a member whose thread is late (its process starved of CPU) drops to the least rate
+// (RateBudget::SetShare) before they do, and takes its share again when it beats.
+//
 // One member per process and app: the owner (the relay, or the first Hook that sends) starts it
 // and keeps it; the destructor stops the thread and deletes the member's row (a member that dies
 // without it drops out when its beat is two intervals old).
@@ -39,6 +44,13 @@ namespace room_outbox::core {
 inline constexpr int kAssumedMembersUnread = 4;
 inline constexpr std::chrono::milliseconds kDefaultBeatInterval{1000};
 inline constexpr int kCatchUpDivisor = 5;  // catching up: beat_interval / kCatchUpDivisor
+// A share holds kShareValidHalfBeats half beat intervals (1.5 beats) from the start of its beat.
+inline constexpr int kShareValidHalfBeats = 3;
+
+// How long a share computed by a beat that started at `beat_started` holds from now: 1.5 beat
+// intervals from that start, at least 1 ms.
+std::chrono::milliseconds ShareValidity(std::chrono::milliseconds beat_interval,
+                                        std::chrono::steady_clock::time_point beat_started);
 
 struct AppBudgetSettings {
   MysqlOptions mysql;

@@ -14,9 +14,14 @@ std::chrono::microseconds SharedRateBudget::TimeUntil(size_t count) {
   return budget_.TimeUntil(count);
 }
 
-void SharedRateBudget::SetShare(double share) {
+void SharedRateBudget::SetShare(double share, std::chrono::milliseconds valid_for) {
   std::lock_guard<std::mutex> lock(mu_);
-  budget_.SetShare(share);
+  budget_.SetShare(share, valid_for);
+}
+
+bool SharedRateBudget::share_expired() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return budget_.share_expired();
 }
 
 RateBudget::Usage SharedRateBudget::TakeUsage() {

@@ -31,7 +31,8 @@ class SharedRateBudget {
   // As RateBudget's.
   std::chrono::microseconds TryAcquire();
   std::chrono::microseconds TimeUntil(size_t count);
-  void SetShare(double share);
+  void SetShare(double share, std::chrono::milliseconds valid_for = std::chrono::milliseconds(0));
+  bool share_expired() const;
   RateBudget::Usage TakeUsage();
   void OnRateLimited();
   void OnCleanAnswer();

@@ -45,7 +45,19 @@ std::chrono::microseconds RateBudget::WindowWait(int64_t now_ms, size_t count) {
   return std::chrono::milliseconds(std::max<int64_t>(1, frees_at - now_ms));
 }
 
+void RateBudget::ExpireShare(int64_t now_ms) {
+  if (share_expired_ || share_valid_until_ms_ < 0 || now_ms < share_valid_until_ms_) {
+    return;
+  }
+  share_expired_ = true;
+  max_rate_ = kMinRate;
+  window_cap_ = 1;
+  rate_ = std::min(rate_, max_rate_);
+  tokens_ = std::min(tokens_, Capacity());
+}
+
 void RateBudget::Refill(int64_t now_ms) {
+  ExpireShare(now_ms);
   if (now_ms <= last_refill_ms_) {
     return;
   }
@@ -85,10 +97,14 @@ std::chrono::microseconds RateBudget::TimeUntil(size_t count) {
                   std::chrono::microseconds(std::max<int64_t>(1, static_cast<int64_t>(wait_us))));
 }
 
-void RateBudget::SetShare(double share) {
-  Refill(clock_.SteadyMs());
+void RateBudget::SetShare(double share, std::chrono::milliseconds valid_for) {
+  const int64_t now_ms = clock_.SteadyMs();
+  Refill(now_ms);
   const double capped = std::min(std::max(share, kMinRate), configured_max_);
-  const bool recovering = rate_ < max_rate_;
+  // Coming back from an expired share is not a frequency-limit cut: the rate takes the new share.
+  const bool recovering = rate_ < max_rate_ && !share_expired_;
+  share_expired_ = false;
+  share_valid_until_ms_ = valid_for.count() > 0 ? now_ms + valid_for.count() : -1;
   max_rate_ = capped;
   window_cap_ = std::max<size_t>(1, static_cast<size_t>(std::floor(capped)));
   if (!recovering || rate_ > max_rate_) {

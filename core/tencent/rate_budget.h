@@ -39,7 +39,12 @@ class RateBudget {
   // between taking a token and the request's arrival), so the bucket's burst stays inside the
   // share. A lower ceiling applies at once; a higher one at once unless a frequency-limit cut
   // is still climbing back.
-  void SetShare(double share);
+  //
+  // `valid_for` > 0: the share holds that long and no longer. Past it, until the next SetShare,
+  // the ceiling is the least rate (1/s): the other members count a member whose beat is late as
+  // gone and split its part among themselves, so one that could not beat in time (its process
+  // starved of CPU) must not keep sending at a share they no longer leave it. 0: no end.
+  void SetShare(double share, std::chrono::milliseconds valid_for = std::chrono::milliseconds(0));
 
   // What the budget was asked since the last call: tokens taken, and TryAcquire calls that found
   // none (the process could have sent more). Resets both.
@@ -61,9 +66,13 @@ class RateBudget {
 
   double effective_rate() const { return rate_; }
   double max_rate() const { return max_rate_; }
+  // Whether the last share's validity ran out (as of the last call that read the clock).
+  bool share_expired() const { return share_expired_; }
 
  private:
   void Refill(int64_t now_ms);
+  // Past the share's validity: the least rate until the next SetShare.
+  void ExpireShare(int64_t now_ms);
   // Drops the window's entries older than kShareWindow; how long until `count` more tokens fit
   // in it (zero when they do or no share was set).
   std::chrono::microseconds WindowWait(int64_t now_ms, size_t count);
@@ -83,6 +92,8 @@ class RateBudget {
   int64_t last_change_ms_;  // last cut or raise
   int64_t last_cut_ms_;
   bool cut_once_ = false;
+  int64_t share_valid_until_ms_ = -1;  // -1: no end
+  bool share_expired_ = false;
 };
 
 }  // namespace room_outbox::core

@@ -171,6 +171,45 @@ TEST_F(RateBudgetTest, ACutKeepsClimbingTowardsANewShare) {
   EXPECT_NEAR(budget.max_rate(), 150, 1e-9);
 }
 
+// A share that is not renewed in time (the member's beat is late) drops to the least rate, 1/s,
+// and the next share applies in full at once.
+TEST_F(RateBudgetTest, AShareNotRenewedInTimeDropsToTheLeastRateUntilTheNext) {
+  core::RateBudget budget(200, clock_);
+  budget.SetShare(100, milliseconds(1500));
+  clock_.Advance(milliseconds(1499));
+  EXPECT_GE(Drain(budget), 10) << "still the share's burst";
+  EXPECT_FALSE(budget.share_expired());
+  EXPECT_NEAR(budget.max_rate(), 100, 1e-9);
+
+  clock_.Advance(milliseconds(1));
+  budget.TryAcquire();
+  EXPECT_TRUE(budget.share_expired());
+  EXPECT_NEAR(budget.max_rate(), 1, 1e-9);
+  EXPECT_NEAR(budget.effective_rate(), 1, 1e-9);
+  // At most one request in any second while expired, however long it lasts.
+  int sent = 0;
+  for (int ms = 0; ms < 3000; ++ms) {
+    while (budget.TryAcquire() == microseconds::zero()) ++sent;
+    clock_.Advance(milliseconds(1));
+  }
+  EXPECT_LE(sent, 3);
+
+  budget.SetShare(100, milliseconds(1500));
+  EXPECT_FALSE(budget.share_expired());
+  EXPECT_NEAR(budget.effective_rate(), 100, 1e-9) << "not held down as after a frequency limit";
+  clock_.Advance(milliseconds(100));
+  EXPECT_GE(Drain(budget), 10);
+}
+
+TEST_F(RateBudgetTest, AShareWithoutAnEndNeverExpires) {
+  core::RateBudget budget(200, clock_);
+  budget.SetShare(100);
+  clock_.Advance(milliseconds(3'600'000));
+  budget.TryAcquire();
+  EXPECT_FALSE(budget.share_expired());
+  EXPECT_NEAR(budget.max_rate(), 100, 1e-9);
+}
+
 TEST_F(RateBudgetTest, UsageCountsTokensAndWaitsSinceTheLastCall) {
   core::RateBudget budget(10, clock_);
   EXPECT_EQ(Drain(budget), 1);  // the drain's last try waited

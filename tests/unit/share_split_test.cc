@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/app_budget/app_budget_member.h"
+
 #include <string>
 #include <vector>
 
@@ -106,6 +108,20 @@ TEST(ShareSplitTest, FallbackIsTheLastShareNeverMore) {
   EXPECT_DOUBLE_EQ(core::FallbackShare(70.0, 200, 4), 70);
   EXPECT_DOUBLE_EQ(core::FallbackShare(500.0, 200, 4), 200);
   EXPECT_DOUBLE_EQ(core::FallbackShare(std::nullopt, 200, 4), 50);
+}
+
+// A share holds 1.5 beat intervals from the start of its beat, so it runs out before the others
+// count the member as gone (2 intervals after its beat was written); a beat that took longer
+// than that leaves the least validity, never "no end".
+TEST(ShareValidityTest, OneAndAHalfBeatsFromTheBeatsStart) {
+  using std::chrono::milliseconds;
+  const auto now = std::chrono::steady_clock::now();
+  const milliseconds fresh = core::ShareValidity(milliseconds(1000), now);
+  EXPECT_LE(fresh, milliseconds(1500));
+  EXPECT_GT(fresh, milliseconds(1400));
+  const milliseconds late = core::ShareValidity(milliseconds(1000), now - milliseconds(400));
+  EXPECT_LE(late, milliseconds(1100));
+  EXPECT_EQ(core::ShareValidity(milliseconds(1000), now - milliseconds(5000)), milliseconds(1));
 }
 
 }  // namespace
