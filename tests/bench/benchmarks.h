@@ -72,6 +72,11 @@ void RunThreadedCommits(const BenchContext& ctx, Report& report);
 //     the same rooms alone: time, rows read and quiet rooms reached per claim.
 void RunHotRoomClaim(const BenchContext& ctx, Report& report);
 
+// 15. A gift storm: 100 commands/s into one room beside 1/s into each of 20 rooms, against an
+//     IM stand-in that caps each group at 40 messages/s; commit -> delivered per room kind, with
+//     the hook's sync publish inline and off.
+void RunGiftStorm(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

@@ -45,6 +45,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"12", "the MySQL statement set beside the MariaDB set", room_outbox::bench::RunDialectSets},
       {"13", "a room service with many threads", room_outbox::bench::RunThreadedCommits},
       {"14", "claim poll beside a hot room", room_outbox::bench::RunHotRoomClaim},
+      {"15", "a gift storm in one room beside quiet rooms", room_outbox::bench::RunGiftStorm},
   };
   return all;
 }

@@ -20,6 +20,7 @@ add_executable(outbox-bench EXCLUDE_FROM_ALL
   tests/bench/outbox_bench.cc
   tests/bench/report.cc
   tests/bench/scale_bench.cc
+  tests/bench/storm_bench.cc
   tests/bench/sync_mode_bench.cc
   tests/bench/thread_bench.cc
   tests/bench/worker_harness.cc)
