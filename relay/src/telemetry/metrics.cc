@@ -61,6 +61,32 @@ void Simple(std::ostream& out, const char* name, const char* type, const char* h
   out << '\n';
 }
 
+// The bucket of `value`: the first whose upper bound is >= it, else the +Inf bucket (N).
+template <size_t N>
+size_t BucketOf(const std::array<int64_t, N>& bounds, int64_t value) {
+  size_t i = 0;
+  while (i < N && value > bounds[i]) ++i;
+  return i;
+}
+
+// One histogram family: `bounds` are the buckets' upper bounds, `counts` the per-bucket
+// (non-cumulative) counts with the +Inf bucket last (one more than `bounds`).
+template <size_t N, class Sum>
+void Histogram(std::ostream& out, const char* name, const char* help,
+               const std::array<int64_t, N>& bounds,
+               const std::array<std::atomic<uint64_t>, N + 1>& counts, Sum sum, uint64_t count) {
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < N; ++i) {
+    cumulative += counts[i].load(std::memory_order_relaxed);
+    out << name << "_bucket{le=\"" << bounds[i] << "\"} " << cumulative << '\n';
+  }
+  cumulative += counts[N].load(std::memory_order_relaxed);
+  out << name << "_bucket{le=\"+Inf\"} " << cumulative << '\n'
+      << name << "_sum " << sum << '\n'
+      << name << "_count " << count << '\n';
+}
+
 }  // namespace
 
 const char* FailureReasonName(FailureReason reason) {
@@ -114,22 +140,14 @@ void Metrics::ObservePublishLatency(int64_t latency_ms) {
   if (latency_ms < 0) {
     latency_ms = 0;
   }
-  size_t i = 0;
-  while (i < kLatencyBucketsMs.size() && latency_ms > kLatencyBucketsMs[i]) {
-    ++i;
-  }
-  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  buckets_[BucketOf(kLatencyBucketsMs, latency_ms)].fetch_add(1, std::memory_order_relaxed);
   latency_sum_ms_.fetch_add(latency_ms, std::memory_order_relaxed);
   latency_count_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Metrics::AddMessageDelivered(uint64_t events) {
-  size_t i = 0;
-  while (i < kEventsPerMessageBuckets.size() &&
-         static_cast<int64_t>(events) > kEventsPerMessageBuckets[i]) {
-    ++i;
-  }
-  per_message_[i].fetch_add(1, std::memory_order_relaxed);
+  per_message_[BucketOf(kEventsPerMessageBuckets, static_cast<int64_t>(events))].fetch_add(
+      1, std::memory_order_relaxed);
   messages_.fetch_add(1, std::memory_order_relaxed);
   message_events_.fetch_add(events, std::memory_order_relaxed);
 }
@@ -243,33 +261,15 @@ void Metrics::RenderDelivery(std::ostream& out) const {
   Simple(out, "room_outbox_room_refusals_total", "counter",
          "Attempts a room's group refused for now (frequency control: MsgFreqCtrl, 10023).",
          room_refusals());
-  const char* h = "room_outbox_publish_events_per_message";
-  out << "# HELP " << h << " Events carried by each message Tencent IM accepted.\n"
-      << "# TYPE " << h << " histogram\n";
-  uint64_t cumulative = 0;
-  for (size_t i = 0; i < kEventsPerMessageBuckets.size(); ++i) {
-    cumulative += per_message_[i].load(std::memory_order_relaxed);
-    out << h << "_bucket{le=\"" << kEventsPerMessageBuckets[i] << "\"} " << cumulative << '\n';
-  }
-  cumulative += per_message_[kEventsPerMessageBuckets.size()].load(std::memory_order_relaxed);
-  out << h << "_bucket{le=\"+Inf\"} " << cumulative << '\n'
-      << h << "_sum " << message_events() << '\n'
-      << h << "_count " << messages_delivered() << '\n';
+  Histogram(out, "room_outbox_publish_events_per_message",
+            "Events carried by each message Tencent IM accepted.", kEventsPerMessageBuckets,
+            per_message_, message_events(), messages_delivered());
 }
 
 void Metrics::RenderLatency(std::ostream& out) const {
-  const char* h = "room_outbox_publish_latency_ms";
-  out << "# HELP " << h << " Latency of each publish attempt in milliseconds.\n"
-      << "# TYPE " << h << " histogram\n";
-  uint64_t cumulative = 0;
-  for (size_t i = 0; i < kLatencyBucketsMs.size(); ++i) {
-    cumulative += buckets_[i].load(std::memory_order_relaxed);
-    out << h << "_bucket{le=\"" << kLatencyBucketsMs[i] << "\"} " << cumulative << '\n';
-  }
-  cumulative += buckets_[kLatencyBucketsMs.size()].load(std::memory_order_relaxed);
-  out << h << "_bucket{le=\"+Inf\"} " << cumulative << '\n'
-      << h << "_sum " << latency_sum_ms_.load(std::memory_order_relaxed) << '\n'
-      << h << "_count " << latency_count() << '\n';
+  Histogram(out, "room_outbox_publish_latency_ms",
+            "Latency of each publish attempt in milliseconds.", kLatencyBucketsMs, buckets_,
+            latency_sum_ms_.load(std::memory_order_relaxed), latency_count());
 }
 
 struct MetricsServer::State {
