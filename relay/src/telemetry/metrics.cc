@@ -147,6 +147,7 @@ std::string Metrics::RenderPrometheus() const {
   const int64_t stats_age = stats_age_ms();
   RenderSpecified(out, stats_age);
   RenderOperations(out, stats_age);
+  RenderExpired(out);
   RenderLatency(out);
   return out.str();
 }
@@ -222,6 +223,31 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
       << "# TYPE room_outbox_build_info gauge\n"
       << "room_outbox_build_info{version=\"" << LabelValue(version_) << "\",revision=\""
       << LabelValue(revision_) << "\"} 1\n";
+}
+
+void Metrics::AddExpired(const std::string& event_type) {
+  std::lock_guard<std::mutex> lock(expired_mu_);
+  if (auto it = expired_.find(event_type); it != expired_.end()) ++it->second;
+}
+
+uint64_t Metrics::expired(const std::string& event_type) const {
+  std::lock_guard<std::mutex> lock(expired_mu_);
+  auto it = expired_.find(event_type);
+  return it == expired_.end() ? 0 : it->second;
+}
+
+// No family at all without [tencent_im.max_age_by_type]: nothing can expire.
+void Metrics::RenderExpired(std::ostream& out) const {
+  std::lock_guard<std::mutex> lock(expired_mu_);
+  if (expired_.empty()) {
+    return;
+  }
+  out << "# HELP room_outbox_expired_total Rows parked as expired (older than their type's "
+         "max_age_by_type when their turn came), not sent.\n"
+      << "# TYPE room_outbox_expired_total counter\n";
+  for (const auto& [type, n] : expired_) {
+    out << "room_outbox_expired_total{event_type=\"" << LabelValue(type) << "\"} " << n << '\n';
+  }
 }
 
 void Metrics::RenderLatency(std::ostream& out) const {
