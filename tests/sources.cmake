@@ -68,6 +68,7 @@ add_executable(unit_tests
   tests/unit/round_marks_test.cc
   tests/unit/worker_stats_test.cc
   tests/unit/expiry_policy_test.cc
+  tests/unit/expiry_worker_test.cc
   tests/unit/park_policy_test.cc
   tests/unit/parking_test.cc
   tests/unit/process_rate_budget_test.cc
