@@ -67,6 +67,8 @@ add_executable(unit_tests
   tests/unit/room_sender_test.cc
   tests/unit/round_marks_test.cc
   tests/unit/worker_stats_test.cc
+  tests/unit/expiry_policy_test.cc
+  tests/unit/expiry_worker_test.cc
   tests/unit/park_policy_test.cc
   tests/unit/parking_test.cc
   tests/unit/process_rate_budget_test.cc
@@ -120,6 +122,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/ops_daemon_test.cc
   tests/integration/ops_health_endpoints_test.cc
   tests/integration/ops_units_test.cc
+  tests/integration/expiry_daemon_test.cc
   tests/integration/parking_daemon_test.cc
   tests/integration/relay_claim_test.cc
   tests/integration/relay_overlap_test.cc

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/config/duration.h"
 #include "core/config/secrets.h"
 #include "core/host_name.h"
 #include "core/tencent/tencent_im_publisher.h"
@@ -119,6 +120,40 @@ void ReadTencentImDelivery(TableReader& r, TencentImOptions& t) {
   ReadPriorityByType(r, t, accepted);
 }
 
+// The [tencent_im.max_age_by_type] table: event_type -> a duration > 0 (ParseDuration). A value
+// that is not a string, malformed, zero or negative is an error naming the key: unlike the
+// "<= 0 means the default" durations there is no default to fall back to.
+void ReadMaxAgeByType(TableReader& r, SharedConfig& c) {
+  const toml::table* by_type = r.Table("max_age_by_type");
+  if (by_type == nullptr || r.failed()) {
+    return;
+  }
+  for (auto&& [type, node] : *by_type) {
+    const std::string key = "max_age_by_type." + std::string(type.str());
+    if (type.str().empty()) {
+      r.SetError(&node, key, "an event type must not be empty");
+      return;
+    }
+    const auto* value = node.as_string();
+    if (value == nullptr) {
+      r.SetError(&node, key, "expected a duration string such as \"60s\"");
+      return;
+    }
+    auto age = ParseDuration(value->get());
+    if (!age) {
+      r.SetError(&node, key, age.error().message);
+      return;
+    }
+    if (age->count() <= 0) {
+      r.SetError(&node, key,
+                 "must be a duration > 0, got \"" + value->get() +
+                     "\" (leave the type out for no expiry)");
+      return;
+    }
+    c.max_age_by_type[std::string(type.str())] = *age;
+  }
+}
+
 // A rate key of [tencent_im]: a number, 0 or above (what 0 means is `zero_means`).
 void ReadRate(TableReader& r, const char* key, const char* zero_means, double& field) {
   if (auto v = r.Number(key)) {
@@ -174,6 +209,7 @@ void ReadTencentIm(TableReader& r, SharedConfig& c) {
   if (auto v = r.String("ca_file")) t.ca_file = *v;
   ReadTencentImBudget(r, t);
   ReadTencentImDelivery(r, t);
+  ReadMaxAgeByType(r, c);
   r.CheckUnknown();
 }
 

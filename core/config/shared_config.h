@@ -6,6 +6,7 @@
 //   [mysql]                     MysqlOptions; password from password_file or the environment
 //   [tencent_im]                TencentImOptions; secret key from secret_key_file or environment
 //   [tencent_im.priority_by_type]
+//   [tencent_im.max_age_by_type]   relay only (the hook accepts it and never uses it)
 //   [hook]                      sync_publish_timeout, sync_publish
 //   [wake] socket               the relay binds it, the hook sends to it
 //   [outbox_worker] ordering    the relay's order, which the hook's sync publish follows
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 
 #include "core/config/toml_reader.h"
@@ -36,6 +38,12 @@ struct SharedConfig {
   std::string mysql_password_file;  // as written (resolved by LoadSecret)
   TencentImOptions tencent_im;
   std::string tim_secret_key_file;
+  // [tencent_im.max_age_by_type]: event_type -> the oldest an event of that type may be when its
+  // turn to be sent comes in the relay (age on the database server's clock); an older one is
+  // parked with reason "expired" instead of sent. Every value > 0. Empty (the default): no
+  // expiry. The relay's only (a commit never expires its own events), read here because the
+  // hook's loaders read the same [tencent_im] section and refuse unknown keys.
+  std::map<std::string, std::chrono::milliseconds> max_age_by_type;
   HookSection hook;
   // [wake] socket: absolute path of the relay's unix datagram socket; "" = none.
   std::string wake_socket;

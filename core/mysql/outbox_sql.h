@@ -166,9 +166,10 @@ inline constexpr std::string_view kServerNow =
     "WHERE status = 'pending' AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
 // The columns of a claimed row, in the order mariadb_claim.cc reads them.
+// parked_at_ms IS NOT NULL: the row was parked and requeued since (the expiry rule, ExpiryPolicy).
 #define ROOM_OUTBOX_CLAIM_COLUMNS                                             \
   "id, event_id, event_type, room_id, envelope, retry_count, created_at_ms, " \
-  "next_attempt_at_ms, claim_token IS NOT NULL, drop_count "
+  "next_attempt_at_ms, claim_token IS NOT NULL, drop_count, parked_at_ms IS NOT NULL "
 
 // Without per-room order: idx_pending_due (status, next_attempt_at_ms, id) walks the due rows in
 // order, no filesort, and stops at the limit; rows another claim holds are skipped, never waited
@@ -363,9 +364,11 @@ inline constexpr std::string_view kOpsPark =
     " WHERE event_id = ? AND status = 'pending' "
     "AND (claim_token IS NULL OR next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
-// Parked -> pending, due at once, retry_count and last_error kept.
-#define ROOM_OUTBOX_REQUEUE_SET                                                          \
-  "UPDATE room_outbox SET status = 'pending', parked_at_ms = NULL, claim_token = NULL, " \
+// Parked -> pending, due at once, retry_count, last_error and parked_at_ms kept: parked_at_ms on a
+// pending row says it was parked and requeued, so [tencent_im.max_age_by_type] never expires it
+// again (an operator's requeue means "send it").
+#define ROOM_OUTBOX_REQUEUE_SET                                     \
+  "UPDATE room_outbox SET status = 'pending', claim_token = NULL, " \
   "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
 // uk_event_id. Placeholder: event_id.
 inline constexpr std::string_view kOpsRequeueEvent =
@@ -399,10 +402,11 @@ inline constexpr std::string_view kOpsCountPurgeableCommandLog =
 #undef ROOM_OUTBOX_PURGEABLE_COMMANDS
 
 // For the park policy ([outbox_worker] park_permanent_after; MariaDbRelayStore::MarkParked): a
-// failed attempt that parks its row, for the holder of the claim only. Primary key.
-// Placeholders: last_error, id, token.
+// failed attempt that parks its row, or an expired row ([tencent_im.max_age_by_type], no attempt:
+// retry_count + 0), for the holder of the claim only. Primary key.
+// Placeholders: retry_count increment (1 or 0), last_error, id, token.
 inline constexpr std::string_view kMarkParked =
-    "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + 1, last_error = ?, "
+    "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + ?, last_error = ?, "
     "claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", "
     "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS

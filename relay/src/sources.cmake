@@ -33,6 +33,7 @@ add_library(room_outbox_relay STATIC
   relay/src/worker/loop_waits.cc
   relay/src/worker/outbox_worker.cc
   relay/src/worker/outbox_worker_loop.cc
+  relay/src/worker/expiry_policy.cc
   relay/src/worker/park_policy.cc
   relay/src/worker/worker_options.cc
   relay/src/worker/result_writer.cc

@@ -310,14 +310,22 @@ TEST_F(OpsCommandsTest, MarkParkedStatementParksOnlyForTheClaimHolder) {
   ASSERT_TRUE(conn) << conn.error().message;
   auto stmt = (*conn)->Prepared("mark_parked", core::sql::kMarkParked);
   ASSERT_TRUE(stmt) << stmt.error().message;
-  ASSERT_TRUE((*stmt)->Execute(
-      std::vector<core::SqlValue>{core::SqlValue{std::string("im error 10010")},
-                                  core::SqlValue{id1}, core::SqlValue{std::string("tok")}}));
+  // The first placeholder is the retry_count increment: 1 for a failed attempt, 0 for an
+  // expired row ([tencent_im.max_age_by_type]).
+  ASSERT_TRUE((*stmt)->Execute(std::vector<core::SqlValue>{
+      core::SqlValue{int64_t{1}}, core::SqlValue{std::string("im error 10010")},
+      core::SqlValue{id1}, core::SqlValue{std::string("tok")}}));
   EXPECT_EQ((*stmt)->AffectedRows(), 1u);
-  ASSERT_TRUE((*stmt)->Execute(std::vector<core::SqlValue>{core::SqlValue{std::string("x")},
-                                                           core::SqlValue{id2},
-                                                           core::SqlValue{std::string("other")}}));
+  ASSERT_TRUE((*stmt)->Execute(
+      std::vector<core::SqlValue>{core::SqlValue{int64_t{1}}, core::SqlValue{std::string("x")},
+                                  core::SqlValue{id2}, core::SqlValue{std::string("other")}}));
   EXPECT_EQ((*stmt)->AffectedRows(), 0u) << "a relay whose claim was taken over parks nothing";
+  ASSERT_TRUE((*stmt)->Execute(std::vector<core::SqlValue>{
+      core::SqlValue{int64_t{0}}, core::SqlValue{std::string("expired")}, core::SqlValue{id2},
+      core::SqlValue{std::string("tok")}}));
+  EXPECT_EQ((*stmt)->AffectedRows(), 1u);
+  EXPECT_EQ(db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id = 'policy-2'"), 0)
+      << "an expired row was never attempted";
   auto rows = db_.Query(
       "SELECT status, retry_count, last_error, claim_token IS NULL, "
       "parked_at_ms IS NOT NULL FROM room_outbox WHERE event_id = 'policy-1'");
@@ -327,7 +335,7 @@ TEST_F(OpsCommandsTest, MarkParkedStatementParksOnlyForTheClaimHolder) {
   EXPECT_EQ(*rows[0][2], "im error 10010");
   EXPECT_EQ(*rows[0][3], "1");
   EXPECT_EQ(*rows[0][4], "1");
-  EXPECT_EQ(StatusOf("policy-2"), "pending");
+  EXPECT_EQ(StatusOf("policy-2"), "parked");
 }
 
 TEST_F(OpsCommandsTest, BadArgumentsExitTwo) {

@@ -1,5 +1,6 @@
 // The [tencent_im] keys of the failure scopes and priorities: breaker_cooldown, msg_priority,
-// [tencent_im.priority_by_type].
+// [tencent_im.priority_by_type]; and [tencent_im.max_age_by_type], read by the relay and
+// accepted by the hook's loader.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "room_outbox/hook.h"
 #include "support/config_fixture.h"
 
 namespace room_outbox::relay {
@@ -98,6 +100,74 @@ RoomGiftSent = "High"
   EXPECT_EQ(back->tencent_im.msg_priority, MsgPriority::kLow);
   EXPECT_EQ(back->tencent_im.breaker_cooldown, milliseconds(120000));
   EXPECT_EQ(back->tencent_im.priority_by_type, c->tencent_im.priority_by_type);
+}
+
+TEST_F(ConfigTencentImTest, MaxAgeByTypeIsEmptyByDefault) {
+  auto c = Load("");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c->max_age_by_type.empty());
+  EXPECT_THAT(RenderEffectiveConfig(*c),
+              HasSubstr("[tencent_im.max_age_by_type]\n# empty: no expiry"));
+}
+
+TEST_F(ConfigTencentImTest, MaxAgeByTypeReadsADurationPerType) {
+  auto c = Load(R"(
+[tencent_im.max_age_by_type]
+RoomGiftSent = "60s"
+"Room Like" = "1500ms"
+RoomKick = "2m"
+)");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->max_age_by_type.size(), 3u);
+  EXPECT_EQ(c->max_age_by_type.at("RoomGiftSent"), milliseconds(60000));
+  EXPECT_EQ(c->max_age_by_type.at("Room Like"), milliseconds(1500));
+  EXPECT_EQ(c->max_age_by_type.at("RoomKick"), milliseconds(120000));
+}
+
+TEST_F(ConfigTencentImTest, MaxAgeByTypeRefusesEveryValueButAPositiveDuration) {
+  struct Case {
+    const char* toml;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"RoomGiftSent = 60\n", "expected a duration string"},
+      {"RoomGiftSent = true\n", "expected a duration string"},
+      {"RoomGiftSent = \"soon\"\n", "soon"},
+      {"RoomGiftSent = \"1.5s\"\n", "1.5s"},
+      {"RoomGiftSent = \"0s\"\n", "must be a duration > 0"},
+      {"RoomGiftSent = \"0\"\n", "must be a duration > 0"},
+      {"RoomGiftSent = \"-5s\"\n", "must be a duration > 0"},
+  };
+  for (const Case& c : cases) {
+    const std::string error = ErrorOf(std::string("[tencent_im.max_age_by_type]\n") + c.toml);
+    EXPECT_THAT(error, HasSubstr("tencent_im.max_age_by_type.RoomGiftSent")) << c.toml;
+    EXPECT_THAT(error, HasSubstr(c.why)) << c.toml;
+  }
+  EXPECT_THAT(ErrorOf("[tencent_im.max_age_by_type]\n\"\" = \"60s\"\n"),
+              HasSubstr("an event type must not be empty"));
+  EXPECT_THAT(ErrorOf("[tencent_im]\nmax_age_by_type = \"60s\"\n"),
+              HasSubstr("tencent_im.max_age_by_type"));
+}
+
+TEST_F(ConfigTencentImTest, MaxAgeByTypeIsRenderedAndLoadsBack) {
+  auto c = Load("[tencent_im.max_age_by_type]\nRoomGiftSent = \"60000ms\"\n");
+  ASSERT_TRUE(c) << c.error().message;
+  const std::string text = RenderEffectiveConfig(*c);
+  EXPECT_THAT(text, HasSubstr("[tencent_im.max_age_by_type]\n\"RoomGiftSent\" = \"1m\"\n"));
+  auto back = Load(text, "rendered.toml");
+  ASSERT_TRUE(back) << back.error().message << "\n" << text;
+  EXPECT_EQ(back->max_age_by_type, c->max_age_by_type);
+}
+
+TEST_F(ConfigTencentImTest, TheHooksLoaderAcceptsAndChecksMaxAgeByType) {
+  Error error;
+  const std::string good =
+      Write("hook.toml", "[tencent_im.max_age_by_type]\nRoomGiftSent = \"60s\"\n");
+  EXPECT_TRUE(LoadHookOptions(good, &error).has_value()) << error.message;
+  const std::string bad =
+      Write("bad.toml", "[tencent_im.max_age_by_type]\nRoomGiftSent = \"0s\"\n");
+  EXPECT_FALSE(LoadHookOptions(bad, &error).has_value());
+  EXPECT_THAT(error.message, HasSubstr("tencent_im.max_age_by_type.RoomGiftSent"));
 }
 
 }  // namespace

@@ -91,8 +91,9 @@ TEST(ManPageTest, TheConfigPageDocumentsEveryKeyWithItsDefault) {
 
 TEST(ManPageTest, ConfigKeysAreWhatTheLoaderReads) {
   const std::vector<std::string> keys = ConfigKeys();
-  for (const char* key : {"node_id", "mysql", "mysql.host", "outbox_worker.lease",
-                          "tencent_im.priority_by_type", "wake.socket"}) {
+  for (const char* key :
+       {"node_id", "mysql", "mysql.host", "outbox_worker.lease", "tencent_im.priority_by_type",
+        "tencent_im.max_age_by_type", "wake.socket"}) {
     EXPECT_THAT(keys, Contains(key));
   }
   EXPECT_THAT(keys, ::testing::Not(Contains("mysql.password")));  // a secret: never a key

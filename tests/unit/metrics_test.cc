@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "core/mysql/statement_count.h"
@@ -111,6 +112,24 @@ TEST(MetricsTest, DbStatementsTotalIsTheProcessCount) {
   core::CountStatementSent();
   EXPECT_THAT(m.RenderPrometheus(),
               HasSubstr("\nroom_outbox_db_statements_total " + std::to_string(sent + 1) + "\n"));
+}
+
+// room_outbox_expired_total{event_type}: one series per declared type (max_age_by_type), none
+// for any other type, no family without declared types.
+TEST(MetricsTest, ExpiredTotalHasOneSeriesPerDeclaredType) {
+  Metrics m;
+  EXPECT_THAT(m.RenderPrometheus(), ::testing::Not(HasSubstr("room_outbox_expired_total")));
+  m.DeclareExpiredTypes(std::map<std::string, int>{{"RoomGiftSent", 0}, {"RoomLike", 0}});
+  m.AddExpired("RoomGiftSent");
+  m.AddExpired("RoomGiftSent");
+  m.AddExpired("NotDeclared");
+  EXPECT_EQ(m.expired("RoomGiftSent"), 2u);
+  EXPECT_EQ(m.expired("NotDeclared"), 0u);
+  const std::string text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("# TYPE room_outbox_expired_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("room_outbox_expired_total{event_type=\"RoomGiftSent\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("room_outbox_expired_total{event_type=\"RoomLike\"} 0\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("NotDeclared")));
 }
 
 }  // namespace

@@ -221,7 +221,9 @@ class ROOM_OUTBOX_EXPORT LibraryInit {
 // ROOM_OUTBOX_MYSQL_PASSWORD and tencent_im.secret_key_file / ROOM_OUTBOX_TIM_SECRET_KEY (the
 // environment wins; a relative file is resolved against $CREDENTIALS_DIRECTORY, else the config
 // file's directory). The relay's own keys ([outbox_worker] but ordering, [log], [metrics], the
-// rest of [wake]) are accepted and not read: outbox-relay --check-config validates them. An
+// rest of [wake]) are accepted and not read: outbox-relay --check-config validates them.
+// [tencent_im.max_age_by_type] (the relay's expiry) is validated and not used: a commit never
+// expires its own events. An
 // unknown section, an unknown key of a section read here or an invalid value fails with
 // kInvalidArgument naming the key ("path:line:col: mysql.port: ..."); an unreadable file with
 // kNotFound. On failure returns nullopt and fills *error (never with a secret). `log` is empty.

@@ -105,6 +105,14 @@ void RenderTencentIm(const Config& c, std::ostream& o) {
     o << Quote(type) << " = " << Quote(MsgPriorityName(priority)) << "\n";
   }
   o << "\n";
+  o << "[tencent_im.max_age_by_type]\n";
+  if (c.max_age_by_type.empty()) {
+    o << "# empty: no expiry, every event is retried until it is sent\n";
+  }
+  for (const auto& [type, age] : c.max_age_by_type) {
+    o << Quote(type) << " = " << Quote(core::FormatDuration(age)) << "\n";
+  }
+  o << "\n";
 }
 
 // [hook], [log], [metrics] and [wake].

@@ -184,6 +184,8 @@ int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
   WorkerOptions options = ToWorkerOptions(w, config.node_id, config.tencent_im.skip_event_types,
                                           config.tencent_im.breaker_cooldown);
   options.wake_min_interval = config.wake.min_interval;
+  options.max_age_by_type = config.max_age_by_type;
+  metrics.DeclareExpiredTypes(options.max_age_by_type);
   OutboxWorker worker(std::move(options), store, publisher, clock, stop, metrics, logger, on_status,
                       ahead_store);
   if (cli.once) {

@@ -56,7 +56,8 @@ core::Result<size_t> MariaDbRelayStore::MarkParked(const std::string& token,
                                                    std::span<const FailedAttempt> attempts) {
   return UpdateEachAttempt(
       core::sql::Stmt::kMarkParked, attempts, [&](const FailedAttempt& attempt) {
-        return std::array<core::SqlValue, 3>{
+        return std::array<core::SqlValue, 4>{
+            int64_t{attempt.attempted ? 1 : 0},
             core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars), attempt.id, token};
       });
 }

@@ -44,6 +44,9 @@ struct OutboxRow {
   // Definite drops so far (schema/004: IM answered OK + MsgDropReason): the drop_generation of
   // the row's next send, so its Random changes after a drop and only then.
   uint32_t drop_count = 0;
+  // parked_at_ms IS NOT NULL: the row was parked and an operator requeued it since (requeue keeps
+  // parked_at_ms). Such a row never expires again (ExpiryPolicy).
+  bool parked_before = false;
 };
 
 // A paced room: one that room_min_interval holds back, for `paced_for_ms` from the server's now
@@ -93,6 +96,9 @@ struct FailedAttempt {
   int64_t retry_after_ms = 0;  // due again at server now + this (negative counts as 0)
   // IM definitely did not deliver it (PublishOutcome::definite_drop): drop_count + 1.
   bool dropped = false;
+  // A delivery attempt was made (retry_count + 1). False only for a row parked without one: an
+  // expired row (MarkParked, [tencent_im.max_age_by_type]) keeps its retry_count.
+  bool attempted = true;
 };
 
 // Computed by the server in two statements: one whose cost follows the pending rows, one over the
@@ -140,7 +146,8 @@ class RelayStore {
                                           std::span<const FailedAttempt> attempts) = 0;
 
   // A failed attempt that sets its row aside (the park policy, [outbox_worker]
-  // park_permanent_after): status='parked', retry_count+1, last_error, parked_at_ms = server
+  // park_permanent_after), or an expired row ([tencent_im.max_age_by_type], attempted false):
+  // status='parked', retry_count+1 (+0 when not attempted), last_error, parked_at_ms = server
   // now, for the rows still held by `token` and still pending (retry_after_ms is not used).
   // A parked row is never claimed again until an operator requeues it; its room's later rows
   // are claimed without it. Returns how many rows were parked.

@@ -177,6 +177,7 @@ std::string Metrics::RenderPrometheus() const {
   RenderSpecified(out, stats_age);
   RenderOperations(out, stats_age);
   RenderDelivery(out);
+  RenderExpired(out);
   RenderLatency(out);
   return out.str();
 }
@@ -264,6 +265,31 @@ void Metrics::RenderDelivery(std::ostream& out) const {
   Histogram(out, "room_outbox_publish_events_per_message",
             "Events carried by each message Tencent IM accepted.", kEventsPerMessageBuckets,
             per_message_, message_events(), messages_delivered());
+}
+
+void Metrics::AddExpired(const std::string& event_type) {
+  std::lock_guard<std::mutex> lock(expired_mu_);
+  if (auto it = expired_.find(event_type); it != expired_.end()) ++it->second;
+}
+
+uint64_t Metrics::expired(const std::string& event_type) const {
+  std::lock_guard<std::mutex> lock(expired_mu_);
+  auto it = expired_.find(event_type);
+  return it == expired_.end() ? 0 : it->second;
+}
+
+// No family at all without [tencent_im.max_age_by_type]: nothing can expire.
+void Metrics::RenderExpired(std::ostream& out) const {
+  std::lock_guard<std::mutex> lock(expired_mu_);
+  if (expired_.empty()) {
+    return;
+  }
+  out << "# HELP room_outbox_expired_total Rows parked as expired (older than their type's "
+         "max_age_by_type when their turn came), not sent.\n"
+      << "# TYPE room_outbox_expired_total counter\n";
+  for (const auto& [type, n] : expired_) {
+    out << "room_outbox_expired_total{event_type=\"" << LabelValue(type) << "\"} " << n << '\n';
+  }
 }
 
 void Metrics::RenderLatency(std::ostream& out) const {

@@ -45,6 +45,10 @@
 //        [tencent_im] app_requests_per_second, before its own cap (requests_per_second)
 //   room_outbox_im_budget_members      gauge  live members of the app at the last beat (NaN
 //        while the table cannot be read: the share is then the safe fallback)
+// A relay with [tencent_im.max_age_by_type]:
+//   room_outbox_expired_total{event_type}  counter  rows parked as expired (too old to be sent
+//        when their turn came), by event type: only the types named in max_age_by_type
+//        (DeclareExpiredTypes), so the label values are bounded; no series without the table
 // A relay that wakes:
 //   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
 //        read at once is one wake-up of the worker but counts every datagram)
@@ -57,7 +61,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <string>
 
@@ -144,6 +150,18 @@ class Metrics {
   }
   void SetInFlight(int64_t rows) { in_flight_.store(rows, std::memory_order_relaxed); }
   void AddInFlight(int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
+  // --- [tencent_im.max_age_by_type] ---
+  // The event types room_outbox_expired_total has a series for (each starts at 0): the keys of
+  // max_age_by_type. Call before the worker runs.
+  template <class Map>
+  void DeclareExpiredTypes(const Map& max_age_by_type) {
+    std::lock_guard<std::mutex> lock(expired_mu_);
+    for (const auto& entry : max_age_by_type) expired_.try_emplace(entry.first, 0);
+  }
+  // One row of `event_type` parked as expired. Only declared types are counted: a bounded set of
+  // label values whatever the caller passes.
+  void AddExpired(const std::string& event_type);
+  uint64_t expired(const std::string& event_type) const;
   // --- a relay that wakes ---
   void AddWakeups(uint64_t datagrams) { wakeups_.fetch_add(datagrams, std::memory_order_relaxed); }
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
@@ -189,6 +207,7 @@ class Metrics {
   void RenderOperations(std::ostream& out, int64_t stats_age_ms) const;
   void RenderDelivery(std::ostream& out) const;
   void RenderLatency(std::ostream& out) const;
+  void RenderExpired(std::ostream& out) const;
 
   core::SystemClock system_clock_;  // the clock unless one was given
   core::Clock& clock_;
@@ -219,6 +238,8 @@ class Metrics {
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> stats_read_steady_ms_{-1};  // -1: never read
   std::atomic<uint64_t> wakeups_{0};
+  mutable std::mutex expired_mu_;  // rare writes (an expired row), one read per scrape
+  std::map<std::string, uint64_t> expired_;
   int64_t stats_stale_after_ms_ = 30000;
   const Heartbeat* heartbeat_ = nullptr;
   std::string version_;

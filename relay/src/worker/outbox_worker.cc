@@ -139,6 +139,7 @@ void OutboxWorker::LogRound(const RoundResult& result) {
                     .Add("claimed", static_cast<uint64_t>(result.claim.claimed))
                     .Add("published", static_cast<uint64_t>(result.marks.published))
                     .Add("failed", static_cast<uint64_t>(result.marks.failed))
+                    .Add("expired", static_cast<uint64_t>(result.marks.expired))
                     .Add("released", static_cast<uint64_t>(result.marks.released))
                     .Add("waves", static_cast<uint64_t>(result.sent.waves))
                     .Add("claimed_ahead", result.claim.claimed_ahead)

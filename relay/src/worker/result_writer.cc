@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "worker/expiry_policy.h"
+
 namespace room_outbox::relay {
 
 HeldRooms::HeldRooms(std::chrono::milliseconds forget_after, size_t max_rooms)
@@ -64,6 +66,13 @@ void ResultWriter::Parked(const OutboxRow& row, AttemptVerdict verdict, int64_t 
   outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kParked, parked_after});
 }
 
+void ResultWriter::Expired(const OutboxRow& row, int64_t age_ms) {
+  AttemptVerdict verdict;
+  verdict.error = std::string(kExpiredReason);
+  verdict.level = spdlog::level::warn;
+  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kExpired, 0, age_ms});
+}
+
 void ResultWriter::HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows,
                             int64_t now_ms) {
   if (parked_rooms_.count(room_id) != 0) {
@@ -93,6 +102,7 @@ void ResultWriter::Flush() {
         failures.push_back(o);
         break;
       case Kind::kParked:
+      case Kind::kExpired:
         parks.push_back(o);
         break;
     }
@@ -105,12 +115,33 @@ void ResultWriter::Flush() {
                         : o.kind == Kind::kFailed  ? failed_marked
                                                    : parked_marked;
     LogOutcome(o, marked);
-    if (marked && o.kind != Kind::kFailed) NoteLeft(o);
+    if (marked) NoteMarked(o);
   }
   if (published_marked) published_ += published_ids.size();
-  if (parked_marked) parked_ += parks.size();
-  failed_ += failures.size() + parks.size();
+  // Failed attempts, marked or not: parks too, expired rows not (they were never attempted).
+  failed_ += failures.size() +
+             static_cast<size_t>(std::count_if(parks.begin(), parks.end(), [](const Outcome& o) {
+               return o.kind == Kind::kParked;
+             }));
   outcomes_.clear();
+}
+
+// A result the database recorded: the counts of parks and expired rows, and the room it frees.
+void ResultWriter::NoteMarked(const Outcome& o) {
+  switch (o.kind) {
+    case Kind::kFailed:
+      return;
+    case Kind::kParked:
+      ++parked_;
+      break;
+    case Kind::kExpired:
+      ++expired_;
+      metrics_.AddExpired(o.row->event_type);
+      break;
+    case Kind::kDelivered:
+      break;
+  }
+  NoteLeft(o);
 }
 
 bool ResultWriter::MarkPublished(const std::vector<int64_t>& ids) {
@@ -128,7 +159,7 @@ bool ResultWriter::MarkFailures(const std::vector<Outcome>& failures, Kind kind)
   attempts.reserve(failures.size());
   for (const Outcome& o : failures) {
     attempts.push_back(FailedAttempt{o.row->id, o.verdict.error, o.verdict.retry_after.count(),
-                                     o.verdict.dropped});
+                                     o.verdict.dropped, o.kind != Kind::kExpired});
   }
   const bool park = kind == Kind::kParked;
   auto marked = park ? store_.MarkParked(token_, attempts) : store_.MarkFailed(token_, attempts);
@@ -167,15 +198,16 @@ void ResultWriter::Summarize(size_t rooms_held, size_t released) const {
 
 void ResultWriter::LogOutcome(const Outcome& o, bool marked) {
   const bool delivered = o.kind == Kind::kDelivered;
-  const bool parked = o.kind == Kind::kParked;
+  const bool expired = o.kind == Kind::kExpired;
+  const bool parked = o.kind == Kind::kParked || expired;
   const int64_t retry_count = o.row->retry_count;
   OutboxEventFields fields;
   fields.node_id = node_id_;
   fields.event_id = o.row->event_id;
   fields.event_type = o.row->event_type;
   fields.room_id = o.row->room_id;
-  // After a recorded failure (or park) the store holds retry_count + 1.
-  fields.retry_count = retry_count + (!delivered && marked ? 1 : 0);
+  // After a recorded failure (or park) the store holds retry_count + 1; an expiry is no attempt.
+  fields.retry_count = retry_count + (!delivered && !expired && marked ? 1 : 0);
   fields.status = !marked ? "pending" : delivered ? "published" : parked ? "parked" : "pending";
   fields.error = o.verdict.error;
   if (!marked && fields.error.empty()) {
@@ -189,6 +221,8 @@ void ResultWriter::LogOutcome(const Outcome& o, bool marked) {
       message = "outbox event published after failures";
       level = std::max(level, spdlog::level::info);
     }
+  } else if (expired) {
+    message = "outbox event expired";  // opt-in and expected: the verdict's level (warn)
   } else if (parked) {
     message = "outbox event parked";
     level = spdlog::level::err;
@@ -198,7 +232,8 @@ void ResultWriter::LogOutcome(const Outcome& o, bool marked) {
     level = spdlog::level::debug;  // the first one was logged at warn, the round summary counts
   }
   LogLine line = OutboxEventLine(message, fields);
-  if (parked) line.Add("parked_after", o.parked_after);
+  if (o.kind == Kind::kParked) line.Add("parked_after", o.parked_after);
+  if (expired) line.Add("age_ms", o.age_ms);
   if (delivered && retry_count > 0) line.Add("after_failures", retry_count);
   logger_.Log(marked ? level : spdlog::level::err, line);
 }
@@ -210,7 +245,7 @@ void ResultWriter::NoteLeft(const Outcome& o) {
   logger_.Info(Line("room released")
                    .Add("room_id", o.row->room_id)
                    .Add("event_id", o.row->event_id)
-                   .Add("head", o.kind == Kind::kParked ? "parked" : "published"));
+                   .Add("head", o.kind == Kind::kDelivered ? "published" : "parked"));
 }
 
 void ResultWriter::CheckCount(const core::Result<size_t>& marked, size_t expected,

@@ -1,14 +1,15 @@
 // ResultWriter: writes one claim's results back with its token and logs one line per row.
 //
-// The worker reports each row's outcome (Delivered / Failed / Parked) as it learns it; Flush,
-// called after every wave, writes what was gathered since the last call: one MarkPublished, one
-// MarkFailed and one MarkParked. A relay killed mid-claim therefore leaves at most its last wave
-// delivered but unmarked. Then one outcome line per row (written after the marks, so that
-// `status` says what the database holds) with worker, node_id, event_id, event_type, room_id,
-// retry_count, status and error. Release gives back rows that were not attempted (due at once,
-// retry_count unchanged). A mark that counts fewer rows than asked means the lease ran out and
-// another claim holds them now (its result counts): a warning, not an error. A failing store call
-// is an error of the round (store_error), logged at error.
+// The worker reports each row's outcome (Delivered / Failed / Parked / Expired) as it learns it;
+// Flush, called after every wave, writes what was gathered since the last call: one
+// MarkPublished, one MarkFailed and one MarkParked (parks and expired rows together). A relay
+// killed mid-claim therefore leaves at most its last wave delivered but unmarked. Then one outcome
+// line per row (written after the marks, so that `status` says what the database holds) with
+// worker, node_id, event_id, event_type, room_id, retry_count, status and error. Release gives back
+// rows that were not attempted (due at once, retry_count unchanged). A mark that counts fewer rows
+// than asked means the lease ran out and another claim holds them now (its result counts): a
+// warning, not an error. A failing store call is an error of the round (store_error), logged at
+// error.
 //
 // Log volume (journald rate-limits a unit's lines; an IM outage must not push the recovery lines
 // out): the outcome line's level follows the row's history, not just the attempt:
@@ -17,6 +18,10 @@
 //   failed again                                               debug
 //   parked                                                     error, "outbox event parked",
 //                                                               parked_after=N (once per row)
+//   expired ([tencent_im.max_age_by_type]: parked, not sent,   warn, "outbox event expired",
+//   retry_count unchanged)                                     error=expired, age_ms (once per
+//                                                               row); room_outbox_expired_total
+//                                                               {event_type} + 1 once recorded
 //   published after failures (retry_count > 0)                 info, "outbox event published
 //                                                               after failures"
 //   published at the first attempt                             the verdict's level (debug)
@@ -83,6 +88,10 @@ class ResultWriter {
   // A failed attempt that parks the row (ParkPolicy): MarkParked instead of MarkFailed.
   // `parked_after` is the park_permanent_after setting, for the log line.
   void Parked(const OutboxRow& row, AttemptVerdict verdict, int64_t parked_after);
+  // A row too old to be sent (ExpiryPolicy), `age_ms` old at the claim's server now: parked
+  // with last_error "expired" (MarkParked, not an attempt: retry_count unchanged). Neither a
+  // publish failure nor a failed attempt of the round.
+  void Expired(const OutboxRow& row, int64_t age_ms);
 
   // Per-room order keeps `rows` later rows of `room_id` back behind a failing row (`event_id`,
   // empty when the room was blocked at load) in the round at `now_ms` (monotonic). Behind a row
@@ -101,20 +110,23 @@ class ResultWriter {
   size_t published() const { return published_; }  // recorded as published in the database
   size_t failed() const { return failed_; }        // failed attempts (marked or not), parks too
   size_t parked() const { return parked_; }        // recorded as parked in the database
+  size_t expired() const { return expired_; }      // recorded as parked because expired
   const std::optional<Error>& store_error() const { return store_error_; }
 
  private:
-  enum class Kind { kDelivered, kFailed, kParked };
+  enum class Kind { kDelivered, kFailed, kParked, kExpired };
   struct Outcome {
     const OutboxRow* row;
     AttemptVerdict verdict;
     Kind kind;
     int64_t parked_after = 0;
+    int64_t age_ms = 0;  // kExpired
   };
 
   bool MarkPublished(const std::vector<int64_t>& ids);
   bool MarkFailures(const std::vector<Outcome>& failures, Kind kind);
   void LogOutcome(const Outcome& outcome, bool marked);
+  void NoteMarked(const Outcome& outcome);
   void NoteLeft(const Outcome& outcome);
   void CheckCount(const core::Result<size_t>& marked, size_t expected, std::string_view operation);
   void NoteStoreError(const Error& error, std::string_view what);
@@ -130,6 +142,7 @@ class ResultWriter {
   size_t published_ = 0;
   size_t failed_ = 0;
   size_t parked_ = 0;
+  size_t expired_ = 0;
   std::string first_error_;                       // of the round's first failed attempt
   std::unordered_set<std::string> parked_rooms_;  // rooms with a row parked in this round
   std::optional<Error> store_error_;

@@ -59,10 +59,15 @@ void RoomQueues::Enqueue(size_t item) {
 
 std::vector<const QueuedRow*> RoomQueues::PopNeverSent(
     const std::function<bool(std::string_view)>& sends) {
+  return PopFrontWhile([&](const QueuedRow& item) { return !sends(item.row->event_type); });
+}
+
+std::vector<const QueuedRow*> RoomQueues::PopFrontWhile(
+    const std::function<bool(const QueuedRow&)>& take) {
   std::vector<const QueuedRow*> out;
   for (const std::string& key : keys_) {
     auto& queue = queues_[key];
-    while (!queue.empty() && !sends(items_[queue.front()].row->event_type)) {
+    while (!queue.empty() && take(items_[queue.front()])) {
       out.push_back(&items_[queue.front()]);
       queue.pop_front();
       --remaining_;

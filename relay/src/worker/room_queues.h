@@ -7,10 +7,10 @@
 // (not attempted, so they never overtake it). With ordering = none every row is its own queue.
 //
 // A wave takes the front row of each ready queue, at most `max_rows` of them, so it holds at
-// most one row per room. Rows of types that are never sent are popped separately, in order,
-// from the front of the queues (they need no send slot). When a sent row fails, HoldBack
-// releases the later rows of its queue; when a popped row was not attempted after all (the IM
-// circuit breaker kept it back), GiveBack releases it with the rest of its queue.
+// most one row per room. Rows of types that are never sent, and expired rows, are popped
+// separately, in order, from the front of the queues (they need no send slot). When a sent row
+// fails, HoldBack releases the later rows of its queue; when a popped row was not attempted after
+// all (the IM circuit breaker kept it back), GiveBack releases it with the rest of its queue.
 //
 // The queues point into the claim's rows: keep the claim alive and unchanged while they live.
 #pragma once
@@ -72,6 +72,9 @@ class RoomQueues {
 
   // Pops the rows at the front of every queue whose type is never sent (sends() false).
   std::vector<const QueuedRow*> PopNeverSent(const std::function<bool(std::string_view)>& sends);
+  // Pops the rows at the front of every queue while `take` says so, in each queue's order (the
+  // rows that need no send: never-sent types, expired rows). `take` sees each row once.
+  std::vector<const QueuedRow*> PopFrontWhile(const std::function<bool(const QueuedRow&)>& take);
   // Pops the next wave: the front row of each queue whose room is `ready`, at most max_rows.
   std::vector<const QueuedRow*> NextWave(size_t max_rows,
                                          const std::function<bool(const std::string&)>& ready);

@@ -14,6 +14,7 @@ RoomSender::RoomSender(const WorkerOptions& options, core::Publisher& publisher,
                        LoopSignal& signal, RoomPacing& pacing, LoopWaits& waits, Metrics& metrics,
                        Logger& logger)
     : options_(options),
+      expiry_(options.max_age_by_type),
       publisher_(publisher),
       clock_(clock),
       signal_(signal),
@@ -56,14 +57,28 @@ bool RoomSender::WaveFits(RoundContext& round, SendOutcome& sent) {
   return true;
 }
 
-std::vector<const QueuedRow*> RoomSender::TakeWave(RoundContext& round) {
-  // A room's next rows of types that are never sent are delivered here, in order: they need no
-  // send slot and do not count against the room's room_min_interval.
-  auto sends = [this](std::string_view type) { return publisher_.Sends(type); };
-  for (const QueuedRow* item : round.queues.PopNeverSent(sends)) {
+// A room's next rows that need no send are settled here, in order: rows of types that are never
+// sent are delivered, expired rows parked. Neither takes a send slot or counts against the room's
+// room_min_interval, so the room's next row to send is the front of its queue afterwards.
+void RoomSender::PopUnsent(RoundContext& round) {
+  const int64_t server_now_ms = round.claim.server_now_ms;
+  auto unsent = [&](const QueuedRow& item) {
+    const OutboxRow& row = *item.row;
+    return !publisher_.Sends(row.event_type) ||
+           expiry_.Expired(row.event_type, row.created_at_ms, row.parked_before, server_now_ms);
+  };
+  for (const QueuedRow* item : round.queues.PopFrontWhile(unsent)) {
     round.NoteAttempt(*item->row);
-    round.marks.Delivered(*item->row);
+    if (publisher_.Sends(item->row->event_type)) {
+      round.marks.Expired(*item->row, server_now_ms);
+    } else {
+      round.marks.Delivered(*item->row);
+    }
   }
+}
+
+std::vector<const QueuedRow*> RoomSender::TakeWave(RoundContext& round) {
+  PopUnsent(round);
   const int64_t now = clock_.SteadyMs();
   // A wave is at most what is in flight at once: results are marked after every wave, so a
   // relay killed mid-claim leaves at most max_in_flight rows delivered but unmarked.

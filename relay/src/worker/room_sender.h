@@ -1,7 +1,10 @@
 // RoomSender: sends one claim's queued rows, room by room, in waves. A wave holds at most one row
 // per room and at most max_in_flight rows, sent by Publisher::PublishMany, each bounded by
 // publish_timeout. Rows of types the publisher never sends are delivered in order without a send
-// slot or pacing. A room's sends are at least room_min_interval apart, also across rounds
+// slot or pacing. A row that ExpiryPolicy finds too old at the claim's server now when it reaches
+// the front of its room ([tencent_im.max_age_by_type]) is parked as expired without a send or
+// pacing, and its room's next row goes on (never-sent types are delivered first: they never
+// expire). A room's sends are at least room_min_interval apart, also across rounds
 // (RoomPacing); when no room is ready it sleeps until the first one is. A failed row's later rows
 // of its room are released (never overtaken); a row the breaker kept back is given back uncharged.
 //
@@ -18,6 +21,7 @@
 #include "core/publisher.h"
 #include "telemetry/log_line.h"
 #include "telemetry/metrics.h"
+#include "worker/expiry_policy.h"
 #include "worker/loop_clock.h"
 #include "worker/loop_waits.h"
 #include "worker/room_pacing.h"
@@ -40,6 +44,7 @@ class RoomSender {
  private:
   bool WaveFits(RoundContext& round, SendOutcome& sent);
   std::vector<const QueuedRow*> TakeWave(RoundContext& round);
+  void PopUnsent(RoundContext& round);
   void SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave, SendOutcome& sent);
   void RecordOutcome(RoundContext& round, const QueuedRow& item,
                      const core::PublishOutcome& outcome, SendOutcome& sent);
@@ -48,6 +53,7 @@ class RoomSender {
   LogLine Line(std::string_view message) const;
 
   const WorkerOptions& options_;
+  const ExpiryPolicy expiry_;
   core::Publisher& publisher_;
   LoopClock& clock_;
   LoopSignal& signal_;

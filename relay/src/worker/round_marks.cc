@@ -22,6 +22,10 @@ void RoundMarks::Undecodable(const UndecodableRow& bad) {
 
 void RoundMarks::Delivered(const OutboxRow& row) { writer_.Delivered(row); }
 
+void RoundMarks::Expired(const OutboxRow& row, int64_t server_now_ms) {
+  writer_.Expired(row, server_now_ms - row.created_at_ms);
+}
+
 AttemptMark RoundMarks::Attempted(const OutboxRow& row, const core::PublishOutcome& outcome) {
   deps_.metrics.ObservePublishLatency(outcome.latency.count());
   AttemptVerdict verdict = deps_.retry.Judge(outcome);
@@ -61,6 +65,7 @@ MarksOutcome RoundMarks::Close(std::span<const int64_t> released) {
   outcome.published = writer_.published();
   outcome.failed = writer_.failed();
   outcome.undecodable = undecodable_;
+  outcome.expired = writer_.expired();
   outcome.released = released.size();
   return outcome;
 }

@@ -1,9 +1,11 @@
 // RoundMarks: what one claim's rows come to, written back. Each attempt's outcome is judged
 // (RetryPolicy: delivered, or failed and due again after a delay; ParkPolicy: a permanent failure
 // at the park_permanent_after-th attempt parks the row) and handed to the claim's ResultWriter,
-// which marks after every wave (Flush) and logs one line per row. An undecodable envelope is a
-// failed attempt (kept with "undecodable envelope: <why>", or parked as a permanent one) and the
-// round's first error. The failure metrics by reason and the publish latency are counted here.
+// which marks after every wave (Flush) and logs one line per row. A row too old to be sent
+// ([tencent_im.max_age_by_type], decided by RoomSender) is parked as expired. An undecodable
+// envelope is a failed attempt (kept with "undecodable envelope: <why>", or parked as a permanent
+// one) and the round's first error. The failure metrics by reason and the publish latency are
+// counted here.
 //
 // One claim, one thread.
 #pragma once
@@ -51,6 +53,10 @@ class RoundMarks {
   void Undecodable(const UndecodableRow& bad);
   // A row delivered without a send (a type the publisher never sends).
   void Delivered(const OutboxRow& row);
+  // A row too old to be sent at the claim's `server_now_ms` (ExpiryPolicy): parked with
+  // last_error "expired", not an attempt (retry_count unchanged), counted in
+  // room_outbox_expired_total{event_type} once recorded. Not a failure of the round.
+  void Expired(const OutboxRow& row, int64_t server_now_ms);
   // An attempted row's outcome (never kNotAttempted: that is not an attempt).
   AttemptMark Attempted(const OutboxRow& row, const core::PublishOutcome& outcome);
   // `rows` later rows of `room_id` are kept back behind `event_id` (empty: blocked at load).

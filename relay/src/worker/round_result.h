@@ -40,6 +40,7 @@ struct MarksOutcome {
   size_t published = 0;  // delivered: published or skipped
   size_t failed = 0;     // failed attempts marked (incl. undecodable and rate-limited)
   size_t undecodable = 0;
+  size_t expired = 0;   // parked as expired ([tencent_im.max_age_by_type]), not attempts
   size_t released = 0;  // given back unattempted (held back, lease, stop, rate limit, breaker)
 };
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +89,10 @@ struct WorkerOptions : WorkerConfig {
   // [wake] min_interval: the least time between the starts of two rounds a wake-up starts
   // (wake_gap.h); > 0.
   std::chrono::milliseconds wake_min_interval = kDefaultWakeMinInterval;
+  // [tencent_im.max_age_by_type] (core::SharedConfig::max_age_by_type): an event of a listed type
+  // older than its age when its turn to be sent comes is parked as expired (ExpiryPolicy).
+  // Empty: no expiry.
+  std::map<std::string, std::chrono::milliseconds> max_age_by_type;
 
   bool per_room_order() const { return ordering == Ordering::kPerRoom; }
 };
