@@ -14,18 +14,12 @@ namespace room_outbox::relay {
 namespace {
 
 using ::room_outbox::testing::FailedWith;
-using ::room_outbox::testing::Published;
-using ::room_outbox::testing::Skipped;
 using std::chrono::milliseconds;
 using ::testing::_;
-using ::testing::AllOf;
 using ::testing::ElementsAre;
-using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::Return;
-using ::testing::StartsWith;
-using ::testing::UnorderedElementsAre;
 
 // The worker's collaborators, options and recorded marks: tests/mocks/worker_fixture.h.
 class OutboxWorkerTest : public ::room_outbox::testing::WorkerFixture {};

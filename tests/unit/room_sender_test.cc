@@ -16,16 +16,12 @@ namespace {
 
 using ::room_outbox::testing::FailedWith;
 using ::room_outbox::testing::Published;
-using ::room_outbox::testing::Skipped;
 using std::chrono::milliseconds;
 using ::testing::_;
-using ::testing::AllOf;
 using ::testing::ElementsAre;
-using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::Return;
-using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
 
 // The worker's collaborators, options and recorded marks: tests/mocks/worker_fixture.h.

@@ -19,14 +19,11 @@ using ::room_outbox::testing::Published;
 using ::room_outbox::testing::Skipped;
 using std::chrono::milliseconds;
 using ::testing::_;
-using ::testing::AllOf;
 using ::testing::ElementsAre;
-using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::Invoke;
 using ::testing::Return;
 using ::testing::StartsWith;
-using ::testing::UnorderedElementsAre;
 
 // The worker's collaborators, options and recorded marks: tests/mocks/worker_fixture.h.
 class RoundMarksTest : public ::room_outbox::testing::WorkerFixture {};
