@@ -446,6 +446,13 @@ inline constexpr std::string_view kImMemberLeave =
 // schema/000_schema_version.sql makes the table; each schema file records its own number in it
 // as its last statement, so a schema applied with other tools is recognised too.
 
+// Whether the version table exists (1) or not (0), asked before reading it: a fresh database
+// then answers no statement with an error (no 1146 in a managed server's error log and
+// dashboards on every install). No placeholder.
+inline constexpr std::string_view kSchemaVersionTable =
+    "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+    "AND TABLE_NAME = 'room_outbox_schema_version'";
+
 // The versions recorded, in order (the primary key).
 inline constexpr std::string_view kSchemaVersions =
     "SELECT version FROM room_outbox_schema_version ORDER BY version";
@@ -572,6 +579,8 @@ inline constexpr Statement kImMemberBeat = Shared("im_member_beat", sql::kImMemb
 inline constexpr Statement kImMembers = Shared("im_members", sql::kImMembers);
 inline constexpr Statement kImMembersExpire = Shared("im_members_expire", sql::kImMembersExpire);
 inline constexpr Statement kImMemberLeave = Shared("im_member_leave", sql::kImMemberLeave);
+inline constexpr Statement kSchemaVersionTable =
+    Shared("schema_version_table", sql::kSchemaVersionTable);
 inline constexpr Statement kSchemaVersions = Shared("schema_versions", sql::kSchemaVersions);
 inline constexpr Statement kSessionRowsRead =
     SharedText("session_rows_read", sql::kSessionRowsRead);
@@ -634,6 +643,7 @@ inline constexpr std::array kStatements = {
     &Stmt::kImMembers,
     &Stmt::kImMembersExpire,
     &Stmt::kImMemberLeave,
+    &Stmt::kSchemaVersionTable,
     &Stmt::kSchemaVersions,
     &Stmt::kSessionRowsRead,
     &Stmt::kSessionIsolation,

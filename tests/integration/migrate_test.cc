@@ -8,9 +8,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/fake_im_server.h"
@@ -181,6 +184,80 @@ TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   EXPECT_EQ(after.exit_code, 0) << after.Describe();
   CommandResult drained = Relay({"--once"});
   EXPECT_EQ(drained.exit_code, 0) << drained.Describe();
+}
+
+// The server's SQL error log (MariaDB's sql_errlog plugin) lines of `user`: every statement the
+// server answered with an error on that account's connections.
+class ServerErrorLog {
+ public:
+  explicit ServerErrorLog(TestDatabase& root) : root_(root) {
+    if (root_.Scalar("SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = "
+                     "'SQL_ERROR_LOG'") == 0) {
+      root_.Exec("INSTALL SONAME 'sql_errlog'");
+    }
+    auto dir = root_.Query("SELECT @@datadir, @@sql_error_log_filename");
+    path_ = *dir.at(0)[0] + "/" + *dir.at(0)[1];
+  }
+
+  // The ERROR lines of `user`, once the line of `sentinel` (a failing statement the test sent
+  // last, as `user`) is there: the log is written as errors happen, so the wait is for it.
+  std::vector<std::string> ErrorsOf(const std::string& user, const std::string& sentinel) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    std::vector<std::string> errors;
+    while (std::chrono::steady_clock::now() < deadline) {
+      errors.clear();
+      bool sentinel_seen = false;
+      std::ifstream in(path_);
+      for (std::string line; std::getline(in, line);) {
+        if (line.find(" " + user + "[" + user + "] @ ") == std::string::npos ||
+            line.find(" ERROR ") == std::string::npos) {
+          continue;
+        }
+        if (line.find(sentinel) != std::string::npos) {
+          sentinel_seen = true;
+        } else {
+          errors.push_back(line);
+        }
+      }
+      if (sentinel_seen) return errors;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "the sentinel never reached " << path_;
+    return errors;
+  }
+
+ private:
+  TestDatabase& root_;
+  std::string path_;
+};
+
+TEST_F(MigrateTest, AFreshInstallSendsNoStatementTheServerAnswersWithAnError) {
+  db_.Exec(
+      "DROP TABLE room_outbox, room_command_log, room_outbox_schema_version, "
+      "room_outbox_im_member");
+  ServerErrorLog log(db_);
+  // An account of this test's own, so the shared server's other errors are not counted.
+  const std::string user =
+      "mig_" + std::to_string(std::hash<std::string>{}(db_.name()) % 100000000);
+  db_.Exec("CREATE OR REPLACE USER '" + user + "'@'localhost' IDENTIFIED BY 'probe-pw'");
+  db_.Exec("GRANT ALL ON `" + db_.name() + "`.* TO '" + user + "'@'localhost'");
+  MysqlOptions options = db_.Options();
+  options.user = user;
+  options.password = "probe-pw";
+  {
+    auto conn = core::MariaDbConnection::Connect(options);
+    ASSERT_TRUE(conn) << conn.error().message;
+    auto applied = relay::migrate::MigrateToLatest(**conn);
+    ASSERT_TRUE(applied) << applied.error().message;
+    EXPECT_EQ(applied->size(), kAllVersions.size());
+    auto checked = relay::migrate::CheckSchemaVersion(**conn);
+    EXPECT_TRUE(checked) << checked.error().message;
+    const std::string sentinel = "no_such_table_after_migrate";
+    EXPECT_FALSE((*conn)->QueryText("sentinel", "SELECT * FROM " + sentinel));
+    EXPECT_THAT(log.ErrorsOf(user, sentinel), ::testing::IsEmpty());
+  }
+  EXPECT_EQ(Recorded(), kAllVersions);
+  db_.Exec("DROP USER '" + user + "'@'localhost'");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <mysqld_error.h>
 
 #include <algorithm>
+#include <string>
 
 #include "core/mysql/outbox_sql.h"
 #include "migrate/sql_split.h"
@@ -18,15 +19,32 @@ bool AlreadyApplied(unsigned err) {
 constexpr const char* kRunMigrate =
     "run `outbox-relay migrate` (`outbox-relay migrate --dry-run` lists the steps)";
 
+// Whether the version table exists, asked through information_schema: the probe itself never
+// fails on a database without it.
+core::Result<bool> HasVersionTable(core::MariaDbConnection& conn) {
+  auto rows = conn.QueryText("schema_version_table", core::sql::kSchemaVersionTable);
+  if (!rows) {
+    return core::Fail(rows.error());
+  }
+  if (rows->size() != 1 || rows->front().empty() || !rows->front()[0]) {
+    return core::Fail(ErrorCode::kInternal, "schema_version_table: expected one count");
+  }
+  return *rows->front()[0] != "0";
+}
+
 }  // namespace
 
 core::Result<SchemaState> ReadSchemaState(core::MariaDbConnection& conn) {
-  auto rows = conn.QueryText("schema_versions", core::sql::kSchemaVersions);
   SchemaState state;
+  auto exists = HasVersionTable(conn);
+  if (!exists) {
+    return core::Fail(exists.error());
+  }
+  if (!*exists) {
+    return state;
+  }
+  auto rows = conn.QueryText("schema_versions", core::sql::kSchemaVersions);
   if (!rows) {
-    if (conn.LastErrno() == ER_NO_SUCH_TABLE) {
-      return state;
-    }
     return core::Fail(rows.error());
   }
   state.has_version_table = true;
