@@ -2,7 +2,8 @@
 // outbox-relay and its operator commands make before they start.
 //
 // The version table (schema/000_schema_version.sql) records each step applied. Migrate reads it
-// (a database without it has recorded nothing), refuses a database that records a version newer
+// (a database without it, as information_schema tells without a failing statement, has recorded
+// nothing), refuses a database that records a version newer
 // than the binary's last step, and applies the missing steps in order, statement by statement
 // (sql_split.h). A statement that finds its work done, an ADD COLUMN or ADD INDEX whose column or
 // index is there (1060, 1061) or a DROP of one that is gone (1091), counts as applied: a database
