@@ -6,7 +6,12 @@
 # written to BUILD_DIR/bench-results.md. Progress goes to stderr. When benchmark 10 runs and
 # valgrind is installed, scripts/callgrind-round.sh adds its instruction counts (rows 10d, 10e).
 #
-#   scripts/bench.sh BUILD_DIR [outbox-bench options, e.g. --only 1,4 or --quick]
+#   scripts/bench.sh BUILD_DIR [--relaxed-db] [outbox-bench options, e.g. --only 1,4 or --quick]
+#
+# The server runs with production's durability: innodb_flush_log_at_trx_commit=1 and a binary log
+# synced at each commit (sync_binlog=1, ROW format), so commit figures carry the fsyncs a managed
+# MySQL/MariaDB primary pays. --relaxed-db runs it as the tests do instead (flush 2, no binlog),
+# for comparing with figures recorded that way.
 #
 # The figures are measured side by side in one run on one server; compare the ratios, not the
 # absolute numbers, across machines. Nothing here asserts on speed.
@@ -15,6 +20,12 @@ set -euo pipefail
 invocation="scripts/bench.sh $*"
 build=$(cd "${1:-build}" && pwd)
 shift || true
+durable=1
+bench_args=()
+for arg in "$@"; do
+  if [ "$arg" = --relaxed-db ]; then durable=0; else bench_args+=("$arg"); fi
+done
+set -- "${bench_args[@]}"
 here=$(cd "$(dirname "$0")" && pwd)
 
 for bin in outbox-bench outbox-relay; do
@@ -28,8 +39,18 @@ dbdir="$build/bench-mariadb"
 cleanup() { "$here/mariadb-local.sh" stop "$dbdir" || true; }
 trap cleanup EXIT
 
-echo "bench.sh: starting a private MariaDB under $dbdir" >&2
-sock=$("$here/mariadb-local.sh" start "$dbdir")
+if [ "$durable" = 1 ]; then
+  db_args=(--innodb-flush-log-at-trx-commit=1 --log-bin="$dbdir/binlog" --sync-binlog=1
+    --binlog-format=ROW)
+  db_settings="innodb_flush_log_at_trx_commit=1, binlog on (sync_binlog=1, ROW): production's durability"
+else
+  db_args=()
+  db_settings="innodb_flush_log_at_trx_commit=2, no binlog: --relaxed-db, not production's durability"
+fi
+# A server left from a run with the other settings is restarted with these.
+"$here/mariadb-local.sh" stop "$dbdir" || true
+echo "bench.sh: starting a private MariaDB under $dbdir ($db_settings)" >&2
+sock=$("$here/mariadb-local.sh" start "$dbdir" "${db_args[@]}")
 
 results="$build/bench-results.md"
 report=$(mktemp "$build/bench-report.XXXXXX")
@@ -72,7 +93,7 @@ fi
   echo "- Machine: nproc=$(nproc), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)," \
     "$(awk '/MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
   echo "- MariaDB: $(mariadb --no-defaults --socket="$sock" -uroot -N -e 'SELECT VERSION()')" \
-    "(private server from scripts/mariadb-local.sh: innodb_flush_log_at_trx_commit=2, no binlog)"
+    "(private server from scripts/mariadb-local.sh: $db_settings)"
   echo "- Shared machine: other builds and tests may run at the same time; the rows of one run" \
     "are measured side by side, so compare ratios."
   echo
