@@ -116,6 +116,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/create_hook_test.cc
   tests/integration/dialect_sets_test.cc
   tests/integration/hook_sync_test.cc
+  tests/integration/least_privilege_test.cc
   tests/integration/migrate_test.cc
   tests/integration/mysql_tls_test.cc
   tests/integration/ops_commands_test.cc
