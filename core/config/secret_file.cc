@@ -51,8 +51,8 @@ Result<OpenedSecret> OpenSecret(const std::string& key, const std::string& path,
                 Where(key, path) + " cannot be examined: " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    return Fail(ErrorCode::kInvalidArgument, Where(key, path) + " is " + KindOf(st.st_mode) +
-                                                 ", not a regular file; refused");
+    return Fail(ErrorCode::kInvalidArgument,
+                Where(key, path) + " is " + KindOf(st.st_mode) + ", not a regular file; refused");
   }
   if (rule == FileRule::kSecret && (st.st_mode & (S_IRGRP | S_IROTH)) != 0) {
     opened.warning = Where(key, path) + " is readable by its group or other users (mode " +

@@ -1,14 +1,14 @@
 #include "core/config/shared_config.h"
 
 #include <optional>
-#include <tuple>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "core/config/duration.h"
 #include "core/config/secrets.h"
-#include "core/mysql/connect_options.h"
 #include "core/host_name.h"
+#include "core/mysql/connect_options.h"
 #include "core/tencent/tencent_im_publisher.h"
 #include "core/wake_path.h"
 
@@ -269,12 +269,11 @@ Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c, SecretUse use) {
   if (c.node_id.empty()) {
     c.node_id = HostName();
   }
-  for (auto [key, path, rule] :
-       {std::tuple{"mysql.ssl_ca", &c.mysql.ssl_ca, FileRule::kPublic},
-        std::tuple{"mysql.ssl_cert", &c.mysql.ssl_cert, FileRule::kPublic},
-        std::tuple{"mysql.ssl_key", &c.mysql.ssl_key, FileRule::kSecret},
-        std::tuple{"mysql.server_public_key_file", &c.mysql.server_public_key_file,
-                   FileRule::kPublic}}) {
+  for (auto [key, path, rule] : {std::tuple{"mysql.ssl_ca", &c.mysql.ssl_ca, FileRule::kPublic},
+                                 std::tuple{"mysql.ssl_cert", &c.mysql.ssl_cert, FileRule::kPublic},
+                                 std::tuple{"mysql.ssl_key", &c.mysql.ssl_key, FileRule::kSecret},
+                                 std::tuple{"mysql.server_public_key_file",
+                                            &c.mysql.server_public_key_file, FileRule::kPublic}}) {
     auto resolved = ResolveReadableFile(key, *path, c.path, rule, &c.warnings);
     if (!resolved) {
       return Fail(resolved.error());

@@ -123,7 +123,8 @@ std::string TlsExposureWarning(const MysqlOptions& options) {
           ? "encrypts but does not verify the server: anyone on the path can pose as it"
           : "may run without TLS: anyone on the path can read or change the traffic";
   return "mysql.host \"" + options.host + "\" is reached over TCP with ssl_mode \"" + mode +
-         "\", which " + what + "; set ssl_mode = \"verify_identity\" (or \"verify_ca\") with ssl_ca";
+         "\", which " + what +
+         "; set ssl_mode = \"verify_identity\" (or \"verify_ca\") with ssl_ca";
 }
 
 std::string ConnectTarget(const MysqlOptions& options) {

@@ -2,9 +2,9 @@
 // links, a FIFO and a directory in a private temporary directory.
 #include "core/config/secret_file.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,15 +59,16 @@ TEST_F(SecretFileTest, ASymbolicLinkIsRefused) {
   fs::create_symlink(target, link);
   auto read = core::ReadSecretFile("tencent_im.secret_key_file", link.string());
   ASSERT_FALSE(read);
-  EXPECT_THAT(read.error().message,
-              HasSubstr("tencent_im.secret_key_file: \"" + link.string() + "\" is a symbolic link"));
+  EXPECT_THAT(read.error().message, HasSubstr("tencent_im.secret_key_file: \"" + link.string() +
+                                              "\" is a symbolic link"));
 }
 
 TEST_F(SecretFileTest, AFifoIsRefusedWithoutBlocking) {
   const fs::path fifo = dir_ / "fifo-key";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  auto read = std::async(std::launch::async,
-                         [&] { return core::ReadSecretFile("mysql.password_file", fifo.string()); });
+  auto read = std::async(std::launch::async, [&] {
+    return core::ReadSecretFile("mysql.password_file", fifo.string());
+  });
   // A blocking open or read waits for a writer that never comes; give it one if it hangs, so
   // the test fails instead of hanging.
   if (read.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
