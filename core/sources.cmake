@@ -18,7 +18,9 @@ add_library(room_outbox_core STATIC
   core/app_budget/start_member.cc
   core/utf8.cc
   core/wake_path.cc
+  core/wipe.cc
   core/config/duration.cc
+  core/config/secret_file.cc
   core/config/secrets.cc
   core/config/shared_config.cc
   core/config/toml_reader.cc

@@ -22,6 +22,7 @@ add_library(room_outbox_test_support STATIC
   tests/support/child_process.cc
   tests/support/delivery_checks.cc
   tests/support/fake_im_server.cc
+  tests/support/fake_mysql_server.cc
   tests/support/mysql_admin.cc
   tests/support/private_mariadb.cc
   tests/support/relay_command.cc
@@ -71,6 +72,7 @@ add_executable(unit_tests
   tests/unit/metrics_test.cc
   tests/unit/mysql_error_test.cc
   tests/unit/option_setter_test.cc
+  tests/unit/secret_file_test.cc
   tests/unit/ops_unit_test.cc
   tests/unit/claim_step_test.cc
   tests/unit/loop_waits_test.cc

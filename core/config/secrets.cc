@@ -1,69 +1,75 @@
 #include "core/config/secrets.h"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
-#include "core/input_limits.h"
+#include "core/config/secret_file.h"
 
 namespace room_outbox::core {
 namespace {
 
-// Absolute as is; relative against $CREDENTIALS_DIRECTORY when systemd provides one, else
-// against the config file's directory.
-std::filesystem::path ResolveSecretPath(const std::string& name, const std::string& config_path) {
-  std::filesystem::path p(name);
-  if (p.is_absolute()) {
-    return p;
-  }
+const char* CredentialsDirectory() {
   const char* creds = std::getenv("CREDENTIALS_DIRECTORY");
-  if (creds != nullptr && creds[0] != '\0') {
-    return std::filesystem::path(creds) / p;
-  }
-  return std::filesystem::path(config_path).parent_path() / p;
+  return creds != nullptr && creds[0] != '\0' ? creds : nullptr;
 }
 
-// The error names the key and the path; the content never appears.
-Result<std::string> ReadSecretFile(const std::string& key, const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    return Fail(ErrorCode::kInvalidArgument, key + ": cannot read \"" + path.string() + "\": " +
-                                                 (err != 0 ? std::strerror(err) : "open failed"));
+void AddWarning(std::vector<std::string>* warnings, std::string warning) {
+  if (warnings != nullptr && !warning.empty()) {
+    warnings->push_back(std::move(warning));
   }
-  auto content = ReadBounded(in, kMaxSecretBytes, key + ": \"" + path.string() + "\"");
-  return content ? CheckSecretContent(key + ": \"" + path.string() + "\"", std::move(*content))
-                 : content;
 }
 
 }  // namespace
 
+std::string ResolveSecretPath(const std::string& name, const std::string& config_path) {
+  std::filesystem::path p(name);
+  if (p.is_absolute()) {
+    return p.string();
+  }
+  if (const char* creds = CredentialsDirectory()) {
+    return (std::filesystem::path(creds) / p).string();
+  }
+  return (std::filesystem::path(config_path).parent_path() / p).string();
+}
+
+bool IsCredentialCopy(const std::string& file, const std::string& config_path) {
+  const char* creds = CredentialsDirectory();
+  if (file.empty() || creds == nullptr) {
+    return false;
+  }
+  const std::filesystem::path resolved =
+      std::filesystem::path(ResolveSecretPath(file, config_path)).lexically_normal();
+  const std::filesystem::path dir = std::filesystem::path(creds).lexically_normal();
+  const auto rel = resolved.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
 Result<std::string> ResolveReadableFile(const std::string& key, const std::string& file,
-                                        const std::string& config_path) {
+                                        const std::string& config_path, FileRule rule,
+                                        std::vector<std::string>* warnings) {
   if (file.empty()) {
     return std::string();
   }
-  const std::filesystem::path path = ResolveSecretPath(file, config_path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    return Fail(ErrorCode::kInvalidArgument, key + ": cannot read \"" + path.string() + "\": " +
-                                                 (err != 0 ? std::strerror(err) : "open failed"));
+  std::string path = ResolveSecretPath(file, config_path);
+  auto checked = CheckLibraryFile(key, path, rule);
+  if (!checked) {
+    return Fail(checked.error());
   }
-  return path.string();
+  AddWarning(warnings, std::move(*checked));
+  return path;
 }
 
 Result<std::string> LoadSecret(const std::string& key, const std::string& file,
-                               const char* env_name, const std::string& config_path) {
+                               const char* env_name, const std::string& config_path,
+                               std::vector<std::string>* warnings) {
   std::string secret;
   if (!file.empty()) {
     auto read = ReadSecretFile(key, ResolveSecretPath(file, config_path));
     if (!read) {
-      return read;
+      return Fail(read.error());
     }
-    secret = std::move(*read);
+    secret = std::move(read->content);
+    AddWarning(warnings, std::move(read->warning));
   }
   const char* env = std::getenv(env_name);
   if (env != nullptr && env[0] != '\0') {

@@ -2,11 +2,13 @@
 
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "core/config/duration.h"
 #include "core/config/secrets.h"
 #include "core/host_name.h"
+#include "core/mysql/connect_options.h"
 #include "core/tencent/tencent_im_publisher.h"
 #include "core/wake_path.h"
 
@@ -263,32 +265,38 @@ void ReadSharedSections(TableReader& top, SharedConfig& config) {
   }
 }
 
-Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c) {
+Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c, SecretUse use) {
   if (c.node_id.empty()) {
     c.node_id = HostName();
   }
-  for (auto [key, path] :
-       {std::pair{"mysql.ssl_ca", &c.mysql.ssl_ca}, std::pair{"mysql.ssl_cert", &c.mysql.ssl_cert},
-        std::pair{"mysql.ssl_key", &c.mysql.ssl_key},
-        std::pair{"mysql.server_public_key_file", &c.mysql.server_public_key_file}}) {
-    auto resolved = ResolveReadableFile(key, *path, c.path);
+  for (auto [key, path, rule] : {std::tuple{"mysql.ssl_ca", &c.mysql.ssl_ca, FileRule::kPublic},
+                                 std::tuple{"mysql.ssl_cert", &c.mysql.ssl_cert, FileRule::kPublic},
+                                 std::tuple{"mysql.ssl_key", &c.mysql.ssl_key, FileRule::kSecret},
+                                 std::tuple{"mysql.server_public_key_file",
+                                            &c.mysql.server_public_key_file, FileRule::kPublic}}) {
+    auto resolved = ResolveReadableFile(key, *path, c.path, rule, &c.warnings);
     if (!resolved) {
       return Fail(resolved.error());
     }
     *path = std::move(*resolved);
   }
-  auto password =
-      LoadSecret("mysql.password_file", c.mysql_password_file, kMysqlPasswordEnv, c.path);
+  auto password = LoadSecret("mysql.password_file", c.mysql_password_file, kMysqlPasswordEnv,
+                             c.path, &c.warnings);
   if (!password) {
     return Fail(password.error());
   }
   c.mysql.password = std::move(*password);
-  auto key =
-      LoadSecret("tencent_im.secret_key_file", c.tim_secret_key_file, kTimSecretKeyEnv, c.path);
-  if (!key) {
-    return Fail(key.error());
+  if (use == SecretUse::kAll) {
+    auto key = LoadSecret("tencent_im.secret_key_file", c.tim_secret_key_file, kTimSecretKeyEnv,
+                          c.path, &c.warnings);
+    if (!key) {
+      return Fail(key.error());
+    }
+    c.tencent_im.secret_key = std::move(*key);
   }
-  c.tencent_im.secret_key = std::move(*key);
+  if (std::string tls = TlsExposureWarning(c.mysql); !tls.empty()) {
+    c.warnings.push_back(std::move(tls));
+  }
   return {};
 }
 

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/config/toml_reader.h"
 #include "core/result.h"
@@ -49,7 +50,16 @@ struct SharedConfig {
   std::string wake_socket;
   // [outbox_worker] ordering: "per_room" (true, the default) or "none".
   bool per_room_order = true;
+  // What LoadSharedSecretsAndDefaults noticed that is allowed but unsafe (a secret file others
+  // may read, an unverified TCP link to another host), one sentence each; the relay logs them at
+  // start and on reload, --check-config prints them.
+  std::vector<std::string> warnings;
 };
+
+// Which secrets a reader of the file loads: the daemon and the hook publish and need both; the
+// operator commands and `migrate` talk to the database only and never open the IM key's file
+// (nor need its credential).
+enum class SecretUse { kAll, kDatabaseOnly };
 
 // Reads top-level node_id and the [mysql], [tencent_im], [hook] sections through `top` (the
 // file's root table), with CheckUnknown on each of those sections.
@@ -59,7 +69,8 @@ void ReadWakeSocket(TableReader& wake, SharedConfig& config);
 // [outbox_worker] ordering only (the relay's reader owns the section's other keys).
 void ReadOrdering(TableReader& outbox_worker, SharedConfig& config);
 
-// The secrets from their files or the environment (secrets.h), and node_id's default.
-Result<void> LoadSharedSecretsAndDefaults(SharedConfig& config);
+// The secrets `use` names from their files or the environment (secrets.h), the TLS files, and
+// node_id's default; fills `warnings`. With kDatabaseOnly, tencent_im.secret_key stays empty.
+Result<void> LoadSharedSecretsAndDefaults(SharedConfig& config, SecretUse use = SecretUse::kAll);
 
 }  // namespace room_outbox::core

@@ -52,6 +52,8 @@ Result<void> SetClientOptions(MYSQL* mysql, const MysqlOptions& options) {
            SetOption(mysql, MYSQL_OPT_PROTOCOL, &protocol, "MYSQL_OPT_PROTOCOL"),
            SetOption(mysql, MYSQL_OPT_LOCAL_INFILE, &no_local_infile, "MYSQL_OPT_LOCAL_INFILE"),
            SetOption(mysql, MYSQL_SET_CHARSET_NAME, "utf8mb4", "MYSQL_SET_CHARSET_NAME"),
+           SetOption(mysql, MARIADB_OPT_RESTRICTED_AUTH, kAllowedAuthPlugins,
+                     "MARIADB_OPT_RESTRICTED_AUTH"),
        }) {
     if (!set) {
       return set;
@@ -84,7 +86,46 @@ Result<void> SetTlsOptions(MYSQL* mysql, const MysqlOptions& options) {
   return {};
 }
 
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
 }  // namespace
+
+const char* SslModeProtection(SslMode mode) {
+  switch (mode) {
+    case SslMode::kDisabled:
+      return "no TLS; protects against nothing (anyone on the path reads and changes the traffic)";
+    case SslMode::kPreferred:
+      return "TLS when offered, unverified; protects against a passive listener only while no "
+             "one strips TLS, never against an active attacker";
+    case SslMode::kRequired:
+      return "TLS or no connection, unverified; protects against a passive listener, not against "
+             "an attacker who poses as the server";
+    case SslMode::kVerifyCa:
+      return "TLS with the server's certificate chain checked against ssl_ca; protects against an "
+             "impostor without a certificate of that CA";
+    case SslMode::kVerifyIdentity:
+      return "TLS, chain and host name checked; protects against an impostor, including another "
+             "host with a certificate of the same CA";
+  }
+  return "";
+}
+
+std::string TlsExposureWarning(const MysqlOptions& options) {
+  if (!options.socket.empty() || IsLoopbackHost(options.host) ||
+      options.ssl_mode == SslMode::kVerifyCa || options.ssl_mode == SslMode::kVerifyIdentity) {
+    return "";
+  }
+  const std::string mode = SslModeName(options.ssl_mode);
+  const std::string what =
+      options.ssl_mode == SslMode::kRequired
+          ? "encrypts but does not verify the server: anyone on the path can pose as it"
+          : "may run without TLS: anyone on the path can read or change the traffic";
+  return "mysql.host \"" + options.host + "\" is reached over TCP with ssl_mode \"" + mode +
+         "\", which " + what +
+         "; set ssl_mode = \"verify_identity\" (or \"verify_ca\") with ssl_ca";
+}
 
 std::string ConnectTarget(const MysqlOptions& options) {
   std::string where = options.user + "@";

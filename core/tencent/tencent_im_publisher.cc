@@ -16,6 +16,7 @@
 #include "core/tencent/publish_item.h"
 #include "core/tencent/transfer_pool.h"
 #include "core/tencent/usersig.h"
+#include "core/wipe.h"
 
 namespace room_outbox::core {
 namespace {
@@ -73,7 +74,7 @@ class TencentImPublisher final : public Publisher {
   void ReloadSecretKey(std::string secret_key) override {
     // Waits for a call in progress (each is bounded by its timeout); the next one signs anew.
     std::lock_guard<std::timed_mutex> lock(mu_);
-    options_.secret_key = std::move(secret_key);
+    ReplaceSecret(options_.secret_key, std::move(secret_key));
     sig_cache_ = NewSigCache();
   }
 

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <utility>
 #include <vector>
+
+#include "core/wipe.h"
 
 namespace room_outbox::core {
 namespace {
@@ -282,6 +285,30 @@ UserSigCache::UserSigCache(uint64_t sdk_app_id, std::string identifier, std::str
       ttl_s_(ttl.count() > 0 ? ttl.count() : kDefaultTtlS),
       renew_margin_s_(std::min<int64_t>(ttl_s_ / 10, kMaxRenewMarginS)),
       now_seconds_(std::move(now_seconds)) {}
+
+void UserSigCache::Wipe() {
+  WipeString(secret_key_);
+  if (sig_) {
+    WipeString(*sig_);
+  }
+}
+
+UserSigCache::~UserSigCache() { Wipe(); }
+
+UserSigCache& UserSigCache::operator=(UserSigCache&& other) noexcept {
+  if (this != &other) {
+    Wipe();
+    sdk_app_id_ = other.sdk_app_id_;
+    identifier_ = std::move(other.identifier_);
+    secret_key_ = std::move(other.secret_key_);
+    ttl_s_ = other.ttl_s_;
+    renew_margin_s_ = other.renew_margin_s_;
+    now_seconds_ = std::move(other.now_seconds_);
+    sig_ = std::move(other.sig_);
+    generated_at_ = other.generated_at_;
+  }
+  return *this;
+}
 
 Result<std::string> UserSigCache::Get() {
   int64_t now = now_seconds_();

@@ -65,6 +65,12 @@ class UserSigCache {
   // The current sig, renewing it when due. Errors as GenUserSig.
   Result<std::string> Get();
 
+  // The key and the cached sig are wiped from memory (wipe.h) when the cache is destroyed or
+  // replaced by assignment.
+  ~UserSigCache();
+  UserSigCache(UserSigCache&&) = default;
+  UserSigCache& operator=(UserSigCache&& other) noexcept;
+
   // Forces a new sig on the next Get(), e.g. after IM answered 70001 (sig expired).
   void Invalidate() { sig_.reset(); }
 
@@ -72,6 +78,8 @@ class UserSigCache {
   int64_t generated_at() const { return sig_ ? generated_at_ : 0; }
 
  private:
+  void Wipe();
+
   uint64_t sdk_app_id_;
   std::string identifier_;
   std::string secret_key_;

@@ -1,6 +1,10 @@
 // outbox-relay: parses the command line (command_line.h), sets up the process-wide libraries and
 // runs the relay. Everything else lives in the relay library (relay_app.h).
+#include <sys/prctl.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <memory>
 
@@ -13,6 +17,12 @@
 #include "store/mariadb_relay_store.h"
 
 int main(int argc, char** argv) {
+  // Every mode holds the database password (the daemon also the IM key and UserSigs): no core
+  // dump, and no ptrace or /proc/PID/mem by other processes of the same user.
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    std::cerr << "outbox-relay: prctl(PR_SET_DUMPABLE, 0): " << std::strerror(errno) << "\n";
+    return room_outbox::relay::kExitRuntimeFailure;
+  }
   room_outbox::relay::CliOptions cli;
   room_outbox::relay::ops::OpsCli ops;
   room_outbox::relay::migrate::MigrateCli migrate;

@@ -18,6 +18,7 @@
 #include "core/mysql/connection.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
+#include "support/fake_mysql_server.h"
 #include "support/mysql_admin.h"
 #include "support/private_mariadb.h"
 #include "support/relay_command.h"
@@ -239,6 +240,57 @@ TEST_F(MysqlTlsTest, OutboxRelayReadsTheTlsKeysOfItsConfig) {
   CommandResult refused = RunRelayCommand({"stats", "--config", config.string()});
   EXPECT_EQ(refused.exit_code, 1) << refused.Describe();
   EXPECT_THAT(refused.err, HasSubstr("certificate")) << refused.Describe();
+}
+
+// A server (or a man in the middle) that asks for the password in clear text by switching to
+// mysql_clear_password (or dialog) is refused: the password never reaches the wire.
+TEST_F(MysqlTlsTest, AClearTextPluginRequestIsRefusedAndThePasswordNeverSent) {
+  for (const char* plugin : {"mysql_clear_password", "dialog"}) {
+    FakeMysqlServer fake(plugin);
+    MysqlOptions options = Options(SslMode::kDisabled, "127.0.0.1");
+    options.port = fake.port();
+    options.password = "never-on-the-wire";
+    auto conn = core::MariaDbConnection::Connect(options);
+    ASSERT_FALSE(conn) << plugin;
+    EXPECT_THAT(conn.error().message, HasSubstr("restricted_auth")) << conn.error().message;
+    const std::string received = fake.Received();
+    EXPECT_THAT(received, HasSubstr("tls_user")) << "the login packet arrived";
+    EXPECT_EQ(received.find("never-on-the-wire"), std::string::npos) << plugin;
+  }
+}
+
+// verify_identity against a server that offers no TLS fails before the login packet: the server
+// receives nothing at all, so no user name and no answer to its challenge.
+TEST_F(MysqlTlsTest, VerifyIdentityFailsBeforeAuthenticationWithoutTls) {
+  FakeMysqlServer fake;
+  MysqlOptions options = Options(SslMode::kVerifyIdentity, "127.0.0.1");
+  options.port = fake.port();
+  auto conn = core::MariaDbConnection::Connect(options);
+  ASSERT_FALSE(conn);
+  EXPECT_THAT(conn.error().message,
+              HasSubstr("SSL is required, but the server does not support it"));
+  EXPECT_EQ(fake.packets(), 0) << "the client sent its login to a server without TLS";
+}
+
+// --check-config and the start say when the link to another host is not verified.
+TEST_F(MysqlTlsTest, AnUnverifiedLinkToAnotherHostIsWarnedAbout) {
+  const fs::path config = *dir_ / "remote.toml";
+  std::ofstream(*dir_ / "remote-key") << "k";
+  fs::permissions(*dir_ / "remote-key", fs::perms::owner_read | fs::perms::owner_write);
+  std::ofstream(config)
+      << "[mysql]\nhost = \"192.0.2.10\"\nssl_mode = \"required\"\n"
+      << "[tencent_im]\nsdk_app_id = 1400000000\nsecret_key_file = \"remote-key\"\n";
+  CommandResult unverified = RunRelayCommand({"--config", config.string(), "--check-config"});
+  EXPECT_EQ(unverified.exit_code, 0) << unverified.Describe();
+  EXPECT_THAT(unverified.err, HasSubstr("warning: mysql.host \"192.0.2.10\""));
+  EXPECT_THAT(unverified.out, HasSubstr("# ssl_mode required: TLS or no connection, unverified"));
+  std::ofstream(config)
+      << "[mysql]\nhost = \"192.0.2.10\"\nssl_mode = \"verify_identity\"\n"
+      << "ssl_ca = \"" << (*dir_ / "ca.pem").string() << "\"\n"
+      << "[tencent_im]\nsdk_app_id = 1400000000\nsecret_key_file = \"remote-key\"\n";
+  CommandResult verified = RunRelayCommand({"--config", config.string(), "--check-config"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.Describe();
+  EXPECT_THAT(verified.err, ::testing::Not(HasSubstr("warning")));
 }
 
 }  // namespace

@@ -385,5 +385,22 @@ TEST_F(OpsCommandsTest, UnknownEventAndUnreachableDatabaseExitOne) {
   EXPECT_EQ(down.Json()["code"], "unavailable") << down.Describe();
 }
 
+// The purge unit hands the command the database password only: a config that names an IM key
+// file which is not there still serves every operator command; the daemon refuses it.
+TEST_F(OpsCommandsTest, OperatorCommandsRunWithoutTheImKeyTheyNeverUse) {
+  const std::string config = ConfigPath();
+  const std::filesystem::path key = std::filesystem::path(config).parent_path() / "tim-secret-key";
+  ASSERT_TRUE(std::filesystem::remove(key)) << key;
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"stats"},
+        {"purge", "--published-before", "7d", "--command-log-before", "30d"}}) {
+    CommandResult r = Ops(args);
+    EXPECT_EQ(r.exit_code, 0) << args[0] << "\n" << r.Describe();
+  }
+  CommandResult daemon = RunRelayCommand({"--config", config, "--check-config"});
+  EXPECT_EQ(daemon.exit_code, 2) << daemon.Describe();
+  EXPECT_THAT(daemon.err, HasSubstr("tencent_im.secret_key_file"));
+}
+
 }  // namespace
 }  // namespace room_outbox::testing

@@ -9,6 +9,7 @@
 #include <mysql.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -446,6 +447,62 @@ TEST(OpsAlertRulesTest, PromtoolAcceptsTheAlertRules) {
       Promtool("check rules " + std::string(ROOM_OUTBOX_SOURCE_DIR) + "/conf/alerts.yml");
   EXPECT_EQ(rc, 0) << out;
   EXPECT_THAT(out, HasSubstr("SUCCESS"));
+}
+
+// Under LoadCredential= the secret files are copies made at start: a reload re-reads the copy, and
+// the relay says that a changed source file needs a restart.
+TEST_F(OpsDaemonTest, SighupWithCredentialsSaysARestartIsNeeded) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  const fs::path creds = dir_ / "credentials";
+  fs::create_directories(creds);
+  std::ofstream(creds / "tim-secret-key") << im_.ClientOptions().secret_key << "\n";
+  fs::permissions(creds / "tim-secret-key", fs::perms::owner_read | fs::perms::owner_write);
+  RelayProcessOptions options = DaemonOptions();
+  options.tencent_im = {{"secret_key_file", "\"tim-secret-key\""}};
+  options.env = {"CREDENTIALS_DIRECTORY=" + creds.string()};
+  RelayProcess relay(db, im_, options);
+  ASSERT_TRUE(relay.Start());
+  ASSERT_TRUE(
+      Eventually([&] { return relay.CountLogLines({"outbox worker started"}) == 1; }, seconds(20)))
+      << relay.StderrTail();
+  EXPECT_EQ(relay.CountLogLines({"restart"}), 0u) << relay.StderrTail();
+  ASSERT_TRUE(relay.Signal(SIGHUP));
+  ASSERT_TRUE(
+      Eventually([&] { return relay.CountLogLines({"configuration reloaded"}) == 1; }, seconds(10)))
+      << relay.StderrTail();
+  EXPECT_EQ(relay.CountLogLines({"systemd credentials", "after a restart",
+                                 "credential_keys=tencent_im.secret_key_file"}),
+            1u)
+      << relay.StderrTail();
+  auto exit = relay.Stop(seconds(20));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit);
+}
+
+// A relay killed by SIGABRT (what systemd's watchdog sends) writes no core file even where the
+// limit allows one: the process is not dumpable (prctl PR_SET_DUMPABLE 0 at start).
+TEST_F(OpsDaemonTest, AnAbortedRelayWritesNoCoreFile) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_CORE, &before), 0);
+  rlimit allow = before;
+  allow.rlim_cur = allow.rlim_max;  // inherited by the relay
+  ASSERT_GT(allow.rlim_cur, 0u) << "the hard core limit is 0: nothing to show";
+  ASSERT_EQ(::setrlimit(RLIMIT_CORE, &allow), 0);
+  RelayProcess relay(db, im_, DaemonOptions());
+  const bool started = relay.Start();
+  ASSERT_EQ(::setrlimit(RLIMIT_CORE, &before), 0);
+  ASSERT_TRUE(started);
+  ASSERT_TRUE(
+      Eventually([&] { return relay.CountLogLines({"outbox worker started"}) == 1; }, seconds(20)))
+      << relay.StderrTail();
+  ASSERT_TRUE(relay.Signal(SIGABRT));
+  auto exit = relay.Wait(seconds(20));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->signal, SIGABRT) << Describe(*exit);
+  EXPECT_FALSE(exit->core_dumped) << "a core file holds the relay's secrets";
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // room-sim, the sample room-service, as a process: it commits through the hook, keeps its room
 // snapshot in the same transaction, and exits 0 whether or not IM is up.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -168,6 +171,62 @@ TEST_F(RoomSimTest, BadUsageExitsTwo) {
   EXPECT_EQ(Run("--rooms 0 --commands 1").exit_code, 2);
   EXPECT_EQ(Run("--rooms 4 --commands 1 --threads 0").exit_code, 2);
   EXPECT_EQ(Run("--rooms 4 --commands 1 --threads 5").exit_code, 2);
+}
+
+// What `command` prints on stdout and stderr.
+std::string Output(const std::string& command) {
+  std::string text;
+  FILE* out = popen((command + " 2>&1").c_str(), "r");
+  if (out == nullptr) {
+    ADD_FAILURE() << "popen failed: " << command;
+    return text;
+  }
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, out)) text.append(buf, n);
+  pclose(out);
+  return text;
+}
+
+// A room service that is not root, under the shipped drop-in: the secret files are root-only
+// (0600), systemd hands the service copies it may read in its own $CREDENTIALS_DIRECTORY
+// (LoadCredential=), and the hook resolves the config's relative names there as the relay does.
+// The database is absent: a config that loads gets as far as connecting.
+TEST(RoomServiceCredentialsTest, ANonRootServiceReadsRootOnlySecretsThroughItsCredentials) {
+  if (::geteuid() != 0) GTEST_SKIP() << "switching to the user nobody needs root";
+  namespace fs = std::filesystem;
+  char tmpl[] = "/tmp/room-service-creds-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  std::ofstream(dir / "relay.toml")
+      << "[mysql]\nsocket = \"" << (dir / "no-server.sock").string()
+      << "\"\nconnect_timeout = \"1s\"\npassword_file = \"mysql-password\"\n"
+      << "[tencent_im]\nsdk_app_id = 1400000000\nsecret_key_file = \"tim-secret-key\"\n";
+  const fs::path creds = dir / "credentials";
+  fs::create_directories(creds);
+  for (const char* name : {"mysql-password", "tim-secret-key"}) {
+    std::ofstream(dir / name) << "secret-" << name << "\n";
+    ASSERT_EQ(::chmod((dir / name).c_str(), 0600), 0);  // the root-only source
+    fs::copy_file(dir / name, creds / name);            // what LoadCredential= does at start
+    ASSERT_EQ(::chown((creds / name).c_str(), 65534, 65534), 0);
+    ASSERT_EQ(::chmod((creds / name).c_str(), 0400), 0);
+  }
+  ASSERT_EQ(::chown(creds.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chmod(creds.c_str(), 0700), 0);
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups env -i ";
+  const std::string sim = std::string(ROOM_OUTBOX_BINARY_DIR) + "/room-sim --config " +
+                          (dir / "relay.toml").string() + " --rooms 1 --commands 1";
+
+  // Without the credentials the root-only files are out of reach: the config does not load.
+  const std::string without = Output(as_nobody + sim);
+  EXPECT_THAT(without, ::testing::HasSubstr("invalid config")) << without;
+  EXPECT_THAT(without, ::testing::HasSubstr("mysql.password_file")) << without;
+  // With them it loads and the hook goes on to the (absent) database.
+  const std::string with =
+      Output(as_nobody + "CREDENTIALS_DIRECTORY=" + creds.string() + " " + sim);
+  EXPECT_THAT(with, ::testing::Not(::testing::HasSubstr("invalid config"))) << with;
+  EXPECT_THAT(with, ::testing::HasSubstr("no-server.sock")) << with;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -228,6 +228,29 @@ TEST_F(SystemdUnitsTest, RelayUnitIsHardened) {
             (std::vector<std::string>{"AF_UNIX", "AF_INET", "AF_INET6"}));
 }
 
+TEST_F(SystemdUnitsTest, NoUnitWritesACoreFile) {
+  for (const fs::path& path :
+       {kSystemdDir / "outbox-relay.service", kSystemdDir / "room-outbox-purge.service",
+        kSystemdDir / "room-service.service.d" / "10-room-outbox.conf"}) {
+    const Unit unit = ParseUnit(path);
+    EXPECT_EQ(All(unit, "Service", "LimitCORE"), std::vector<std::string>{"0"}) << path;
+  }
+}
+
+TEST_F(SystemdUnitsTest, ThePurgeGetsTheDatabasePasswordOnly) {
+  const Unit unit = ParseUnit(kSystemdDir / "room-outbox-purge.service");
+  EXPECT_EQ(All(unit, "Service", "LoadCredential"),
+            std::vector<std::string>{"mysql-password:/etc/room-outbox/mysql-password"});
+}
+
+// The drop-in hands room-service the credentials the shipped config names, so a room service
+// of any user resolves the root-only secret files through its own $CREDENTIALS_DIRECTORY.
+TEST_F(SystemdUnitsTest, RoomServiceGetsTheCredentialsTheConfigNames) {
+  const Unit dropin = ParseUnit(kSystemdDir / "room-service.service.d" / "10-room-outbox.conf");
+  const Unit relay = ParseUnit(kSystemdDir / "outbox-relay.service");
+  EXPECT_EQ(All(dropin, "Service", "LoadCredential"), All(relay, "Service", "LoadCredential"));
+}
+
 TEST_F(SystemdUnitsTest, RoomServiceStartsAfterTheRelayAndTheDatabase) {
   const Unit dropin = ParseUnit(kSystemdDir / "room-service.service.d" / "10-room-outbox.conf");
   EXPECT_THAT(All(dropin, "Unit", "After"),

@@ -74,6 +74,7 @@ ProcessExit FromWaitStatus(int status) {
     exit.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     exit.signal = WTERMSIG(status);
+    exit.core_dumped = WCOREDUMP(status);
   }
   return exit;
 }

@@ -40,6 +40,7 @@ class TestDatabase;
 struct ProcessExit {
   int exit_code = -1;  // the exit status when it exited normally, else -1
   int signal = 0;      // the signal that ended it, else 0
+  bool core_dumped = false;  // the kernel wrote a core file when the signal ended it
   bool exited() const { return signal == 0; }
 };
 

@@ -168,7 +168,10 @@ TEST_F(InputLimitsConfigTest, ConfigFileLargerThanTheLimitIsRefused) {
 
 TEST_F(InputLimitsConfigTest, EndlessSecretFileIsRefusedNotRead) {
   EXPECT_EQ(ErrorOf("[mysql]\npassword_file = \"/dev/zero\"\n"),
-            "mysql.password_file: \"/dev/zero\" is larger than 4096 bytes");
+            "mysql.password_file: \"/dev/zero\" is a device, not a regular file; refused");
+  const std::string big = Write("big-pw", std::string(core::kMaxSecretBytes + 10, 'x'));
+  EXPECT_EQ(ErrorOf("[mysql]\npassword_file = \"big-pw\"\n"),
+            "mysql.password_file: \"" + big + "\" is larger than 4096 bytes");
 }
 
 TEST_F(InputLimitsConfigTest, SecretFileWithGarbageIsRefusedWithoutItsContent) {

@@ -162,7 +162,7 @@ bool IsValidLogLevel(const std::string& level) {
          level == "error";
 }
 
-core::Result<Config> LoadConfig(const std::string& path) {
+core::Result<Config> LoadConfig(const std::string& path, core::SecretUse secrets) {
   auto root = core::ParseConfigFile(path);
   if (!root) {
     return core::Fail(root.error());
@@ -174,7 +174,7 @@ core::Result<Config> LoadConfig(const std::string& path) {
   if (error) {
     return core::Fail(std::move(*error));
   }
-  if (auto loaded = core::LoadSharedSecretsAndDefaults(c); !loaded) {
+  if (auto loaded = core::LoadSharedSecretsAndDefaults(c, secrets); !loaded) {
     return core::Fail(loaded.error());
   }
   return c;

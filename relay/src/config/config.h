@@ -60,8 +60,11 @@ struct Config : core::SharedConfig {
 };
 
 // Reads, parses and validates the file. Errors are kInvalidArgument ("path:line:col: ...") for bad
-// content and kNotFound/kPermissionDenied for an unreadable config or secret file.
-core::Result<Config> LoadConfig(const std::string& path);
+// content and kNotFound/kPermissionDenied for an unreadable config or secret file. `secrets`: the
+// daemon loads all; the operator commands and `migrate` load the database's only (the IM key's
+// file is then never opened and may be absent).
+core::Result<Config> LoadConfig(const std::string& path,
+                                core::SecretUse secrets = core::SecretUse::kAll);
 
 // Every name LoadConfig accepts, sorted, spelled as in the file: top-level keys ("node_id"),
 // tables ("mysql", "tencent_im.priority_by_type": its keys are free, event types) and the keys

@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "core/config/duration.h"
+#include "core/mysql/connect_options.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -56,6 +57,8 @@ void RenderMysql(const Config& c, std::ostream& o) {
     << "connect_timeout = " << Quote(core::FormatDuration(c.mysql.connect_timeout)) << "\n"
     << "dialect = " << Quote(SqlDialectName(c.mysql.dialect)) << "\n"
     << "ssl_mode = " << Quote(SslModeName(c.mysql.ssl_mode)) << "\n"
+    << "# ssl_mode " << SslModeName(c.mysql.ssl_mode) << ": "
+    << core::SslModeProtection(c.mysql.ssl_mode) << "\n"
     << "ssl_ca = " << Quote(c.mysql.ssl_ca) << "\n"
     << "ssl_cert = " << Quote(c.mysql.ssl_cert) << "\n"
     << "ssl_key = " << Quote(c.mysql.ssl_key) << "\n"

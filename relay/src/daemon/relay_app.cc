@@ -134,6 +134,9 @@ core::Result<std::unique_ptr<WakeListener>> ListenForWakeUps(const CliOptions& c
 // --check-config: the effective config on stdout; 0 when the daemon could run with it, else 2.
 int CheckConfigOnly(const Config& config) {
   std::cout << RenderEffectiveConfig(config);
+  for (const std::string& warning : config.warnings) {
+    std::cerr << "outbox-relay: warning: " << warning << "\n";
+  }
   Status runnable = CheckRunnable(config);
   if (!runnable.ok()) {
     std::cerr << "outbox-relay: " << runnable.error().message << "\n";
@@ -343,6 +346,9 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
   (void)signal(SIGPIPE, SIG_IGN);
 
   logger->Info(StartingLine(config, cli.once));
+  for (const std::string& warning : config.warnings) {
+    logger->Warn(Lifecycle("configuration warning", config).Add("warning", warning));
+  }
   if (!config.outbox_worker.enabled) {
     logger->Info(
         Lifecycle("outbox worker disabled ([outbox_worker] enabled = false); exiting", config));

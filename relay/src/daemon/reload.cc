@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/config/secrets.h"
+#include "core/wipe.h"
 #include "daemon/lifecycle_log.h"
 
 namespace room_outbox::relay {
@@ -27,8 +29,8 @@ ReloadChanges Compare(const Config& running, const Config& next, bool can_apply_
   // Everything else: compare the effective configs with the reloadable parts made equal.
   Config comparable = next;
   comparable.log.level = running.log.level;
-  comparable.tencent_im.secret_key = running.tencent_im.secret_key;
-  comparable.mysql.password = running.mysql.password;
+  core::ReplaceSecret(comparable.tencent_im.secret_key, running.tencent_im.secret_key);
+  core::ReplaceSecret(comparable.mysql.password, running.mysql.password);
   c.others = RenderEffectiveConfig(comparable) != RenderEffectiveConfig(running);
   return c;
 }
@@ -53,6 +55,36 @@ LogLine ReloadedLine(const Config& running, const Config& next, const ReloadChan
     line.Add("other_changes", "applied at the next restart");
   }
   return line;
+}
+
+// The secret files that systemd copied into $CREDENTIALS_DIRECTORY at start: a reload re-reads
+// the copy, never the changed source file.
+std::vector<std::string> CredentialCopies(const Config& c) {
+  std::vector<std::string> keys;
+  if (core::IsCredentialCopy(c.mysql_password_file, c.path)) {
+    keys.push_back("mysql.password_file");
+  }
+  if (core::IsCredentialCopy(c.tim_secret_key_file, c.path)) {
+    keys.push_back("tencent_im.secret_key_file");
+  }
+  return keys;
+}
+
+void WarnAboutCredentials(const Config& next, Logger& logger) {
+  const std::vector<std::string> keys = CredentialCopies(next);
+  if (keys.empty()) {
+    return;
+  }
+  std::string names;
+  for (const std::string& key : keys) {
+    names += (names.empty() ? "" : ",") + key;
+  }
+  logger.Warn(Lifecycle("secret files are systemd credentials (LoadCredential=), copied when the "
+                        "service started: a reload re-reads that copy, so a changed source file "
+                        "takes effect only after a restart (systemctl restart)",
+                        next)
+                  .Add("config", next.path)
+                  .Add("credential_keys", names));
 }
 
 }  // namespace
@@ -84,6 +116,10 @@ bool ConfigReloader::Reload() {
     next.log.level = cli_log_level_;  // the command line still wins
   }
   logger_.SetLevel(ParseLogLevel(next.log.level));
+  for (const std::string& warning : next.warnings) {
+    logger_.Warn(Lifecycle("configuration warning", next).Add("warning", warning));
+  }
+  WarnAboutCredentials(next, logger_);
   const ReloadChanges changes =
       Compare(running_, next, static_cast<bool>(hooks_.reload_secret_key));
   if (changes.secret_key_applied) {
@@ -98,8 +134,11 @@ bool ConfigReloader::Reload() {
   // What the relay now runs with (secrets only as far as they were applied).
   running_.log.level = next.log.level;
   if (changes.secret_key_applied) {
-    running_.tencent_im.secret_key = next.tencent_im.secret_key;
+    core::ReplaceSecret(running_.tencent_im.secret_key, std::move(next.tencent_im.secret_key));
   }
+  // The copies this reload read and did not keep.
+  core::WipeString(next.tencent_im.secret_key);
+  core::WipeString(next.mysql.password);
   return true;
 }
 

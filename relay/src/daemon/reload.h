@@ -8,6 +8,10 @@
 //                      effect at the next restart;
 //   anything else      compared with the running config and, when different, logged as taking
 //                      effect at the next restart.
+// Secret files that resolve into $CREDENTIALS_DIRECTORY (systemd LoadCredential=) are start-time
+// copies: a reload re-reads the copy, and a warning says that a changed source file needs a
+// restart. The config's warnings (a group/world-readable secret file, an unverified TCP link)
+// are logged again. Replaced and unused secret strings are wiped (core/wipe.h).
 // Then "configuration reloaded" (info) with what changed, or "configuration not reloaded"
 // (error) with the reason when the file no longer loads; the relay keeps running either way.
 //

@@ -29,7 +29,7 @@ json DryRunStep(const SchemaStep& step) {
 }  // namespace
 
 int RunMigrateCommand(const MigrateCli& cli, std::ostream& out, std::ostream& err) {
-  auto config = LoadConfig(cli.config_path);
+  auto config = LoadConfig(cli.config_path, core::SecretUse::kDatabaseOnly);
   if (!config) {
     err << "outbox-relay migrate: " << config.error().message << "\n";
     return kExitUsage;

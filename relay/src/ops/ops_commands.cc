@@ -203,7 +203,7 @@ int RunOpsCommand(const OpsCli& cli, std::ostream& out, std::ostream& err) {
     return Usage(err, c, "--top must be 0..1000");
   }
 
-  auto config = LoadConfig(cli.config_path);
+  auto config = LoadConfig(cli.config_path, core::SecretUse::kDatabaseOnly);
   if (!config) return Usage(err, c, config.error().message);
   // A schema older than the commands need (or a server below its minimum) is refused with exit 2.
   if (auto schema = migrate::CheckSchemaVersion(config->mysql); !schema) {
