@@ -416,7 +416,9 @@ void ApplyListenerLimits(httplib::Server& server) {
   server.set_write_timeout(limits.write_timeout);
   server.set_keep_alive_max_count(1);
   server.set_keep_alive_timeout(1);
-  server.set_payload_max_length(limits.max_body_bytes);
+  // No body is read: other methods are refused before it and cpp-httplib reads none for GET and
+  // HEAD; a zero limit refuses any body that would be.
+  server.set_payload_max_length(0);
   server.set_pre_routing_handler(RefuseOtherMethods);
 }
 

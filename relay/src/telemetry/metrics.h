@@ -282,16 +282,16 @@ struct HealthOptions {
 // "The metrics listener" states them). A client that sends nothing for read_timeout (between any
 // two reads of its request) or reads nothing of the answer for write_timeout is dropped, so a slow
 // or stalled client holds a worker for about read_timeout and /healthz is answered within about
-// that long even while every worker is held. One request per connection (no keep-alive). The
-// request line and each header line are limited by cpp-httplib's build (8192 bytes each).
+// that long even while every worker is held. One request per connection (no keep-alive); no
+// request body is ever read. The request line and each header line are limited by cpp-httplib's
+// build (8192 bytes each).
 struct MetricsListenerLimits {
   size_t workers;                           // connections served at once; more wait to be accepted
   std::chrono::milliseconds read_timeout;   // for each read of the request
   std::chrono::milliseconds write_timeout;  // for each write of the answer
-  size_t max_body_bytes;                    // a GET with a larger body is answered 413
 };
 inline constexpr MetricsListenerLimits kMetricsListenerLimits{8, std::chrono::milliseconds(1000),
-                                                              std::chrono::milliseconds(1000), 0};
+                                                              std::chrono::milliseconds(1000)};
 
 // GET (and HEAD) /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a
 // cpp-httplib thread and kMetricsListenerLimits.workers workers; any other method is answered
