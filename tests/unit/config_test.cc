@@ -68,7 +68,7 @@ connect_timeout = "2s"
 enabled = false
 poll_interval = "250ms"
 batch_size = 7
-publish_timeout = "2m"
+publish_timeout = "1m"
 retry_strategy = "fixed_interval"
 max_in_flight = 1
 ordering = "none"
@@ -100,7 +100,7 @@ listen = "127.0.0.1:9500"
   EXPECT_FALSE(c->outbox_worker.enabled);
   EXPECT_EQ(c->outbox_worker.poll_interval, milliseconds(250));
   EXPECT_EQ(c->outbox_worker.batch_size, 7u);
-  EXPECT_EQ(c->outbox_worker.publish_timeout, milliseconds(120000));
+  EXPECT_EQ(c->outbox_worker.publish_timeout, milliseconds(60000));
   EXPECT_EQ(c->outbox_worker.max_in_flight, 1u);
   EXPECT_EQ(c->outbox_worker.ordering, Ordering::kNone);
   EXPECT_EQ(c->outbox_worker.lease, milliseconds(3600000));

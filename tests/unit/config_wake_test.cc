@@ -127,7 +127,7 @@ TEST_F(ConfigWakeTest, TheShippedExamplesLoadUncommentedAndTheUnitMakesTheirDire
   std::ostringstream unit_text;
   unit_text << unit.rdbuf();
   EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectory=outbox-relay\n"));
-  EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectoryMode=0755\n"));
+  EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectoryMode=0750\n"));
 }
 
 }  // namespace
