@@ -7,6 +7,8 @@
 namespace room_outbox::core {
 namespace {
 
+constexpr int64_t kMaxDurationMs = kMaxDuration.count();
+
 struct Unit {
   std::string_view suffix;
   int64_t ms;
@@ -46,10 +48,10 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     }
     int64_t value = 0;
     auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + n, value);
-    if (ec != std::errc() || ptr != digits.data() + n ||
-        value > std::numeric_limits<int64_t>::max() / unit.ms) {
-      return Fail(ErrorCode::kInvalidArgument,
-                  "invalid duration \"" + std::string(text) + "\": out of range");
+    if (ec != std::errc() || ptr != digits.data() + n || value > kMaxDurationMs / unit.ms) {
+      return Fail(ErrorCode::kInvalidArgument, "invalid duration \"" + std::string(text) +
+                                                   "\": out of range (at most " +
+                                                   FormatDuration(kMaxDuration) + ")");
     }
     const int64_t ms = value * unit.ms;
     return std::chrono::milliseconds{negative ? -ms : ms};

@@ -1,11 +1,13 @@
 #include "core/config/shared_config.h"
 
+#include <cmath>
 #include <optional>
 #include <string_view>
 #include <tuple>
 #include <utility>
 
 #include "core/config/duration.h"
+#include "core/config/duration_limits.h"
 #include "core/config/secrets.h"
 #include "core/host_name.h"
 #include "core/mysql/connect_options.h"
@@ -75,7 +77,7 @@ void ReadMysql(TableReader& r, SharedConfig& c) {
   if (auto v = r.String("user")) c.mysql.user = *v;
   if (auto v = r.String("password_file")) c.mysql_password_file = *v;
   if (auto v = r.String("database")) c.mysql.database = *v;
-  r.PositiveDuration("connect_timeout", &c.mysql.connect_timeout);
+  r.PositiveDuration("connect_timeout", &c.mysql.connect_timeout, kMaxConnectTimeout.max);
   ReadMysqlDialectAndTls(r, c);
   r.CheckUnknown();
 }
@@ -106,7 +108,7 @@ void ReadPriorityByType(TableReader& r, TencentImOptions& t, const std::string& 
 // The keys of the failure scopes, priorities and limits: breaker_cooldown, max_body_bytes,
 // msg_priority, priority_by_type.
 void ReadTencentImDelivery(TableReader& r, TencentImOptions& t) {
-  r.PositiveDuration("breaker_cooldown", &t.breaker_cooldown);
+  r.PositiveDuration("breaker_cooldown", &t.breaker_cooldown, kMaxBreakerCooldown.max);
   if (auto v = r.Integer("max_body_bytes"); v && *v > 0) {
     t.max_body_bytes = static_cast<size_t>(*v);
   }
@@ -152,6 +154,12 @@ void ReadMaxAgeByType(TableReader& r, SharedConfig& c) {
                      "\" (leave the type out for no expiry)");
       return;
     }
+    if (*age > kMaxAgeByType.max) {
+      r.SetError(&node, key,
+                 "must be at most " + FormatDuration(kMaxAgeByType.max) + ", got \"" +
+                     value->get() + "\"");
+      return;
+    }
     c.max_age_by_type[std::string(type.str())] = *age;
   }
 }
@@ -159,7 +167,9 @@ void ReadMaxAgeByType(TableReader& r, SharedConfig& c) {
 // A rate key of [tencent_im]: a number, 0 or above (what 0 means is `zero_means`).
 void ReadRate(TableReader& r, const char* key, const char* zero_means, double& field) {
   if (auto v = r.Number(key)) {
-    if (*v < 0) {
+    if (!std::isfinite(*v)) {
+      r.SetError(r.NodeOf(key), key, "must be a finite number of requests per second");
+    } else if (*v < 0) {
       r.SetError(r.NodeOf(key), key, std::string("must not be negative (") + zero_means + ")");
     } else {
       field = *v;
@@ -202,13 +212,20 @@ void ReadTencentIm(TableReader& r, SharedConfig& c) {
     if (v->count() > 0 && *v < kMinUsersigTtl) {
       r.SetError(r.NodeOf("usersig_ttl"), "usersig_ttl",
                  "must be at least 1m (a UserSig is cached until shortly before it expires)");
-    } else if (v->count() > 0) {
+    } else if (v->count() > 0 && r.CheckAtMost("usersig_ttl", *v, kMaxUsersigTtl.max)) {
       t.usersig_ttl = std::chrono::duration_cast<std::chrono::seconds>(*v);
     }
   }
   if (auto v = r.String("group_id_prefix")) t.group_id_prefix = *v;
   if (auto v = r.StringArray("skip_event_types")) t.skip_event_types = *v;
   if (auto v = r.String("ca_file")) t.ca_file = *v;
+  if (auto v = r.String("proxy")) {
+    if (auto checked = CheckImProxy(*v); !checked) {
+      r.SetError(r.NodeOf("proxy"), "proxy", checked.error().message);
+    } else {
+      t.proxy = *v;
+    }
+  }
   ReadTencentImBudget(r, t);
   ReadTencentImDelivery(r, t);
   ReadMaxAgeByType(r, c);
@@ -216,7 +233,8 @@ void ReadTencentIm(TableReader& r, SharedConfig& c) {
 }
 
 void ReadHook(TableReader& r, SharedConfig& c) {
-  r.PositiveDuration("sync_publish_timeout", &c.hook.sync_publish_timeout);
+  r.PositiveDuration("sync_publish_timeout", &c.hook.sync_publish_timeout,
+                     kMaxSyncPublishTimeout.max);
   if (auto v = r.String("sync_publish")) {
     if (auto mode = ParseSyncPublishMode(*v)) {
       c.hook.sync_publish = *mode;

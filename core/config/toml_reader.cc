@@ -132,6 +132,16 @@ std::optional<std::chrono::milliseconds> TableReader::Duration(std::string_view 
   return *parsed;
 }
 
+bool TableReader::CheckAtMost(std::string_view key, std::chrono::milliseconds value,
+                              std::chrono::milliseconds max) {
+  if (value <= max) {
+    return true;
+  }
+  SetError(NodeOf(key), key,
+           "must be at most " + FormatDuration(max) + ", got " + FormatDuration(value));
+  return false;
+}
+
 std::optional<std::vector<std::string>> TableReader::StringArray(std::string_view key) {
   const toml::node* node = Get(key);
   if (node == nullptr) {

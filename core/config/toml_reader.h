@@ -70,12 +70,16 @@ class TableReader {
 
   // A duration key where "<= 0 or missing means the default" (the rule of every duration but
   // room_min_interval): `*out` changes only for a positive value.
+  // A value above `max` is an error naming the key and the maximum.
   template <class D>
-  void PositiveDuration(std::string_view key, D* out) {
-    if (auto v = Duration(key); v && v->count() > 0) {
+  void PositiveDuration(std::string_view key, D* out, std::chrono::milliseconds max) {
+    if (auto v = Duration(key); v && v->count() > 0 && CheckAtMost(key, *v, max)) {
       *out = std::chrono::duration_cast<D>(*v);
     }
   }
+  // Whether `value` of `key` is at most `max`; if not, sets an error ("must be at most 1h").
+  bool CheckAtMost(std::string_view key, std::chrono::milliseconds value,
+                   std::chrono::milliseconds max);
 
  private:
   const toml::node* Get(std::string_view key);

@@ -84,6 +84,44 @@ Result<ParsedImEndpoint> ParseImEndpoint(const std::string& endpoint) {
   return out;
 }
 
+Result<void> CheckImProxy(const std::string& proxy) {
+  if (proxy.empty()) {
+    return {};
+  }
+  // Never the text itself: a refused value may hold a password.
+  auto invalid = [](const std::string& why) { return Fail(ErrorCode::kInvalidArgument, why); };
+  CurlUrlPtr url{curl_url()};
+  if (!url) {
+    return Fail(ErrorCode::kInternal, "curl_url: out of memory");
+  }
+  if (CURLUcode rc =
+          curl_url_set(url.get(), CURLUPART_URL, proxy.c_str(), CURLU_NON_SUPPORT_SCHEME);
+      rc != CURLUE_OK) {
+    return invalid(std::string("not a proxy URL (") + curl_url_strerror(rc) +
+                   "); expected scheme://host:port");
+  }
+  if (UrlPart(url.get(), CURLUPART_USER, 0) || UrlPart(url.get(), CURLUPART_PASSWORD, 0)) {
+    return invalid("must not carry a user or password");
+  }
+  auto scheme = UrlPart(url.get(), CURLUPART_SCHEME, 0).value_or("");
+  constexpr const char* kSchemes[] = {"http", "https", "socks4", "socks4a", "socks5", "socks5h"};
+  if (std::none_of(std::begin(kSchemes), std::end(kSchemes),
+                   [&](const char* s) { return scheme == s; }) ||
+      proxy.find("://") == std::string::npos) {
+    return invalid("scheme must be http, https, socks4, socks4a, socks5 or socks5h");
+  }
+  auto host = UrlPart(url.get(), CURLUPART_HOST, 0);
+  if (!host || host->empty()) {
+    return invalid("has no host");
+  }
+  auto path = UrlPart(url.get(), CURLUPART_PATH, 0).value_or("");
+  if ((!path.empty() && path != "/") || UrlPart(url.get(), CURLUPART_QUERY, 0) ||
+      UrlPart(url.get(), CURLUPART_FRAGMENT, 0)) {
+    return invalid("must be scheme://host:port, without a path, query or fragment");
+  }
+  return {};
+}
+
 Result<std::string> NormalizeImEndpoint(const std::string& endpoint) {
   auto parsed = ParseImEndpoint(endpoint);
   if (!parsed) {

@@ -21,4 +21,10 @@ struct ParsedImEndpoint {
 // The same check; returns the endpoint without trailing slashes.
 [[nodiscard]] Result<std::string> NormalizeImEndpoint(const std::string& endpoint);
 
+// `[tencent_im] proxy`: empty (no proxy), or "scheme://host[:port]" with scheme http, https,
+// socks4, socks4a, socks5 or socks5h; no user or password (they would be a secret in the config
+// and in --check-config), no path but "/", query or fragment. kInvalidArgument with the reason
+// (not prefixed by the key); kInternal when libcurl cannot allocate.
+[[nodiscard]] Result<void> CheckImProxy(const std::string& proxy);
+
 }  // namespace room_outbox::core

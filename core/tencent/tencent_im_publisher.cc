@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <random>
 #include <string>
@@ -321,8 +322,16 @@ Result<void> CheckOptions(const TencentImOptions& options) {
   if (options.secret_key.empty()) {
     return Fail(ErrorCode::kInvalidArgument, "tencent_im.secret_key must not be empty");
   }
-  if (!(options.requests_per_second >= 0)) {  // also rejects NaN
-    return Fail(ErrorCode::kInvalidArgument, "tencent_im.requests_per_second must be >= 0");
+  if (!std::isfinite(options.requests_per_second) || options.requests_per_second < 0) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "tencent_im.requests_per_second must be a finite number >= 0");
+  }
+  if (!std::isfinite(options.app_requests_per_second) || options.app_requests_per_second < 0) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "tencent_im.app_requests_per_second must be a finite number >= 0");
+  }
+  if (auto proxy = CheckImProxy(options.proxy); !proxy) {
+    return Fail(proxy.error().code, "tencent_im.proxy: " + proxy.error().message);
   }
   if (options.priority_by_type.count("") != 0) {
     return Fail(ErrorCode::kInvalidArgument,
@@ -344,7 +353,7 @@ Result<std::unique_ptr<Publisher>> MakePublisher(const TencentImOptions& options
   }
   auto pool = TransferPool::Make(kImPublisherPoolSize,
                                  std::string(endpoint->base) + std::string(kSendGroupMsgPath),
-                                 options.ca_file);
+                                 options.ca_file, options.proxy);
   if (!pool) {
     return Fail(pool.error());
   }

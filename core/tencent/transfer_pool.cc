@@ -28,7 +28,7 @@ long ClampMs(std::chrono::milliseconds ms) {
 }  // namespace
 
 Result<std::unique_ptr<TransferPool>> TransferPool::Make(size_t max_connections, std::string url,
-                                                         std::string ca_file) {
+                                                         std::string ca_file, std::string proxy) {
   CurlSlistPtr headers{curl_slist_append(nullptr, "Content-Type: application/json")};
   // An empty "Expect:" stops libcurl from waiting for "100 Continue" on larger bodies.
   if (!headers || curl_slist_append(headers.get(), "Expect:") == nullptr) {
@@ -44,14 +44,15 @@ Result<std::unique_ptr<TransferPool>> TransferPool::Make(size_t max_connections,
       mc != CURLM_OK) {
     return Fail(FromCurlMultiCode(mc, "curl_multi_setopt(CURLMOPT_MAXCONNECTS)"));
   }
-  return std::unique_ptr<TransferPool>(
-      new TransferPool(std::move(headers), std::move(multi), std::move(url), std::move(ca_file)));
+  return std::unique_ptr<TransferPool>(new TransferPool(
+      std::move(headers), std::move(multi), std::move(url), std::move(ca_file), std::move(proxy)));
 }
 
 TransferPool::TransferPool(CurlSlistPtr headers, CurlMultiPtr multi, std::string url,
-                           std::string ca_file)
+                           std::string ca_file, std::string proxy)
     : url_(std::move(url)),
       ca_file_(std::move(ca_file)),
+      proxy_(std::move(proxy)),
       headers_(std::move(headers)),
       multi_(std::move(multi)) {}
 
@@ -90,6 +91,10 @@ Result<std::unique_ptr<TransferPool::Slot>> TransferPool::NewSlot() const {
       // Without it, removing a transfer whose threaded DNS lookup still runs blocks until
       // getaddrinfo returns, whatever the timeouts say. 7.87.0+.
       SetOption(h, CURLOPT_QUICK_EXIT, 1L, "CURLOPT_QUICK_EXIT"),
+      // The proxy is the configured one or none: "" makes libcurl ignore http_proxy,
+      // https_proxy and ALL_PROXY, and an empty no-proxy list makes it ignore NO_PROXY.
+      SetOption(h, CURLOPT_PROXY, proxy_.c_str(), "CURLOPT_PROXY"),
+      SetOption(h, CURLOPT_NOPROXY, "", "CURLOPT_NOPROXY"),
   });
   if (!set) {
     return Fail(set.error());

@@ -50,10 +50,14 @@ class TransferPool {
 
   // The multi handle (keeping up to `max_connections` connections open between calls) and the
   // request headers. `url` (scheme, host, port and path) is where every request goes; `ca_file`
-  // (empty: the system's) verifies the server. kInternal when libcurl cannot allocate.
+  // (empty: the system's) verifies the server. Every request goes through `proxy` (libcurl's
+  // CURLOPT_PROXY syntax), or straight to the server when it is empty: the environment's
+  // http_proxy, https_proxy, ALL_PROXY and NO_PROXY are never used. kInternal when libcurl cannot
+  // allocate.
   [[nodiscard]] static Result<std::unique_ptr<TransferPool>> Make(size_t max_connections,
                                                                   std::string url,
-                                                                  std::string ca_file);
+                                                                  std::string ca_file,
+                                                                  std::string proxy);
 
   // Grows the pool to `count` slots. On failure the slots made so far stay usable.
   [[nodiscard]] Result<void> Reserve(size_t count);
@@ -83,7 +87,8 @@ class TransferPool {
     std::array<char, CURL_ERROR_SIZE> errbuf{};
   };
 
-  TransferPool(CurlSlistPtr headers, CurlMultiPtr multi, std::string url, std::string ca_file);
+  TransferPool(CurlSlistPtr headers, CurlMultiPtr multi, std::string url, std::string ca_file,
+               std::string proxy);
   [[nodiscard]] Result<std::unique_ptr<Slot>> NewSlot() const;
   Finished Collect(Slot& slot, CURLcode result);
   // The one way a slot is freed: its transfer leaves the multi handle.
@@ -92,6 +97,7 @@ class TransferPool {
 
   std::string url_;
   std::string ca_file_;
+  std::string proxy_;  // "" : no proxy, whatever the environment says
   // Declared before the slots: the easy handles are cleaned up first, then the list they point
   // to and the multi handle whose connection cache they used.
   CurlSlistPtr headers_;

@@ -7,6 +7,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Command is one command the room service applied.
@@ -74,16 +75,30 @@ type Result struct {
 }
 
 // Tx is the commit's open transaction, handed to the statements callback and valid only during
-// it.
+// it. It is safe for concurrent use: goroutines the callback starts may call Exec, and their
+// statements run one at a time on the commit's connection. The callback must wait for them
+// before it returns; an Exec after the callback returned is refused (CodeInvalidArgument).
 type Tx struct {
-	c      *C.room_outbox_tx
+	mu     sync.Mutex           // held by each Exec and by end: one statement at a time
+	c      *C.room_outbox_tx    // nil once the callback returned
 	failed C.room_outbox_status // the first failed Exec's status
+}
+
+// end makes the Tx refuse every later Exec, after waiting for the one in progress, and returns
+// the first failed Exec's status (0: none failed).
+func (tx *Tx) end() C.room_outbox_status {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	tx.c = nil
+	return tx.failed
 }
 
 // Exec runs one statement with ? placeholders as a prepared statement in the commit's
 // transaction. args may be nil, bool, integers, float32/64, string or []byte. A failed Exec
 // makes the whole commit roll back: return its error from the callback.
 func (tx *Tx) Exec(query string, args ...interface{}) error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
 	if tx.c == nil {
 		return &Error{Code: CodeInvalidArgument, Message: "Tx used outside its statements callback"}
 	}

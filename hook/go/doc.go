@@ -50,7 +50,9 @@
 // It must not end the transaction: Tx.Exec refuses COMMIT, ROLLBACK, BEGIN, DDL and SET
 // autocommit (ErrInvalidArgument), and a Commit on the same Hook from inside the callback returns
 // ErrInvalidArgument at once instead of waiting for itself; another goroutine's Commit still
-// waits for the running one.
+// waits for the running one. The Tx is safe for concurrent use: goroutines the callback starts
+// may call Exec, one statement at a time; the callback waits for them before it returns, since
+// an Exec after it returned is refused (ErrInvalidArgument).
 // A logger given with WithLogger is also called from the hook's own thread when
 // [hook] sync_publish = "background".
 //

@@ -174,6 +174,54 @@ func TestTheCallbackCannotBreakTheTransaction(t *testing.T) {
 	}
 }
 
+// Goroutines the callback starts share its Tx: their statements run one at a time on the
+// commit's connection (unserialised, they interleave on it and break it), all in the commit's
+// transaction; once the callback returned the Tx refuses them.
+func TestTxIsSafeForGoroutinesOfTheCallback(t *testing.T) {
+	env := environment(t)
+	hook := openUp(t, env)
+	cmd, events := giftCommand("go-conc")
+	const goroutines, each = 8, 25
+	var kept *roomoutbox.Tx
+	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+		kept = tx
+		errs := make(chan error, goroutines*each)
+		var wg sync.WaitGroup
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					errs <- tx.Exec("INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) VALUES (?, ?, ?, ?)",
+						fmt.Sprintf("go-conc-%d-%d", g, i), int64(i), strings.Repeat("x", 200), int64(g))
+				}
+			}(g)
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			if e != nil {
+				return e
+			}
+		}
+		return nil
+	})
+	if err != nil || res.Status != roomoutbox.Committed {
+		t.Fatalf("Commit with %d goroutines on the Tx: %+v, %v", goroutines, res, err)
+	}
+	if n := env.scalar(t, "SELECT COUNT(*) FROM room_snapshot WHERE room_id LIKE 'go-conc-%'"); n != goroutines*each {
+		t.Fatalf("%d snapshot rows, want %d", n, goroutines*each)
+	}
+	late := kept.Exec("INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) VALUES ('go-conc-late', 0, '', 0)")
+	var e *roomoutbox.Error
+	if !errors.As(late, &e) || e.Code != roomoutbox.CodeInvalidArgument {
+		t.Fatalf("Exec after the callback returned: %v, want CodeInvalidArgument", late)
+	}
+	if n := env.scalar(t, "SELECT COUNT(*) FROM room_snapshot WHERE room_id = 'go-conc-late'"); n != 0 {
+		t.Fatalf("an Exec after the callback wrote a row")
+	}
+}
+
 func TestCommitWithIMDownCommitsAndLeavesTheEventPending(t *testing.T) {
 	env := environment(t)
 	hook, err := roomoutbox.Open(env.DownConfig)

@@ -29,7 +29,7 @@ func roomOutboxStatements(ctx *C.room_outbox_tx, handle C.uintptr_t) (status C.r
 	call.hook.inStatements.Store(goroutineID())
 	defer func() {
 		call.hook.inStatements.Store(0)
-		tx.c = nil // a Tx is valid only during the callback
+		tx.end() // a Tx is valid only during the callback
 		// A panic must not unwind through the C++ commit: it becomes a rollback here and is
 		// raised again on the Go side.
 		if p := recover(); p != nil {
@@ -40,11 +40,12 @@ func roomOutboxStatements(ctx *C.room_outbox_tx, handle C.uintptr_t) (status C.r
 	}()
 	// The callback may run twice (see Commit): only the last run's outcome counts.
 	call.err = call.fn(tx)
+	failed := tx.end()
 	if call.err == nil {
 		return C.ROOM_OUTBOX_OK
 	}
-	if tx.failed != 0 {
-		return tx.failed // the commit fails with the failed statement's error
+	if failed != 0 {
+		return failed // the commit fails with the failed statement's error
 	}
 	return C.ROOM_OUTBOX_CANCELLED
 }

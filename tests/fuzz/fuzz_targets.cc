@@ -322,6 +322,8 @@ int Duration(const uint8_t* data, size_t size) {
     FUZZ_CHECK(parsed.error().code == ErrorCode::kInvalidArgument, parsed.error().message);
     return 0;
   }
+  FUZZ_CHECK(*parsed <= core::kMaxDuration && *parsed >= -core::kMaxDuration,
+             std::string(text) + " parsed beyond kMaxDuration");
   const std::string formatted = core::FormatDuration(*parsed);
   auto again = core::ParseDuration(formatted);
   FUZZ_CHECK(again && *again == *parsed, std::string(text) + " -> " + formatted);

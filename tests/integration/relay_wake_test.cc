@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -172,6 +173,13 @@ TEST_F(RelayWakeTest, ADatagramHasTheRelayPublishARowWellBeforeItsNextPoll) {
   auto relay = MakeRelay(&port);
   ASSERT_TRUE(relay->Start());
   ExpectAWakeUpDelivers(*relay, port, "first");
+  // The socket the relay made with the default [wake] socket_mode: its user and its group may
+  // send, no other user.
+  struct stat st {};
+  ASSERT_EQ(::lstat(socket_path_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, ::getegid());
   // A burst of wake-ups is at most a few rounds, and the relay keeps delivering.
   internal::WakeSender sender(socket_path_);
   for (int i = 0; i < 50; ++i) sender.Notify();

@@ -2,11 +2,16 @@
 // ExecStart), and the facts the shutdown contract relies on hold: the relay is ordered after the
 // database (so it stops first), it is a notify service stopped by SIGTERM with a stop timeout well
 // above publish_timeout, and its credentials match the names the shipped config uses.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -14,10 +19,18 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/config.h"
 #include "core/config/duration.h"
+#include "core/fd.h"
+#include "support/fake_im_server.h"
+#include "support/relay_process.h"
+#include "support/test_database.h"
+#include "support/test_rows.h"
+#include "support/wait.h"
+#include "telemetry/metrics.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -249,6 +262,123 @@ TEST_F(SystemdUnitsTest, RoomServiceGetsTheCredentialsTheConfigNames) {
   const Unit dropin = ParseUnit(kSystemdDir / "room-service.service.d" / "10-room-outbox.conf");
   const Unit relay = ParseUnit(kSystemdDir / "outbox-relay.service");
   EXPECT_EQ(All(dropin, "Service", "LoadCredential"), All(relay, "Service", "LoadCredential"));
+}
+
+// The wake socket's group: the relay runs in room-outbox-wake, the group room-service's user is
+// put in, and only that group can enter the runtime directory.
+TEST_F(SystemdUnitsTest, RelayUnitRunsInTheWakeGroup) {
+  const Unit unit = ParseUnit(kSystemdDir / "outbox-relay.service");
+  EXPECT_EQ(One(unit, "Service", "Group"), "room-outbox-wake");
+  EXPECT_EQ(One(unit, "Service", "RuntimeDirectoryMode"), "0750");
+  EXPECT_EQ(kDefaultWakeSocketMode, 0660u);
+}
+
+int FreePort() {
+  const core::Fd fd(::socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  return ntohs(addr.sin_port);
+}
+
+// The number after `key` in /proc/PID/status ("Threads:", "VmHWM:" in kB); -1 when absent.
+int64_t ProcStatus(pid_t pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) return std::atoll(line.c_str() + key.size());
+  }
+  return -1;
+}
+
+// "256M" -> bytes (the suffixes MemoryMax= takes: K, M, G, base 1024).
+int64_t UnitBytes(const std::string& value) {
+  int64_t n = std::atoll(value.c_str());
+  switch (value.empty() ? ' ' : value.back()) {
+    case 'G':
+      n *= 1024;
+      [[fallthrough]];
+    case 'M':
+      n *= 1024;
+      [[fallthrough]];
+    case 'K':
+      n *= 1024;
+  }
+  return n;
+}
+
+// MemoryMax= and TasksMax= keep a wide margin over what a running relay uses: its peak RSS
+// (VmHWM) and its most threads, sampled while it delivers 2000 rows and while every metrics
+// worker serves a scrape at once. The figures are printed (docs/operations.md quotes them).
+TEST_F(SystemdUnitsTest, MemoryAndTaskLimitsLeaveAMarginOverARunningRelay) {
+  const Unit unit = ParseUnit(kSystemdDir / "outbox-relay.service");
+  const int64_t memory_max = UnitBytes(One(unit, "Service", "MemoryMax"));
+  const int64_t tasks_max = std::atoll(One(unit, "Service", "TasksMax").c_str());
+  ASSERT_GT(memory_max, 0) << One(unit, "Service", "MemoryMax");
+  ASSERT_GT(tasks_max, 0) << One(unit, "Service", "TasksMax");
+
+  testing::TestDatabase db;
+  testing::FakeImServer im;
+  ASSERT_TRUE(db.valid());
+  ASSERT_TRUE(im.running()) << im.start_error();
+  constexpr int kRows = 2000;
+  for (int i = 0; i < kRows; i += 100) {
+    std::string values;
+    for (int j = i; j < i + 100; ++j) {
+      const std::string id = "units-" + std::to_string(j);
+      const std::string room = "units-room-" + std::to_string(j % 50);
+      values += std::string(values.empty() ? "" : ", ") + "(" + testing::SqlQuote(id) +
+                ", 'RoomGiftSent', " + testing::SqlQuote(room) + ", " +
+                testing::SqlQuote("cmd-" + id) + ", " + testing::SqlQuote("req-" + id) + ", " +
+                testing::SqlQuote(testing::TestEnvelope(id, room, j, "units")) +
+                ", 'pending', 0, 0, " + testing::kServerNowSql + ", " + testing::kServerNowSql +
+                ")";
+    }
+    db.Exec(
+        "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
+        "envelope, status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) "
+        "VALUES " +
+        values);
+  }
+  testing::RelayProcessOptions options;
+  options.outbox_worker = {{"batch_size", "500"}};
+  testing::RelayProcess relay(db, im, options);
+  const int port = FreePort();
+  std::ofstream(relay.config_path(), std::ios::app)
+      << "\n[metrics]\nlisten = \"127.0.0.1:" << port << "\"\n";
+  ASSERT_TRUE(relay.Start());
+  int64_t threads = 0;
+  auto sample = [&] { threads = std::max(threads, ProcStatus(relay.pid(), "Threads:")); };
+  ASSERT_TRUE(testing::Eventually(
+      [&] {
+        sample();
+        return db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'published'") == kRows;
+      },
+      std::chrono::seconds(120)))
+      << relay.StderrTail();
+  std::vector<std::thread> scrapes;
+  for (size_t i = 0; i < kMetricsListenerLimits.workers + 1; ++i) {
+    scrapes.emplace_back([port] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_read_timeout(5);
+      (void)client.Get("/metrics");
+    });
+  }
+  for (int i = 0; i < 20; ++i) sample();
+  for (auto& t : scrapes) t.join();
+  sample();
+  const int64_t hwm_kb = ProcStatus(relay.pid(), "VmHWM:");
+  ASSERT_GT(hwm_kb, 0);
+  ASSERT_GT(threads, 0);
+  std::printf(
+      "relay: peak RSS %lld kB, at most %lld threads; MemoryMax %lld bytes, TasksMax %lld\n",
+      static_cast<long long>(hwm_kb), static_cast<long long>(threads),
+      static_cast<long long>(memory_max), static_cast<long long>(tasks_max));
+  EXPECT_GE(memory_max, 4 * hwm_kb * 1024);
+  EXPECT_GE(tasks_max, 2 * threads);
 }
 
 TEST_F(SystemdUnitsTest, RoomServiceStartsAfterTheRelayAndTheDatabase) {

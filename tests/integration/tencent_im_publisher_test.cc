@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "core/tencent/im_request.h"
+#include "support/config_fixture.h"
 #include "support/fake_im_server.h"
 
 namespace room_outbox {
@@ -439,6 +441,50 @@ TEST_F(TencentImPublisherTest, RefusedConnectionIsRetryable) {
   ExpectSafeError(out, options.secret_key, "refused");
 }
 
+// The environment's proxy variables are never used: with them naming a port nothing listens on,
+// a publisher without [tencent_im] proxy still reaches IM directly (libcurl would otherwise go
+// through http_proxy / ALL_PROXY silently).
+TEST_F(TencentImPublisherTest, TheEnvironmentsProxyIsIgnored) {
+  std::string dead;
+  {
+    FakeImServer closed;  // take a free port, then free it again
+    ASSERT_TRUE(closed.running());
+    dead = closed.endpoint();
+  }
+  using ::room_outbox::testing::ScopedEnv;
+  ScopedEnv http("http_proxy", dead.c_str());
+  ScopedEnv https("https_proxy", dead.c_str());
+  ScopedEnv all("ALL_PROXY", dead.c_str());
+  ScopedEnv all_lower("all_proxy", dead.c_str());
+  ScopedEnv no("NO_PROXY", nullptr);
+  ScopedEnv no_lower("no_proxy", nullptr);
+  auto publisher = Make();
+  ASSERT_TRUE(publisher);
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-no-proxy")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kPublished) << out.error;
+  EXPECT_EQ(server_.Stats().delivered, 1u);
+}
+
+// [tencent_im] proxy is used for every request, whatever NO_PROXY says: a proxy that is not
+// there makes the publish fail before IM sees anything.
+TEST_F(TencentImPublisherTest, TheConfiguredProxyIsUsedWhateverNoProxySays) {
+  TencentImOptions options = server_.ClientOptions();
+  {
+    FakeImServer closed;
+    ASSERT_TRUE(closed.running());
+    options.proxy = closed.endpoint();
+  }
+  using ::room_outbox::testing::ScopedEnv;
+  ScopedEnv no("NO_PROXY", "*");
+  ScopedEnv no_lower("no_proxy", "*");
+  auto publisher = Make(options);
+  ASSERT_TRUE(publisher);
+  core::PublishOutcome out = publisher->Publish(Msg(Event("evt-proxy")), kTimeout);
+  EXPECT_EQ(out.status, core::PublishStatus::kRetryable) << out.error;
+  EXPECT_NE(out.error.find("[7]"), std::string::npos) << out.error;
+  EXPECT_EQ(server_.Stats().requests, 0u);
+}
+
 TEST(TencentImPublisherFactoryTest, ValidatesOptionsNamingTheKey) {
   struct Case {
     const char* name;
@@ -466,6 +512,17 @@ TEST(TencentImPublisherFactoryTest, ValidatesOptionsNamingTheKey) {
       {"no secret", [](TencentImOptions& o) { o.secret_key.clear(); }, "tencent_im.secret_key"},
       {"negative rps", [](TencentImOptions& o) { o.requests_per_second = -1; },
        "tencent_im.requests_per_second"},
+      {"infinite rps",
+       [](TencentImOptions& o) { o.requests_per_second = std::numeric_limits<double>::infinity(); },
+       "tencent_im.requests_per_second"},
+      {"nan app rps",
+       [](TencentImOptions& o) {
+         o.app_requests_per_second = std::numeric_limits<double>::quiet_NaN();
+       },
+       "tencent_im.app_requests_per_second"},
+      {"proxy with a password", [](TencentImOptions& o) { o.proxy = "http://u:p@proxy:3128"; },
+       "tencent_im.proxy"},
+      {"a proxy", [](TencentImOptions& o) { o.proxy = "socks5h://proxy:1080"; }, ""},
   };
   for (const auto& c : cases) {
     TencentImOptions options;

@@ -170,5 +170,50 @@ TEST_F(ConfigTencentImTest, TheHooksLoaderAcceptsAndChecksMaxAgeByType) {
   EXPECT_THAT(error.message, HasSubstr("tencent_im.max_age_by_type.RoomGiftSent"));
 }
 
+// [tencent_im] proxy: none by default; a proxy URL is read by the relay and by the hook's loader,
+// shown by --check-config, and anything but scheme://host:port is refused without echoing it.
+TEST_F(ConfigTencentImTest, ProxyIsNoneByDefaultAndOnlyAProxyUrlIsAccepted) {
+  auto none = Load("");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->tencent_im.proxy, "");
+  EXPECT_THAT(RenderEffectiveConfig(*none), HasSubstr("proxy = \"\"\n"));
+  for (const char* url : {"http://proxy.internal:3128", "https://10.0.0.1:8443",
+                          "socks5h://[::1]:1080", "socks4a://p:1080/"}) {
+    auto c = Load(std::string("[tencent_im]\nproxy = \"") + url + "\"\n");
+    ASSERT_TRUE(c) << url << ": " << c.error().message;
+    EXPECT_EQ(c->tencent_im.proxy, url);
+    auto back = Load(RenderEffectiveConfig(*c), "rendered.toml");
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(back->tencent_im.proxy, url);
+    Error error;
+    auto hook = LoadHookOptions(
+        Write("hook.toml", std::string("[tencent_im]\nproxy = \"") + url + "\"\n"), &error);
+    ASSERT_TRUE(hook.has_value()) << error.message;
+    EXPECT_EQ(hook->tencent_im.proxy, url);
+  }
+  struct Case {
+    const char* value;
+    const char* why;
+  };
+  const Case bad[] = {
+      {"http://user:s3cret@proxy:3128", "must not carry a user or password"},
+      {"ftp://proxy:21", "scheme must be"},
+      {"proxy:3128", "scheme"},
+      {"http://proxy:3128/path", "without a path"},
+      {"http://proxy:3128?x=1", "without a path"},
+      {"http://", "not a proxy URL"},
+  };
+  for (const Case& c : bad) {
+    const std::string error = ErrorOf(std::string("[tencent_im]\nproxy = \"") + c.value + "\"\n");
+    EXPECT_THAT(error, HasSubstr("tencent_im.proxy: ")) << c.value;
+    EXPECT_THAT(error, HasSubstr(c.why)) << c.value;
+    EXPECT_THAT(error, ::testing::Not(HasSubstr("s3cret"))) << c.value;
+  }
+  Error error;
+  EXPECT_FALSE(LoadHookOptions(Write("bad.toml", "[tencent_im]\nproxy = \"ftp://p:1\"\n"), &error)
+                   .has_value());
+  EXPECT_THAT(error.message, HasSubstr("tencent_im.proxy"));
+}
+
 }  // namespace
 }  // namespace room_outbox::relay

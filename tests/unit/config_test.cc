@@ -7,8 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <sstream>
+#include <string>
 
+#include "core/config/duration.h"
+#include "core/config/duration_limits.h"
 #include "support/config_fixture.h"
 
 namespace room_outbox::relay {
@@ -63,7 +68,7 @@ connect_timeout = "2s"
 enabled = false
 poll_interval = "250ms"
 batch_size = 7
-publish_timeout = "2m"
+publish_timeout = "1m"
 retry_strategy = "fixed_interval"
 max_in_flight = 1
 ordering = "none"
@@ -95,7 +100,7 @@ listen = "127.0.0.1:9500"
   EXPECT_FALSE(c->outbox_worker.enabled);
   EXPECT_EQ(c->outbox_worker.poll_interval, milliseconds(250));
   EXPECT_EQ(c->outbox_worker.batch_size, 7u);
-  EXPECT_EQ(c->outbox_worker.publish_timeout, milliseconds(120000));
+  EXPECT_EQ(c->outbox_worker.publish_timeout, milliseconds(60000));
   EXPECT_EQ(c->outbox_worker.max_in_flight, 1u);
   EXPECT_EQ(c->outbox_worker.ordering, Ordering::kNone);
   EXPECT_EQ(c->outbox_worker.lease, milliseconds(3600000));
@@ -192,7 +197,65 @@ TEST_F(ConfigTest, WrongTypesAndBadValuesAreErrors) {
   EXPECT_THAT(ErrorOf("[tencent_im]\nrequests_per_second = -1\n"),
               HasSubstr("tencent_im.requests_per_second"));
   EXPECT_THAT(ErrorOf("mysql = 3\n"), HasSubstr("mysql: expected a table"));
+  // Every duration key has a maximum (core/config/duration_limits.h).
+  EXPECT_THAT(ErrorOf("[hook]\nsync_publish_timeout = \"1000000h\"\n"),
+              HasSubstr("hook.sync_publish_timeout: must be at most 30s, got 1000000h"));
+  EXPECT_THAT(ErrorOf("[mysql]\nconnect_timeout = \"6m\"\n"),
+              HasSubstr("mysql.connect_timeout: must be at most 5m"));
+  EXPECT_THAT(ErrorOf("[outbox_worker]\npoll_interval = \"301s\"\n"),
+              HasSubstr("outbox_worker.poll_interval: must be at most 5m"));
+  EXPECT_THAT(ErrorOf("[outbox_worker]\npublish_timeout = \"61s\"\n"),
+              HasSubstr("outbox_worker.publish_timeout: must be at most 1m"));
+  EXPECT_THAT(ErrorOf("[outbox_worker]\nlease = \"2h\"\n"),
+              HasSubstr("outbox_worker.lease: must be at most 1h"));
+  EXPECT_THAT(ErrorOf("[tencent_im]\nusersig_ttl = \"721h\"\n"),
+              HasSubstr("tencent_im.usersig_ttl: must be at most 720h"));
+  EXPECT_THAT(ErrorOf("[tencent_im]\nbreaker_cooldown = \"61m\"\n"),
+              HasSubstr("tencent_im.breaker_cooldown: must be at most 1h"));
+  EXPECT_THAT(ErrorOf("[tencent_im.max_age_by_type]\nRoomGiftSent = \"169h\"\n"),
+              HasSubstr("tencent_im.max_age_by_type.RoomGiftSent: must be at most 168h"));
+  // The largest value of each key is accepted.
+  EXPECT_TRUE(
+      Load("[hook]\nsync_publish_timeout = \"30s\"\n[outbox_worker]\n"
+           "poll_interval = \"5m\"\npublish_timeout = \"1m\"\nlease = \"1h\"\n"
+           "[tencent_im]\nusersig_ttl = \"720h\"\nbreaker_cooldown = \"1h\"\n"));
+  // TOML's nan and inf are numbers: a rate must be finite, whichever rate key it is.
+  for (const char* key : {"requests_per_second", "app_requests_per_second"}) {
+    for (const char* value : {"nan", "inf", "+inf", "-inf", "-nan"}) {
+      EXPECT_THAT(ErrorOf(std::string("[tencent_im]\n") + key + " = " + value + "\n"),
+                  HasSubstr(std::string("tencent_im.") + key + ": must be a finite number"))
+          << key << " = " << value;
+    }
+  }
   EXPECT_THAT(ErrorOf("[tencent_im]\nusersig_ttl = \"10s\"\n"), HasSubstr("at least 1m"));
+}
+
+// docs/configuration.md states each duration key's default (as an empty file loads it) and its
+// maximum (core/config/duration_limits.h) in one table.
+TEST_F(ConfigTest, TheDocsStateEveryDurationsDefaultAndMaximum) {
+  auto c = Load("");
+  ASSERT_TRUE(c) << c.error().message;
+  const std::map<std::string, std::string> defaults = {
+      {"mysql.connect_timeout", core::FormatDuration(c->mysql.connect_timeout)},
+      {"outbox_worker.poll_interval", core::FormatDuration(c->outbox_worker.poll_interval)},
+      {"outbox_worker.publish_timeout", core::FormatDuration(c->outbox_worker.publish_timeout)},
+      {"outbox_worker.lease", core::FormatDuration(c->outbox_worker.lease)},
+      {"tencent_im.usersig_ttl", core::FormatDuration(c->tencent_im.usersig_ttl)},
+      {"tencent_im.breaker_cooldown", core::FormatDuration(c->tencent_im.breaker_cooldown)},
+      {"tencent_im.max_age_by_type.*", ""},
+      {"hook.sync_publish_timeout", core::FormatDuration(c->hook.sync_publish_timeout)},
+  };
+  std::ifstream in(std::string(ROOM_OUTBOX_SOURCE_DIR) + "/docs/configuration.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  for (const core::DurationLimit& limit : core::kDurationLimits) {
+    ASSERT_EQ(defaults.count(limit.key), 1u) << limit.key;
+    const std::string& value = defaults.at(limit.key);
+    const std::string row = "| `" + std::string(limit.key) + "` | " +
+                            (value.empty() ? "none (no expiry)" : "`\"" + value + "\"`") +
+                            " | `\"" + core::FormatDuration(limit.max) + "\"` |";
+    EXPECT_NE(docs.str().find(row), std::string::npos) << "docs/configuration.md lacks " << row;
+  }
 }
 
 TEST_F(ConfigTest, LeaseMustHoldOneWavePlusTheMarking) {

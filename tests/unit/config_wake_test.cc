@@ -68,7 +68,7 @@ TEST_F(ConfigWakeTest, MinIntervalAndSocketModeHaveDefaultsLimitsAndAreShown) {
   auto c = Load("");
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->wake.min_interval, kDefaultWakeMinInterval);
-  EXPECT_EQ(c->wake.socket_mode, 0666u);
+  EXPECT_EQ(c->wake.socket_mode, 0660u);
 
   auto set = Load(
       "[wake]\nsocket = \"/run/outbox-relay/wake.sock\"\nmin_interval = \"25ms\"\n"
@@ -84,7 +84,10 @@ TEST_F(ConfigWakeTest, MinIntervalAndSocketModeHaveDefaultsLimitsAndAreShown) {
   ASSERT_TRUE(back) << back.error().message << "\n" << text;
   EXPECT_EQ(back->wake.socket_mode, 0660u);
   EXPECT_THAT(RenderEffectiveConfig(*Load("[wake]\nsocket = \"/run/w.sock\"\n")),
-              HasSubstr("the socket file gets mode 0666: any local user may wake the relay"));
+              HasSubstr("the socket file gets mode 0660: the relay's user and the file's group"));
+  EXPECT_THAT(
+      RenderEffectiveConfig(*Load("[wake]\nsocket = \"/run/w.sock\"\nsocket_mode = \"0666\"\n")),
+      HasSubstr("the socket file gets mode 0666: any local user may wake the relay"));
 
   EXPECT_THAT(ErrorOf("[wake]\nsocket_mode = \"0999\"\n"),
               HasSubstr("wake.socket_mode: \"0999\" is not an octal file mode"));
@@ -124,7 +127,7 @@ TEST_F(ConfigWakeTest, TheShippedExamplesLoadUncommentedAndTheUnitMakesTheirDire
   std::ostringstream unit_text;
   unit_text << unit.rdbuf();
   EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectory=outbox-relay\n"));
-  EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectoryMode=0755\n"));
+  EXPECT_THAT(unit_text.str(), HasSubstr("\nRuntimeDirectoryMode=0750\n"));
 }
 
 }  // namespace

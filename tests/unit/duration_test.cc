@@ -32,6 +32,20 @@ TEST(DurationTest, RejectsMalformedText) {
   }
 }
 
+// A duration that fits in milliseconds but not in a clock's nanoseconds would overflow the
+// first time point it is added to: refused, with the maximum named.
+TEST(DurationTest, RefusesWhatAClockCannotAdd) {
+  EXPECT_EQ(core::kMaxDuration, std::chrono::hours(2562047));
+  EXPECT_TRUE(core::ParseDuration("2562047h"));
+  for (const char* text : {"2562048h", "9223372036854775807ms", "-9223372036854775807ms",
+                           "9223372036854775s", "153722867280912m"}) {
+    auto d = core::ParseDuration(text);
+    ASSERT_FALSE(d) << "accepted \"" << text << "\"";
+    EXPECT_NE(d.error().message.find("out of range (at most 2562047h)"), std::string::npos)
+        << d.error().message;
+  }
+}
+
 TEST(DurationTest, FormatsTheLargestExactUnit) {
   EXPECT_EQ(core::FormatDuration(milliseconds(500)), "500ms");
   EXPECT_EQ(core::FormatDuration(milliseconds(1500)), "1500ms");

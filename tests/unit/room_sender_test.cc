@@ -105,9 +105,10 @@ TEST_F(RoomSenderTest, AGlobalRateLimitGivesBackTheRestOfTheBatch) {
   EXPECT_THAT(s.round.queues.released(), ElementsAre(2));
 }
 
-TEST_F(RoomSenderTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrPacing) {
+TEST_F(RoomSenderTest, NeverSentTypesAreSkippedInOrderWithoutASendOrPacing) {
   options_.room_min_interval = milliseconds(50);
   not_sent_ = {"RoomHeatChanged", "RoomRankChanged"};
+  metrics_.DeclareSkippedTypes({not_sent_.begin(), not_sent_.end()});
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(
           Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a", "RoomHeatChanged"),
@@ -118,8 +119,26 @@ TEST_F(RoomSenderTest, NeverSentTypesAreDeliveredInOrderWithoutASendOrPacing) {
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
   EXPECT_THAT(calls_, ElementsAre(ElementsAre("evt-1"), ElementsAre("evt-4")));
+  // Skipped rows are marked published (never sent, never deleted) but counted apart: only the
+  // two rows IM accepted are publish successes.
   EXPECT_THAT(published_, UnorderedElementsAre(1, 2, 3, 4, 5));
-  EXPECT_EQ(r.marks.published, 5u);
+  EXPECT_EQ(r.marks.published, 2u);
+  EXPECT_EQ(r.marks.skipped, 3u);
+  EXPECT_EQ(metrics_.publish_success(), 2u);
+  EXPECT_EQ(metrics_.skipped("RoomHeatChanged"), 2u);
+  EXPECT_EQ(metrics_.skipped("RoomRankChanged"), 1u);
+  EXPECT_THAT(metrics_.RenderPrometheus(),
+              HasSubstr("room_outbox_skipped_total{event_type=\"RoomHeatChanged\"} 2\n"));
+  auto lines_with = [this](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = log_.str().find(text); at != std::string::npos;
+         at = log_.str().find(text, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(lines_with("outbox event published"), 2u) << log_.str();
+  EXPECT_EQ(lines_with("outbox event skipped"), 3u) << log_.str();
   // One room_min_interval wait, between the two rows of room-a that are sent; none for the rows
   // between.
   EXPECT_THAT(clock_.sleeps(), ElementsAre(milliseconds(50)));

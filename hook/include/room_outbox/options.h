@@ -132,6 +132,10 @@ struct TencentImOptions {
   // The largest send_group_msg request body the hook's Commit accepts for an event (Tencent's
   // limit is 12 KB); 0: kDefaultMaxBodyBytes.
   size_t max_body_bytes = kDefaultMaxBodyBytes;
+  // The proxy every request to IM goes through: "scheme://host:port" with scheme http, https,
+  // socks4, socks4a, socks5 or socks5h, no user or password. Empty: none, and the environment's
+  // http_proxy, https_proxy, ALL_PROXY and NO_PROXY are ignored.
+  std::string proxy;
 };
 
 }  // namespace room_outbox

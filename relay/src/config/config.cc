@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/config/duration.h"
+#include "core/config/duration_limits.h"
 #include "core/config/toml_reader.h"
 
 namespace room_outbox::relay {
@@ -27,11 +28,11 @@ core::Result<void> CheckListen(const std::string& listen) {
 void ReadWorker(core::TableReader& r, Config& c) {
   WorkerConfig& w = c.outbox_worker;
   if (auto v = r.Bool("enabled")) w.enabled = *v;
-  r.PositiveDuration("poll_interval", &w.poll_interval);
+  r.PositiveDuration("poll_interval", &w.poll_interval, core::kMaxPollInterval.max);
   if (auto v = r.Integer("batch_size"); v && *v > 0) {
     w.batch_size = static_cast<size_t>(*v);
   }
-  r.PositiveDuration("publish_timeout", &w.publish_timeout);
+  r.PositiveDuration("publish_timeout", &w.publish_timeout, core::kMaxPublishTimeout.max);
   if (auto v = r.String("retry_strategy")) {
     if (v->empty() || *v == "fixed_interval") {
       w.retry_strategy = "fixed_interval";
@@ -45,7 +46,7 @@ void ReadWorker(core::TableReader& r, Config& c) {
   }
   core::ReadOrdering(r, c);
   w.ordering = c.per_room_order ? Ordering::kPerRoom : Ordering::kNone;
-  r.PositiveDuration("lease", &w.lease);
+  r.PositiveDuration("lease", &w.lease, core::kMaxLease.max);
   if (auto v = r.Duration("room_min_interval")) {
     // 0 is meaningful here (no pacing); only a negative value falls back to the default.
     if (v->count() >= 0) {
@@ -110,7 +111,7 @@ std::optional<mode_t> ParseSocketMode(const std::string& text) {
 // [outbox_worker]: min_interval is checked against poll_interval.
 void ReadWake(core::TableReader& r, Config& c) {
   core::ReadWakeSocket(r, c);
-  r.PositiveDuration("min_interval", &c.wake.min_interval);
+  r.PositiveDuration("min_interval", &c.wake.min_interval, core::kMaxPollInterval.max);
   if (c.wake.min_interval > c.outbox_worker.poll_interval && !r.failed()) {
     r.SetError(r.NodeOf("min_interval"), "min_interval",
                core::FormatDuration(c.wake.min_interval) + " must not exceed [outbox_worker] " +

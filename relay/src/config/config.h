@@ -32,12 +32,13 @@ struct MetricsConfig {
   std::string listen;
 };
 
-// [wake] socket_mode's default: any local user may send to the socket (a room-service running
-// as another user can wake the relay without further setup). A datagram only shortens the
-// relay's idle wait, and WakeGap bounds what any number of them costs (worker/wake_gap.h); a
-// group-restricted mode ("0660", the relay running with Group= of a group room-service is in) is
-// the recommended setup (docs/relay.md, "The wake socket").
-inline constexpr mode_t kDefaultWakeSocketMode = 0666;
+// [wake] socket_mode's default: the relay's user and the socket file's group may send to the
+// socket, no one else. The file's group is the relay's group: the shipped unit runs the relay
+// with Group=room-outbox-wake, the group room-service's user must be in to wake it
+// (docs/relay.md, "The wake socket"). "0666" lets any local user wake the relay; a datagram only
+// shortens the relay's idle wait, and WakeGap bounds what any number of them costs
+// (worker/wake_gap.h).
+inline constexpr mode_t kDefaultWakeSocketMode = 0660;
 
 // The relay's own [wake] keys ([wake] socket is SharedConfig::wake_socket, read by the hook too).
 struct WakeConfig {

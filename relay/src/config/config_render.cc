@@ -100,6 +100,7 @@ void RenderTencentIm(const Config& c, std::ostream& o) {
     << "requests_per_second = " << t.requests_per_second << "\n"
     << "app_requests_per_second = " << t.app_requests_per_second << "\n"
     << "ca_file = " << Quote(t.ca_file) << "\n"
+    << "proxy = " << Quote(t.proxy) << "\n"
     << "breaker_cooldown = " << Quote(core::FormatDuration(t.breaker_cooldown)) << "\n"
     << "max_body_bytes = " << t.max_body_bytes << "\n"
     << "msg_priority = " << Quote(MsgPriorityName(t.msg_priority)) << "\n\n";

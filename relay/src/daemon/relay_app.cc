@@ -153,6 +153,7 @@ int RunOnce(OutboxWorker& worker, Logger& logger, const Config& config) {
   LogLine summary = Lifecycle("drain finished", config);
   summary.Add("rounds", static_cast<uint64_t>(drain.rounds))
       .Add("published", static_cast<uint64_t>(drain.published))
+      .Add("skipped", static_cast<uint64_t>(drain.skipped))
       .Add("failed", static_cast<uint64_t>(drain.failed))
       .Add("undecodable", static_cast<uint64_t>(drain.undecodable))
       .Add("unattempted", static_cast<uint64_t>(drain.unattempted))
@@ -189,6 +190,7 @@ int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
   options.wake_min_interval = config.wake.min_interval;
   options.max_age_by_type = config.max_age_by_type;
   metrics.DeclareExpiredTypes(options.max_age_by_type);
+  metrics.DeclareSkippedTypes(config.tencent_im.skip_event_types);
   OutboxWorker worker(std::move(options), store, publisher, clock, stop, metrics, logger, on_status,
                       ahead_store);
   if (cli.once) {

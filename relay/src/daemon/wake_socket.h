@@ -9,7 +9,7 @@
 //     (kAlreadyExists), never taken over;
 //   - anything else (a regular file, a directory, a symlink, ...): refused (kInvalidArgument),
 //     never removed.
-//   The socket file gets the mode asked for ([wake] socket_mode, 0666 by default) whatever the
+//   The socket file gets the mode asked for ([wake] socket_mode, 0660 by default) whatever the
 //   umask: a room-service running as another user must be able to send (write permission on the
 //   file). A datagram carries nothing and can only make the relay look for due rows before its
 //   poll_interval, at most once per WakeGap (worker/wake_gap.h), so the file grants nothing more.

@@ -11,6 +11,7 @@
 
 #include "core/mysql/statement_count.h"
 #include "core/publisher.h"
+#include "telemetry/bounded_pool.h"
 #include "telemetry/health.h"
 
 namespace room_outbox::relay {
@@ -177,7 +178,7 @@ std::string Metrics::RenderPrometheus() const {
   RenderSpecified(out, stats_age);
   RenderOperations(out, stats_age);
   RenderDelivery(out);
-  RenderExpired(out);
+  RenderByType(out);
   RenderLatency(out);
   return out.str();
 }
@@ -195,7 +196,7 @@ void Metrics::RenderSpecified(std::ostream& out, int64_t stats_age_ms) const {
          "Age in milliseconds of the oldest pending row (0 when none, NaN while stale).",
          gauge_or_nan(oldest_pending_age_ms()));
   Simple(out, "room_outbox_publish_success_total", "counter",
-         "Rows delivered to Tencent IM or skipped as non-IM types.", publish_success());
+         "Rows delivered to Tencent IM (skipped types not counted).", publish_success());
   Simple(out, "room_outbox_publish_failure_total", "counter",
          "Failed delivery attempts (the row stays pending).", publish_failure());
   Simple(out, "room_outbox_rooms_held_back", "gauge",
@@ -267,29 +268,55 @@ void Metrics::RenderDelivery(std::ostream& out) const {
             per_message_, message_events(), messages_delivered());
 }
 
-void Metrics::AddExpired(const std::string& event_type) {
-  std::lock_guard<std::mutex> lock(expired_mu_);
-  if (auto it = expired_.find(event_type); it != expired_.end()) ++it->second;
+void Metrics::TypeCounts::Add(const std::string& event_type) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = counts.find(event_type); it != counts.end()) ++it->second;
 }
 
-uint64_t Metrics::expired(const std::string& event_type) const {
-  std::lock_guard<std::mutex> lock(expired_mu_);
-  auto it = expired_.find(event_type);
-  return it == expired_.end() ? 0 : it->second;
+uint64_t Metrics::TypeCounts::Get(const std::string& event_type) const {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = counts.find(event_type);
+  return it == counts.end() ? 0 : it->second;
 }
 
-// No family at all without [tencent_im.max_age_by_type]: nothing can expire.
-void Metrics::RenderExpired(std::ostream& out) const {
-  std::lock_guard<std::mutex> lock(expired_mu_);
-  if (expired_.empty()) {
+void Metrics::AddExpired(const std::string& event_type) { expired_.Add(event_type); }
+uint64_t Metrics::expired(const std::string& event_type) const { return expired_.Get(event_type); }
+
+void Metrics::DeclareSkippedTypes(const std::vector<std::string>& skip_event_types) {
+  std::lock_guard<std::mutex> lock(skipped_.mu);
+  for (const std::string& type : skip_event_types) skipped_.counts.try_emplace(type, 0);
+}
+void Metrics::AddSkipped(const std::string& event_type) { skipped_.Add(event_type); }
+uint64_t Metrics::skipped(const std::string& event_type) const { return skipped_.Get(event_type); }
+
+namespace {
+
+// A counter family labelled by event_type; no family at all when no type was declared.
+void RenderTypeCounts(std::ostream& out, const char* name, const char* help,
+                      const std::map<std::string, uint64_t>& counts) {
+  if (counts.empty()) {
     return;
   }
-  out << "# HELP room_outbox_expired_total Rows parked as expired (older than their type's "
-         "max_age_by_type when their turn came), not sent.\n"
-      << "# TYPE room_outbox_expired_total counter\n";
-  for (const auto& [type, n] : expired_) {
-    out << "room_outbox_expired_total{event_type=\"" << LabelValue(type) << "\"} " << n << '\n';
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n";
+  for (const auto& [type, n] : counts) {
+    out << name << "{event_type=\"" << LabelValue(type) << "\"} " << n << '\n';
   }
+}
+
+}  // namespace
+
+void Metrics::RenderByType(std::ostream& out) const {
+  {
+    std::lock_guard<std::mutex> lock(expired_.mu);
+    RenderTypeCounts(out, "room_outbox_expired_total",
+                     "Rows parked as expired (older than their type's max_age_by_type when their "
+                     "turn came), not sent.",
+                     expired_.counts);
+  }
+  std::lock_guard<std::mutex> lock(skipped_.mu);
+  RenderTypeCounts(out, "room_outbox_skipped_total",
+                   "Rows marked without a send because their type is in skip_event_types.",
+                   skipped_.counts);
 }
 
 void Metrics::RenderLatency(std::ostream& out) const {
@@ -368,6 +395,33 @@ void ServeReadyz(const Metrics& metrics, httplib::Response& res) {
   res.set_content(why + "\n", "text/plain");
 }
 
+// GET and HEAD only: anything else is answered 405 from the request line and headers, before
+// (and without) reading a body; one request per connection, so an unread body is dropped with
+// the connection instead of being parsed as the next request.
+httplib::Server::HandlerResponse RefuseOtherMethods(const httplib::Request& req,
+                                                    httplib::Response& res) {
+  if (req.method == "GET" || req.method == "HEAD") {
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+  res.status = 405;
+  res.set_header("Allow", "GET, HEAD");
+  res.set_content("method not allowed\n", "text/plain");
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+void ApplyListenerLimits(httplib::Server& server) {
+  const auto& limits = kMetricsListenerLimits;
+  server.new_task_queue = [workers = limits.workers] { return new BoundedPool(workers); };
+  server.set_read_timeout(limits.read_timeout);
+  server.set_write_timeout(limits.write_timeout);
+  server.set_keep_alive_max_count(1);
+  server.set_keep_alive_timeout(1);
+  // No body is read: other methods are refused before it and cpp-httplib reads none for GET and
+  // HEAD; a zero limit refuses any body that would be.
+  server.set_payload_max_length(0);
+  server.set_pre_routing_handler(RefuseOtherMethods);
+}
+
 }  // namespace
 
 core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
@@ -384,6 +438,7 @@ core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::str
     int yes = 1;
     (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  ApplyListenerLimits(state->server);
   state->server.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
   });

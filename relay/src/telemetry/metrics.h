@@ -2,7 +2,7 @@
 //
 //   room_outbox_pending_total             gauge    pending rows in the outbox (from Stats)
 //   room_outbox_oldest_pending_age_ms     gauge    age of the oldest pending row (from Stats)
-//   room_outbox_publish_success_total     counter  rows delivered (published or skipped)
+//   room_outbox_publish_success_total     counter  rows IM accepted (not the skipped ones)
 //   room_outbox_publish_failure_total     counter  failed attempts (incl. rate-limited,
 //                                                  undecodable)
 //   room_outbox_publish_latency_ms        histogram latency of each publish attempt
@@ -49,6 +49,11 @@
 //   room_outbox_expired_total{event_type}  counter  rows parked as expired (too old to be sent
 //        when their turn came), by event type: only the types named in max_age_by_type
 //        (DeclareExpiredTypes), so the label values are bounded; no series without the table
+// [tencent_im] skip_event_types:
+//   room_outbox_skipped_total{event_type}  counter  rows marked without a send because their type
+//        is in skip_event_types (their row status is 'published', so they are never sent), by
+//        event type: only the declared types (DeclareSkippedTypes); no series when the list is
+//        empty. Not counted in room_outbox_publish_success_total.
 // A relay that wakes:
 //   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
 //        read at once is one wake-up of the worker but counts every datagram)
@@ -60,12 +65,14 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
@@ -155,13 +162,21 @@ class Metrics {
   // max_age_by_type. Call before the worker runs.
   template <class Map>
   void DeclareExpiredTypes(const Map& max_age_by_type) {
-    std::lock_guard<std::mutex> lock(expired_mu_);
-    for (const auto& entry : max_age_by_type) expired_.try_emplace(entry.first, 0);
+    std::lock_guard<std::mutex> lock(expired_.mu);
+    for (const auto& entry : max_age_by_type) expired_.counts.try_emplace(entry.first, 0);
   }
   // One row of `event_type` parked as expired. Only declared types are counted: a bounded set of
   // label values whatever the caller passes.
   void AddExpired(const std::string& event_type);
   uint64_t expired(const std::string& event_type) const;
+  // --- [tencent_im] skip_event_types ---
+  // The event types room_outbox_skipped_total has a series for (each starts at 0).
+  void DeclareSkippedTypes(const std::vector<std::string>& skip_event_types);
+  // One row of `event_type` marked without a send because its type is skipped; only declared
+  // types are counted. Not a publish success: room_outbox_publish_success_total counts rows IM
+  // accepted.
+  void AddSkipped(const std::string& event_type);
+  uint64_t skipped(const std::string& event_type) const;
   // --- a relay that wakes ---
   void AddWakeups(uint64_t datagrams) { wakeups_.fetch_add(datagrams, std::memory_order_relaxed); }
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
@@ -207,7 +222,7 @@ class Metrics {
   void RenderOperations(std::ostream& out, int64_t stats_age_ms) const;
   void RenderDelivery(std::ostream& out) const;
   void RenderLatency(std::ostream& out) const;
-  void RenderExpired(std::ostream& out) const;
+  void RenderByType(std::ostream& out) const;
 
   core::SystemClock system_clock_;  // the clock unless one was given
   core::Clock& clock_;
@@ -238,8 +253,16 @@ class Metrics {
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> stats_read_steady_ms_{-1};  // -1: never read
   std::atomic<uint64_t> wakeups_{0};
-  mutable std::mutex expired_mu_;  // rare writes (an expired row), one read per scrape
-  std::map<std::string, uint64_t> expired_;
+  // A counter by event type over a bounded, declared set of types: rare writes, one read per
+  // scrape.
+  struct TypeCounts {
+    mutable std::mutex mu;
+    std::map<std::string, uint64_t> counts;
+    void Add(const std::string& event_type);
+    uint64_t Get(const std::string& event_type) const;
+  };
+  TypeCounts expired_;
+  TypeCounts skipped_;
   int64_t stats_stale_after_ms_ = 30000;
   const Heartbeat* heartbeat_ = nullptr;
   std::string version_;
@@ -255,8 +278,24 @@ struct HealthOptions {
   std::chrono::milliseconds stale_after{60000};
 };
 
-// GET /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a cpp-httplib
-// thread.
+// What the metrics listener allows a client (one home for these values; docs/operations.md
+// "The metrics listener" states them). A client that sends nothing for read_timeout (between any
+// two reads of its request) or reads nothing of the answer for write_timeout is dropped, so a slow
+// or stalled client holds a worker for about read_timeout and /healthz is answered within about
+// that long even while every worker is held. One request per connection (no keep-alive); no
+// request body is ever read. The request line and each header line are limited by cpp-httplib's
+// build (8192 bytes each).
+struct MetricsListenerLimits {
+  size_t workers;                           // connections served at once; more wait to be accepted
+  std::chrono::milliseconds read_timeout;   // for each read of the request
+  std::chrono::milliseconds write_timeout;  // for each write of the answer
+};
+inline constexpr MetricsListenerLimits kMetricsListenerLimits{8, std::chrono::milliseconds(1000),
+                                                              std::chrono::milliseconds(1000)};
+
+// GET (and HEAD) /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a
+// cpp-httplib thread and kMetricsListenerLimits.workers workers; any other method is answered
+// 405 without its body being read.
 class MetricsServer {
  public:
   // Binds and starts serving; fails (kUnavailable) when the address cannot be bound.

@@ -138,6 +138,7 @@ void OutboxWorker::LogRound(const RoundResult& result) {
   logger_.Debug(Line("outbox round")
                     .Add("claimed", static_cast<uint64_t>(result.claim.claimed))
                     .Add("published", static_cast<uint64_t>(result.marks.published))
+                    .Add("skipped", static_cast<uint64_t>(result.marks.skipped))
                     .Add("failed", static_cast<uint64_t>(result.marks.failed))
                     .Add("expired", static_cast<uint64_t>(result.marks.expired))
                     .Add("released", static_cast<uint64_t>(result.marks.released))

@@ -105,7 +105,8 @@ namespace room_outbox::relay {
 struct DrainResult {
   size_t rounds = 0;
   size_t published = 0;
-  size_t failed = 0;  // failed attempts, undecodable included
+  size_t skipped = 0;  // rows of skip_event_types, marked published without a send
+  size_t failed = 0;   // failed attempts, undecodable included
   size_t undecodable = 0;
   // Due rows the run gave back and never attempted (lease too short, a stop, a room held
   // behind a failed row).

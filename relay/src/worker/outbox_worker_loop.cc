@@ -65,7 +65,7 @@ bool OutboxWorker::WaitAfterRound(const RoundResult& round, bool& woken) {
   }
   claims_.DiscardAhead();  // the loop waits: rows claimed ahead go back, due at once
   milliseconds idle = options_.poll_interval;
-  if (!held && (round.marks.published > 0 || round.claim.scheduled)) {
+  if (!held && (round.marks.published + round.marks.skipped > 0 || round.claim.scheduled)) {
     // A paced room's rows come due one per room_min_interval: claim them as they do, as long
     // as rounds deliver (while IM fails, the head rows wait for their retry anyway), also
     // after a claim that only scheduled rows (every room of its window was paced).
@@ -88,6 +88,7 @@ DrainResult OutboxWorker::Drain() {
     RoundResult round = Round(RoundMode::kDrain);
     ++drain.rounds;
     drain.published += round.marks.published;
+    drain.skipped += round.marks.skipped;
     drain.undecodable += round.marks.undecodable;
     // Only attempts count: rows given back as already tried in this run are not failures again.
     drain.failed += round.marks.failed;

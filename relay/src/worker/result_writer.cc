@@ -51,6 +51,12 @@ void ResultWriter::Delivered(const OutboxRow& row) {
   outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kDelivered});
 }
 
+void ResultWriter::Skipped(const OutboxRow& row) {
+  AttemptVerdict verdict;
+  verdict.delivered = true;
+  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kSkipped});
+}
+
 void ResultWriter::Failed(const OutboxRow& row, AttemptVerdict verdict) {
   metrics_.AddPublishFailure();
   verdict.delivered = false;
@@ -90,11 +96,15 @@ void ResultWriter::HeldBack(const std::string& room_id, const std::string& event
 }
 
 void ResultWriter::Flush() {
-  std::vector<int64_t> published_ids;
+  std::vector<int64_t> published_ids;  // delivered and skipped rows: both are marked published
+  size_t skipped = 0;
   std::vector<Outcome> failures;
   std::vector<Outcome> parks;
   for (const Outcome& o : outcomes_) {
     switch (o.kind) {
+      case Kind::kSkipped:
+        ++skipped;
+        [[fallthrough]];
       case Kind::kDelivered:
         published_ids.push_back(o.row->id);
         break;
@@ -111,13 +121,16 @@ void ResultWriter::Flush() {
   const bool failed_marked = failures.empty() || MarkFailures(failures, Kind::kFailed);
   const bool parked_marked = parks.empty() || MarkFailures(parks, Kind::kParked);
   for (const Outcome& o : outcomes_) {
-    const bool marked = o.kind == Kind::kDelivered ? published_marked
-                        : o.kind == Kind::kFailed  ? failed_marked
-                                                   : parked_marked;
+    const bool marked = o.kind == Kind::kDelivered || o.kind == Kind::kSkipped ? published_marked
+                        : o.kind == Kind::kFailed                              ? failed_marked
+                                                                               : parked_marked;
     LogOutcome(o, marked);
     if (marked) NoteMarked(o);
   }
-  if (published_marked) published_ += published_ids.size();
+  if (published_marked) {
+    published_ += published_ids.size() - skipped;
+    skipped_ += skipped;
+  }
   // Failed attempts, marked or not: parks too, expired rows not (they were never attempted).
   failed_ += failures.size() +
              static_cast<size_t>(std::count_if(parks.begin(), parks.end(), [](const Outcome& o) {
@@ -137,6 +150,9 @@ void ResultWriter::NoteMarked(const Outcome& o) {
     case Kind::kExpired:
       ++expired_;
       metrics_.AddExpired(o.row->event_type);
+      break;
+    case Kind::kSkipped:
+      metrics_.AddSkipped(o.row->event_type);
       break;
     case Kind::kDelivered:
       break;
@@ -197,7 +213,8 @@ void ResultWriter::Summarize(size_t rooms_held, size_t released) const {
 }
 
 void ResultWriter::LogOutcome(const Outcome& o, bool marked) {
-  const bool delivered = o.kind == Kind::kDelivered;
+  const bool skipped = o.kind == Kind::kSkipped;
+  const bool delivered = o.kind == Kind::kDelivered || skipped;
   const bool expired = o.kind == Kind::kExpired;
   const bool parked = o.kind == Kind::kParked || expired;
   const int64_t retry_count = o.row->retry_count;
@@ -215,7 +232,9 @@ void ResultWriter::LogOutcome(const Outcome& o, bool marked) {
   }
   std::string_view message = "outbox event failed";
   spdlog::level::level_enum level = o.verdict.level;
-  if (delivered) {
+  if (skipped) {
+    message = "outbox event skipped";  // the row is marked published: it is never sent
+  } else if (delivered) {
     message = "outbox event published";
     if (retry_count > 0) {
       message = "outbox event published after failures";
@@ -234,7 +253,7 @@ void ResultWriter::LogOutcome(const Outcome& o, bool marked) {
   LogLine line = OutboxEventLine(message, fields);
   if (o.kind == Kind::kParked) line.Add("parked_after", o.parked_after);
   if (expired) line.Add("age_ms", o.age_ms);
-  if (delivered && retry_count > 0) line.Add("after_failures", retry_count);
+  if (delivered && !skipped && retry_count > 0) line.Add("after_failures", retry_count);
   logger_.Log(marked ? level : spdlog::level::err, line);
 }
 
@@ -245,7 +264,9 @@ void ResultWriter::NoteLeft(const Outcome& o) {
   logger_.Info(Line("room released")
                    .Add("room_id", o.row->room_id)
                    .Add("event_id", o.row->event_id)
-                   .Add("head", o.kind == Kind::kDelivered ? "published" : "parked"));
+                   .Add("head", o.kind == Kind::kDelivered ? "published"
+                                : o.kind == Kind::kSkipped ? "skipped"
+                                                           : "parked"));
 }
 
 void ResultWriter::CheckCount(const core::Result<size_t>& marked, size_t expected,

@@ -84,6 +84,10 @@ class ResultWriter {
                std::string token, HeldRooms* held_rooms = nullptr);
 
   void Delivered(const OutboxRow& row);
+  // A row of a type in skip_event_types, settled without a send: marked published like a
+  // delivered row (so it is never sent), but counted in room_outbox_skipped_total and logged
+  // "outbox event skipped", not as published.
+  void Skipped(const OutboxRow& row);
   void Failed(const OutboxRow& row, AttemptVerdict verdict);
   // A failed attempt that parks the row (ParkPolicy): MarkParked instead of MarkFailed.
   // `parked_after` is the park_permanent_after setting, for the log line.
@@ -107,14 +111,15 @@ class ResultWriter {
   // failures"): failed, parked, rooms_held, released and the round's first error.
   void Summarize(size_t rooms_held, size_t released) const;
 
-  size_t published() const { return published_; }  // recorded as published in the database
+  size_t published() const { return published_; }  // delivered, recorded in the database
+  size_t skipped() const { return skipped_; }      // skipped, recorded as published
   size_t failed() const { return failed_; }        // failed attempts (marked or not), parks too
   size_t parked() const { return parked_; }        // recorded as parked in the database
   size_t expired() const { return expired_; }      // recorded as parked because expired
   const std::optional<Error>& store_error() const { return store_error_; }
 
  private:
-  enum class Kind { kDelivered, kFailed, kParked, kExpired };
+  enum class Kind { kDelivered, kSkipped, kFailed, kParked, kExpired };
   struct Outcome {
     const OutboxRow* row;
     AttemptVerdict verdict;
@@ -140,6 +145,7 @@ class ResultWriter {
   HeldRooms* held_rooms_;
   std::vector<Outcome> outcomes_;  // since the last Flush, in the order reported
   size_t published_ = 0;
+  size_t skipped_ = 0;
   size_t failed_ = 0;
   size_t parked_ = 0;
   size_t expired_ = 0;

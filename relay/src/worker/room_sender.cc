@@ -58,8 +58,9 @@ bool RoomSender::WaveFits(RoundContext& round, SendOutcome& sent) {
 }
 
 // A room's next rows that need no send are settled here, in order: rows of types that are never
-// sent are delivered, expired rows parked. Neither takes a send slot or counts against the room's
-// room_min_interval, so the room's next row to send is the front of its queue afterwards.
+// sent are skipped (marked published), expired rows parked. Neither takes a send slot or counts
+// against the room's room_min_interval, so the room's next row to send is the front of its queue
+// afterwards.
 void RoomSender::PopUnsent(RoundContext& round) {
   const int64_t server_now_ms = round.claim.server_now_ms;
   auto unsent = [&](const QueuedRow& item) {
@@ -72,7 +73,7 @@ void RoomSender::PopUnsent(RoundContext& round) {
     if (publisher_.Sends(item->row->event_type)) {
       round.marks.Expired(*item->row, server_now_ms);
     } else {
-      round.marks.Delivered(*item->row);
+      round.marks.Skipped(*item->row);
     }
   }
 }

@@ -20,7 +20,7 @@ void RoundMarks::Undecodable(const UndecodableRow& bad) {
   Failed(*bad.row, std::move(verdict), true);
 }
 
-void RoundMarks::Delivered(const OutboxRow& row) { writer_.Delivered(row); }
+void RoundMarks::Skipped(const OutboxRow& row) { writer_.Skipped(row); }
 
 void RoundMarks::Expired(const OutboxRow& row, int64_t server_now_ms) {
   writer_.Expired(row, server_now_ms - row.created_at_ms);
@@ -29,6 +29,10 @@ void RoundMarks::Expired(const OutboxRow& row, int64_t server_now_ms) {
 AttemptMark RoundMarks::Attempted(const OutboxRow& row, const core::PublishOutcome& outcome) {
   deps_.metrics.ObservePublishLatency(outcome.latency.count());
   AttemptVerdict verdict = deps_.retry.Judge(outcome);
+  if (outcome.status == core::PublishStatus::kSkipped) {
+    writer_.Skipped(row);
+    return AttemptMark::kDelivered;
+  }
   if (verdict.delivered) {
     writer_.Delivered(row);
     return AttemptMark::kDelivered;
@@ -63,6 +67,7 @@ MarksOutcome RoundMarks::Close(std::span<const int64_t> released) {
   writer_.Release(released);
   MarksOutcome outcome;
   outcome.published = writer_.published();
+  outcome.skipped = writer_.skipped();
   outcome.failed = writer_.failed();
   outcome.undecodable = undecodable_;
   outcome.expired = writer_.expired();

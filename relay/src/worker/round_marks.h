@@ -51,8 +51,9 @@ class RoundMarks {
 
   // A row that was decoded as not sendable: a failed attempt (or a park), the round's error.
   void Undecodable(const UndecodableRow& bad);
-  // A row delivered without a send (a type the publisher never sends).
-  void Delivered(const OutboxRow& row);
+  // A row of a type the publisher never sends (skip_event_types): marked published without a
+  // send, counted in room_outbox_skipped_total{event_type}, not as a publish success.
+  void Skipped(const OutboxRow& row);
   // A row too old to be sent at the claim's `server_now_ms` (ExpiryPolicy): parked with
   // last_error "expired", not an attempt (retry_count unchanged), counted in
   // room_outbox_expired_total{event_type} once recorded. Not a failure of the round.

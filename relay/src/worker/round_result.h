@@ -37,7 +37,8 @@ struct SendOutcome {
 };
 
 struct MarksOutcome {
-  size_t published = 0;  // delivered: published or skipped
+  size_t published = 0;  // delivered to IM
+  size_t skipped = 0;    // of skip_event_types: marked published without a send
   size_t failed = 0;     // failed attempts marked (incl. undecodable and rate-limited)
   size_t undecodable = 0;
   size_t expired = 0;   // parked as expired ([tencent_im.max_age_by_type]), not attempts
