@@ -5,6 +5,7 @@ package roomoutbox
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -78,14 +79,19 @@ type Result struct {
 type Tx struct {
 	c      *C.room_outbox_tx
 	failed C.room_outbox_status // the first failed Exec's status
+	ctx    context.Context      // the Commit's: a done ctx refuses the next statement
 }
 
 // Exec runs one statement with ? placeholders as a prepared statement in the commit's
 // transaction. args may be nil, bool, integers, float32/64, string or []byte. A failed Exec
-// makes the whole commit roll back: return its error from the callback.
+// makes the whole commit roll back: return its error from the callback. Once the Commit's
+// context is done Exec runs nothing and returns an *Error wrapping ctx.Err().
 func (tx *Tx) Exec(query string, args ...interface{}) error {
 	if tx.c == nil {
 		return &Error{Code: CodeInvalidArgument, Message: "Tx used outside its statements callback"}
+	}
+	if err := tx.stopped(); err != nil {
+		return err
 	}
 	params := C.room_outbox_params_new()
 	if params == nil {
