@@ -66,6 +66,11 @@ func (h *Hook) CommitContext(ctx context.Context, cmd Command, events []Event,
 	res := copyResult(cresult)
 	if status != C.ROOM_OUTBOX_OK {
 		e := statusError(status, cerr)
+		// ctx stopped it: the error that says when, not "caller statements returned cancelled".
+		if stop, ok := call.err.(*Error); ok && ctx.Err() != nil && stop.cause == ctx.Err() &&
+			stop.Code == e.Code {
+			return res, stop
+		}
 		e.cause = call.err
 		return res, e
 	}
