@@ -125,6 +125,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/chaos_test.cc
   tests/integration/claim_cost_test.cc
   tests/integration/clock_skew_test.cc
+  tests/integration/commit_affected_rows_test.cc
   tests/integration/commit_command_test.cc
   tests/integration/commit_misuse_test.cc
   tests/integration/commit_multirow_test.cc

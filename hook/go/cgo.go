@@ -8,9 +8,9 @@ package roomoutbox
 // #include <stdlib.h>
 // #include <room_outbox/c.h>
 //
-// #if !defined(ROOM_OUTBOX_C_VERSION) || ROOM_OUTBOX_C_VERSION < 0x01000000 || \
+// #if !defined(ROOM_OUTBOX_C_VERSION) || ROOM_OUTBOX_C_VERSION < 0x01010000 || \
 //     ROOM_OUTBOX_C_VERSION >= 0x02000000
-// #error "roomoutbox needs room_outbox/c.h 1.x (ROOM_OUTBOX_C_VERSION 0x01000000 or later)"
+// #error "roomoutbox needs room_outbox/c.h 1.1 or later (ROOM_OUTBOX_C_VERSION 0x01010000)"
 // #endif
 //
 // extern room_outbox_status roomOutboxStatements(room_outbox_tx *tx, uintptr_t handle);
@@ -47,7 +47,7 @@ import (
 
 // cVersion is the C ABI this package is written for: ROOM_OUTBOX_C_VERSION's encoding
 // 0xMMmmpp00. A library of another major, or an older one, is refused by Open.
-const cVersion = 0x01000000
+const cVersion = 0x01010000
 
 var (
 	libraryOnce sync.Once

@@ -5,6 +5,7 @@ package roomoutbox
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -82,6 +83,7 @@ type Tx struct {
 	mu     sync.Mutex           // held by each Exec and by end: one statement at a time
 	c      *C.room_outbox_tx    // nil once the callback returned
 	failed C.room_outbox_status // the first failed Exec's status
+	ctx    context.Context      // the Commit's: a done ctx refuses the next statement
 }
 
 // end makes the Tx refuse every later Exec, after waiting for the one in progress, and returns
@@ -95,34 +97,49 @@ func (tx *Tx) end() C.room_outbox_status {
 
 // Exec runs one statement with ? placeholders as a prepared statement in the commit's
 // transaction. args may be nil, bool, integers, float32/64, string or []byte. A failed Exec
-// makes the whole commit roll back: return its error from the callback.
+// makes the whole commit roll back: return its error from the callback. Once the Commit's
+// context is done Exec runs nothing and returns an *Error wrapping ctx.Err().
 func (tx *Tx) Exec(query string, args ...interface{}) error {
+	_, err := tx.exec(query, args, false)
+	return err
+}
+
+// exec runs one statement under the Tx's lock (one statement at a time, none after the callback
+// returned); with counted, through room_outbox_tx_execute_affected, returning the rows matched.
+func (tx *Tx) exec(query string, args []interface{}, counted bool) (int64, error) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if tx.c == nil {
-		return &Error{Code: CodeInvalidArgument, Message: "Tx used outside its statements callback"}
+		return 0, &Error{Code: CodeInvalidArgument, Message: "Tx used outside its statements callback"}
+	}
+	if err := tx.stopped(); err != nil {
+		return 0, err
 	}
 	params := C.room_outbox_params_new()
 	if params == nil {
-		return ErrNoMemory
+		return 0, ErrNoMemory
 	}
 	defer C.room_outbox_params_destroy(params)
 	for i, arg := range args {
 		if status := addParam(params, arg); status != C.ROOM_OUTBOX_OK {
-			return &Error{Code: Code(status), Message: fmt.Sprintf("parameter %d: unsupported type %T", i+1, arg)}
+			return 0, &Error{Code: Code(status), Message: fmt.Sprintf("parameter %d: unsupported type %T", i+1, arg)}
 		}
 	}
 	var cerr *C.room_outbox_error
+	var affected C.uint64_t
 	status := withText(query, func(p *C.char, n C.size_t) C.room_outbox_status {
+		if counted {
+			return C.room_outbox_tx_execute_affected(tx.c, p, n, params, &affected, &cerr)
+		}
 		return C.room_outbox_tx_execute(tx.c, p, n, params, &cerr)
 	})
 	if status != C.ROOM_OUTBOX_OK {
 		if tx.failed == 0 {
 			tx.failed = status
 		}
-		return statusError(status, cerr)
+		return 0, statusError(status, cerr)
 	}
-	return nil
+	return int64(affected), nil
 }
 
 func addParam(params *C.room_outbox_params, arg interface{}) C.room_outbox_status {

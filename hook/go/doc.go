@@ -5,14 +5,27 @@
 // committed command is reported committed whatever IM did.
 //
 // It is a thin cgo layer over the hook's C ABI (room_outbox/c.h), linked through
-// `pkg-config room_outbox_hook` against the installed libroom_outbox_hook.so.1.
+// `pkg-config room_outbox_hook` against the installed libroom_outbox_hook.so.1 (C ABI 1.1 or
+// later).
 //
-//	hook, err := roomoutbox.Open("/etc/room-outbox/relay.toml")
+//	import roomoutbox "github.com/room-outbox/room-outbox/hook/go"
+//
+//	hook, err := roomoutbox.Open("/etc/room-outbox/relay.toml", roomoutbox.WithPoolSize(8))
 //	if err != nil { ... }           // err names the config key or the connection problem
 //	defer hook.Close()
-//	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
-//		return tx.Exec("UPDATE room_snapshot SET room_seq = ?, state = ? WHERE room_id = ?",
-//			cmd.RoomSeq, state, cmd.RoomID)
+//	cmd := roomoutbox.Command{CommandID: "cmd-42", RoomID: "room-7", CommandType: "SendGift",
+//		RequestID: "req-42", RoomSeq: 12, Payload: `{"user_id":"u1","gift":"rose"}`}
+//	events := []roomoutbox.Event{{EventID: "evt-42-0", EventType: "RoomGiftSent", RoomSeq: 12,
+//		Payload: `{"gift":"rose","from":"u1"}`}}
+//	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+//	defer cancel()
+//	res, err := hook.CommitContext(ctx, cmd, events, func(tx *roomoutbox.Tx) error {
+//		n, err := tx.ExecAffected("UPDATE room_snapshot SET room_seq = ?, state = ? "+
+//			"WHERE room_id = ? AND room_seq = ?", cmd.RoomSeq, state, cmd.RoomID, cmd.RoomSeq-1)
+//		if err == nil && n != 1 {
+//			err = errLostRace // another command moved the room first: roll back
+//		}
+//		return err
 //	})
 //	switch {
 //	case err != nil:                // Failed (rolled back) or Unknown (see CommitStatus)
@@ -24,24 +37,30 @@
 // [wake] socket, [outbox_worker] ordering, with the secrets from their files or the
 // environment); WithSetting and WithSecret override single keys by their relay.toml names.
 //
+// # Module path
+//
+// The module is github.com/room-outbox/room-outbox/hook/go (the package is named roomoutbox).
+// Until that repository is published, require it from a local checkout with a replace
+// directive in the service's go.mod:
+//
+//	require github.com/room-outbox/room-outbox/hook/go v0.0.0
+//	replace github.com/room-outbox/room-outbox/hook/go => /path/to/room-outbox/hook/go
+//
 // # Goroutines
 //
-// A *Hook serves one goroutine at a time: it owns one database connection (a transaction is
-// open on it during Commit) and one HTTP connection to IM, and Commit blocks for up to
-// [hook] sync_publish_timeout. A mutex inside makes concurrent calls wait for each other
-// rather than corrupt the connection, so sharing one Hook among goroutines is safe but
-// serialises them. For concurrency, use a pool: a buffered channel of *Hook, one per database
-// connection you budget for.
+// A *Hook is safe for concurrent use by many goroutines. It holds a pool of WithPoolSize
+// members (1 by default); each member is a hook of its own with one database connection (a
+// transaction is open on it during a Commit) and one HTTP connection to IM. A Commit takes a free
+// member or waits for one (CommitContext: as long as its ctx lasts), so n members run n Commits
+// at once. The members share the process-wide state of the hook: the IM app's request budget and
+// the process's one membership in it, and the sync breaker, so a pool of n draws on one share of
+// the app's budget, not n.
 //
-//	pool := make(chan *roomoutbox.Hook, 8)
-//	for i := 0; i < cap(pool); i++ {
-//		h, err := roomoutbox.Open(path)
-//		if err != nil { ... }
-//		pool <- h
-//	}
-//	h := <-pool
-//	res, err := h.Commit(cmd, events, snapshot)
-//	pool <- h
+// Commit is CommitContext with context.Background(). CommitContext honours ctx up to COMMIT:
+// waiting for a member, before the callback, before each Tx statement and after the callback
+// returns (the last check before COMMIT); then it rolls the command back and returns an *Error
+// wrapping ctx.Err(). A statement already running runs to its end first. After COMMIT was sent
+// the outcome is the server's, whatever ctx says.
 //
 // The hook keeps no per-thread state, so no runtime.LockOSThread is needed. The statements
 // callback runs on the goroutine that called Commit, inside the call; it may run twice for one
@@ -49,12 +68,13 @@
 // back and the hook runs the command again), so it must only write through the Tx it is given.
 // It must not end the transaction: Tx.Exec refuses COMMIT, ROLLBACK, BEGIN, DDL and SET
 // autocommit (ErrInvalidArgument), and a Commit on the same Hook from inside the callback returns
-// ErrInvalidArgument at once instead of waiting for itself; another goroutine's Commit still
-// waits for the running one. The Tx is safe for concurrent use: goroutines the callback starts
-// may call Exec, one statement at a time; the callback waits for them before it returns, since
-// an Exec after it returned is refused (ErrInvalidArgument).
-// A logger given with WithLogger is also called from the hook's own thread when
-// [hook] sync_publish = "background".
+// ErrInvalidArgument at once, whether or not a member is free, instead of waiting for itself or
+// running a second transaction beside the first. The Tx is safe for concurrent use: goroutines
+// the callback starts may call Exec and ExecAffected, one statement at a time; the callback
+// waits for them before it returns, since a call after it returned is refused
+// (ErrInvalidArgument).
+// A logger given with WithLogger is called from every member, concurrently, and from the hook's
+// own threads when [hook] sync_publish = "background".
 //
 // # Errors
 //

@@ -1,3 +1,3 @@
-module roomoutbox
+module github.com/room-outbox/room-outbox/hook/go
 
 go 1.19

@@ -6,6 +6,8 @@ import "C"
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"runtime"
 	"runtime/cgo"
 	"strconv"
@@ -13,16 +15,46 @@ import (
 	"sync/atomic"
 )
 
-// Hook commits room commands with their events and sync-publishes the events. See the package
-// documentation for its goroutine rule: one goroutine at a time (a mutex serialises misuse),
-// a pool for concurrency.
+// Hook commits room commands with their events and sync-publishes the events. It is safe for
+// concurrent use by many goroutines: it holds a pool of WithPoolSize members (1 by default), each
+// its own C hook with its own database and HTTP connection; a Commit takes a free member or waits
+// for one (see the package documentation).
 type Hook struct {
-	mu sync.Mutex
-	// The goroutine running this Hook's statements callback (0: none), to tell a Commit from
-	// inside the callback, which would wait for itself, from another goroutine's, which waits.
-	inStatements atomic.Int64
-	c            *C.room_outbox_hook
-	logger       cgo.Handle // 0 without a logger; deleted by Close after the C hook is gone
+	members chan *C.room_outbox_hook // the free members; Close takes them all back
+	size    int
+	closed  chan struct{} // closed by Close: waiting and later Commits return ErrClosed
+	closeMu sync.Mutex    // one Close at a time; isClosed makes the later ones return at once
+	// isClosed is set under closeMu.
+	isClosed bool
+	// The goroutines running a statements callback of this Hook, to refuse a Commit from inside
+	// the callback (it would wait for itself or run a second transaction beside the first).
+	inStatements statementsGoroutines
+	logger       cgo.Handle // 0 without a logger; deleted by Close after the C hooks are gone
+}
+
+// statementsGoroutines is the set of goroutines inside a statements callback of one Hook.
+type statementsGoroutines struct {
+	count atomic.Int32 // how many; the Commit path asks for its goroutine's id only when > 0
+	ids   sync.Map     // goroutine id -> struct{}
+}
+
+func (s *statementsGoroutines) enter(id int64) {
+	s.ids.Store(id, struct{}{})
+	s.count.Add(1)
+}
+
+func (s *statementsGoroutines) leave(id int64) {
+	s.count.Add(-1)
+	s.ids.Delete(id)
+}
+
+// holds reports whether the calling goroutine runs a statements callback of the Hook.
+func (s *statementsGoroutines) holds() bool {
+	if s.count.Load() == 0 {
+		return false
+	}
+	_, in := s.ids.Load(goroutineID())
+	return in
 }
 
 // Open reads the hook's options from the relay.toml at configPath (empty: none, only the
@@ -34,7 +66,7 @@ func Open(configPath string, opts ...Option) (*Hook, error) {
 	if err := initLibrary(); err != nil {
 		return nil, err
 	}
-	var o openOptions
+	o := openOptions{poolSize: 1}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -57,14 +89,24 @@ func Open(configPath string, opts ...Option) (*Hook, error) {
 			return nil, err
 		}
 	}
-	h := &Hook{}
+	if o.poolSize < 1 {
+		return nil, &Error{Code: CodeInvalidArgument,
+			Message: fmt.Sprintf("WithPoolSize: must be at least 1, got %d", o.poolSize)}
+	}
+	h := &Hook{members: make(chan *C.room_outbox_hook, o.poolSize), size: o.poolSize,
+		closed: make(chan struct{})}
 	if o.logger != nil {
 		h.logger = cgo.NewHandle(o.logger)
 		setLogger(copts, h.logger)
 	}
-	if status := C.room_outbox_hook_new(copts, &h.c, &cerr); status != C.ROOM_OUTBOX_OK {
-		h.deleteLogger()
-		return nil, statusError(status, cerr)
+	for i := 0; i < h.size; i++ {
+		var c *C.room_outbox_hook
+		if status := C.room_outbox_hook_new(copts, &c, &cerr); status != C.ROOM_OUTBOX_OK {
+			h.size = i
+			_ = h.Close()
+			return nil, statusError(status, cerr)
+		}
+		h.members <- c
 	}
 	return h, nil
 }
@@ -82,15 +124,20 @@ func set(copts *C.room_outbox_options, s setting) error {
 	return nil
 }
 
-// Close closes the hook's connections (with sync_publish = "background" it first publishes or
-// hands to the relay what is queued, for at most sync_publish_timeout). It is idempotent and
-// returns nil; a Hook used after Close returns ErrClosed.
+// Close closes the hook's connections (with sync_publish = "background" each member first
+// publishes or hands to the relay what is queued, for at most sync_publish_timeout). It waits for
+// the Commits under way; Commits waiting for a member and later ones return ErrClosed. It is
+// idempotent and returns nil. It must not be called from inside a statements callback.
 func (h *Hook) Close() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.c != nil {
-		C.room_outbox_hook_destroy(h.c)
-		h.c = nil
+	h.closeMu.Lock()
+	defer h.closeMu.Unlock()
+	if h.isClosed {
+		return nil
+	}
+	h.isClosed = true
+	close(h.closed)
+	for i := 0; i < h.size; i++ {
+		C.room_outbox_hook_destroy(<-h.members)
 	}
 	h.deleteLogger()
 	return nil
@@ -103,59 +150,14 @@ func (h *Hook) deleteLogger() {
 	}
 }
 
-// Commit commits cmd, its events and the caller's statements in one transaction, then makes the
-// sync publish (see the package documentation). statements may be nil; it runs inside the
-// transaction on this goroutine and may run twice. The error is nil when the result is
-// Committed or Duplicate; for Failed (rolled back) and Unknown (COMMIT's answer was lost: commit
-// again with the same CommandID to learn which) it is an *Error, wrapping the statements
-// callback's own error when that made the commit fail. A panic of the callback rolls the commit
-// back and is raised again from Commit.
+// Commit is CommitContext with context.Background(): it waits for a free member as long as it
+// takes and is never cancelled.
 func (h *Hook) Commit(cmd Command, events []Event, statements func(tx *Tx) error) (Result, error) {
-	if !h.mu.TryLock() {
-		if running := h.inStatements.Load(); running != 0 && running == goroutineID() {
-			return Result{Status: Failed}, &Error{Code: CodeInvalidArgument, Message: "Commit " +
-				"refused: called from inside a statements callback of the same Hook (it would " +
-				"commit the outer transaction); command_id=" + cmd.CommandID}
-		}
-		h.mu.Lock()
-	}
-	defer h.mu.Unlock()
-	if h.c == nil {
-		return Result{Status: Failed}, ErrClosed
-	}
-	ccmd, err := newCommand(cmd, events)
-	if err != nil {
-		return Result{Status: Failed}, err
-	}
-	defer C.room_outbox_command_destroy(ccmd)
-	var handle cgo.Handle
-	call := &statementsCall{fn: statements, hook: h}
-	if statements != nil {
-		handle = cgo.NewHandle(call)
-		defer handle.Delete()
-	}
-	var cresult *C.room_outbox_result
-	var cerr *C.room_outbox_error
-	status := commit(h.c, ccmd, handle, &cresult, &cerr)
-	runtime.KeepAlive(h)
-	defer C.room_outbox_result_destroy(cresult)
-	if call.panicked != nil {
-		if cerr != nil {
-			C.room_outbox_error_free(cerr)
-		}
-		panic(call.panicked)
-	}
-	res := copyResult(cresult)
-	if status != C.ROOM_OUTBOX_OK {
-		e := statusError(status, cerr)
-		e.cause = call.err
-		return res, e
-	}
-	return res, nil
+	return h.CommitContext(context.Background(), cmd, events, statements)
 }
 
 // goroutineID is the calling goroutine's id, read from its stack header ("goroutine 18 [...").
-// Only the contended path of Commit asks for it.
+// Commit asks for it only while a statements callback of its Hook runs.
 func goroutineID() int64 {
 	buf := make([]byte, 64)
 	buf = buf[:runtime.Stack(buf, false)]

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"roomoutbox"
+	roomoutbox "github.com/room-outbox/room-outbox/hook/go"
 )
 
 func openUp(t *testing.T, env testEnv, opts ...roomoutbox.Option) *roomoutbox.Hook {

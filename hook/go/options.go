@@ -30,6 +30,7 @@ type Option func(*openOptions)
 type openOptions struct {
 	settings []setting
 	logger   func(Level, string)
+	poolSize int
 }
 
 type setting struct {
@@ -55,4 +56,14 @@ func WithSecret(key, value string) Option {
 // it must be safe for concurrent use and must not call the Hook.
 func WithLogger(log func(level Level, line string)) Option {
 	return func(o *openOptions) { o.logger = log }
+}
+
+// WithPoolSize sets how many members the Hook's pool holds (default 1): each is its own hook with
+// its own database connection and HTTP connection to IM (two of each with
+// sync_publish = "background"), so n Commits run at once and a Commit finding all n busy waits
+// for one. Budget the database's connections for it. The members share what the process shares
+// (the IM app's request budget and its membership row, the sync breaker): n members
+// draw on one process budget, never n. Open refuses a size below 1.
+func WithPoolSize(n int) Option {
+	return func(o *openOptions) { o.poolSize = n }
 }

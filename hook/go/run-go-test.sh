@@ -18,3 +18,7 @@ export ROOM_OUTBOX_GO_TEST_DATABASE="$HOOK_ENV_DATABASE"
 cd "$here"
 go vet ./...
 go test -count=1 -v ./...
+# A service module of its own that requires the module path with the documented replace
+# directive builds (testdata is outside the package's module).
+(cd testdata/consumer && go vet . && go build -o /dev/null . &&
+  echo "run-go-test: testdata/consumer builds against the module through its replace directive")

@@ -9,6 +9,7 @@ package roomoutbox
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"runtime/cgo"
 )
@@ -16,19 +17,21 @@ import (
 // statementsCall is what a Commit's handle refers to: the caller's function and what became of
 // its run.
 type statementsCall struct {
-	fn       func(tx *Tx) error
-	hook     *Hook       // whose Commit runs the callback
-	err      error       // the callback's own error, wrapped by Commit's error
-	panicked interface{} // a panic of the callback, raised again by Commit once C returned
+	fn       func(tx *Tx) error // nil: no statements, only the context's checks
+	hook     *Hook              // whose Commit runs the callback
+	ctx      context.Context    // the Commit's; checked before and after fn
+	err      error              // the callback's own error, wrapped by Commit's error
+	panicked interface{}        // a panic of the callback, raised again by Commit once C returned
 }
 
 //export roomOutboxStatements
 func roomOutboxStatements(ctx *C.room_outbox_tx, handle C.uintptr_t) (status C.room_outbox_status) {
 	call := cgo.Handle(handle).Value().(*statementsCall)
-	tx := &Tx{c: ctx}
-	call.hook.inStatements.Store(goroutineID())
+	tx := &Tx{c: ctx, ctx: call.ctx}
+	id := goroutineID()
+	call.hook.inStatements.enter(id)
 	defer func() {
-		call.hook.inStatements.Store(0)
+		call.hook.inStatements.leave(id)
 		tx.end() // a Tx is valid only during the callback
 		// A panic must not unwind through the C++ commit: it becomes a rollback here and is
 		// raised again on the Go side.
@@ -39,8 +42,23 @@ func roomOutboxStatements(ctx *C.room_outbox_tx, handle C.uintptr_t) (status C.r
 		}
 	}()
 	// The callback may run twice (see Commit): only the last run's outcome counts.
-	call.err = call.fn(tx)
+	call.err = nil
+	if e := stoppedBy(call.ctx, "before the statements callback"); e != nil {
+		call.err = e
+		return stoppedStatus(e)
+	}
+	if call.fn != nil {
+		call.err = call.fn(tx)
+	}
+	// Waits for an Exec a goroutine of the callback still runs; none runs after this.
 	failed := tx.end()
+	// The last check before the outbox rows and COMMIT.
+	if e := stoppedBy(call.ctx, "before COMMIT"); e != nil {
+		if call.err == nil {
+			call.err = e
+		}
+		return stoppedStatus(e)
+	}
 	if call.err == nil {
 		return C.ROOM_OUTBOX_OK
 	}

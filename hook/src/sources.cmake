@@ -17,12 +17,14 @@ add_library(room_outbox_hook STATIC
   hook/src/sync_breaker.cc
   hook/src/sync_hand_back.cc
   hook/src/sync_publish.cc
+  hook/src/transaction.cc
   hook/src/wake_sender.cc
   hook/src/c_api/c_command.cc
   hook/src/c_api/c_errors.cc
   hook/src/c_api/c_hook.cc
   hook/src/c_api/c_options.cc
   hook/src/c_api/option_setter.cc
+  hook/src/c_api/c_tx.cc
   hook/src/store/mariadb_hook_store.cc
   hook/src/store/outbox_insert.cc)
 # hook/src is the hook's own include root: no other library sees it (tests add it themselves).

@@ -157,6 +157,33 @@ static room_outbox_status Refuse(room_outbox_tx *tx, void *user_data) {
   return ROOM_OUTBOX_ABORTED;
 }
 
+/* The optimistic check of a room snapshot: moves c-room-up from `expected` to expected + 1 and
+ * gives up (ROOM_OUTBOX_ABORTED) when the UPDATE matched no row. */
+struct Advance {
+  int64_t expected;
+  uint64_t matched;
+};
+
+static room_outbox_status AdvanceSnapshot(room_outbox_tx *tx, void *user_data) {
+  struct Advance *advance = (struct Advance *)user_data;
+  const char *sql = "UPDATE c_snapshot SET room_seq = ? WHERE room_id = ? AND room_seq = ?";
+  room_outbox_params *params = room_outbox_params_new();
+  room_outbox_status status;
+  if (params == NULL) {
+    return ROOM_OUTBOX_NO_MEMORY;
+  }
+  room_outbox_params_add_int(params, advance->expected + 1);
+  room_outbox_params_add_text(params, "c-room-up", 9);
+  room_outbox_params_add_int(params, advance->expected);
+  advance->matched = 99;
+  status = room_outbox_tx_execute_affected(tx, sql, strlen(sql), params, &advance->matched, NULL);
+  room_outbox_params_destroy(params);
+  if (status != ROOM_OUTBOX_OK) {
+    return status;
+  }
+  return advance->matched == 1 ? ROOM_OUTBOX_OK : ROOM_OUTBOX_ABORTED;
+}
+
 static int log_lines;
 static char last_log[512];
 
@@ -383,6 +410,40 @@ static void TestNestedCommit(room_outbox_hook *hook) {
   printf("c_abi_test: nested commit and COMMIT in the callback: refused, nothing written\n");
 }
 
+/* room_outbox_tx_execute_affected: the UPDATE that finds the room at the expected version
+ * matches 1 row and commits; the one that expects an older version matches 0 and rolls back. */
+static void TestAffectedRows(room_outbox_hook *hook) {
+  room_outbox_command *won = NewCommand("c-cmd-won", "c-room-up");
+  room_outbox_command *lost = NewCommand("c-cmd-lost", "c-room-up");
+  room_outbox_result *result = NULL;
+  room_outbox_error *err = NULL;
+  struct Advance advance = {12, 0};
+  uint64_t n = 99;
+  CHECK(room_outbox_hook_commit(hook, won, AdvanceSnapshot, &advance, &result, &err) ==
+        ROOM_OUTBOX_OK);
+  CHECK(advance.matched == 1);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_COMMITTED);
+  room_outbox_result_destroy(result);
+  advance.expected = 12; /* stale: the room is at 13 now */
+  CHECK(room_outbox_hook_commit(hook, lost, AdvanceSnapshot, &advance, &result, &err) ==
+        ROOM_OUTBOX_ABORTED);
+  CHECK(advance.matched == 0);
+  CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_FAILED);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_ABORTED, "caller statements returned aborted"));
+  room_outbox_result_destroy(result);
+  CHECK(Count("SELECT room_seq FROM c_snapshot WHERE room_id = '%s'", "c-room-up") == 13);
+  CHECK(Count("SELECT COUNT(*) FROM room_command_log WHERE command_id = '%s'", "c-cmd-won") == 1);
+  CHECK(Count("SELECT COUNT(*) FROM room_command_log WHERE command_id = '%s'", "c-cmd-lost") == 0);
+  CHECK(room_outbox_tx_execute_affected(NULL, "SELECT 1", 8, NULL, &n, &err) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(n == 0);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "room_outbox_tx_execute_affected"));
+  room_outbox_command_destroy(won);
+  room_outbox_command_destroy(lost);
+  printf("c_abi_test: affected rows: the current version matched 1 and committed, a stale one "
+         "matched 0 and rolled back\n");
+}
+
 /* IM down: the command still commits; the event stays pending for outbox-relay. */
 static void TestImDown(room_outbox_hook *hook) {
   room_outbox_command *cmd = NewCommand("c-cmd-down", "c-room-down");
@@ -433,6 +494,7 @@ int main(int argc, char **argv) {
     TestImUp(up);
     TestFailingStatement(up);
     TestNestedCommit(up);
+    TestAffectedRows(up);
     TestImDown(down);
   }
   room_outbox_hook_destroy(up);

@@ -14,7 +14,7 @@ import (
 	"os"
 	"time"
 
-	"roomoutbox"
+	roomoutbox "github.com/room-outbox/room-outbox/hook/go"
 )
 
 func main() {

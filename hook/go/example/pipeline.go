@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"roomoutbox"
+	roomoutbox "github.com/room-outbox/room-outbox/hook/go"
 )
 
 // RoomState is a room as the Room Cell holds it in memory.

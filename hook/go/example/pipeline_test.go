@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"roomoutbox"
+	roomoutbox "github.com/room-outbox/room-outbox/hook/go"
 )
 
 // open gives a hook on the harness's fake IM that answers OK (up) or errors (down); see

@@ -58,7 +58,7 @@ extern "C" {
 /* The version of this header: 0xMMmmpp00 (major, minor, patch). room_outbox_c_version() returns
  * the library's own in the same encoding; a binding built against this header refuses a library
  * whose major differs or whose value is lower. */
-#define ROOM_OUTBOX_C_VERSION 0x01000000
+#define ROOM_OUTBOX_C_VERSION 0x01010000
 
 /* The library's ROOM_OUTBOX_C_VERSION. Any thread. */
 ROOM_OUTBOX_EXPORT int32_t room_outbox_c_version(void);
@@ -252,6 +252,20 @@ ROOM_OUTBOX_EXPORT room_outbox_status room_outbox_tx_execute(room_outbox_tx *tx,
                                                              size_t sql_len,
                                                              const room_outbox_params *params,
                                                              room_outbox_error **err);
+
+/* room_outbox_tx_execute that also tells how many rows the statement matched: on success
+ * *affected_rows (when not NULL) gets, for an UPDATE, the rows its WHERE found whether or not
+ * their values changed (the hook connects with CLIENT_FOUND_ROWS: "found rows", not "changed
+ * rows"); for DELETE the rows deleted; for INSERT the rows inserted (INSERT ... ON DUPLICATE KEY
+ * UPDATE: 1 per new row, 2 per updated row, 1 per row found already equal); for REPLACE deleted
+ * + inserted; for a SELECT the rows it returned. On failure it gets 0. The optimistic check
+ * "UPDATE room_snapshot SET ... WHERE room_id = ? AND room_seq = ?" reads 1 when the room was at
+ * the expected version and 0 when another command got there first: return a status other than
+ * ROOM_OUTBOX_OK from the callback then, and the command rolls back. Only inside the callback.
+ * Since ROOM_OUTBOX_C_VERSION 0x01010000. */
+ROOM_OUTBOX_EXPORT room_outbox_status room_outbox_tx_execute_affected(
+    room_outbox_tx *tx, const char *sql, size_t sql_len, const room_outbox_params *params,
+    uint64_t *affected_rows, room_outbox_error **err);
 
 /* A list of statement parameters. NULL when out of memory. Any thread. */
 ROOM_OUTBOX_EXPORT room_outbox_params *room_outbox_params_new(void);

@@ -144,6 +144,19 @@ class ROOM_OUTBOX_EXPORT Transaction {
   // commit implicitly) is refused with kInvalidArgument; a Commit on the same Hook from inside
   // the callback is refused too (docs/hook.md, "What the statements callback may run").
   virtual Status Execute(std::string_view sql, const std::vector<SqlValue>& params) = 0;
+  // Execute, and on success stores in *affected_rows (when not null) the rows the statement
+  // matched: for UPDATE the rows its WHERE found, whether or not their values changed (the
+  // hook connects with CLIENT_FOUND_ROWS), for DELETE the rows deleted, for INSERT the rows
+  // inserted (INSERT ... ON DUPLICATE KEY UPDATE: 1 per new row, 2 per updated one, 1 per row
+  // found already equal), for REPLACE deleted + inserted, for a SELECT the rows it returned.
+  // So the optimistic check `UPDATE room_snapshot SET ... WHERE room_id = ? AND room_seq = ?`
+  // reads 1 when the room was at the expected version and 0 when another command got there
+  // first (return an error then to roll the command back). On failure *affected_rows is 0.
+  // Not virtual (the class's layout and vtable stay those of the .so.1 baseline): it works on
+  // the Transaction the hook hands to the callback; on another implementation (a test fake) it
+  // returns kInvalidArgument and runs nothing.
+  Status ExecuteAffected(std::string_view sql, const std::vector<SqlValue>& params,
+                         uint64_t* affected_rows);
 };
 
 using CallerStatements = std::function<Status(Transaction&)>;

@@ -145,25 +145,8 @@ room_outbox_status room_outbox_hook_commit(room_outbox_hook* hook, const room_ou
 room_outbox_status room_outbox_tx_execute(room_outbox_tx* tx, const char* sql, size_t sql_len,
                                           const room_outbox_params* params,
                                           room_outbox_error** err) {
-  constexpr const char* kWhere = "room_outbox_tx_execute";
-  return Guard(kWhere, err, [&] {
-    if (tx == nullptr) {
-      return StoreError(err, ROOM_OUTBOX_INVALID_ARGUMENT, kWhere, "NULL transaction");
-    }
-    auto text = room_outbox::c_api::Text(sql, sql_len, "room_outbox_tx_execute: sql");
-    if (!text) {
-      return StoreError(err, text.error());
-    }
-    static const std::vector<room_outbox::SqlValue> kNone;
-    room_outbox::Status done = tx->tx.Execute(*text, params != nullptr ? params->values : kNone);
-    if (!done.ok()) {
-      if (!tx->failure) {
-        tx->failure = done.error();
-      }
-      return StoreError(err, done.error());
-    }
-    return StoreOk(err);
-  });
+  return room_outbox::c_api::ExecuteInTx("room_outbox_tx_execute", tx, sql, sql_len, params,
+                                         nullptr, err);
 }
 
 void room_outbox_result_destroy(room_outbox_result* result) { delete result; }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <optional>
@@ -86,6 +87,13 @@ room_outbox_status Guard(const char* where, room_outbox_error** err, Body&& body
     return StoreError(err, ROOM_OUTBOX_INTERNAL, where, "unexpected failure");
   }
 }
+
+// room_outbox_tx_execute and room_outbox_tx_execute_affected (c_tx.cc): runs the statement,
+// keeps the first failure in tx->failure, stores the rows matched in *affected_rows when not
+// null; `where` names the entry point in errors.
+room_outbox_status ExecuteInTx(const char* where, room_outbox_tx* tx, const char* sql,
+                               size_t sql_len, const room_outbox_params* params,
+                               uint64_t* affected_rows, room_outbox_error** err) noexcept;
 
 // (p, n) as text: NULL with n == 0 is "", NULL with n > 0 is an error naming `what`.
 core::Result<std::string_view> Text(const char* p, size_t n, const char* what);

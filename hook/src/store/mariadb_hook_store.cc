@@ -1,12 +1,14 @@
 #include "store/mariadb_hook_store.h"
 
 #include <array>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "caller_statement_check.h"
+#include "counting_transaction.h"
 #include "core/mysql/outbox_sql.h"
 #include "store/outbox_insert.h"
 
@@ -15,11 +17,19 @@ namespace {
 
 // Collects the first failure of the caller's statements: once one failed the transaction is
 // doomed, whatever the callback returns.
-class CallerTransaction final : public Transaction {
+class CallerTransaction final : public CountingTransaction {
  public:
   explicit CallerTransaction(core::MariaDbConnection& conn) : conn_(conn) {}
 
   Status Execute(std::string_view sql, const std::vector<SqlValue>& params) override {
+    return ExecuteCounted(sql, params, nullptr);
+  }
+
+  Status ExecuteCounted(std::string_view sql, const std::vector<SqlValue>& params,
+                        uint64_t* affected_rows) override {
+    if (affected_rows != nullptr) {
+      *affected_rows = 0;
+    }
     if (failure_) {
       return *failure_;
     }
@@ -36,9 +46,14 @@ class CallerTransaction final : public Transaction {
     if (auto done = (*stmt)->Execute(params); !done) {
       return Record(done.error());
     }
-    // A caller's SELECT is allowed; its rows are read and dropped.
-    if (auto rows = (*stmt)->FetchAll(); !rows) {
+    // A caller's SELECT is allowed; its rows are read and dropped (and counted).
+    auto rows = (*stmt)->FetchAll();
+    if (!rows) {
       return Record(rows.error());
+    }
+    if (affected_rows != nullptr) {
+      // The connection uses CLIENT_FOUND_ROWS: an UPDATE counts the rows it matched.
+      *affected_rows = rows->empty() ? (*stmt)->AffectedRows() : rows->size();
     }
     return Status();
   }
