@@ -131,6 +131,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/relay_store_test.cc
   tests/integration/room_sim_test.cc
   tests/integration/schema_test.cc
+  tests/integration/schema_wait_test.cc
   tests/integration/sql_contract_test.cc
   tests/integration/systemd_units_test.cc
   tests/integration/tencent_im_scopes_test.cc
