@@ -42,6 +42,7 @@ add_executable(unit_tests
   tests/unit/config_wake_test.cc
   tests/unit/curl_error_test.cc
   tests/unit/dialect_test.cc
+  tests/unit/doc_pointers_test.cc
   tests/unit/docs_layout_test.cc
   tests/unit/duration_test.cc
   tests/unit/envelope_codec_test.cc

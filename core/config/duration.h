@@ -10,7 +10,7 @@
 namespace room_outbox::core {
 
 // Parses "<integer><unit>" with unit ms, s, m or h and no spaces. A leading '-' is accepted so that
-// the caller can apply the original specification's "<= 0 means the default" rule; "0" without a
+// the caller can apply the rule "<= 0 means the default"; "0" without a
 // unit is zero.
 // Anything else ("3 s", "abc", "1y", "1.5s", "") fails with kInvalidArgument whose message quotes
 // the text and lists the accepted units; the caller prefixes the config key.
