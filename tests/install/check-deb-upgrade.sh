@@ -57,6 +57,10 @@ git ls-files -z --cached --others --exclude-standard |
   while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
   tar --null -T - -cf - | tar -xf - -C "$tree"
 rm "$tree"/schema/005_*.sql "$tree"/schema/006_*.sql
+sed -i '/schema\/00[56]_.*\.sql/d; s|schema/004_drop_count.sql$|schema/004_drop_count.sql)|' \
+  "$tree/relay/src/sources.cmake"
+grep -q 'schema/004_drop_count.sql)$' "$tree/relay/src/sources.cmake" ||
+  fail "cannot drop schema 005 and 006 from relay/src/sources.cmake"
 sed -i 's/^inline constexpr int64_t kRequiredSchemaVersion = [0-9]*;/inline constexpr int64_t kRequiredSchemaVersion = 4;/' \
   "$tree/relay/src/migrate/migrate.h"
 grep -q 'kRequiredSchemaVersion = 4;' "$tree/relay/src/migrate/migrate.h" ||
