@@ -63,7 +63,8 @@ install: build
 
 # Debian packages (debian/): dpkg-buildpackage from a copy of the tree into DEB_DIR, then
 # lintian's verdict and the package sizes. deb-check installs them on this machine (root),
-# checks them and purges them again.
+# checks them and purges them again, then checks the upgrade from an older outbox-relay package
+# on a database at the older schema (check-deb-upgrade.sh, which prints its transcript).
 DEB_DIR ?= $(BUILD_DIR)/deb
 
 deb: deps
@@ -71,6 +72,7 @@ deb: deps
 
 deb-check: deb
 	tests/install/check-deb.sh $(DEB_DIR)
+	tests/install/check-deb-upgrade.sh $(DEB_DIR) $(JOBS)
 
 # The hook alone (-DROOM_OUTBOX_BUILD_RELAY=OFF) in a fresh HOOK_ONLY_BUILD_DIR, with cpp-httplib,
 # libsystemd, CLI11, spdlog and asciidoctor made unfindable: configured, built, installed into a

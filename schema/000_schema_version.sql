@@ -1,7 +1,8 @@
 -- The schema's version table: one row per schema file applied (its number, its name and when,
 -- on the database server's clock). Every file records itself as its last statement, so a schema
--- applied with any tool is recognised; `outbox-relay migrate` reads it to know what to apply, and
--- outbox-relay and its operator commands refuse to start on a schema older than they need.
+-- applied with any tool is recognised; `outbox-relay migrate` (the way to apply these files; by
+-- hand, each file once, in name order) reads it to know what to apply. A relay on a schema older
+-- than it needs waits, not ready; its --once and operator commands refuse to run.
 CREATE TABLE IF NOT EXISTS room_outbox_schema_version (
   version       INT UNSIGNED NOT NULL,
   name          VARCHAR(128) NOT NULL,

@@ -42,7 +42,7 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/tim-secret-key"
 chmod 600 "$work/tim-secret-key"
 
 say "starting the Tencent IM stand-in on 127.0.0.1, DOWN (answers ErrorCode 10002)"
-"$build/im-stub" --port 0 --port-file "$work/im.port" --sdk-app-id 1400000000 \
+"$build/im-stub" --port 0 --port-file "$work/im.port" --sdk-app-id 1400012345 \
   --identifier administrator --secret-key-file "$work/tim-secret-key" --mode down \
   >"$work/im-stub.log" 2>&1 &
 stub_pid=$!
@@ -69,7 +69,7 @@ retry_strategy = "fixed_interval"
 
 [tencent_im]
 endpoint = "$im"
-sdk_app_id = 1400000000
+sdk_app_id = 1400012345
 admin_identifier = "administrator"
 secret_key_file = "$work/tim-secret-key"
 group_id_prefix = "demo-"

@@ -45,8 +45,8 @@ class RoomCell {
   // The next command of the mix, computed against the in-memory state without changing it.
   Applied Next(int64_t now_ms);
 
-  // Installs the command's new room state: call once its commit succeeded (the original
-  // specification's order: persist first, then replace the in-memory state).
+  // Installs the command's new room state: call once its commit succeeded (persist first,
+  // then replace the in-memory state).
   void Accept(const Applied& applied);
 
   const std::map<std::string, RoomState>& rooms() const { return rooms_; }

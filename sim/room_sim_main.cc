@@ -168,7 +168,7 @@ bool RunCommand(room_outbox::Hook& hook, room_outbox::sim::RoomCell& cell,
     case CommitStatus::kCommitted:
       break;
   }
-  // Persisted: now the in-memory room state may change (the original specification's order).
+  // Persisted: now the in-memory room state may change (persist first, then apply).
   cell.Accept(applied);
   CountCommitted(applied, result, skip, tally);
   return true;

@@ -56,6 +56,7 @@ add_executable(unit_tests
   tests/unit/config_wake_test.cc
   tests/unit/curl_error_test.cc
   tests/unit/dialect_test.cc
+  tests/unit/doc_pointers_test.cc
   tests/unit/docs_layout_test.cc
   tests/unit/duration_test.cc
   tests/unit/envelope_codec_test.cc
@@ -149,6 +150,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/relay_store_test.cc
   tests/integration/room_sim_test.cc
   tests/integration/schema_test.cc
+  tests/integration/schema_wait_test.cc
   tests/integration/sql_contract_test.cc
   tests/integration/systemd_units_test.cc
   tests/integration/tencent_im_scopes_test.cc

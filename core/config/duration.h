@@ -17,7 +17,7 @@ inline constexpr std::chrono::milliseconds kMaxDuration{
     std::chrono::hours(std::chrono::nanoseconds::max().count() / 3'600'000'000'000)};
 
 // Parses "<integer><unit>" with unit ms, s, m or h and no spaces. A leading '-' is accepted so that
-// the caller can apply the original specification's "<= 0 means the default" rule; "0" without a
+// the caller can apply the rule "<= 0 means the default"; "0" without a
 // unit is zero.
 // Anything else ("3 s", "abc", "1y", "1.5s", "", a value above kMaxDuration) fails with
 // kInvalidArgument whose message quotes the text and lists the accepted units (or the maximum);

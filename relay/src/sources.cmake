@@ -61,6 +61,7 @@ add_library(room_outbox_relay STATIC
   relay/src/daemon/lifecycle_log.cc
   relay/src/daemon/relay_app.cc
   relay/src/daemon/reload.cc
+  relay/src/daemon/schema_wait.cc
   relay/src/daemon/signals.cc
   relay/src/daemon/wake_listener.cc
   relay/src/daemon/wake_socket.cc)

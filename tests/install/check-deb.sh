@@ -4,7 +4,8 @@
 #   - dpkg -i of every package of debian/control; outbox-relay --version is the package version;
 #   - systemd-analyze verify of the installed units (their Documentation= pages included);
 #   - man -w finds outbox-relay(8) and outbox-relay.toml(5); relay.toml is a conffile;
-#   - README.Debian's steps: write the two secrets, --check-config accepts the shipped config;
+#   - README.Debian's steps: write the two secrets, --check-config refuses the shipped placeholder
+#     sdk_app_id and accepts the config once an app id is set;
 #   - tests/install/consumer.cc builds against the installed dev package (pkg-config and CMake),
 #     and a C99 program runs against the shared library of libroom-outbox-hook1;
 #   - dpkg --purge; the packages' files, /etc/room-outbox and every file that appeared under
@@ -83,6 +84,14 @@ dpkg-query -W -f='${Conffiles}\n' outbox-relay | grep -q '^ /etc/room-outbox/rel
 step "README.Debian: the two secrets, then outbox-relay --check-config"
 install -m 600 /dev/null /etc/room-outbox/mysql-password
 printf 'not-a-real-key\n' | install -m 600 /dev/stdin /etc/room-outbox/tim-secret-key
+# As shipped, the config carries the placeholder app id: refused, naming the key.
+if outbox-relay --check-config >"$scratch/check-config.out" 2>&1; then
+  fail "--check-config accepts the shipped placeholder sdk_app_id"
+fi
+grep -q 'tencent_im.sdk_app_id = 1400000000 is the shipped template.s placeholder' \
+  "$scratch/check-config.out" || { cat "$scratch/check-config.out" >&2; fail "no placeholder error"; }
+step "README.Debian: sdk_app_id set, then outbox-relay --check-config"
+sed -i 's/^sdk_app_id = 1400000000$/sdk_app_id = 1400012345/' /etc/room-outbox/relay.toml
 outbox-relay --check-config >"$scratch/check-config.out" 2>&1 ||
   { cat "$scratch/check-config.out" >&2; fail "--check-config refuses the shipped relay.toml"; }
 

@@ -142,7 +142,7 @@ struct FakeImStats {
 };
 
 struct FakeImServerOptions {
-  uint64_t sdk_app_id = 1400000000;
+  uint64_t sdk_app_id = 1400012345;
   std::string identifier = "administrator";
   std::string secret_key = "fake-im-secret-key-5bd2850fff3ecb11d7c8";
   std::string group_id_prefix;  // GroupId must start with it

@@ -38,7 +38,7 @@ hook_env_wait_port() {
 hook_env_im_stub() {
   local mode=$1
   "$HOOK_ENV_BUILD/im-stub" --port 0 --port-file "$HOOK_ENV_SCRATCH/im-$mode.port" \
-    --sdk-app-id 1400000000 --identifier administrator \
+    --sdk-app-id 1400012345 --identifier administrator \
     --secret-key-file "$HOOK_ENV_SCRATCH/tim-secret-key" --mode "$mode" \
     >"$HOOK_ENV_SCRATCH/im-$mode.log" 2>&1 &
   HOOK_ENV_STUBS+=("$!")
@@ -58,7 +58,7 @@ database = "$HOOK_ENV_DATABASE"
 
 [tencent_im]
 endpoint = "http://127.0.0.1:$port"
-sdk_app_id = 1400000000
+sdk_app_id = 1400012345
 admin_identifier = "administrator"
 group_id_prefix = "room_"
 $extra

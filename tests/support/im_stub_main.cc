@@ -1,6 +1,6 @@
 // im-stub: the fake Tencent IM server as a standalone process, for the demo and benchmarks.
 //
-//   im-stub --port 0 --port-file /tmp/im.port --sdk-app-id 1400000000
+//   im-stub --port 0 --port-file /tmp/im.port --sdk-app-id 1400012345
 //           --identifier administrator --secret-key-file key.txt --latency-ms 5 --mode up
 //
 // Prints "listening on http://127.0.0.1:PORT", then serves until SIGTERM or SIGINT.

@@ -365,7 +365,7 @@ TEST_F(ConfigTest, MissingConfigFileIsAnError) {
 }
 
 TEST_F(ConfigTest, CheckRunnableNeedsAppIdAndSecretKey) {
-  auto c = Load("[tencent_im]\nsdk_app_id = 1400000000\n");
+  auto c = Load("[tencent_im]\nsdk_app_id = 1400012345\n");
   ASSERT_TRUE(c);
   Status s = CheckRunnable(*c);
   ASSERT_FALSE(s.ok());
@@ -374,6 +374,17 @@ TEST_F(ConfigTest, CheckRunnableNeedsAppIdAndSecretKey) {
   EXPECT_TRUE(CheckRunnable(*c).ok());
   c->tencent_im.sdk_app_id = 0;
   EXPECT_THAT(CheckRunnable(*c).error().message, HasSubstr("tencent_im.sdk_app_id"));
+}
+
+TEST_F(ConfigTest, CheckRunnableRefusesTheTemplatesPlaceholderAppId) {
+  auto c = Load("[tencent_im]\nsdk_app_id = 1400000000\n");
+  ASSERT_TRUE(c);
+  c->tencent_im.secret_key = "k";
+  Status s = CheckRunnable(*c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(s.error().message, HasSubstr("tencent_im.sdk_app_id = 1400000000"));
+  EXPECT_THAT(s.error().message, HasSubstr("placeholder"));
 }
 
 TEST_F(ConfigTest, RenderedConfigRedactsSecretsAndLoadsBack) {
@@ -418,7 +429,7 @@ TEST_F(ConfigTest, RenderedConfigShowsUnsetSecrets) {
   EXPECT_THAT(text, HasSubstr("# secret_key = \"<unset>\""));
 }
 
-TEST_F(ConfigTest, ShippedConfigsLoadAndCarryTheSeedDefaults) {
+TEST_F(ConfigTest, ShippedConfigsLoadAndCarryTheRequiredAndRecommendedValues) {
   Write("creds/mysql-password", "pw");
   Write("creds/tim-secret-key", "key");
   ScopedEnv creds("CREDENTIALS_DIRECTORY", (dir_ / "creds").c_str());
@@ -427,12 +438,21 @@ TEST_F(ConfigTest, ShippedConfigsLoadAndCarryTheSeedDefaults) {
     const std::string path = std::string(ROOM_OUTBOX_SOURCE_DIR) + "/conf/" + name;
     auto c = LoadConfig(path);
     ASSERT_TRUE(c) << name << ": " << c.error().message;
-    EXPECT_TRUE(CheckRunnable(*c).ok()) << name;
+    // The templates for the real IM carry the placeholder app id, which stops them running as
+    // shipped; the local one names the stand-in's id.
+    Status runnable = CheckRunnable(*c);
+    if (std::string(name) == "relay.toml") {
+      EXPECT_TRUE(runnable.ok()) << name << ": " << runnable.error().message;
+    } else {
+      ASSERT_FALSE(runnable.ok()) << name;
+      EXPECT_THAT(runnable.error().message, HasSubstr("placeholder")) << name;
+    }
     const WorkerConfig& w = c->outbox_worker;
     EXPECT_TRUE(w.enabled) << name;
     EXPECT_EQ(w.poll_interval, milliseconds(1000)) << name;
     EXPECT_EQ(w.batch_size, 100u) << name;
-    EXPECT_EQ(w.publish_timeout, milliseconds(3000)) << name;
+    EXPECT_EQ(w.publish_timeout, milliseconds(5000)) << name << ": the recommended value";
+    EXPECT_EQ(c->tencent_im.app_requests_per_second, 200) << name;
     EXPECT_EQ(w.retry_strategy, "fixed_interval") << name;
   }
   auto docker = LoadConfig(std::string(ROOM_OUTBOX_SOURCE_DIR) + "/conf/relay.docker.toml");

@@ -73,7 +73,7 @@ func (c *RoomCell) Apply(cmd RoomCommand) (RoomState, []roomoutbox.Event, error)
 	return next, events, nil
 }
 
-// Pipeline is the room service's command path (the original specification's pipeline.go):
+// Pipeline is the room service's command path:
 //
 //	apply the command in the Room Cell
 //	  -> commit: command log + room_outbox rows (pending) + the room snapshot, one transaction

@@ -66,7 +66,7 @@ struct MysqlOptions {
 // What Commit does with a committed command's pending rows (`[hook] sync_publish`).
 enum class SyncPublishMode {
   // Commit publishes them itself before it returns, in order, all within sync_publish_timeout
-  // (the original specification's behaviour): kPublished, or kPending for what failed or did not
+  // (the default): kPublished, or kPending for what failed or did not
   // fit.
   kInline,
   // Commit returns right after COMMIT (kQueued); a thread the Hook owns publishes them in commit

@@ -186,6 +186,13 @@ Status CheckRunnable(const Config& config) {
     return Error{ErrorCode::kInvalidArgument,
                  config.path + ": tencent_im.sdk_app_id is not set (the IM application id)"};
   }
+  if (config.tencent_im.sdk_app_id == kPlaceholderSdkAppId) {
+    return Error{ErrorCode::kInvalidArgument,
+                 config.path + ": tencent_im.sdk_app_id = " +
+                     std::to_string(kPlaceholderSdkAppId) +
+                     " is the shipped template's placeholder: set the SDKAppID of your IM "
+                     "application (Tencent Cloud IM console)"};
+  }
   if (config.tencent_im.secret_key.empty()) {
     return Error{ErrorCode::kInvalidArgument,
                  config.path +

@@ -73,8 +73,13 @@ core::Result<Config> LoadConfig(const std::string& path,
 // test compares it with outbox-relay.toml(5)).
 std::vector<std::string> ConfigKeys();
 
-// Checks what the daemon needs beyond a valid file: the IM sdk_app_id and secret key. A config can
-// be valid without them (e.g. for the hook), but the relay refuses to start (exit code 2).
+// The IM app id the shipped templates in conf/ carry (a placeholder, no real application): a
+// relay run with it would only be refused by IM, so CheckRunnable refuses it first.
+inline constexpr uint64_t kPlaceholderSdkAppId = 1400000000;
+
+// Checks what the daemon needs beyond a valid file: the IM sdk_app_id (set, and not the
+// templates' placeholder) and secret key. A config can be valid without them (e.g. for the hook),
+// but the relay refuses to start (exit code 2) and --check-config refuses it.
 Status CheckRunnable(const Config& config);
 
 // The effective config as TOML, every key with its value after defaults and normalization, secrets

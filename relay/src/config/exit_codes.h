@@ -7,9 +7,11 @@
 //      metrics endpoint or the [wake] socket could not be bound; a library could not be
 //      initialised
 //   2  bad usage or invalid config (parse error, unknown key, bad value, missing IM app id or
-//      secret key), or a database the binary refuses: a schema older than it needs (run
-//      `outbox-relay migrate`) or newer than it knows (migrate only), a server below its minimum
-//      version. Restarting would not help: an operator must act.
+//      secret key, the templates' placeholder app id), or a database the binary refuses: a server
+//      below its minimum version; for --once and the operator commands a schema older than it
+//      needs (run `outbox-relay migrate`; the daemon waits for it, not ready, instead:
+//      daemon/schema_wait.h); for migrate a schema newer than it knows. Restarting would not
+//      help: an operator must act.
 #pragma once
 
 namespace room_outbox::relay {

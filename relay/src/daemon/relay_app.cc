@@ -17,6 +17,7 @@
 #include "daemon/journal_sink.h"
 #include "daemon/lifecycle_log.h"
 #include "daemon/reload.h"
+#include "daemon/schema_wait.h"
 #include "daemon/signals.h"
 #include "daemon/wake_listener.h"
 #include "daemon/wake_socket.h"
@@ -202,10 +203,11 @@ int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
   return kExitOk;
 }
 
-// The database's schema version (migrate.h): false, logged, when it is older than this relay
-// needs or the server is below its minimum version (the caller exits 2). A database that cannot
-// be reached now is not refused: the worker connects when it can (and its statements, prepared
-// at connect, fail on a schema they do not fit).
+// --once: the database's schema version (migrate.h): false, logged, when it is older than this
+// relay needs or the server is below its minimum version (the caller exits 2: a human is waiting).
+// A database that cannot be reached now is not refused: the worker connects when it can (and its
+// statements, prepared at connect, fail on a schema they do not fit). The daemon waits instead
+// (schema_wait.h).
 bool SchemaReady(const Config& config, Logger& logger) {
   auto schema = migrate::CheckSchemaVersion(config.mysql);
   if (schema) {
@@ -293,6 +295,16 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   }
   BeatOnUseClock clock(system_clock, *telemetry.heartbeat,
                        HeartbeatSlice(telemetry.watchdog.get()));
+  // The daemon waits, not ready, for a schema older than it needs (--once refused it already).
+  if (const SchemaWait schema = cli.once ? SchemaWait::kReady
+                                         : WaitForSchema(config, logger, clock, stop,
+                                                         telemetry.metrics, Notify);
+      schema != SchemaWait::kReady) {
+    reloader.SetReloadSecretKey({});
+    const int code = schema == SchemaWait::kRefused ? kExitUsage : kExitOk;
+    logger.Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", code));
+    return code;
+  }
   auto wake = ListenForWakeUps(cli, config, stop, telemetry.metrics, logger);
   if (!wake) {
     return kExitRuntimeFailure;
@@ -362,7 +374,7 @@ int RunRelay(const CliOptions& cli, const RelayFactories& factories) {
     logger->Error(Lifecycle("invalid config", config).Add("error", runnable.error().message));
     return kExitUsage;
   }
-  if (!SchemaReady(config, *logger)) {
+  if (cli.once && !SchemaReady(config, *logger)) {
     return kExitUsage;
   }
   return RunConfigured(cli, config, factories, reloader, stop, *logger);

@@ -116,22 +116,44 @@ core::Result<std::vector<AppliedStep>> MigrateToLatest(core::MariaDbConnection& 
   return applied;
 }
 
-core::Result<void> CheckSchemaVersion(core::MariaDbConnection& conn) {
+std::string SchemaVerdict::Explain() const {
+  if (!too_old()) {
+    return "";
+  }
+  if (!has_version_table) {
+    return "the database has no room_outbox_schema_version table (its schema was never migrated, "
+           "or was applied by hand before that table existed); this outbox-relay needs "
+           "schema version " +
+           std::to_string(kRequiredSchemaVersion) + ": " + kRunMigrate +
+           "; it recognises what is there already";
+  }
+  return "the database's schema is version " + std::to_string(found) + ", older than the " +
+         std::to_string(kRequiredSchemaVersion) + " this outbox-relay needs: " + kRunMigrate;
+}
+
+core::Result<SchemaVerdict> JudgeSchema(core::MariaDbConnection& conn) {
   auto state = ReadSchemaState(conn);
   if (!state) {
     return core::Fail(state.error());
   }
-  if (!state->has_version_table) {
-    return core::Fail(ErrorCode::kInvalidArgument,
-                      "the database has no room_outbox_schema_version table (its schema was never "
-                      "migrated, or was applied by hand before that table existed): " +
-                          std::string(kRunMigrate) + "; it recognises what is there already");
+  return SchemaVerdict{.has_version_table = state->has_version_table, .found = state->current()};
+}
+
+core::Result<SchemaVerdict> JudgeSchema(const MysqlOptions& options) {
+  auto conn = core::MariaDbConnection::Connect(options);
+  if (!conn) {
+    return core::Fail(conn.error());
   }
-  if (state->current() < kRequiredSchemaVersion) {
-    return core::Fail(ErrorCode::kInvalidArgument,
-                      "the database's schema is version " + std::to_string(state->current()) +
-                          ", older than the " + std::to_string(kRequiredSchemaVersion) +
-                          " this outbox-relay needs: " + kRunMigrate);
+  return JudgeSchema(**conn);
+}
+
+core::Result<void> CheckSchemaVersion(core::MariaDbConnection& conn) {
+  auto verdict = JudgeSchema(conn);
+  if (!verdict) {
+    return core::Fail(verdict.error());
+  }
+  if (verdict->too_old()) {
+    return core::Fail(ErrorCode::kInvalidArgument, verdict->Explain());
   }
   return {};
 }

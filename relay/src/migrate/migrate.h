@@ -59,8 +59,23 @@ struct AppliedStep {
 // Returns the steps applied (none when the schema is up to date).
 [[nodiscard]] core::Result<std::vector<AppliedStep>> MigrateToLatest(core::MariaDbConnection& conn);
 
-// kInvalidArgument naming `outbox-relay migrate` when the schema records no version table or a
-// version older than kRequiredSchemaVersion.
+// The schema a database holds, judged against kRequiredSchemaVersion.
+struct SchemaVerdict {
+  bool has_version_table = false;
+  int64_t found = -1;  // the highest version recorded; -1 when none
+  bool too_old() const { return !has_version_table || found < kRequiredSchemaVersion; }
+  // Why the schema is too old and what to run (`outbox-relay migrate`); empty when it is not.
+  std::string Explain() const;
+};
+
+// Reads the version table and judges it.
+[[nodiscard]] core::Result<SchemaVerdict> JudgeSchema(core::MariaDbConnection& conn);
+// The same on a connection of its own to `options` (whose errors it returns as they are: a server
+// below its minimum version is kInvalidArgument, an unreachable one kUnavailable).
+[[nodiscard]] core::Result<SchemaVerdict> JudgeSchema(const MysqlOptions& options);
+
+// kInvalidArgument carrying SchemaVerdict::Explain() when the schema records no version table or
+// a version older than kRequiredSchemaVersion: what `--once` and the operator commands refuse.
 [[nodiscard]] core::Result<void> CheckSchemaVersion(core::MariaDbConnection& conn);
 // The same on a connection of its own to `options` (whose errors it returns as they are).
 [[nodiscard]] core::Result<void> CheckSchemaVersion(const MysqlOptions& options);

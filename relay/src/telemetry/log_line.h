@@ -64,7 +64,8 @@ class LogLine {
   std::vector<Field> fields_;
 };
 
-// The one outcome line per outbox row, with the original specification's fields in its order.
+// The one outcome line per outbox row, with the required fields in this order: node_id, event_id,
+// event_type, room_id, retry_count, status, error.
 struct OutboxEventFields {
   std::string_view node_id;
   std::string_view event_id;

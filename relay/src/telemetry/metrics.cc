@@ -161,6 +161,17 @@ void Metrics::SetPending(int64_t pending, int64_t oldest_pending_age_ms) {
   db_up_.store(1, std::memory_order_relaxed);
 }
 
+void Metrics::SetNotReadyReason(std::string reason) {
+  std::lock_guard<std::mutex> lock(not_ready_mu_);
+  has_not_ready_reason_.store(!reason.empty());
+  not_ready_reason_ = std::move(reason);
+}
+
+std::string Metrics::not_ready_reason() const {
+  std::lock_guard<std::mutex> lock(not_ready_mu_);
+  return not_ready_reason_;
+}
+
 bool Metrics::StatsStale(int64_t stats_age_ms) const {
   return stats_age_ms < 0 || stats_age_ms > stats_stale_after_ms_;
 }
@@ -183,8 +194,8 @@ std::string Metrics::RenderPrometheus() const {
   return out.str();
 }
 
-// The families the original specification names (the latency histogram comes last), and the
-// round counters.
+// The required families (pending, oldest pending age, success, failure; the latency histogram
+// comes last), and the round counters.
 void Metrics::RenderSpecified(std::ostream& out, int64_t stats_age_ms) const {
   // The pending gauges are NaN (unknown) before the first read of the database and once the last
   // read is older than stats_stale_after: never a reassuring 0 while the database is down.
@@ -389,6 +400,10 @@ void ServeReadyz(const Metrics& metrics, httplib::Response& res) {
     return;
   }
   res.status = 503;
+  if (std::string reason = metrics.not_ready_reason(); !reason.empty()) {
+    res.set_content("not ready: " + reason + "\n", "text/plain");
+    return;
+  }
   std::string why = "not ready:";
   if (!metrics.db_up()) why += " database unreachable";
   if (metrics.im_breaker_open()) why += " IM breaker open";

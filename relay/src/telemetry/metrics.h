@@ -22,7 +22,7 @@
 // Operations:
 //   room_outbox_publish_failures_by_reason_total{reason}  counter  failed attempts by reason
 //        (FailureReason: what each label counts): timeout|http|im_error|rate_limited|permanent|
-//        undecodable. A name of its own: the original specification's unlabelled
+//        undecodable. A name of its own: the required unlabelled
 //        room_outbox_publish_failure_total stays, and one family holding both an unlabelled and
 //        labelled samples would double every sum() over it (client libraries refuse such a
 //        family; promtool lets it pass).
@@ -144,10 +144,14 @@ class Metrics {
   Metrics& operator=(const Metrics&) = delete;
 
   // --- operations ---
-  // One failed attempt (in addition to AddPublishFailure, which keeps the original specification's
+  // One failed attempt (in addition to AddPublishFailure, which keeps the required unlabelled
   // total).
   void AddPublishFailureByReason(FailureReason reason, uint64_t n = 1);
   void SetDbUp(bool up) { db_up_.store(up ? 1 : 0, std::memory_order_relaxed); }
+  // Why the relay cannot start its work yet (a schema older than it needs, with the command to
+  // run); empty once it can. Not ready while it is set.
+  void SetNotReadyReason(std::string reason);
+  std::string not_ready_reason() const;
   void SetImBreakerOpen(bool open) { breaker_open_.store(open ? 1 : 0, std::memory_order_relaxed); }
   void SetParkedRows(int64_t rows) { parked_rows_.store(rows, std::memory_order_relaxed); }
   // The app budget's last beat: the share, and the live members (< 0: the table was not read).
@@ -199,8 +203,9 @@ class Metrics {
   // Whether gauges read at `stats_age_ms` are unknown: never read, or older than
   // stats_stale_after.
   bool StatsStale(int64_t stats_age_ms) const;
-  // Ready: the database answered the loop's last call and the IM breaker is closed.
-  bool ready() const { return db_up() && !im_breaker_open(); }
+  // Ready: no not-ready reason, the database answered the loop's last call and the IM breaker
+  // is closed.
+  bool ready() const { return !has_not_ready_reason_.load() && db_up() && !im_breaker_open(); }
 
   uint64_t publish_success() const { return success_.load(std::memory_order_relaxed); }
   uint64_t publish_failure() const { return failure_.load(std::memory_order_relaxed); }
@@ -246,6 +251,9 @@ class Metrics {
 
   std::array<std::atomic<uint64_t>, kFailureReasonCount> by_reason_{};
   std::atomic<int> db_up_{0};
+  std::atomic<bool> has_not_ready_reason_{false};
+  mutable std::mutex not_ready_mu_;  // rare writes (the schema wait), one read per /readyz
+  std::string not_ready_reason_;
   std::atomic<int> breaker_open_{0};
   std::atomic<int64_t> parked_rows_{-1};     // -1: not known yet
   std::atomic<double> im_budget_share_{-1};  // < 0: no member
@@ -272,7 +280,8 @@ class Metrics {
 // What /healthz and /readyz answer (MetricsServer):
 //   /healthz  200 "ok" while `heartbeat` is younger than `stale_after`, else 503 "stale: ..."
 //             (200 when no heartbeat is attached: nothing to judge by).
-//   /readyz   200 "ready" when Metrics::ready(), else 503 naming what is down.
+//   /readyz   200 "ready" when Metrics::ready(), else 503 naming what is down (the not-ready
+//             reason when one is set: the schema version found and needed, the command to run).
 struct HealthOptions {
   const Heartbeat* heartbeat = nullptr;
   std::chrono::milliseconds stale_after{60000};

@@ -3,8 +3,7 @@
 // The rule, decided when the row's turn to be sent comes (RoomSender, at the front of its room):
 // a row is expired when all of these hold:
 //   - its event_type has a max age (a type not listed never expires; an empty table, the default,
-//     expires nothing: every event is retried until it is sent, the original specification's
-//     rule);
+//     expires nothing: every event is retried until it is sent);
 //   - it was never parked before (OutboxRow::parked_before, parked_at_ms IS NOT NULL): a row an
 //     operator requeued (`outbox-relay requeue` keeps parked_at_ms) is one the operator wants
 //     sent, whatever its age, so an expiry applies to a row at most once;

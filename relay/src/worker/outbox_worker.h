@@ -1,5 +1,5 @@
 // OutboxWorker: the relay loop. It claims due pending rows, publishes them to IM and writes each
-// row's result back, following the original specification's worker semantics:
+// row's result back:
 //   success (or a type not sent to IM) -> MarkPublished
 //   failure -> MarkFailed: the store adds 1 to retry_count and keeps last_error; the row is due
 //              again poll_interval later (fixed interval, unbounded retries), never in the same

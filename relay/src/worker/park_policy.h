@@ -2,8 +2,8 @@
 //
 // A row is parked (status 'parked', last_error kept, set aside until an operator requeues it)
 // instead of being marked failed when all of these hold:
-//   - park_permanent_after > 0 (0, the default, never parks: the original specification's
-//     unbounded retry);
+//   - park_permanent_after > 0 (0, the default, never parks: a failed row is retried
+//     forever);
 //   - the attempt failed permanently: the publisher's permanent class
 //     (PublishOutcome::scope == FailureScope::kUndeliverableRow: a dissolved group 10010, a body IM
 //     refuses or one over the size limit, ...), or an envelope that cannot be decoded;

@@ -42,8 +42,8 @@ inline constexpr size_t kPublisherMaxInFlight = core::kImPublisherPoolSize;
 // A claim larger than this is a config mistake.
 inline constexpr size_t kMaxBatchSize = 10000;
 
-// [outbox_worker]: the five keys of the original specification with its defaults, plus the
-// delivery-at-scale keys. These defaults are the only ones.
+// [outbox_worker]: the five required keys (enabled, poll_interval, batch_size, publish_timeout,
+// retry_strategy) with their required defaults, plus the delivery-at-scale keys. These defaults are the only ones.
 struct WorkerConfig {
   bool enabled = true;
   std::chrono::milliseconds poll_interval{1000};
@@ -65,7 +65,7 @@ struct WorkerConfig {
   std::chrono::milliseconds room_min_interval{50};
   // Park a row after this many attempts that failed with a permanent outcome (the publisher's
   // permanent class, an undecodable envelope, a body over the limit); 0 = never (unbounded
-  // retries, the original specification's rule). Transient failures are never parked.
+  // retries: no row is ever dropped). Transient failures are never parked.
   int64_t park_permanent_after = 0;
 };
 
