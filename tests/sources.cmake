@@ -46,6 +46,7 @@ add_executable(unit_tests
   tests/unit/duration_test.cc
   tests/unit/envelope_codec_test.cc
   tests/unit/hook_sync_breaker_test.cc
+  tests/unit/hook_metrics_test.cc
   tests/unit/hook_test.cc
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
