@@ -140,6 +140,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
 # wake-ups, the hook's sync publish and its background publisher thread.
 set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
   tests/integration/hook_delivery_test.cc
+  tests/integration/hook_metrics_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/relay_process_test.cc
   tests/integration/relay_wake_test.cc)

@@ -18,6 +18,9 @@ import (
 // a pool for concurrency.
 type Hook struct {
 	mu sync.Mutex
+	// Held for reading by Metrics and MetricsText, for writing by Close while it destroys c: the
+	// metrics never wait for a Commit, and never meet a destroyed hook.
+	life sync.RWMutex
 	// The goroutine running this Hook's statements callback (0: none), to tell a Commit from
 	// inside the callback, which would wait for itself, from another goroutine's, which waits.
 	inStatements atomic.Int64
@@ -88,6 +91,8 @@ func set(copts *C.room_outbox_options, s setting) error {
 func (h *Hook) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.life.Lock()
+	defer h.life.Unlock()
 	if h.c != nil {
 		C.room_outbox_hook_destroy(h.c)
 		h.c = nil

@@ -96,7 +96,7 @@ class HookImpl final : public Hook {
     return result;
   }
 
-  HookMetrics Metrics() const override {
+  HookMetrics Snapshot() const {
     HookMetrics metrics = counters_.Snapshot();
     metrics.sync_breaker_open = sync_breaker_->is_open();
     return metrics;
@@ -402,3 +402,12 @@ std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookS
 }
 
 }  // namespace room_outbox::internal
+
+namespace room_outbox {
+
+HookMetrics Hook::Metrics() const {
+  const auto* impl = dynamic_cast<const internal::HookImpl*>(this);
+  return impl != nullptr ? impl->Snapshot() : HookMetrics{};
+}
+
+}  // namespace room_outbox

@@ -196,8 +196,10 @@ class ROOM_OUTBOX_EXPORT Hook {
                               const CallerStatements& caller_statements = {}) = 0;
 
   // What this Hook counted since it was created (room_outbox/hook_metrics.h). Thread-safe and
-  // lock-free: any thread may call it while a Commit runs, and it never waits for one.
-  virtual HookMetrics Metrics() const = 0;
+  // lock-free: any thread may call it while a Commit runs, and it never waits for one. Not
+  // virtual (the vtable of the first release stays as it was): a Hook that CreateHook did not
+  // make, e.g. a test double, reports all zeros.
+  HookMetrics Metrics() const;
   // Metrics() in the Prometheus text format, every sample labelled hook="<hook_label>" unless it
   // is empty. For several Hooks of one process call HookMetricsText once over all of them.
   std::string MetricsText(std::string_view hook_label = {}) const {
