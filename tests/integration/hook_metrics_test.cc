@@ -3,9 +3,16 @@
 // opening after its 3 failures, and the background publisher's rows left to the relay.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "room_outbox/hook.h"
@@ -90,6 +97,39 @@ TEST_F(HookMetricsTest, CommitsAreCountedByOutcomeAndTimed) {
   EXPECT_TRUE(
       Has(text, "room_outbox_hook_sync_publishes_total{hook=\"cell-1\",outcome=\"published\"} 2"));
   EXPECT_TRUE(Has(text, "room_outbox_hook_commit_duration_seconds_count{hook=\"cell-1\"} 3"));
+}
+
+// promtool's verdict on a text: its exit status and what it printed.
+std::pair<int, std::string> PromtoolCheck(const std::string& text) {
+  char path[] = "/tmp/hook-metrics-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return {-1, "mkstemp failed"};
+  ::close(fd);
+  std::ofstream(path) << text;
+  FILE* pipe = popen(("promtool check metrics < " + std::string(path) + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (pipe != nullptr && fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
+  const int status = pipe == nullptr ? -1 : pclose(pipe);
+  std::remove(path);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST_F(HookMetricsTest, PromtoolAcceptsTheTextOfSeveralNamedHooks) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+  }
+  auto first = NewHook();
+  auto second = NewHook();
+  ASSERT_TRUE(first && second);
+  ASSERT_EQ(first->Commit(Cmd("cmd-p-1", "room-p1"), Events("p1", 1)).status,
+            CommitStatus::kCommitted);
+  const std::string text = HookMetricsText(
+      {LabelledHookMetrics{"cell-1", first->Metrics()}, LabelledHookMetrics{"cell-2", second->Metrics()}});
+  std::printf("the hook's metrics as a room service serves them:\n%s", text.c_str());
+  const auto [rc, out] = PromtoolCheck(text);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "") << "promtool's lint found problems:\n" << out;
 }
 
 TEST_F(HookMetricsTest, FailingSyncPublishesOpenTheBreakerAndLeaveRowsToTheRelay) {
