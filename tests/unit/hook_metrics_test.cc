@@ -172,7 +172,7 @@ TEST(HookCountersTest, CommitDurationsFallIntoTheirBuckets) {
   EXPECT_EQ(m.commit_duration_buckets[1], 1u);
   EXPECT_EQ(m.commit_duration_buckets[13], 1u);
   EXPECT_EQ(m.commit_duration_count, 4u);
-  EXPECT_EQ(m.commit_duration_sum_us, 61001001u);
+  EXPECT_EQ(m.commit_duration_sum_us, 60002001u);  // 1000 + 1001 + 0 + 60000000
 }
 
 }  // namespace
