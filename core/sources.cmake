@@ -8,6 +8,7 @@ add_library(room_outbox_core STATIC
   core/input_limits.cc
   core/json_writer.cc
   core/process_registry.cc
+  core/prometheus_text.cc
   core/c_libraries.cc
   core/vocabulary.cc
   core/sorted_json.cc

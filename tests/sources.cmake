@@ -61,6 +61,7 @@ add_executable(unit_tests
   tests/unit/duration_test.cc
   tests/unit/envelope_codec_test.cc
   tests/unit/hook_sync_breaker_test.cc
+  tests/unit/hook_metrics_test.cc
   tests/unit/hook_test.cc
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
@@ -159,6 +160,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
 # wake-ups, the hook's sync publish and its background publisher thread.
 set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
   tests/integration/hook_delivery_test.cc
+  tests/integration/hook_metrics_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/relay_process_test.cc
   tests/integration/relay_wake_test.cc)

@@ -30,6 +30,11 @@ type Hook struct {
 	// the callback (it would wait for itself or run a second transaction beside the first).
 	inStatements statementsGoroutines
 	logger       cgo.Handle // 0 without a logger; deleted by Close after the C hooks are gone
+	// Every member, free or not, for Metrics and MetricsText; nil once closed. life is held for
+	// reading by those two and for writing by Close while it destroys the members: the metrics
+	// never wait for a Commit, and never meet a destroyed member.
+	life sync.RWMutex
+	all  []*C.room_outbox_hook
 }
 
 // statementsGoroutines is the set of goroutines inside a statements callback of one Hook.
@@ -107,6 +112,7 @@ func Open(configPath string, opts ...Option) (*Hook, error) {
 			return nil, statusError(status, cerr)
 		}
 		h.members <- c
+		h.all = append(h.all, c)
 	}
 	return h, nil
 }
@@ -136,9 +142,12 @@ func (h *Hook) Close() error {
 	}
 	h.isClosed = true
 	close(h.closed)
+	h.life.Lock()
+	defer h.life.Unlock()
 	for i := 0; i < h.size; i++ {
 		C.room_outbox_hook_destroy(<-h.members)
 	}
+	h.all = nil
 	h.deleteLogger()
 	return nil
 }

@@ -12,6 +12,14 @@ constexpr const char* kRoomHeld = "an earlier event of the room was left to the 
 constexpr const char* kBreakerOpen = "IM failing, breaker open";
 constexpr const char* kOutOfTime = "the sync lease ran out";
 
+// The metrics' reason for a row left untried with `reason`.
+SyncSkip SkipOf(const std::string& reason) {
+  if (reason == kBreakerOpen) return SyncSkip::kBreakerOpen;
+  if (reason == kOutOfTime) return SyncSkip::kOutOfTime;
+  if (reason == kRoomHeld) return SyncSkip::kRoomOrder;
+  return SyncSkip::kCommandFailed;
+}
+
 std::vector<int64_t> RowIds(const BackgroundJob& job) {
   std::vector<int64_t> ids;
   ids.reserve(job.rows.size());
@@ -97,6 +105,7 @@ void BackgroundPublisher::Run() {
     HandBack(job.token, delivered, left);
     for (const BackgroundJob& held : later) {
       HandBack(held.token, {}, RowIds(held));
+      Count(SyncSkip::kRoomOrder, held.rows.size());
     }
     bool wake = !left.empty();
     for (size_t i = 0; i <= later.size(); ++i) {
@@ -151,6 +160,7 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
     }
     if (!reason.empty()) {
       left.push_back(row.row_id);
+      Count(SkipOf(reason), 1);
       continue;
     }
     const std::chrono::milliseconds call_timeout =
@@ -160,6 +170,7 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
     // A call the command's deadline cut well short proves nothing about IM when it times out.
     const bool cut = call_timeout < options_.sync_publish_timeout * 9 / 10;
     NoteSyncOutcome(*breaker_, outcome, cut, probing, clock_.SteadyMs(), options_.log);
+    if (options_.counters != nullptr) options_.counters->AddSyncPublish(outcome);
     probing = false;
     if (outcome.delivered()) {
       delivered.push_back(row.row_id);
@@ -197,8 +208,13 @@ std::vector<BackgroundJob> BackgroundPublisher::HoldRoom(const std::string& room
   return taken;
 }
 
+void BackgroundPublisher::Count(SyncSkip reason, size_t rows) {
+  if (options_.counters != nullptr) options_.counters->AddSyncSkipped(reason, rows);
+}
+
 void BackgroundPublisher::HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                                    const std::vector<int64_t>& left) {
+  if (options_.counters != nullptr) options_.counters->AddLeftToRelay(left.size());
   HandBackSyncRows(*store_, token, delivered, left, "background publish", options_.log);
 }
 

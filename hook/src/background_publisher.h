@@ -48,6 +48,7 @@
 
 #include "core/clock.h"
 #include "core/publisher.h"
+#include "hook_counters.h"
 #include "room_outbox/envelope.h"
 #include "room_outbox/hook.h"
 #include "store/hook_store.h"
@@ -86,6 +87,8 @@ class BackgroundPublisher {
                                                 // one being published
     std::chrono::milliseconds sync_publish_timeout = kDefaultSyncPublishTimeout;
     LogCallback log;
+    // Counts each request and each row left for the relay (may be null); outlives the thread.
+    HookCounters* counters = nullptr;
   };
 
   // `clock` and `wake` must outlive this object. `clock` is the one the jobs' deadlines are on
@@ -125,8 +128,11 @@ class BackgroundPublisher {
   // The room's rows are the relay's from now on: no later queued row of it may be published.
   // Returns the room's queued jobs, taken out of the queue, to be released.
   std::vector<BackgroundJob> HoldRoom(const std::string& room_id);
+  // Marks and releases the rows, counting the released ones as left for the relay.
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                 const std::vector<int64_t>& left);
+  // `rows` left untried for `reason` (Options::counters).
+  void Count(SyncSkip reason, size_t rows);
   // One command of the room is done; true when it was the room's last one here and rows of the
   // room were left for the relay behind it (NoteLeftForRelay): the relay is to be woken.
   bool Finish(const std::string& room_id);

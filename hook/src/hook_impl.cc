@@ -1,6 +1,7 @@
 #include "hook_impl.h"
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "commit_checks.h"
 #include "core/claim_token.h"
 #include "core/host_name.h"
+#include "hook_counters.h"
 #include "lost_commit.h"
 #include "sync_hand_back.h"
 #include "sync_publish.h"
@@ -75,7 +77,7 @@ class HookImpl final : public Hook {
         background.publisher) {
       background_ = std::make_unique<BackgroundPublisher>(
           BackgroundPublisher::Options{options_.background_queue, options_.sync_publish_timeout,
-                                       options_.log},
+                                       options_.log, &counters_},
           std::move(background.store), std::move(background.publisher), sync_breaker_, *clock_,
           wake_);
     }
@@ -86,6 +88,24 @@ class HookImpl final : public Hook {
 
   CommitResult Commit(const Command& command, const std::vector<Event>& events,
                       const CallerStatements& caller_statements) override {
+    const auto start = std::chrono::steady_clock::now();
+    CommitResult result = CommitOnce(command, events, caller_statements);
+    counters_.AddCommit(result.status);
+    counters_.ObserveCommitDuration(std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start));
+    return result;
+  }
+
+  HookMetrics Snapshot() const {
+    HookMetrics metrics = counters_.Snapshot();
+    metrics.sync_breaker_open = sync_breaker_->is_open();
+    return metrics;
+  }
+
+ private:
+  // Commit, refused while another Commit of this Hook runs.
+  CommitResult CommitOnce(const Command& command, const std::vector<Event>& events,
+                          const CallerStatements& caller_statements) {
     // A second Commit while one runs (from its statements callback, or from another thread)
     // would reuse the connection the first holds: its BEGIN would commit the outer transaction.
     if (committing_.exchange(true)) {
@@ -101,7 +121,6 @@ class HookImpl final : public Hook {
     return result;
   }
 
- private:
   // Commit, with no other Commit of this Hook running.
   CommitResult CommitAlone(const Command& command, const std::vector<Event>& events,
                            const CallerStatements& caller_statements) {
@@ -239,6 +258,7 @@ class HookImpl final : public Hook {
       for (auto& delivery : result.events) {
         if (delivery.state == DeliveryState::kPending) {
           delivery.error = "sync publish skipped: store returned no row ids";
+          counters_.AddLeftToRelay(1);
         }
       }
       return;
@@ -250,6 +270,8 @@ class HookImpl final : public Hook {
       for (const SyncItem& item : items) {
         result.events[item.index].error = reason;
       }
+      counters_.AddSyncSkipped(SkipOf(prepared.mode), items.size());
+      counters_.AddLeftToRelay(items.size());
       if (background_) background_->NoteLeftForRelay(prepared.request.command.room_id);
       wake_.Notify();
       return;  // written unleased: the relay has them already
@@ -261,6 +283,17 @@ class HookImpl final : public Hook {
       return;
     }
     SyncPublish(prepared, items, write, deadline_ms, probe, result);
+  }
+
+  static SyncSkip SkipOf(SyncMode mode) {
+    switch (mode) {
+      case SyncMode::kOff:
+        return SyncSkip::kSyncOff;
+      case SyncMode::kQueueFull:
+        return SyncSkip::kQueueFull;
+      default:
+        return SyncSkip::kBreakerOpen;
+    }
   }
 
   static const char* SkippedReason(SyncMode mode) {
@@ -303,6 +336,8 @@ class HookImpl final : public Hook {
     for (const SyncItem& item : items) {
       result.events[item.index].error = kEarlierPending;
     }
+    counters_.AddSyncSkipped(SyncSkip::kRoomOrder, ids.size());
+    counters_.AddLeftToRelay(ids.size());
     HandBack(prepared.request.token, {}, ids);
     wake_.Notify();
   }
@@ -312,7 +347,7 @@ class HookImpl final : public Hook {
                    const CommitWrite& write, int64_t deadline_ms, ProbeGuard& probe,
                    CommitResult& result) {
     InlineSyncPublish sync(*publisher_, *sync_breaker_, *clock_, options_.sync_publish_timeout,
-                           options_.log);
+                           options_.log, &counters_);
     const SyncRows rows =
         sync.Publish(prepared.envelopes, prepared.request.rows, items, deadline_ms,
                      write.earlier_pending, prepared.mode == SyncMode::kProbe, result.events);
@@ -320,6 +355,7 @@ class HookImpl final : public Hook {
       probe.Disarm();
     }
     HandBack(prepared.request.token, rows.delivered, rows.left);
+    counters_.AddLeftToRelay(rows.left.size());
     if (!rows.left.empty()) {
       wake_.Notify();
     }
@@ -346,6 +382,7 @@ class HookImpl final : public Hook {
   std::unique_ptr<core::Publisher> publisher_;
   std::shared_ptr<core::ImBreaker> sync_breaker_;
   WakeSender wake_;
+  HookCounters counters_;  // before background_, whose thread counts into it
   std::unique_ptr<BackgroundPublisher> background_;  // kBackground only
   CommitScratch scratch_;  // Commit's reused buffers (a Hook is used by one thread at a time)
   std::atomic<bool> committing_{false};  // a Commit is running
@@ -365,3 +402,12 @@ std::unique_ptr<Hook> MakeHook(const HookOptions& options, std::unique_ptr<HookS
 }
 
 }  // namespace room_outbox::internal
+
+namespace room_outbox {
+
+HookMetrics Hook::Metrics() const {
+  const auto* impl = dynamic_cast<const internal::HookImpl*>(this);
+  return impl != nullptr ? impl->Snapshot() : HookMetrics{};
+}
+
+}  // namespace room_outbox

@@ -10,7 +10,9 @@ add_library(room_outbox_hook STATIC
   hook/src/commit_prepare.cc
   hook/src/app_budget_membership.cc
   hook/src/create_hook.cc
+  hook/src/hook_counters.cc
   hook/src/hook_impl.cc
+  hook/src/hook_metrics_text.cc
   hook/src/library_init.cc
   hook/src/load_hook_options.cc
   hook/src/lost_commit.cc
@@ -22,6 +24,7 @@ add_library(room_outbox_hook STATIC
   hook/src/c_api/c_command.cc
   hook/src/c_api/c_errors.cc
   hook/src/c_api/c_hook.cc
+  hook/src/c_api/c_metrics.cc
   hook/src/c_api/c_options.cc
   hook/src/c_api/option_setter.cc
   hook/src/c_api/c_tx.cc

@@ -13,15 +13,18 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
   SyncRows rows;
   bool first = true;  // the command's first publish had (nearly) the whole sync_publish_timeout
   std::string held_reason = earlier_pending ? kEarlierPending : "";
+  SyncSkip held = SyncSkip::kRoomOrder;
   for (const SyncItem& item : items) {
     EventDelivery& delivery = deliveries[item.index];
     const std::chrono::milliseconds remaining(deadline_ms - clock_.SteadyMs());
     if (held_reason.empty() && remaining.count() <= 0) {
       held_reason = "sync publish skipped: the sync lease ran out";
+      held = SyncSkip::kOutOfTime;
     }
     if (!held_reason.empty()) {
       delivery.error = held_reason;
       rows.left.push_back(item.row_id);
+      if (counters_ != nullptr) counters_->AddSyncSkipped(held, 1);
       continue;
     }
     const Envelope& envelope = envelopes[item.index];
@@ -31,6 +34,7 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
         call_timeout);
     NoteSyncOutcome(breaker_, outcome, !first && call_timeout < sync_publish_timeout_,
                     probe && !rows.probe_recorded, clock_.SteadyMs(), log_);
+    if (counters_ != nullptr) counters_->AddSyncPublish(outcome);
     first = false;
     rows.probe_recorded = probe;
     if (outcome.delivered()) {
@@ -41,6 +45,7 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
     }
     delivery.error = outcome.error;
     held_reason = "sync publish skipped: an earlier event of this command failed";
+    held = SyncSkip::kCommandFailed;
     rows.left.push_back(item.row_id);
     Log(LogLevel::kWarn,
         "sync publish failed, left pending for the relay: event_id=" + envelope.event_id +

@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "core/publisher.h"
+#include "hook_counters.h"
 #include "room_outbox/hook.h"
 #include "store/hook_store.h"
 #include "sync_breaker.h"
@@ -41,14 +42,17 @@ struct SyncRows {
 
 class InlineSyncPublish {
  public:
-  // Every argument must outlive this object.
+  // Every argument must outlive this object. `counters` (may be null) counts each request and
+  // each row left untried.
   InlineSyncPublish(core::Publisher& publisher, core::ImBreaker& breaker, core::Clock& clock,
-                    std::chrono::milliseconds sync_publish_timeout, const LogCallback& log)
+                    std::chrono::milliseconds sync_publish_timeout, const LogCallback& log,
+                    HookCounters* counters = nullptr)
       : publisher_(publisher),
         breaker_(breaker),
         clock_(clock),
         sync_publish_timeout_(sync_publish_timeout),
-        log_(log) {}
+        log_(log),
+        counters_(counters) {}
 
   // Publishes `items` (their envelopes in `envelopes`) until `deadline_ms` (the clock's
   // SteadyMs) and writes each row's state and error into `deliveries` (indexed like the
@@ -67,6 +71,7 @@ class InlineSyncPublish {
   core::Clock& clock_;
   const std::chrono::milliseconds sync_publish_timeout_;
   const LogCallback& log_;
+  HookCounters* counters_;
 };
 
 }  // namespace room_outbox::internal

@@ -466,6 +466,60 @@ static void TestImDown(room_outbox_hook *hook) {
   room_outbox_command_destroy(cmd);
 }
 
+/* The hooks' metrics after the commits above: the struct, and the Prometheus text through the
+ * length protocol (measure, cut short, whole). */
+static void TestMetrics(room_outbox_hook *up, room_outbox_hook *down) {
+  room_outbox_hook_metrics m;
+  room_outbox_error *err = NULL;
+  const room_outbox_hook *both[2];
+  char small[16];
+  char *text;
+  size_t len = 0;
+  size_t whole = 0;
+  CHECK(room_outbox_hook_metrics_get(down, &m, sizeof m, &err) == ROOM_OUTBOX_OK);
+  CHECK(err == NULL);
+  CHECK(m.commits_committed == 1 && m.commits_failed == 0);
+  CHECK(m.sync_published == 0 && m.sync_failed + m.sync_timeout == 1);
+  CHECK(m.rows_left_to_relay == 1);
+  CHECK(m.commit_duration_count == 1);
+  CHECK(room_outbox_hook_metrics_get(up, &m, sizeof m, &err) == ROOM_OUTBOX_OK);
+  CHECK(m.commits_committed >= 1 && m.sync_published >= 1 && m.rows_left_to_relay == 0);
+  CHECK(room_outbox_hook_metrics_get(NULL, &m, sizeof m, &err) == ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "NULL hook"));
+
+  both[0] = down;
+  CHECK(room_outbox_hook_metrics_text(both, 1, "c-down", 6, NULL, 0, &len, &err) == ROOM_OUTBOX_OK);
+  CHECK(len > sizeof small);
+  CHECK(room_outbox_hook_metrics_text(both, 1, "c-down", 6, small, sizeof small, &whole, NULL) ==
+        ROOM_OUTBOX_OK);
+  CHECK(whole == len && small[sizeof small - 1] == '\0' && strlen(small) == sizeof small - 1);
+  text = malloc(len + 1);
+  CHECK(text != NULL);
+  if (text != NULL) {
+    CHECK(room_outbox_hook_metrics_text(both, 1, "c-down", 6, text, len + 1, &whole, &err) ==
+          ROOM_OUTBOX_OK);
+    CHECK(whole == len && strlen(text) == len);
+    CHECK(strstr(text, "room_outbox_hook_rows_left_to_relay_total{hook=\"c-down\"} 1\n") != NULL);
+    CHECK(strstr(text, "room_outbox_hook_commits_total{hook=\"c-down\",outcome=\"committed\"} 1\n") !=
+          NULL);
+    free(text);
+  }
+  both[1] = up;
+  CHECK(room_outbox_hook_metrics_text(both, 2, NULL, 0, NULL, 0, &len, NULL) == ROOM_OUTBOX_OK);
+  text = malloc(len + 1);
+  if (text != NULL) {
+    CHECK(room_outbox_hook_metrics_text(both, 2, NULL, 0, text, len + 1, &len, NULL) ==
+          ROOM_OUTBOX_OK);
+    CHECK(strstr(text, "room_outbox_hook_rows_left_to_relay_total 1\n") != NULL);
+    CHECK(strstr(text, "hook=") == NULL);
+    printf("c_abi_test: metrics of both hooks, summed:\n%.*s", (int)strcspn(text, "#"), text);
+    free(text);
+  }
+  CHECK(room_outbox_hook_metrics_text(both, 1, NULL, 0, NULL, 0, NULL, NULL) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  printf("c_abi_test: metrics: ok\n");
+}
+
 int main(int argc, char **argv) {
   room_outbox_error *err = NULL;
   room_outbox_hook *up;
@@ -496,6 +550,7 @@ int main(int argc, char **argv) {
     TestNestedCommit(up);
     TestAffectedRows(up);
     TestImDown(down);
+    TestMetrics(up, down);
   }
   room_outbox_hook_destroy(up);
   room_outbox_hook_destroy(down);

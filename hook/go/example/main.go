@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 func main() {
 	config := flag.String("config", "", "relay.toml to read [mysql], [tencent_im], [hook] from")
 	room := flag.String("room", "room-1", "room id")
+	metrics := flag.String("metrics", "", "host:port to serve /metrics on while running (empty: none)")
 	flag.Parse()
 	hook, err := roomoutbox.Open(*config, roomoutbox.WithLogger(func(l roomoutbox.Level, line string) {
 		log.Printf("%s: %s", l, line)
@@ -29,6 +31,11 @@ func main() {
 		os.Exit(2)
 	}
 	defer hook.Close()
+	if *metrics != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", MetricsHandler(hook, "example"))
+		go func() { log.Print(http.ListenAndServe(*metrics, mux)) }()
+	}
 	p := &Pipeline{Cell: NewRoomCell(), Hook: hook}
 	run := time.Now().UnixNano()
 	for i, c := range []RoomCommand{
@@ -40,6 +47,7 @@ func main() {
 		c.CommandID = fmt.Sprintf("example-%d-%d", run, i)
 		c.RequestID = fmt.Sprintf("req-%d", i)
 		res, err := p.Handle(c)
+		commandsHandled.Add(1)
 		line, _ := json.Marshal(map[string]interface{}{"command_id": c.CommandID, "status": res.Status.String(),
 			"events": res.Events, "error": fmt.Sprint(err)})
 		fmt.Println(string(line))

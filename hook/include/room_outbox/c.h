@@ -341,6 +341,51 @@ ROOM_OUTBOX_EXPORT const char *room_outbox_result_event_id(const room_outbox_res
 ROOM_OUTBOX_EXPORT const char *room_outbox_result_event_error(const room_outbox_result *result,
                                                               size_t index, size_t *len);
 
+/* --- metrics (room_outbox/hook_metrics.h; docs/hook.md, "Metrics") ------------------------- */
+
+/* What one hook counted since room_outbox_hook_new: the fields of the C++ HookMetrics without
+ * the histogram's buckets. Fields are only ever appended. */
+typedef struct room_outbox_hook_metrics {
+  uint64_t commits_committed; /* commits by outcome */
+  uint64_t commits_duplicate;
+  uint64_t commits_failed;
+  uint64_t commits_unknown;
+  uint64_t sync_published; /* IM requests of the sync publish by outcome */
+  uint64_t sync_failed;
+  uint64_t sync_timeout;
+  uint64_t sync_rate_limited;
+  uint64_t sync_skipped_sync_off; /* pending events the sync publish did not try, by reason */
+  uint64_t sync_skipped_breaker_open;
+  uint64_t sync_skipped_queue_full;
+  uint64_t sync_skipped_room_order;
+  uint64_t sync_skipped_out_of_time;
+  uint64_t sync_skipped_command_failed;
+  uint64_t rows_left_to_relay;     /* committed pending rows left for outbox-relay */
+  uint64_t commit_duration_count;  /* commits timed */
+  uint64_t commit_duration_sum_us; /* their total time in microseconds */
+  int32_t sync_breaker_open;       /* 1 while the sync breaker is open or half-open */
+} room_outbox_hook_metrics;
+
+/* Fills *out with `hook`'s counts. `out_size` is sizeof(room_outbox_hook_metrics) as the caller
+ * was compiled with: a library with more fields fills only those the caller knows, one with fewer
+ * zeroes the rest. Any thread, also while a commit runs on `hook` (never waits for it); `hook`
+ * must stay alive during the call. */
+ROOM_OUTBOX_EXPORT room_outbox_status room_outbox_hook_metrics_get(const room_outbox_hook *hook,
+                                                                   room_outbox_hook_metrics *out,
+                                                                   size_t out_size,
+                                                                   room_outbox_error **err);
+
+/* The Prometheus text (format 0.0.4) of the `count` hooks' metrics summed (e.g. a pool serving
+ * one room service), every sample labelled hook="<hook_label>" unless (hook_label,
+ * hook_label_len) is empty. *len gets the text's length without the NUL. When cap > 0, writes
+ * min(*len, cap - 1) bytes and a NUL into buf; *len >= cap means it was cut: call again with
+ * cap > *len (the counts may have grown meanwhile, so check again). cap 0 (buf may be NULL) only
+ * measures. Serve the text of all the process's hooks from one call: two texts concatenated
+ * repeat each family, which Prometheus refuses. Any thread, as room_outbox_hook_metrics_get. */
+ROOM_OUTBOX_EXPORT room_outbox_status room_outbox_hook_metrics_text(
+    const room_outbox_hook *const *hooks, size_t count, const char *hook_label,
+    size_t hook_label_len, char *buf, size_t cap, size_t *len, room_outbox_error **err);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

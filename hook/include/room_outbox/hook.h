@@ -76,6 +76,7 @@
 #include "room_outbox/envelope.h"
 #include "room_outbox/error.h"
 #include "room_outbox/export.h"
+#include "room_outbox/hook_metrics.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox {
@@ -206,6 +207,17 @@ class ROOM_OUTBOX_EXPORT Hook {
   // the sync publish. See the file comment.
   virtual CommitResult Commit(const Command& command, const std::vector<Event>& events,
                               const CallerStatements& caller_statements = {}) = 0;
+
+  // What this Hook counted since it was created (room_outbox/hook_metrics.h). Thread-safe and
+  // lock-free: any thread may call it while a Commit runs, and it never waits for one. Not
+  // virtual (the vtable of the first release stays as it was): a Hook that CreateHook did not
+  // make, e.g. a test double, reports all zeros.
+  HookMetrics Metrics() const;
+  // Metrics() in the Prometheus text format, every sample labelled hook="<hook_label>" unless it
+  // is empty. For several Hooks of one process call HookMetricsText once over all of them.
+  std::string MetricsText(std::string_view hook_label = {}) const {
+    return HookMetricsText({LabelledHookMetrics{std::string(hook_label), Metrics()}});
+  }
 };
 
 // Process-wide setup of the C libraries the hook uses: mysql_library_init() and

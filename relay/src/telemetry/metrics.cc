@@ -2,14 +2,12 @@
 
 #include <httplib.h>
 
-#include <cmath>
-#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <thread>
-#include <type_traits>
 
 #include "core/mysql/statement_count.h"
+#include "core/prometheus_text.h"
 #include "core/publisher.h"
 #include "telemetry/bounded_pool.h"
 #include "telemetry/health.h"
@@ -21,72 +19,12 @@ constexpr FailureReason kAllReasons[kFailureReasonCount] = {
     FailureReason::kUnknownOutcome, FailureReason::kHttp,      FailureReason::kImError,
     FailureReason::kRateLimited,    FailureReason::kPermanent, FailureReason::kUndecodable};
 
-// A Prometheus label value: backslash, quote and newline escaped.
-std::string LabelValue(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-// A sample value: NaN as Prometheus spells it, whole numbers without an exponent, fractions with
-// millisecond precision.
-std::string Num(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (v == std::floor(v) && std::fabs(v) < 9e15) {
-    return std::to_string(static_cast<int64_t>(v));
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.3f", v);
-  return buf;
-}
+using core::prom::BucketOf;
+using core::prom::Histogram;
+using core::prom::LabelValue;
+using core::prom::Simple;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// One sample family without labels: HELP, TYPE and the value (floating point as Num spells it).
-template <class V>
-void Simple(std::ostream& out, const char* name, const char* type, const char* help, V value) {
-  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n'
-      << name << ' ';
-  if constexpr (std::is_floating_point_v<V>) {
-    out << Num(value);
-  } else {
-    out << value;
-  }
-  out << '\n';
-}
-
-// The bucket of `value`: the first whose upper bound is >= it, else the +Inf bucket (N).
-template <size_t N>
-size_t BucketOf(const std::array<int64_t, N>& bounds, int64_t value) {
-  size_t i = 0;
-  while (i < N && value > bounds[i]) ++i;
-  return i;
-}
-
-// One histogram family: `bounds` are the buckets' upper bounds, `counts` the per-bucket
-// (non-cumulative) counts with the +Inf bucket last (one more than `bounds`).
-template <size_t N, class Sum>
-void Histogram(std::ostream& out, const char* name, const char* help,
-               const std::array<int64_t, N>& bounds,
-               const std::array<std::atomic<uint64_t>, N + 1>& counts, Sum sum, uint64_t count) {
-  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
-  uint64_t cumulative = 0;
-  for (size_t i = 0; i < N; ++i) {
-    cumulative += counts[i].load(std::memory_order_relaxed);
-    out << name << "_bucket{le=\"" << bounds[i] << "\"} " << cumulative << '\n';
-  }
-  cumulative += counts[N].load(std::memory_order_relaxed);
-  out << name << "_bucket{le=\"+Inf\"} " << cumulative << '\n'
-      << name << "_sum " << sum << '\n'
-      << name << "_count " << count << '\n';
-}
 
 }  // namespace
 

@@ -1,0 +1,58 @@
+// HookCounters: what one Hook counts for its metrics (room_outbox/hook_metrics.h). Relaxed
+// atomics only, so the commit path and the background thread count without a lock while any
+// thread takes a Snapshot; a snapshot is not one instant across counters (each is exact).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/publisher.h"
+#include "room_outbox/hook.h"
+#include "room_outbox/hook_metrics.h"
+
+namespace room_outbox::internal {
+
+// Why the sync publish did not try a pending event (the `reason` label).
+enum class SyncSkip {
+  kSyncOff,        // [hook] sync_publish = "off"
+  kBreakerOpen,    // the sync breaker is open
+  kQueueFull,      // the background queue is full
+  kRoomOrder,      // an earlier event of the room is pending or was left to the relay
+  kOutOfTime,      // the command's sync_publish_timeout is spent
+  kCommandFailed,  // an earlier event of the same command failed
+};
+inline constexpr size_t kSyncSkipCount = 6;
+
+class HookCounters {
+ public:
+  void AddCommit(CommitStatus status);
+  // One IM request of the sync publish (inline or background) and its outcome.
+  void AddSyncPublish(const core::PublishOutcome& outcome);
+  void AddSyncSkipped(SyncSkip reason, uint64_t events);
+  void AddLeftToRelay(uint64_t rows) { left_.fetch_add(rows, std::memory_order_relaxed); }
+  void ObserveCommitDuration(std::chrono::microseconds duration);
+
+  // The counts so far; sync_breaker_open is the caller's.
+  HookMetrics Snapshot() const;
+
+ private:
+  static uint64_t Load(const std::atomic<uint64_t>& v) {
+    return v.load(std::memory_order_relaxed);
+  }
+
+  std::array<std::atomic<uint64_t>, 4> commits_{};  // by CommitStatus
+  std::atomic<uint64_t> published_{0};
+  std::atomic<uint64_t> failed_{0};
+  std::atomic<uint64_t> timeout_{0};
+  std::atomic<uint64_t> rate_limited_{0};
+  std::array<std::atomic<uint64_t>, kSyncSkipCount> skipped_{};
+  std::atomic<uint64_t> left_{0};
+  std::array<std::atomic<uint64_t>, HookMetrics::kCommitDurationBucketsUs.size() + 1> buckets_{};
+  std::atomic<uint64_t> duration_count_{0};
+  std::atomic<uint64_t> duration_sum_us_{0};
+};
+
+}  // namespace room_outbox::internal
