@@ -57,6 +57,7 @@ add_executable(unit_tests
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc
   tests/unit/mysql_error_test.cc
+  tests/unit/node_identity_test.cc
   tests/unit/option_setter_test.cc
   tests/unit/ops_unit_test.cc
   tests/unit/claim_step_test.cc

@@ -22,6 +22,7 @@ add_library(room_outbox_relay STATIC
   relay/src/store/claim_plan.cc
   relay/src/store/mariadb_claim.cc
   relay/src/store/mariadb_relay_store.cc
+  relay/src/store/node_lock.cc
   relay/src/store/relay_marks.cc
   relay/src/migrate/migrate.cc
   relay/src/migrate/migrate_command.cc
