@@ -9,7 +9,8 @@
 //   2  bad usage or invalid config (parse error, unknown key, bad value, missing IM app id or
 //      secret key), or a database the binary refuses: a schema older than it needs (run
 //      `outbox-relay migrate`) or newer than it knows (migrate only), a server below its minimum
-//      version. Restarting would not help: an operator must act.
+//      version, or a node_id whose lock another running relay on the same database holds (the
+//      daemon's start, daemon/node_lock_start.h). Restarting would not help: an operator must act.
 #pragma once
 
 namespace room_outbox::relay {
