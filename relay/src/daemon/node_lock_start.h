@@ -16,6 +16,7 @@
 
 namespace room_outbox::relay {
 
+// Destroyed in reverse order: the stores before the lock they use.
 struct LockedStores {
   std::unique_ptr<NodeLock> lock;
   std::unique_ptr<NodeLockedStore> store;

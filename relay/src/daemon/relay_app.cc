@@ -294,24 +294,22 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
     return kExitRuntimeFailure;
   }
   // The daemon claims only while it holds its node_id's lock (node_lock_start.h); --once takes none.
-  RelayStore* claims = store.get();
-  RelayStore* claims_ahead = ahead_store.get();
-  LockedStores locked;
+  std::unique_ptr<LockedStores> locked;
   if (!cli.once) {
     auto taken = LockNode(config, *store, ahead_store.get(), logger);
     if (!taken) {
       return kExitUsage;
     }
-    locked = std::move(*taken);
-    claims = locked.store.get();
-    claims_ahead = locked.ahead.get();
+    locked = std::make_unique<LockedStores>(std::move(*taken));
   }
   // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
   std::unique_ptr<core::AppBudgetMember> budget_member =
       JoinAppBudget(config, telemetry.metrics, logger);
 
   const int exit_code =
-      RunWorker(cli, config, *claims, claims_ahead, im, clock, stop, telemetry.metrics, logger);
+      RunWorker(cli, config, locked ? *locked->store : *store,
+                locked ? locked->ahead.get() : ahead_store.get(), im, clock, stop, telemetry.metrics,
+                logger);
   // Leaves the app's budget (its row deleted) while the database is still there.
   budget_member.reset();
   // The worker has marked every result it got; only now may the database go away.
@@ -319,9 +317,7 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   wake->reset();
   logger.Info(Lifecycle("worker stopped; closing the database connection", config));
   // The node lock goes with its connection, after every result is marked.
-  locked.ahead.reset();
-  locked.store.reset();
-  locked.lock.reset();
+  locked.reset();
   ahead_store.reset();
   store.reset();
   // No reload may reach the publisher once it is gone.
