@@ -73,6 +73,7 @@ add_executable(unit_tests
   tests/unit/log_line_test.cc
   tests/unit/metrics_test.cc
   tests/unit/mysql_error_test.cc
+  tests/unit/node_identity_test.cc
   tests/unit/option_setter_test.cc
   tests/unit/secret_file_test.cc
   tests/unit/ops_unit_test.cc
@@ -163,6 +164,7 @@ set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
   tests/integration/hook_metrics_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/relay_process_test.cc
+  tests/integration/node_lock_test.cc
   tests/integration/relay_wake_test.cc)
 # Threads under TSan, no SQL of their own: the publisher (curl multi and the fake IM server's
 # threads), the metrics server, the wake listener, the worker's waits on the real clock.

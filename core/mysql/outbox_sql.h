@@ -299,6 +299,32 @@ inline constexpr std::string_view kMarkFailed =
     ", claim_token = NULL "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
 
+// --- node lock (relay daemon; relay/src/store/node_lock.h) ---
+//
+// A relay daemon holds the named lock of its node_id on a connection it keeps for its life; the
+// server releases it when that connection ends (the process died, or the server restarted). Its
+// claim tokens start with its node's prefix and its run's tag (core/claim_token.h).
+
+// Takes the lock, waiting at most the given seconds, and names the connection that holds it now
+// (this one when taken). GET_LOCK answers 1 (taken), 0 (another connection held it for the whole
+// wait) or NULL (an error). Both servers have GET_LOCK and IS_USED_LOCK; MySQL limits the name to
+// 64 characters (NodeLockName's are 34). No table. Placeholders: name, wait seconds, name.
+inline constexpr std::string_view kNodeLockTake = "SELECT GET_LOCK(?, ?), IS_USED_LOCK(?)";
+
+// Right after the lock is taken: the rows an earlier run of this node_id still holds are given
+// back, due at once (server now), retry_count, drop_count and last_error kept: the lock says that
+// run's connection is gone, so its leases hold nothing. Rows it had sent and not yet marked go out
+// again (the at-least-once that a kill allows). idx_pending_due: the range of pending rows not yet
+// due (leases, retry and pace times; an expired lease is due anyway), so the cost is bounded by
+// those rows, never by the due backlog or the published history; the token pattern is checked on
+// each row of that range. Placeholders: the node's pattern ('relay-<node>-%'), this run's pattern
+// ('relay-<node>-<run>-%').
+inline constexpr std::string_view kReleaseNodeLeases =
+    "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " WHERE status = 'pending' AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
+    " AND claim_token LIKE ? AND claim_token NOT LIKE ?";
+
 // --- stats ---
 
 // idx_pending_due (status prefix): one pass over the pending rows, not the table; for each
@@ -555,6 +581,9 @@ inline constexpr Statement kRelease =
     Shared("release", Shape::kIdList, {sql::kReleasePrefix, {}, {}});
 inline constexpr Statement kMarkFailed = Shared("mark_failed", sql::kMarkFailed);
 inline constexpr Statement kMarkParked = Shared("mark_parked", sql::kMarkParked);
+inline constexpr Statement kNodeLockTake = Shared("node_lock_take", sql::kNodeLockTake);
+inline constexpr Statement kReleaseNodeLeases =
+    Shared("release_node_leases", sql::kReleaseNodeLeases);
 inline constexpr Statement kStats = Shared("stats", sql::kStats);
 inline constexpr Statement kOpsServerNowMinus =
     Shared("ops_server_now_minus", sql::kOpsServerNowMinus);
@@ -625,6 +654,8 @@ inline constexpr std::array kStatements = {
     &Stmt::kRelease,
     &Stmt::kMarkFailed,
     &Stmt::kMarkParked,
+    &Stmt::kNodeLockTake,
+    &Stmt::kReleaseNodeLeases,
     &Stmt::kStats,
     &Stmt::kOpsServerNowMinus,
     &Stmt::kOpsCountByStatus,

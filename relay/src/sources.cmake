@@ -22,6 +22,7 @@ add_library(room_outbox_relay STATIC
   relay/src/store/claim_plan.cc
   relay/src/store/mariadb_claim.cc
   relay/src/store/mariadb_relay_store.cc
+  relay/src/store/node_lock.cc
   relay/src/store/relay_marks.cc
   relay/src/migrate/migrate.cc
   relay/src/migrate/migrate_command.cc
@@ -59,6 +60,7 @@ add_library(room_outbox_relay STATIC
   relay/src/daemon/beat_on_use_clock.cc
   relay/src/daemon/journal_sink.cc
   relay/src/daemon/lifecycle_log.cc
+  relay/src/daemon/node_lock_start.cc
   relay/src/daemon/relay_app.cc
   relay/src/daemon/reload.cc
   relay/src/daemon/schema_wait.cc

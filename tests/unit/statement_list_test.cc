@@ -15,6 +15,7 @@
 #include "ops/ops_store.h"
 #include "store/mariadb_hook_store.h"
 #include "store/mariadb_relay_store.h"
+#include "store/node_lock.h"
 
 namespace room_outbox {
 namespace {
@@ -75,6 +76,7 @@ void ExpectListed(const List& program, const char* list_name) {
 TEST(StatementListTest, EveryStatementAProgramPreparesIsListed) {
   ExpectListed(internal::kHookStatements, "kHookStatements");
   ExpectListed(relay::kRelayStatements, "kRelayStatements");
+  ExpectListed(relay::kNodeLockStatements, "kNodeLockStatements");
   ExpectListed(relay::ops::kOpsStatements, "kOpsStatements");
   ExpectListed(core::kAppBudgetStatements, "kAppBudgetStatements");
 }

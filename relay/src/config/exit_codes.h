@@ -10,8 +10,9 @@
 //      secret key, the templates' placeholder app id), or a database the binary refuses: a server
 //      below its minimum version; for --once and the operator commands a schema older than it
 //      needs (run `outbox-relay migrate`; the daemon waits for it, not ready, instead:
-//      daemon/schema_wait.h); for migrate a schema newer than it knows. Restarting would not
-//      help: an operator must act.
+//      daemon/schema_wait.h); for migrate a schema newer than it knows; for the daemon a node_id
+//      whose lock another running relay on the same database holds (daemon/node_lock_start.h).
+//      Restarting would not help: an operator must act.
 #pragma once
 
 namespace room_outbox::relay {

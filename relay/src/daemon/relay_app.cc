@@ -16,6 +16,7 @@
 #include "daemon/beat_on_use_clock.h"
 #include "daemon/journal_sink.h"
 #include "daemon/lifecycle_log.h"
+#include "daemon/node_lock_start.h"
 #include "daemon/reload.h"
 #include "daemon/schema_wait.h"
 #include "daemon/signals.h"
@@ -309,18 +310,31 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   if (!wake) {
     return kExitRuntimeFailure;
   }
+  // The daemon claims only while it holds its node_id's lock (node_lock_start.h); --once takes none.
+  std::unique_ptr<LockedStores> locked;
+  if (!cli.once) {
+    auto taken = LockNode(config, *store, ahead_store.get(), logger);
+    if (!taken) {
+      return kExitUsage;
+    }
+    locked = std::make_unique<LockedStores>(std::move(*taken));
+  }
   // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
   std::unique_ptr<core::AppBudgetMember> budget_member =
       JoinAppBudget(config, telemetry.metrics, logger);
 
   const int exit_code =
-      RunWorker(cli, config, *store, ahead_store.get(), im, clock, stop, telemetry.metrics, logger);
+      RunWorker(cli, config, locked ? *locked->store : *store,
+                locked ? locked->ahead.get() : ahead_store.get(), im, clock, stop, telemetry.metrics,
+                logger);
   // Leaves the app's budget (its row deleted) while the database is still there.
   budget_member.reset();
   // The worker has marked every result it got; only now may the database go away.
   // No more wake-ups: the socket file goes with the listener.
   wake->reset();
   logger.Info(Lifecycle("worker stopped; closing the database connection", config));
+  // The node lock goes with its connection, after every result is marked.
+  locked.reset();
   ahead_store.reset();
   store.reset();
   // No reload may reach the publisher once it is gone.

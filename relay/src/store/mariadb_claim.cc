@@ -253,7 +253,8 @@ core::Result<Claim> WritePlan(core::MariaDbConnection& conn, const ClaimOptions&
                               const ClaimPlan& plan, std::vector<LockedRow> locked, Claim claim) {
   claim.more_due = plan.more_due;
   if (!plan.lease.empty()) {
-    claim.token = core::NewClaimToken();
+    claim.token = options.token_prefix.empty() ? core::NewClaimToken()
+                                               : core::NewRelayClaimToken(options.token_prefix);
     claim.lease_until_ms = claim.server_now_ms + options.lease_ms;
     if (auto leased = Lease(conn, plan.lease, claim); !leased) return core::Fail(leased.error());
   }

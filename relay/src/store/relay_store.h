@@ -72,6 +72,9 @@ struct ClaimOptions {
   // from server now + paced_for_ms on (one room_min_interval_ms apart), so later claims take them
   // when the room may be sent to again, instead of a round waiting out room_min_interval.
   std::vector<PacedRoom> paced_rooms;
+  // The claim's token starts with this (core::NewRelayClaimToken: a relay daemon's node and run,
+  // NodeLockedStore sets it); empty: a token of 32 random hex characters (core::NewClaimToken).
+  std::string token_prefix;
 };
 
 struct Claim {
