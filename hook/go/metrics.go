@@ -107,17 +107,17 @@ func (h *Hook) MetricsText(label string) (string, error) {
 		return "", ErrClosed
 	}
 	// The members in C memory (cgo refuses a Go pointer to Go pointers): the text sums them.
-	n := len(h.all)
-	hooks := (**C.room_outbox_hook)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(h.all[0]))))
+	members := len(h.all)
+	hooks := (**C.room_outbox_hook)(C.malloc(C.size_t(members) * C.size_t(unsafe.Sizeof(h.all[0]))))
 	defer C.free(unsafe.Pointer(hooks))
-	copy(unsafe.Slice(hooks, n), h.all)
+	copy(unsafe.Slice(hooks, members), h.all)
 	clabel := C.CString(label)
 	defer C.free(unsafe.Pointer(clabel))
 	buf := make([]byte, 4096)
 	for {
 		var n C.size_t
 		var cerr *C.room_outbox_error
-		status := C.room_outbox_hook_metrics_text(hooks, C.size_t(n), clabel, C.size_t(len(label)),
+		status := C.room_outbox_hook_metrics_text(hooks, C.size_t(members), clabel, C.size_t(len(label)),
 			(*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &n, &cerr)
 		if status != C.ROOM_OUTBOX_OK {
 			return "", statusError(status, cerr)

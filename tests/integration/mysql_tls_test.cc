@@ -279,7 +279,7 @@ TEST_F(MysqlTlsTest, AnUnverifiedLinkToAnotherHostIsWarnedAbout) {
   fs::permissions(*dir_ / "remote-key", fs::perms::owner_read | fs::perms::owner_write);
   std::ofstream(config)
       << "[mysql]\nhost = \"192.0.2.10\"\nssl_mode = \"required\"\n"
-      << "[tencent_im]\nsdk_app_id = 1400000000\nsecret_key_file = \"remote-key\"\n";
+      << "[tencent_im]\nsdk_app_id = 1400012345\nsecret_key_file = \"remote-key\"\n";
   CommandResult unverified = RunRelayCommand({"--config", config.string(), "--check-config"});
   EXPECT_EQ(unverified.exit_code, 0) << unverified.Describe();
   EXPECT_THAT(unverified.err, HasSubstr("warning: mysql.host \"192.0.2.10\""));
@@ -287,7 +287,7 @@ TEST_F(MysqlTlsTest, AnUnverifiedLinkToAnotherHostIsWarnedAbout) {
   std::ofstream(config)
       << "[mysql]\nhost = \"192.0.2.10\"\nssl_mode = \"verify_identity\"\n"
       << "ssl_ca = \"" << (*dir_ / "ca.pem").string() << "\"\n"
-      << "[tencent_im]\nsdk_app_id = 1400000000\nsecret_key_file = \"remote-key\"\n";
+      << "[tencent_im]\nsdk_app_id = 1400012345\nsecret_key_file = \"remote-key\"\n";
   CommandResult verified = RunRelayCommand({"--config", config.string(), "--check-config"});
   EXPECT_EQ(verified.exit_code, 0) << verified.Describe();
   EXPECT_THAT(verified.err, ::testing::Not(HasSubstr("warning")));

@@ -205,8 +205,9 @@ TEST_F(RoundMarksTest, SkippedTypeIsMarkedPublished) {
   RecordMarks();
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
-  EXPECT_THAT(published_, ElementsAre(1));
-  EXPECT_EQ(r.marks.published, 1u);
+  EXPECT_THAT(published_, ElementsAre(1));  // marked published: kept, never sent again
+  EXPECT_EQ(r.marks.skipped, 1u);            // but counted apart from what IM accepted
+  EXPECT_EQ(r.marks.published, 0u);
   EXPECT_TRUE(failed_.empty());
 }
 

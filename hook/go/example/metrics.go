@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"roomoutbox"
+	roomoutbox "github.com/room-outbox/room-outbox/hook/go"
 )
 
 // commandsHandled is one of the room service's own metrics, served beside the hook's.

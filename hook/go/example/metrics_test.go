@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"roomoutbox"
+	roomoutbox "github.com/room-outbox/room-outbox/hook/go"
 )
 
 // The room service's /metrics serves its own families and the hook's, after a commit on a hook
