@@ -22,6 +22,7 @@ add_library(room_outbox_test_support STATIC
   tests/support/child_process.cc
   tests/support/delivery_checks.cc
   tests/support/fake_im_server.cc
+  tests/support/loopback_http.cc
   tests/support/fake_mysql_server.cc
   tests/support/mysql_admin.cc
   tests/support/private_mariadb.cc

@@ -35,6 +35,7 @@
 #include "core/fd.h"
 #include "support/child_process.h"
 #include "support/fake_im_server.h"
+#include "support/loopback_http.h"
 #include "support/private_mariadb.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
@@ -61,31 +62,6 @@ std::string ReadFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// A loopback port nobody listens on right now.
-int FreePort() {
-  const core::Fd fd(socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  return ntohs(addr.sin_port);
-}
-
-struct HttpAnswer {
-  int status = 0;  // 0: no answer
-  std::string body;
-};
-HttpAnswer Get(int port, const std::string& path) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(2);
-  client.set_read_timeout(5);
-  auto res = client.Get(path.c_str());
-  if (!res) return {};
-  return {res->status, res->body};
 }
 
 // The value text of an unlabelled sample `name` in a Prometheus exposition, or "".

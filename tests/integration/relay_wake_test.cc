@@ -32,6 +32,7 @@
 #include "core/fd.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
+#include "support/loopback_http.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
 #include "support/test_rows.h"
@@ -47,17 +48,6 @@ using std::chrono::seconds;
 
 // Far below the relay's poll_interval of 10 s, far above a round on a busy machine.
 constexpr milliseconds kWokenWithin{5000};
-
-int FreePort() {
-  const core::Fd fd(::socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  return ntohs(addr.sin_port);
-}
 
 // The value of the unlabelled sample `name` on the relay's /metrics, or -1 without an answer.
 int64_t MetricValue(int port, const std::string& name) {

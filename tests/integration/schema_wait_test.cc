@@ -3,6 +3,8 @@
 // needed and the command to run, it publishes nothing; `outbox-relay migrate` brings the schema
 // up and the same process becomes ready and delivers the pending row by itself. SIGTERM ends the
 // wait at once with exit 0. (--once and the operator commands still refuse at once: migrate_test.)
+#include "daemon/schema_wait.h"
+
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,8 +18,8 @@
 #include <string>
 
 #include "core/fd.h"
-#include "daemon/schema_wait.h"
 #include "support/fake_im_server.h"
+#include "support/loopback_http.h"
 #include "support/relay_command.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
@@ -29,32 +31,6 @@ namespace {
 
 using std::chrono::seconds;
 using ::testing::HasSubstr;
-
-// A loopback port nobody listens on right now.
-int FreePort() {
-  const core::Fd fd(socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  return ntohs(addr.sin_port);
-}
-
-struct HttpAnswer {
-  int status = 0;  // 0: no answer
-  std::string body;
-};
-
-HttpAnswer Get(int port, const std::string& path) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(2);
-  client.set_read_timeout(5);
-  auto res = client.Get(path.c_str());
-  if (!res) return {};
-  return {res->status, res->body};
-}
 
 class SchemaWaitTest : public ::testing::Test {
  protected:
@@ -83,11 +59,12 @@ class SchemaWaitTest : public ::testing::Test {
 };
 
 TEST_F(SchemaWaitTest, StaysUpNotReadyUntilMigratedThenDeliversByItself) {
-  db_.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
-           "retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) VALUES ('ev-wait', "
-           "'RoomGiftSent', 'room-wait', 'cmd-wait', " +
-           SqlQuote(TestEnvelope("ev-wait", "room-wait", 1, "schema-wait-test")) +
-           ", 'pending', 0, 0, " + kServerNowSql + ", " + kServerNowSql + ")");
+  db_.Exec(
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
+      "retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) VALUES ('ev-wait', "
+      "'RoomGiftSent', 'room-wait', 'cmd-wait', " +
+      SqlQuote(TestEnvelope("ev-wait", "room-wait", 1, "schema-wait-test")) +
+      ", 'pending', 0, 0, " + kServerNowSql + ", " + kServerNowSql + ")");
   ASSERT_TRUE(relay_->Start());
 
   HttpAnswer ready;
@@ -99,7 +76,8 @@ TEST_F(SchemaWaitTest, StaysUpNotReadyUntilMigratedThenDeliversByItself) {
       },
       seconds(20)))
       << ready.body << relay_->StderrTail();
-  EXPECT_THAT(ready.body, HasSubstr("schema is version 3, older than the 5 this outbox-relay needs"));
+  EXPECT_THAT(ready.body,
+              HasSubstr("schema is version 3, older than the 5 this outbox-relay needs"));
   EXPECT_THAT(ready.body, HasSubstr("run `outbox-relay migrate`"));
   EXPECT_EQ(Get(port_, "/healthz").status, 200);
   EXPECT_TRUE(relay_->Alive()) << relay_->StderrTail();
@@ -132,8 +110,9 @@ TEST_F(SchemaWaitTest, SigtermEndsTheWaitAtOnce) {
   ASSERT_TRUE(relay_->Signal(SIGTERM));
   // Well before the next schema check: the sleep between checks ends on the signal.
   auto stopped = relay_->Wait(relay::kSchemaRecheckInterval);
-  ASSERT_TRUE(stopped.has_value()) << "still running " << relay::kSchemaRecheckInterval.count()
-                                   << "ms after SIGTERM\n" << relay_->StderrTail();
+  ASSERT_TRUE(stopped.has_value())
+      << "still running " << relay::kSchemaRecheckInterval.count() << "ms after SIGTERM\n"
+      << relay_->StderrTail();
   EXPECT_EQ(stopped->exit_code, 0) << Describe(*stopped) << "\n" << relay_->StderrTail();
   EXPECT_LT(std::chrono::steady_clock::now() - sent, relay::kSchemaRecheckInterval);
 }

@@ -26,6 +26,7 @@
 #include "core/config/duration.h"
 #include "core/fd.h"
 #include "support/fake_im_server.h"
+#include "support/loopback_http.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
 #include "support/test_rows.h"
@@ -141,9 +142,9 @@ class SystemdUnitsTest : public ::testing::Test {
     const std::string analyze = FindSystemdAnalyze();
     ASSERT_FALSE(analyze.empty()) << "systemd-analyze not found; install systemd (make deps)";
     // verify also runs `man` on each Documentation= page: here the pages the build rendered.
-    auto [rc, output] = RunCommand("cd " + dir_.string() + " && MANPATH=" + kManDir.string() +
-                                   " SYSTEMD_LOG_LEVEL=notice " + analyze + " verify " +
-                                   unit.string());
+    auto [rc, output] =
+        RunCommand("cd " + dir_.string() + " && MANPATH=" + kManDir.string() +
+                   " SYSTEMD_LOG_LEVEL=notice " + analyze + " verify " + unit.string());
     EXPECT_EQ(rc, 0) << output;
     EXPECT_THAT(output, ::testing::Not(HasSubstr(dir_.string()))) << output;
     EXPECT_THAT(output, ::testing::Not(HasSubstr("outbox-relay"))) << output;
@@ -186,9 +187,9 @@ TEST_F(SystemdUnitsTest, RelayStopsBeforeTheDatabase) {
   EXPECT_EQ(One(unit, "Service", "Type"), "notify");
   EXPECT_EQ(One(unit, "Service", "KillSignal"), "SIGTERM");
   EXPECT_EQ(One(unit, "Service", "Restart"), "on-failure");
-  EXPECT_EQ(All(unit, "Service", "ExecStart"),
-            std::vector<std::string>{
-                "/usr/local/bin/outbox-relay --config /etc/room-outbox/relay.toml"});
+  EXPECT_EQ(
+      All(unit, "Service", "ExecStart"),
+      std::vector<std::string>{"/usr/local/bin/outbox-relay --config /etc/room-outbox/relay.toml"});
 }
 
 TEST_F(SystemdUnitsTest, StopTimeoutIsWellAbovePublishTimeout) {
@@ -221,8 +222,8 @@ TEST_F(SystemdUnitsTest, CredentialsMatchTheShippedConfig) {
   setenv("CREDENTIALS_DIRECTORY", (dir_ / "creds").c_str(), 1);
   unsetenv("ROOM_OUTBOX_MYSQL_PASSWORD");
   unsetenv("ROOM_OUTBOX_TIM_SECRET_KEY");
-  auto config = LoadConfig((fs::path(ROOM_OUTBOX_SOURCE_DIR) / "conf" /
-                            "relay.tencent.example.toml").string());
+  auto config = LoadConfig(
+      (fs::path(ROOM_OUTBOX_SOURCE_DIR) / "conf" / "relay.tencent.example.toml").string());
   unsetenv("CREDENTIALS_DIRECTORY");
   ASSERT_TRUE(config) << config.error().message;
   EXPECT_EQ(config->mysql.password, "pw");
@@ -271,17 +272,6 @@ TEST_F(SystemdUnitsTest, RelayUnitRunsInTheWakeGroup) {
   EXPECT_EQ(One(unit, "Service", "Group"), "room-outbox-wake");
   EXPECT_EQ(One(unit, "Service", "RuntimeDirectoryMode"), "0750");
   EXPECT_EQ(kDefaultWakeSocketMode, 0660u);
-}
-
-int FreePort() {
-  const core::Fd fd(::socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  return ntohs(addr.sin_port);
 }
 
 // The number after `key` in /proc/PID/status ("Threads:", "VmHWM:" in kB); -1 when absent.
@@ -346,7 +336,7 @@ TEST_F(SystemdUnitsTest, MemoryAndTaskLimitsLeaveAMarginOverARunningRelay) {
   testing::RelayProcessOptions options;
   options.outbox_worker = {{"batch_size", "500"}};
   testing::RelayProcess relay(db, im, options);
-  const int port = FreePort();
+  const int port = testing::FreePort();
   std::ofstream(relay.config_path(), std::ios::app)
       << "\n[metrics]\nlisten = \"127.0.0.1:" << port << "\"\n";
   ASSERT_TRUE(relay.Start());
