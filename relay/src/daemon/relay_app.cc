@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string_view>
 
 #include "config/config.h"
@@ -272,6 +273,34 @@ milliseconds HeartbeatSlice(const Watchdog* watchdog) {
                     milliseconds(10), slice);
 }
 
+// The daemon waits, not ready, for a schema older than it needs (--once refused it already).
+// The exit code when it stops waiting without starting (refused: 2; stopped: 0), none when ready.
+std::optional<int> AwaitSchema(const CliOptions& cli, const Config& config, LoopClock& clock,
+                               LoopSignal& stop, Telemetry& telemetry, Logger& logger) {
+  if (cli.once) {
+    return std::nullopt;
+  }
+  const SchemaWait schema = WaitForSchema(config, logger, clock, stop, telemetry.metrics, Notify);
+  if (schema == SchemaWait::kReady) {
+    return std::nullopt;
+  }
+  const int code = schema == SchemaWait::kRefused ? kExitUsage : kExitOk;
+  logger.Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", code));
+  return code;
+}
+
+// The daemon claims only while it holds its node_id's lock (node_lock_start.h); --once takes
+// none. False: another running relay holds it.
+bool TakeNodeLock(const Config& config, RelayStore& store, RelayStore* ahead, Logger& logger,
+                  std::unique_ptr<LockedStores>& locked) {
+  auto taken = LockNode(config, store, ahead, logger);
+  if (!taken) {
+    return false;
+  }
+  locked = std::make_unique<LockedStores>(std::move(*taken));
+  return true;
+}
+
 // The enabled and runnable relay: builds the publisher, the stores and the telemetry, runs the
 // worker and takes them down in the order of the shutdown contract. Returns the exit code.
 int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactories& factories,
@@ -296,28 +325,17 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   }
   BeatOnUseClock clock(system_clock, *telemetry.heartbeat,
                        HeartbeatSlice(telemetry.watchdog.get()));
-  // The daemon waits, not ready, for a schema older than it needs (--once refused it already).
-  if (const SchemaWait schema = cli.once ? SchemaWait::kReady
-                                         : WaitForSchema(config, logger, clock, stop,
-                                                         telemetry.metrics, Notify);
-      schema != SchemaWait::kReady) {
+  if (auto code = AwaitSchema(cli, config, clock, stop, telemetry, logger)) {
     reloader.SetReloadSecretKey({});
-    const int code = schema == SchemaWait::kRefused ? kExitUsage : kExitOk;
-    logger.Info(Lifecycle("outbox-relay stopped", config).Add("exit_code", code));
-    return code;
+    return *code;
   }
   auto wake = ListenForWakeUps(cli, config, stop, telemetry.metrics, logger);
   if (!wake) {
     return kExitRuntimeFailure;
   }
-  // The daemon claims only while it holds its node_id's lock (node_lock_start.h); --once takes none.
   std::unique_ptr<LockedStores> locked;
-  if (!cli.once) {
-    auto taken = LockNode(config, *store, ahead_store.get(), logger);
-    if (!taken) {
-      return kExitUsage;
-    }
-    locked = std::make_unique<LockedStores>(std::move(*taken));
+  if (!cli.once && !TakeNodeLock(config, *store, ahead_store.get(), logger, locked)) {
+    return kExitUsage;
   }
   // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
   std::unique_ptr<core::AppBudgetMember> budget_member =
