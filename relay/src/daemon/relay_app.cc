@@ -13,8 +13,8 @@
 #include "config/config.h"
 #include "core/config/duration.h"
 #include "daemon/app_budget_share.h"
-#include "daemon/build_info.h"
 #include "daemon/beat_on_use_clock.h"
+#include "daemon/build_info.h"
 #include "daemon/journal_sink.h"
 #include "daemon/lifecycle_log.h"
 #include "daemon/node_lock_start.h"
@@ -52,20 +52,22 @@ const char* SignalName(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 core::Result<std::unique_ptr<SignalWatcher>> WatchSignals(Logger& logger, const Config& config,
                                                           LoopSignal& stop,
                                                           SignalWatcher::ReloadHandler on_reload) {
-  return SignalWatcher::Start([&logger, &config, &stop](int sig, int count) {
-    if (count == 1) {
-      logger.Info(Lifecycle("signal received: no new claims; finishing rows in flight", config)
-                      .Add("signal", SignalName(sig)));
-      Notify("STOPPING=1\nSTATUS=stopping: finishing rows in flight");
-      stop.RequestStop();
-    } else {
-      logger.Warn(Lifecycle("signal received again: still finishing rows in flight and marking "
-                            "their results (bounded by publish_timeout)",
-                            config)
-                      .Add("signal", SignalName(sig))
-                      .Add("count", count));
-    }
-  }, std::move(on_reload));
+  return SignalWatcher::Start(
+      [&logger, &config, &stop](int sig, int count) {
+        if (count == 1) {
+          logger.Info(Lifecycle("signal received: no new claims; finishing rows in flight", config)
+                          .Add("signal", SignalName(sig)));
+          Notify("STOPPING=1\nSTATUS=stopping: finishing rows in flight");
+          stop.RequestStop();
+        } else {
+          logger.Warn(Lifecycle("signal received again: still finishing rows in flight and marking "
+                                "their results (bounded by publish_timeout)",
+                                config)
+                          .Add("signal", SignalName(sig))
+                          .Add("count", count));
+        }
+      },
+      std::move(on_reload));
 }
 
 // The config file with the command line's overrides (--log-level).
@@ -341,10 +343,9 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   std::unique_ptr<core::AppBudgetMember> budget_member =
       JoinAppBudget(config, telemetry.metrics, logger);
 
-  const int exit_code =
-      RunWorker(cli, config, locked ? *locked->store : *store,
-                locked ? locked->ahead.get() : ahead_store.get(), im, clock, stop, telemetry.metrics,
-                logger);
+  const int exit_code = RunWorker(cli, config, locked ? *locked->store : *store,
+                                  locked ? locked->ahead.get() : ahead_store.get(), im, clock, stop,
+                                  telemetry.metrics, logger);
   // Leaves the app's budget (its row deleted) while the database is still there.
   budget_member.reset();
   // The worker has marked every result it got; only now may the database go away.
