@@ -367,7 +367,16 @@ TEST_F(SystemdUnitsTest, MemoryAndTaskLimitsLeaveAMarginOverARunningRelay) {
       "relay: peak RSS %lld kB, at most %lld threads; MemoryMax %lld bytes, TasksMax %lld\n",
       static_cast<long long>(hwm_kb), static_cast<long long>(threads),
       static_cast<long long>(memory_max), static_cast<long long>(tasks_max));
-  EXPECT_GE(memory_max, 4 * hwm_kb * 1024);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A sanitized relay maps shadow memory several times its own: its RSS says nothing of what the
+  // unit's MemoryMax= must hold (the threads still do).
+  constexpr bool kRssIsTheRelays = false;
+#else
+  constexpr bool kRssIsTheRelays = true;
+#endif
+  if (kRssIsTheRelays) {
+    EXPECT_GE(memory_max, 4 * hwm_kb * 1024);
+  }
   EXPECT_GE(tasks_max, 2 * threads);
 }
 
