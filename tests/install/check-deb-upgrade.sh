@@ -113,11 +113,14 @@ listen = "127.0.0.1:$port"
 TOML
 export ROOM_OUTBOX_TIM_SECRET_KEY=upgrade-check-key
 readyz() { curl -s -o "$scratch/readyz" -w '%{http_code}' "http://127.0.0.1:$port/readyz" || true; }
-# Waits up to 60 s for /readyz to answer CODE.
+# Waits up to 60 s for /readyz to answer CODE (and, when given, a body containing TEXT: the
+# listener answers 503 from its start, the schema's reason once the check has run).
 wait_readyz() {
-  local code=$1
+  local code=$1 text=${2:-}
   for _ in $(seq 600); do
-    [ "$(readyz)" = "$code" ] && return 0
+    if [ "$(readyz)" = "$code" ] && { [ -z "$text" ] || grep -qF "$text" "$scratch/readyz"; }; then
+      return 0
+    fi
     [ -n "$relay_pid" ] && ! kill -0 "$relay_pid" 2>/dev/null && fail "the relay exited: $(tail -5 "$scratch/relay.log")"
     sleep 0.1
   done
@@ -157,7 +160,7 @@ say "outbox-relay $(dpkg-query -W -f='${Version}' outbox-relay) installed"
 echo "  # systemctl try-restart outbox-relay   (the package's postinst; here: SIGTERM, start)"
 stop_relay || fail "the older relay did not exit 0 on SIGTERM"
 start_relay
-wait_readyz 503
+wait_readyz 503 "outbox-relay migrate"
 echo "  # curl http://127.0.0.1:$port/readyz          (HTTP 503)"
 say "$(cat "$scratch/readyz")"
 grep -q 'outbox-relay migrate' "$scratch/readyz" || fail "/readyz does not name outbox-relay migrate"
