@@ -48,6 +48,28 @@ void JsonWriter::String(std::string_view first, std::string_view second) {
   serializer_.dump(scratch_, /*pretty_print=*/false, /*ensure_ascii=*/false, 0);
 }
 
+// dump() with ensure_ascii off escapes only the quote, the backslash and the bytes below 0x20:
+// \b \t \n \f \r in two bytes, the others as \u00XX.
+size_t JsonWriter::StringLength(std::string_view text) {
+  size_t length = text.size() + 2;
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+      case '\\':
+      case '\b':
+      case '\t':
+      case '\n':
+      case '\f':
+      case '\r':
+        length += 1;
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) length += 5;
+    }
+  }
+  return length;
+}
+
 void JsonWriter::Integer(int64_t value) {
   char digits[24];
   const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);

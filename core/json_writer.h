@@ -33,6 +33,8 @@ class JsonWriter {
   void String(std::string_view text);
   // Appends the concatenation of `first` and `second` as one JSON string, as String() does.
   void String(std::string_view first, std::string_view second);
+  // The length String(text) appends, quotes included, for valid UTF-8 `text` (no other check).
+  static size_t StringLength(std::string_view text);
   // Appends the number in decimal, as dump() writes integers.
   void Integer(int64_t value);
   // Appends dump() of `value`. Throws as dump() throws.

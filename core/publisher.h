@@ -88,7 +88,14 @@ struct PublishOutcome {
   }
 };
 
-// One outbox row to publish.
+// An event after the first of a packed message.
+struct PackedEvent {
+  const Envelope* envelope = nullptr;
+  // EncodeEnvelope(*envelope), or empty: the publisher encodes it. Must stay valid for the call.
+  std::string_view envelope_json;
+};
+
+// One message to publish: one outbox row, or (with `rest`) the first row of a pack.
 struct PublishMessage {
   int64_t row_id = 0;  // room_outbox.id: the body's Random is derived from it (RandomForRow)
   // How many times IM definitely dropped this row so far (outcomes with definite_drop). 0 on the
@@ -101,6 +108,13 @@ struct PublishMessage {
   std::string_view envelope_json;
   // Overrides [tencent_im] msg_priority / priority_by_type for this message when set.
   std::optional<MsgPriority> priority;
+  // The pack's events after the first (consecutive pending events of the envelope's room, in room
+  // order; pack_max_events): the message is then one RoomEventBatch message whose Random is
+  // RandomForPack(row_id, drop_generation, 1 + rest.size()) and whose MsgPriority is the highest
+  // of its events'. Empty: the single form. Must stay valid for the call.
+  std::vector<PackedEvent> rest;
+
+  size_t events() const { return 1 + rest.size(); }
 };
 
 class Publisher {

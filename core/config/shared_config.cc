@@ -106,11 +106,19 @@ void ReadPriorityByType(TableReader& r, TencentImOptions& t, const std::string& 
 }
 
 // The keys of the failure scopes, priorities and limits: breaker_cooldown, max_body_bytes,
-// msg_priority, priority_by_type.
+// pack_max_events, msg_priority, priority_by_type.
 void ReadTencentImDelivery(TableReader& r, TencentImOptions& t) {
   r.PositiveDuration("breaker_cooldown", &t.breaker_cooldown, kMaxBreakerCooldown.max);
   if (auto v = r.Integer("max_body_bytes"); v && *v > 0) {
     t.max_body_bytes = static_cast<size_t>(*v);
+  }
+  if (auto v = r.Integer("pack_max_events")) {
+    if (*v < 1 || *v > static_cast<int64_t>(kMaxPackEvents)) {
+      r.SetError(r.NodeOf("pack_max_events"), "pack_max_events",
+                 "must be 1.." + std::to_string(kMaxPackEvents) + ", got " + std::to_string(*v));
+    } else {
+      t.pack_max_events = static_cast<size_t>(*v);
+    }
   }
   const std::string accepted = " (accepted: \"High\", \"Normal\", \"Low\")";
   if (auto v = r.String("msg_priority")) {

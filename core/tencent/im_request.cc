@@ -27,6 +27,24 @@ std::string PercentEncode(std::string_view text) {
   return out;
 }
 
+constexpr std::string_view kBatchOpen = R"({"events":[)";
+constexpr std::string_view kBatchClose = "]}";
+
+// Data = {"events":[e1,e2,...]} as one JSON string, then Desc. The events are JSON texts: their
+// concatenation is written as a string by one serializer call.
+void WriteBatchData(JsonWriter& writer, std::span<const std::string_view> batch) {
+  thread_local std::string data;
+  data.assign(kBatchOpen);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (i > 0) data.push_back(',');
+    data.append(batch[i]);
+  }
+  data.append(kBatchClose);
+  writer.String(data);
+  writer.Raw(R"(,"Desc":)");
+  writer.String(kRoomEventBatchDesc);
+}
+
 }  // namespace
 
 uint32_t RandomForRow(int64_t row_id, uint32_t drop_generation) {
@@ -34,6 +52,16 @@ uint32_t RandomForRow(int64_t row_id, uint32_t drop_generation) {
   const uint64_t sum = static_cast<uint64_t>(row_id) + static_cast<uint64_t>(drop_generation) *
                                                            static_cast<uint64_t>(kRandomStride);
   return static_cast<uint32_t>(sum);
+}
+
+uint32_t RandomForPack(int64_t first_row_id, uint32_t drop_generation, size_t events) {
+  const uint64_t extra = events > 1 ? static_cast<uint64_t>(events - 1) : 0;
+  return static_cast<uint32_t>(RandomForRow(first_row_id, drop_generation) +
+                               extra * static_cast<uint64_t>(kPackStride));
+}
+
+MsgPriority HigherPriority(MsgPriority a, MsgPriority b) {
+  return static_cast<int>(a) <= static_cast<int>(b) ? a : b;  // kHigh < kNormal < kLow
 }
 
 MsgPriority PriorityForType(const TencentImOptions& options, std::string_view event_type) {
@@ -60,9 +88,13 @@ Status WriteSendGroupMsgBody(JsonWriter& writer, const SendGroupMsgParts& parts)
     writer.Raw(R"(,"MsgPriority":")");
     writer.Raw(MsgPriorityName(parts.priority));
     writer.Raw(R"(","MsgBody":[{"MsgType":"TIMCustomElem","MsgContent":{"Data":)");
-    writer.String(parts.envelope_json);
-    writer.Raw(R"(,"Desc":)");
-    writer.String(parts.event_type);
+    if (parts.batch.size() > 1) {
+      WriteBatchData(writer, parts.batch);
+    } else {
+      writer.String(parts.envelope_json);
+      writer.Raw(R"(,"Desc":)");
+      writer.String(parts.event_type);
+    }
     writer.Raw(R"(,"Ext":)");
     writer.String(parts.event_id);
     writer.Raw("}}]}");
@@ -88,7 +120,7 @@ Status WriteSendGroupMsgBody(JsonWriter& body, JsonWriter& scratch, const Envelo
   }
   return WriteSendGroupMsgBody(
       body, SendGroupMsgParts{envelope_json, envelope.room_id, envelope.event_type,
-                              envelope.event_id, group_id_prefix, random, priority});
+                              envelope.event_id, group_id_prefix, random, priority, {}});
 }
 
 Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,
@@ -102,6 +134,30 @@ Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,
     return Fail(s.error());
   }
   return body.text();
+}
+
+// The body's bytes outside Data's events: GroupId, Random and MsgPriority at their widest (10
+// digits, "Normal"), the element's keys, Data's {"events":[ and ]} escaped, Desc, Ext.
+PackBodySize::PackBodySize(std::string_view group_id_prefix, std::string_view room_id,
+                           std::string_view first_event_id) {
+  constexpr std::string_view kFixed =
+      R"({"GroupId":,"Random":4294967295,"MsgPriority":"Normal","MsgBody":[{"MsgType":)"
+      R"("TIMCustomElem","MsgContent":{"Data":,"Desc":"RoomEventBatch","Ext":}}]})";
+  std::string group(group_id_prefix);
+  group.append(room_id);
+  bytes_ = kFixed.size() + JsonWriter::StringLength(group) +
+           JsonWriter::StringLength(first_event_id) + JsonWriter::StringLength(kBatchOpen) +
+           JsonWriter::StringLength(kBatchClose) - 2;  // one pair of quotes for Data
+}
+
+size_t PackBodySize::With(std::string_view envelope_json) const {
+  const size_t comma = events_ > 0 ? 1 : 0;
+  return bytes_ + comma + JsonWriter::StringLength(envelope_json) - 2;
+}
+
+void PackBodySize::Add(std::string_view envelope_json) {
+  bytes_ = With(envelope_json);
+  ++events_;
 }
 
 SendGroupMsgTarget::SendGroupMsgTarget(uint64_t sdk_app_id, std::string_view identifier) {

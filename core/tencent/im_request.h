@@ -1,7 +1,9 @@
 // The send_group_msg request: URL and body (docs/relay.md, "The request body").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -36,6 +38,21 @@ namespace room_outbox::core {
 inline constexpr uint32_t kRandomStride = 0x9E3779B9u;
 uint32_t RandomForRow(int64_t row_id, uint32_t drop_generation);
 
+// The body's Random for a message of `events` events (pack_max_events) whose first row is
+// `first_row_id`: uint32(first_row_id + drop_generation * kRandomStride + (events - 1) *
+// kPackStride), so RandomForRow for one event. A resend of the same pack (same first row, same
+// number of events, same drop generation) has the same Random; two packs differ in their first row
+// or in their number of events, and then (R(a,g,n) = R(b,h,m) iff a - b = (h - g) * S + (m - n) * T
+// mod 2^32) they share a Random only when their first rows are at least N(G) ids apart, the least
+// distance of k * S + j * T mod 2^32 from 0 over |k| <= G, 1 <= |j| <= 99: N(0) = 10,460,417,
+// N(15) = 2,480,188, N(63) = 319,799 (exhaustive, checked in tests/unit/im_request_test.cc).
+// T was chosen by a search for the largest N(63) whose N(15) stays above 2 million.
+inline constexpr uint32_t kPackStride = 0x60B27F5Bu;
+uint32_t RandomForPack(int64_t first_row_id, uint32_t drop_generation, size_t events);
+
+// The Desc of a packed message (RoomEventBatch form): its Data is {"events":[<envelope>,...]}.
+inline constexpr std::string_view kRoomEventBatchDesc = "RoomEventBatch";
+
 // {"GroupId": prefix + room_id, "Random": random, "MsgPriority": "High"|"Normal"|"Low",
 //  "MsgBody": [{"MsgType": "TIMCustomElem",
 //               "MsgContent": {"Data": <EncodeEnvelope>, "Desc": event_type, "Ext": event_id}}]}
@@ -47,6 +64,9 @@ Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,
 
 // What a body is made of, as views: the envelope's encoding (EncodeEnvelope) and the fields of
 // that envelope the body repeats.
+// With `batch` (two events or more: a pack), the RoomEventBatch form: Data =
+// {"events":[batch[0],batch[1],...]}, Desc = "RoomEventBatch", Ext = the first event's id
+// (event_id); envelope_json and event_type are not used.
 struct SendGroupMsgParts {
   std::string_view envelope_json;  // Data
   std::string_view room_id;        // GroupId = group_id_prefix + room_id
@@ -55,12 +75,34 @@ struct SendGroupMsgParts {
   std::string_view group_id_prefix;
   uint32_t random = 0;
   MsgPriority priority = MsgPriority::kHigh;
+  std::span<const std::string_view> batch;  // each event's EncodeEnvelope text, in room order
 };
 
 // The body above written into `writer` (cleared first; its buffer is reused). kInvalidArgument
 // when room_id is empty or the group id is not valid UTF-8. Every body is built here: the
 // publisher's and the commit-time size check's.
 Status WriteSendGroupMsgBody(JsonWriter& writer, const SendGroupMsgParts& parts);
+
+// The length of a RoomEventBatch body, event by event, never under what WriteSendGroupMsgBody
+// writes (Random and MsgPriority are counted at their widest, at most 7 bytes over): lets a pack
+// end before the event that would take its body past max_body_bytes without writing a body.
+class PackBodySize {
+ public:
+  PackBodySize(std::string_view group_id_prefix, std::string_view room_id,
+               std::string_view first_event_id);
+  // The body's length with one more event whose EncodeEnvelope text is `envelope_json`.
+  size_t With(std::string_view envelope_json) const;
+  void Add(std::string_view envelope_json);
+  size_t events() const { return events_; }
+
+ private:
+  size_t bytes_ = 0;  // the body with the events so far, the first without a comma before it
+  size_t events_ = 0;
+};
+
+// The highest of two priorities (High > Normal > Low): a pack's MsgPriority is its events'
+// highest.
+MsgPriority HigherPriority(MsgPriority a, MsgPriority b);
 
 // The body of `envelope` into `body`, its encoding taken from `envelope_json` when that is not
 // empty (EncodeEnvelope(envelope), e.g. the row's stored text as DecodeEnvelope re-encoded it),

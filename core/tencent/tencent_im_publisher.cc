@@ -9,6 +9,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/envelope_codec.h"
+#include "core/json_writer.h"
 #include "core/tencent/im_breaker.h"
 #include "core/tencent/im_request.h"
 #include "core/tencent/process_rate_budget.h"
@@ -100,6 +102,8 @@ class TencentImPublisher final : public Publisher {
                         options_.usersig_ttl, [this] { return clock_.NowMs() / 1000; });
   }
 
+  Status WriteMessageBody(JsonWriter& body, JsonWriter& scratch,
+                          const PublishMessage& message) const;
   std::vector<PublishItem> Prepare(std::span<const PublishMessage> messages, int64_t now_ms);
   std::string Ready(std::unique_lock<std::timed_mutex>& lock, milliseconds timeout,
                     size_t& parallel);
@@ -159,6 +163,44 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(
   return out;
 }
 
+// One event: the single form. A pack: the RoomEventBatch form, each event's text taken from the
+// row (or encoded once here), MsgPriority the highest of its events'.
+Status TencentImPublisher::WriteMessageBody(JsonWriter& body, JsonWriter& scratch,
+                                            const PublishMessage& message) const {
+  MsgPriority priority =
+      message.priority.value_or(PriorityForType(options_, message.envelope.event_type));
+  if (message.rest.empty()) {
+    return WriteSendGroupMsgBody(body, scratch, message.envelope, message.envelope_json,
+                                 options_.group_id_prefix,
+                                 RandomForRow(message.row_id, message.drop_generation), priority);
+  }
+  std::vector<std::string> encoded;  // the texts encoded here; the views below point into it
+  encoded.reserve(message.events());
+  std::vector<std::string_view> batch;
+  batch.reserve(message.events());
+  auto add = [&](const Envelope& envelope, std::string_view json) -> Status {
+    if (json.empty()) {
+      if (Status s = WriteEnvelope(scratch, FieldsOf(envelope)); !s.ok()) return s;
+      json = encoded.emplace_back(scratch.text());
+    }
+    batch.push_back(json);
+    return {};
+  };
+  if (Status s = add(message.envelope, message.envelope_json); !s.ok()) return s;
+  for (const PackedEvent& event : message.rest) {
+    if (Status s = add(*event.envelope, event.envelope_json); !s.ok()) return s;
+    if (!message.priority) {
+      priority = HigherPriority(priority, PriorityForType(options_, event.envelope->event_type));
+    }
+  }
+  return WriteSendGroupMsgBody(
+      body, SendGroupMsgParts{{}, message.envelope.room_id, {}, message.envelope.event_id,
+                              options_.group_id_prefix,
+                              RandomForPack(message.row_id, message.drop_generation,
+                                            message.events()),
+                              priority, batch});
+}
+
 // Skipped types, everything while the breaker is open, and bodies that cannot be built are done
 // here, without the lock or a request.
 std::vector<PublishItem> TencentImPublisher::Prepare(std::span<const PublishMessage> messages,
@@ -182,12 +224,7 @@ std::vector<PublishItem> TencentImPublisher::Prepare(std::span<const PublishMess
       item.done = true;
       continue;
     }
-    const MsgPriority priority =
-        message.priority.value_or(PriorityForType(options_, message.envelope.event_type));
-    if (Status built = WriteSendGroupMsgBody(
-            body, scratch, message.envelope, message.envelope_json, options_.group_id_prefix,
-            RandomForRow(message.row_id, message.drop_generation), priority);
-        !built.ok()) {
+    if (Status built = WriteMessageBody(body, scratch, message); !built.ok()) {
       item.outcome.status = PublishStatus::kPermanent;
       item.outcome.scope = FailureScope::kUndeliverableRow;
       item.outcome.error = "cannot build IM request: " + built.error().message;

@@ -166,7 +166,7 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
     const std::chrono::milliseconds call_timeout =
         std::min(options_.sync_publish_timeout, remaining);
     core::PublishOutcome outcome = publisher_->Publish(
-        core::PublishMessage{row.row_id, 0, row.envelope, row.envelope_json, {}}, call_timeout);
+        core::PublishMessage{row.row_id, 0, row.envelope, row.envelope_json, {}, {}}, call_timeout);
     // A call the command's deadline cut well short proves nothing about IM when it times out.
     const bool cut = call_timeout < options_.sync_publish_timeout * 9 / 10;
     NoteSyncOutcome(*breaker_, outcome, cut, probing, clock_.SteadyMs(), options_.log);

@@ -77,7 +77,7 @@ Status CheckBodySize(const TencentImOptions& im, const core::EnvelopeFields& fie
   if (Status built = core::WriteSendGroupMsgBody(
           body, core::SendGroupMsgParts{envelope_json, fields.room_id, fields.event_type,
                                         fields.event_id, im.group_id_prefix, kWidestRandom,
-                                        core::PriorityForType(im, fields.event_type)});
+                                        core::PriorityForType(im, fields.event_type), {}});
       !built.ok()) {
     return built;
   }

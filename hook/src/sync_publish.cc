@@ -30,7 +30,7 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
     const Envelope& envelope = envelopes[item.index];
     const std::chrono::milliseconds call_timeout = std::min(sync_publish_timeout_, remaining);
     core::PublishOutcome outcome = publisher_.Publish(
-        core::PublishMessage{item.row_id, 0, envelope, rows_written[item.index].envelope, {}},
+        core::PublishMessage{item.row_id, 0, envelope, rows_written[item.index].envelope, {}, {}},
         call_timeout);
     NoteSyncOutcome(breaker_, outcome, !first && call_timeout < sync_publish_timeout_,
                     probe && !rows.probe_recorded, clock_.SteadyMs(), log_);

@@ -102,6 +102,10 @@ ROOM_OUTBOX_EXPORT std::optional<MsgPriority> ParseMsgPriority(std::string_view 
 // The defaults of TencentImOptions that also replace a value <= 0 (or 0).
 inline constexpr std::chrono::milliseconds kDefaultBreakerCooldown{60000};
 inline constexpr size_t kDefaultMaxBodyBytes = 12288;
+// The most events one send_group_msg message carries (pack_max_events): 1 by default (one event
+// per message), at most kMaxPackEvents.
+inline constexpr size_t kDefaultPackMaxEvents = 1;
+inline constexpr size_t kMaxPackEvents = 100;
 
 struct TencentImOptions {
   // https://<region domain>; plain http is accepted only for loopback hosts.
@@ -136,6 +140,10 @@ struct TencentImOptions {
   // socks4, socks4a, socks5 or socks5h, no user or password. Empty: none, and the environment's
   // http_proxy, https_proxy, ALL_PROXY and NO_PROXY are ignored.
   std::string proxy;
+  // Above 1: up to this many consecutive pending events of one room (in room order) go out as one
+  // message in the RoomEventBatch form (docs/relay.md, "Packed events"), the hook packing the
+  // events of one command, the relay a room's pending events; 1..kMaxPackEvents, 0 means 1.
+  size_t pack_max_events = kDefaultPackMaxEvents;
 };
 
 }  // namespace room_outbox

@@ -103,6 +103,7 @@ void RenderTencentIm(const Config& c, std::ostream& o) {
     << "proxy = " << Quote(t.proxy) << "\n"
     << "breaker_cooldown = " << Quote(core::FormatDuration(t.breaker_cooldown)) << "\n"
     << "max_body_bytes = " << t.max_body_bytes << "\n"
+    << "pack_max_events = " << t.pack_max_events << "\n"
     << "msg_priority = " << Quote(MsgPriorityName(t.msg_priority)) << "\n\n";
   o << "[tencent_im.priority_by_type]\n";
   for (const auto& [type, priority] : t.priority_by_type) {

@@ -23,10 +23,10 @@
 
 namespace room_outbox::relay::migrate {
 
-// The schema version this outbox-relay needs: it keeps its share of the app's IM budget in
-// room_outbox_im_member (005), its claim uses drop_count (004), its operator commands the parked
-// status (003).
-inline constexpr int64_t kRequiredSchemaVersion = 5;
+// The schema version this outbox-relay needs: its claim and marks use pack_size (007), it keeps
+// its share of the app's IM budget in room_outbox_im_member (005), its claim uses drop_count
+// (004), its operator commands the parked status (003).
+inline constexpr int64_t kRequiredSchemaVersion = 7;
 
 struct SchemaState {
   bool has_version_table = false;

@@ -103,7 +103,7 @@ void RoomSender::SendWave(RoundContext& round, const std::vector<const QueuedRow
   messages.reserve(wave.size());
   for (const QueuedRow* item : wave) {
     messages.push_back(core::PublishMessage{
-        item->row->id, item->row->drop_count, item->envelope, item->envelope_json, {}});
+        item->row->id, item->row->drop_count, item->envelope, item->envelope_json, {}, {}});
   }
   ++sent.waves;
   metrics_.AddInFlight(static_cast<int64_t>(messages.size()));
