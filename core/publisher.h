@@ -38,17 +38,17 @@ const char* PublishStatusName(PublishStatus status);
 // Whom a failure concerns, i.e. what the caller should hold back (docs/relay.md, failure scopes).
 // Decided by one table (tencent/im_response.h).
 enum class FailureScope {
-  kNone,          // delivered or skipped
-  kRow,           // this row failed for now (10002, 5xx, timeout, dropped connection, ...):
-                  // reschedule the row
-  kRoom,          // this room's group refuses for now (MsgDropReason MsgFreqCtrl, 10023):
-                  // reschedule that room's rows only; other rooms go on, the budget stays
-  kApp,           // nobody can succeed (bad key or identifier, app disabled, 70050, ...): the
-                  // publisher's circuit breaker opened; also the scope of kNotAttempted
+  kNone,              // delivered or skipped
+  kRow,               // this row failed for now (10002, 5xx, timeout, dropped connection, ...):
+                      // reschedule the row
+  kRoom,              // this room's group refuses for now (MsgDropReason MsgFreqCtrl, 10023):
+                      // reschedule that room's rows only; other rooms go on, the budget stays
+  kApp,               // nobody can succeed (bad key or identifier, app disabled, 70050, ...): the
+                      // publisher's circuit breaker opened; also the scope of kNotAttempted
   kUndeliverableRow,  // a permanent refusal of this row as it is (80001, 80002, 10004, 10010,
                       // ...): the only scope parking (park_permanent_after) acts on
-  kGlobalRate,    // the app's REST rate limit (60007, 60011, 60018, 60019, 10006, HTTP 429):
-                  // the process budget slows down
+  kGlobalRate,        // the app's REST rate limit (60007, 60011, 60018, 60019, 10006, HTTP 429):
+                      // the process budget slows down
 };
 
 // "none", "row", "room", "app", "undeliverable_row", "global_rate".

@@ -66,6 +66,7 @@ add_executable(unit_tests
   tests/unit/hook_test.cc
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
+  tests/unit/packed_message_test.cc
   tests/unit/im_response_test.cc
   tests/unit/json_writer_test.cc
   tests/unit/sorted_json_test.cc
@@ -84,6 +85,7 @@ add_executable(unit_tests
   tests/unit/outbox_worker_test.cc
   tests/unit/outbox_worker_wake_test.cc
   tests/unit/room_sender_test.cc
+  tests/unit/room_sender_pack_test.cc
   tests/unit/round_marks_test.cc
   tests/unit/worker_stats_test.cc
   tests/unit/expiry_policy_test.cc

@@ -167,9 +167,10 @@ inline constexpr std::string_view kServerNow =
 
 // The columns of a claimed row, in the order mariadb_claim.cc reads them.
 // parked_at_ms IS NOT NULL: the row was parked and requeued since (the expiry rule, ExpiryPolicy).
+// pack_size (schema 007): the events of the failed pack this row headed, 0 when none.
 #define ROOM_OUTBOX_CLAIM_COLUMNS                                             \
   "id, event_id, event_type, room_id, envelope, retry_count, created_at_ms, " \
-  "next_attempt_at_ms, claim_token IS NOT NULL, drop_count, parked_at_ms IS NOT NULL "
+  "next_attempt_at_ms, claim_token IS NOT NULL, drop_count, parked_at_ms IS NOT NULL, pack_size "
 
 // Without per-room order: idx_pending_due (status, next_attempt_at_ms, id) walks the due rows in
 // order, no filesort, and stops at the limit; rows another claim holds are skipped, never waited
@@ -288,13 +289,15 @@ inline constexpr std::string_view kReleasePrefix =
     ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     " WHERE claim_token = ? AND status = 'pending' AND id IN ";
 
-// Primary key. drop_count (schema 004) grows by the third placeholder, 1 for a definite drop.
-// Placeholders: last_error, retry_after_ms, dropped (0 | 1), id, token.
+// Primary key. drop_count (schema 004) grows by the third placeholder, 1 for a definite drop;
+// pack_size (schema 007) is the fourth: the events of the pack the row headed when IM did not
+// definitely drop it, else 0. Placeholders: last_error, retry_after_ms, dropped (0 | 1),
+// pack_size, id, token.
 inline constexpr std::string_view kMarkFailed =
     "UPDATE room_outbox SET retry_count = retry_count + 1, last_error = ?, "
     "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     " + GREATEST(?, 0), "
-    "drop_count = drop_count + ?, "
+    "drop_count = drop_count + ?, pack_size = ?, "
     "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", claim_token = NULL "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
@@ -429,11 +432,11 @@ inline constexpr std::string_view kOpsCountPurgeableCommandLog =
 
 // For the park policy ([outbox_worker] park_permanent_after; MariaDbRelayStore::MarkParked): a
 // failed attempt that parks its row, or an expired row ([tencent_im.max_age_by_type], no attempt:
-// retry_count + 0), for the holder of the claim only. Primary key.
-// Placeholders: retry_count increment (1 or 0), last_error, id, token.
+// retry_count + 0), for the holder of the claim only; a parked row heads no pack (pack_size 0).
+// Primary key. Placeholders: retry_count increment (1 or 0), last_error, id, token.
 inline constexpr std::string_view kMarkParked =
     "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + ?, last_error = ?, "
-    "claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    "pack_size = 0, claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", "
     "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     " "

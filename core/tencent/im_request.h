@@ -84,7 +84,7 @@ struct SendGroupMsgParts {
 Status WriteSendGroupMsgBody(JsonWriter& writer, const SendGroupMsgParts& parts);
 
 // The length of a RoomEventBatch body, event by event, never under what WriteSendGroupMsgBody
-// writes (Random and MsgPriority are counted at their widest, at most 7 bytes over): lets a pack
+// writes (Random and MsgPriority are counted at their widest: at most 12 bytes over): lets a pack
 // end before the event that would take its body past max_body_bytes without writing a body.
 class PackBodySize {
  public:

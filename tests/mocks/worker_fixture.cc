@@ -51,7 +51,9 @@ void WorkerFixture::ScriptPublisher() {
         std::vector<std::string> ids;
         std::vector<core::PublishOutcome> out;
         for (const core::PublishMessage& m : messages) {
-          ids.push_back(m.envelope.event_id);
+          std::string id = m.envelope.event_id;
+          for (const core::PackedEvent& e : m.rest) id += "+" + e.envelope->event_id;
+          ids.push_back(id);
           std::deque<core::PublishOutcome>& queue = outcomes_[m.envelope.event_id];
           if (queue.empty()) {
             out.push_back(Published());

@@ -57,7 +57,8 @@ class WorkerFixture : public ::testing::Test {
   }
 
   // Publishes through a script: each event's outcomes in turn from outcomes_ (Published when
-  // none is left); records the event ids of every PublishMany call in calls_ and runs
+  // none is left); records the event ids of every PublishMany call in calls_ (a packed message's
+  // as "evt-1+evt-2+..."; its outcome is its first event's) and runs
   // during_publish_ inside each. Checks the timeout and max_in_flight the worker passes.
   void ScriptPublisher();
 

@@ -304,6 +304,35 @@ TEST(ClaimPlanTest, WithRoomMinIntervalAndManyRoomsDueTheBatchHoldsOneRowPerRoom
   EXPECT_THAT(relay::PlanClaim(options, Input(busy, busy)).lease, ElementsAre(1, 2, 3));
 }
 
+TEST(ClaimPlanTest, WithPacksTheCutAndTheSlotsCountMessagesOfPackEventsRows) {
+  relay::PlanOptions options = Options();
+  options.rooms.run_cut_rows = 1;  // one message per round
+  options.rooms.room_min_interval_ms = 50;
+  options.rooms.pack_events = 3;
+  std::vector<relay::PlanRow> rows;
+  for (int64_t id = 1; id <= 8; ++id) rows.push_back(Row(id, "a"));
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
+  // The run is one message of 3 rows; the next 3 share the next slot, the last 2 the one after.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{4, kNow + 50},
+                                           std::pair<int64_t, int64_t>{5, kNow + 50},
+                                           std::pair<int64_t, int64_t>{6, kNow + 50},
+                                           std::pair<int64_t, int64_t>{7, kNow + 100},
+                                           std::pair<int64_t, int64_t>{8, kNow + 100}));
+}
+
+TEST(ClaimPlanTest, WithPacksAndManyRoomsDueEachRoomsFirstShareIsOneMessage) {
+  relay::PlanOptions options = Options(6);
+  options.rooms.run_cut_rows = 20;
+  options.rooms.room_min_interval_ms = 50;
+  options.rooms.pack_events = 2;
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
+                                      Row(5, "b"), Row(6, "c")};
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 4, 5, 6));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{3, kNow + 50}));
+}
+
 TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) {
   relay::PlanOptions options = Options(2);  // room b alone fills half the batch
   options.rooms.run_cut_rows = 20;

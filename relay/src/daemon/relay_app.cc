@@ -194,6 +194,9 @@ int RunWorker(const CliOptions& cli, const Config& config, RelayStore& store,
                                           config.tencent_im.breaker_cooldown);
   options.wake_min_interval = config.wake.min_interval;
   options.max_age_by_type = config.max_age_by_type;
+  options.pack_max_events = config.tencent_im.pack_max_events;
+  options.max_body_bytes = config.tencent_im.max_body_bytes;
+  options.group_id_prefix = config.tencent_im.group_id_prefix;
   metrics.DeclareExpiredTypes(options.max_age_by_type);
   metrics.DeclareSkippedTypes(config.tencent_im.skip_event_types);
   OutboxWorker worker(std::move(options), store, publisher, clock, stop, metrics, logger, on_status,

@@ -120,13 +120,14 @@ std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_lef
   return shares;
 }
 
-// The rooms' shares of the batch. With room_min_interval, one row per room when that fills at
-// least half the batch (see claim_plan.h); else every pass the batch has room for.
+// The rooms' shares of the batch. With room_min_interval, one message (pack_events rows) per room
+// when that fills at least half the batch (see claim_plan.h); else every pass the batch has room
+// for.
 std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<size_t>& wants,
                                size_t& batch_left) {
   if (options.rooms.room_min_interval_ms > 0) {
     std::vector<size_t> firsts;
-    for (size_t want : wants) firsts.push_back(std::min<size_t>(want, 1));
+    for (size_t want : wants) firsts.push_back(std::min<size_t>(want, options.rooms.PackEvents()));
     size_t left = batch_left;
     std::vector<size_t> shares = ShareOut(firsts, left);
     if (2 * (batch_left - left) >= options.limit) {
@@ -146,19 +147,30 @@ size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
 }
 
 // The locked rows of a cut (or batch-full) room after its run get the interval slots after the
-// run, one room_min_interval_ms apart; rows of skip_event_types share the previous slot. A row
+// run, one room_min_interval_ms apart, pack_events sent rows per slot (a slot is one message);
+// rows of skip_event_types share the previous slot. A row
 // only ever moves later.
 // A paced room's first slot is at the end of its paced_for_ms.
 void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_sent, bool cut,
                       const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   const int64_t interval = std::max<int64_t>(options.rooms.room_min_interval_ms, 0);
   const int64_t paced_for_ms = PacedForMs(options, room);
-  const auto run_slots = static_cast<int64_t>(std::max<size_t>(run_sent, 1) - 1);
+  const size_t pack = options.rooms.PackEvents();
+  // The run's messages take the slots from now on; the rest take a new slot every pack sent rows.
+  const auto run_slots =
+      static_cast<int64_t>((std::max<size_t>(run_sent, 1) + pack - 1) / pack - 1);
   int64_t slot = paced_for_ms > 0 ? options.server_now_ms + paced_for_ms - interval
                                   : options.server_now_ms + run_slots * interval;
   PlannedPacedRoom paced{*room.room_id, 0, 0};
+  size_t in_message = pack;  // the run's last message is formed: the rest start a new one
   for (const PlanRow* row : rest) {
-    if (options.rooms.Sends(row->event_type)) slot += interval;
+    if (options.rooms.Sends(row->event_type)) {
+      if (in_message == pack) {
+        slot += interval;
+        in_message = 0;
+      }
+      ++in_message;
+    }
     if (slot > options.server_now_ms && slot > row->next_attempt_at_ms) {
       plan.schedule.push_back(PlannedSchedule{row->id, slot});
       ++paced.rows_scheduled;

@@ -64,8 +64,8 @@ core::Result<std::vector<LockedRow>> ReadLocked(core::PreparedStatement& stmt) {
   std::vector<LockedRow> out;
   out.reserve(rows->size());
   for (core::ResultRow& r : *rows) {
-    std::array<core::Result<int64_t>, 7> ints = {r.Int(0), r.Int(5), r.Int(6), r.Int(7),
-                                                 r.Int(8), r.Int(9), r.Int(10)};
+    std::array<core::Result<int64_t>, 8> ints = {r.Int(0), r.Int(5), r.Int(6),  r.Int(7),
+                                                 r.Int(8), r.Int(9), r.Int(10), r.Int(11)};
     for (const auto& value : ints) {
       if (!value) return core::Fail(value.error());
     }
@@ -79,6 +79,7 @@ core::Result<std::vector<LockedRow>> ReadLocked(core::PreparedStatement& stmt) {
     locked.row.created_at_ms = *ints[2];
     locked.row.drop_count = static_cast<uint32_t>(*ints[5]);
     locked.row.parked_before = *ints[6] != 0;
+    locked.row.pack_size = static_cast<uint32_t>(*ints[7]);
     locked.plan =
         PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type, *ints[3], *ints[4] != 0};
     out.push_back(std::move(locked));

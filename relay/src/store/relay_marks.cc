@@ -42,12 +42,16 @@ core::Result<size_t> MariaDbRelayStore::UpdateEachAttempt(const core::sql::State
 
 core::Result<size_t> MariaDbRelayStore::MarkFailed(const std::string& token,
                                                    std::span<const FailedAttempt> attempts) {
-  return UpdateEachAttempt(
-      core::sql::Stmt::kMarkFailed, attempts, [&](const FailedAttempt& attempt) {
-        return std::array<core::SqlValue, 5>{
-            core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars), attempt.retry_after_ms,
-            int64_t{attempt.dropped ? 1 : 0}, attempt.id, token};
-      });
+  return UpdateEachAttempt(core::sql::Stmt::kMarkFailed, attempts,
+                           [&](const FailedAttempt& attempt) {
+                             return std::array<core::SqlValue, 6>{
+                                 core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars),
+                                 attempt.retry_after_ms,
+                                 int64_t{attempt.dropped ? 1 : 0},
+                                 int64_t{attempt.pack_size},
+                                 attempt.id,
+                                 token};
+                           });
 }
 
 // One statement per row (primary key, token-checked like mark_failed); several rows in one

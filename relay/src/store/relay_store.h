@@ -47,6 +47,10 @@ struct OutboxRow {
   // parked_at_ms IS NOT NULL: the row was parked and an operator requeued it since (requeue keeps
   // parked_at_ms). Such a row never expires again (ExpiryPolicy).
   bool parked_before = false;
+  // schema/007: > 0 when the row headed a pack (pack_max_events) whose send failed without a
+  // definite drop: that many events. Its next send is the same pack again (PackRule), so the
+  // body, and its Random, are the same.
+  uint32_t pack_size = 0;
 };
 
 // A paced room: one that room_min_interval holds back, for `paced_for_ms` from the server's now
@@ -99,6 +103,9 @@ struct FailedAttempt {
   int64_t retry_after_ms = 0;  // due again at server now + this (negative counts as 0)
   // IM definitely did not deliver it (PublishOutcome::definite_drop): drop_count + 1.
   bool dropped = false;
+  // The first row of a pack of 2+ events that IM did not definitely drop: the pack's events
+  // (pack_size); 0 otherwise.
+  uint32_t pack_size = 0;
   // A delivery attempt was made (retry_count + 1). False only for a row parked without one: an
   // expired row (MarkParked, [tencent_im.max_age_by_type]) keeps its retry_count.
   bool attempted = true;

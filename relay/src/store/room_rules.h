@@ -22,14 +22,21 @@ struct RoomRules {
   // room_min_interval from holding every other room's rows behind it.
   size_t run_cut_rows = 0;
   int64_t room_min_interval_ms = 0;
+  // [tencent_im] pack_max_events: the sent rows one message carries at most. Pacing counts
+  // messages: a run is cut after run_cut_rows messages' worth of sent rows (run_cut_rows x
+  // pack_events), the rows after it get one interval slot per pack_events sent rows, and with
+  // many rooms due a room's first share is one message's worth.
+  size_t pack_events = 1;
   // [tencent_im] skip_event_types, delivered without a send: they neither count toward
   // run_cut_rows nor take an interval slot.
   std::set<std::string, std::less<>> skip_event_types;
 
   // False for a type of skip_event_types.
   bool Sends(std::string_view event_type) const { return !skip_event_types.contains(event_type); }
-  // The cut in force: run_cut_rows, or 0 when there is no interval to schedule by.
-  size_t CutRows() const { return room_min_interval_ms > 0 ? run_cut_rows : 0; }
+  // The cut in force, in sent rows: run_cut_rows messages of pack_events rows, or 0 when there is
+  // no interval to schedule by.
+  size_t CutRows() const { return room_min_interval_ms > 0 ? run_cut_rows * PackEvents() : 0; }
+  size_t PackEvents() const { return pack_events > 0 ? pack_events : 1; }
 };
 
 }  // namespace room_outbox::relay

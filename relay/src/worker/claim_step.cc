@@ -24,6 +24,7 @@ ClaimOptions ClaimStep::Options(RoundMode mode) const {
   o.limit = options_.batch_size;
   o.lease_ms = options_.lease.count();
   o.rooms.per_room_order = options_.per_room_order();
+  o.rooms.pack_events = options_.pack_max_events;
   if (mode == RoundMode::kDaemon) {
     // A round sends a paced room at most one poll_interval's worth of rows; its other due rows
     // are scheduled after them, and the next claim takes other rooms' rows meanwhile. (--once

@@ -35,8 +35,8 @@ void HeldRooms::Forget(int64_t now_ms) {
   }
 }
 
-ResultWriter::ResultWriter(RelayStore& store, Metrics& metrics, Logger& logger,
-                           std::string node_id, std::string token, HeldRooms* held_rooms)
+ResultWriter::ResultWriter(RelayStore& store, Metrics& metrics, Logger& logger, std::string node_id,
+                           std::string token, HeldRooms* held_rooms)
     : store_(store),
       metrics_(metrics),
       logger_(logger),
@@ -175,7 +175,8 @@ bool ResultWriter::MarkFailures(const std::vector<Outcome>& failures, Kind kind)
   attempts.reserve(failures.size());
   for (const Outcome& o : failures) {
     attempts.push_back(FailedAttempt{o.row->id, o.verdict.error, o.verdict.retry_after.count(),
-                                     o.verdict.dropped, o.kind != Kind::kExpired});
+                                     o.verdict.dropped, o.verdict.pack_size,
+                                     o.kind != Kind::kExpired});
   }
   const bool park = kind == Kind::kParked;
   auto marked = park ? store_.MarkParked(token_, attempts) : store_.MarkFailed(token_, attempts);

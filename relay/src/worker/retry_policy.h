@@ -29,6 +29,9 @@ struct AttemptVerdict {
   // IM definitely did not deliver it (MsgDropReason): the store adds 1 to drop_count, so the
   // next send gets a new Random.
   bool dropped = false;
+  // Not delivered, not dropped, and the row headed a pack of 2+ events: the pack's events, which
+  // the store records (pack_size) so the next send is the same pack. 0 otherwise.
+  uint32_t pack_size = 0;
 };
 
 class RetryPolicy {

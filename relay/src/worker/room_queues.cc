@@ -32,9 +32,14 @@ void RoomQueues::Load(std::span<const OutboxRow> rows,
       continue;
     }
     std::string key = per_room_order_ ? row.room_id : "#" + std::to_string(row.id);
-    const std::string_view json =
-        encoded_.text() == row.envelope ? std::string_view(row.envelope) : std::string_view();
-    items_.push_back(QueuedRow{&row, std::move(*envelope), std::move(key), json});
+    QueuedRow& item =
+        items_.emplace_back(QueuedRow{&row, std::move(*envelope), std::move(key), {}, {}});
+    if (encoded_.text() == row.envelope) {
+      item.envelope_json = row.envelope;
+    } else {
+      item.encoded = encoded_.text();  // items_ never reallocates (reserved): the view stays
+      item.envelope_json = item.encoded;
+    }
     Enqueue(items_.size() - 1);
   }
 }
@@ -88,6 +93,18 @@ std::vector<const QueuedRow*> RoomQueues::NextWave(
     --remaining_;
   }
   return wave;
+}
+
+const QueuedRow* RoomQueues::PopFrontIf(const std::string& queue,
+                                        const std::function<bool(const QueuedRow&)>& take) {
+  auto it = queues_.find(queue);
+  if (it == queues_.end() || it->second.empty() || !take(items_[it->second.front()])) {
+    return nullptr;
+  }
+  const QueuedRow* front = &items_[it->second.front()];
+  it->second.pop_front();
+  --remaining_;
+  return front;
 }
 
 std::vector<std::string> RoomQueues::QueuesLeft() const {

@@ -36,9 +36,10 @@ struct QueuedRow {
   const OutboxRow* row = nullptr;
   Envelope envelope;
   std::string queue;  // the room id (per_room) or a key of this row alone (none)
-  // The row's stored text when it is EncodeEnvelope(envelope) (as the hook writes every row):
-  // the IM body carries it as it is. Empty otherwise: the publisher encodes `envelope`.
+  // EncodeEnvelope(envelope), what the IM body carries: the row's stored text when it is that
+  // (as the hook writes every row), else `encoded`.
   std::string_view envelope_json;
+  std::string encoded;  // EncodeEnvelope(envelope) when the stored text is not it; else empty
 };
 
 struct UndecodableRow {
@@ -78,6 +79,10 @@ class RoomQueues {
   // Pops the next wave: the front row of each queue whose room is `ready`, at most max_rows.
   std::vector<const QueuedRow*> NextWave(size_t max_rows,
                                          const std::function<bool(const std::string&)>& ready);
+  // Pops the front row of `queue` when `take` says so (a pack's next row, PackRule); nullptr
+  // otherwise.
+  const QueuedRow* PopFrontIf(const std::string& queue,
+                              const std::function<bool(const QueuedRow&)>& take);
   // Rooms (queue keys) that still have rows.
   std::vector<std::string> QueuesLeft() const;
   // `failed` was attempted and failed: the later rows of its queue are released. Returns how

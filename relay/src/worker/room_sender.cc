@@ -15,6 +15,7 @@ RoomSender::RoomSender(const WorkerOptions& options, core::Publisher& publisher,
                        Logger& logger)
     : options_(options),
       expiry_(options.max_age_by_type),
+      pack_rule_(options.pack_max_events, options.max_body_bytes, options.group_id_prefix),
       publisher_(publisher),
       clock_(clock),
       signal_(signal),
@@ -26,7 +27,7 @@ RoomSender::RoomSender(const WorkerOptions& options, core::Publisher& publisher,
 SendOutcome RoomSender::Send(RoundContext& round) {
   SendOutcome sent;
   while (round.queues.remaining() > 0 && WaveFits(round, sent)) {
-    const std::vector<const QueuedRow*> wave = TakeWave(round);
+    const std::vector<Pack> wave = TakeWave(round);
     if (wave.empty()) {
       continue;  // the rooms left were paced, or only never-sent rows were left
     }
@@ -78,32 +79,56 @@ void RoomSender::PopUnsent(RoundContext& round) {
   }
 }
 
-std::vector<const QueuedRow*> RoomSender::TakeWave(RoundContext& round) {
+std::vector<RoomSender::Pack> RoomSender::TakeWave(RoundContext& round) {
   PopUnsent(round);
   const int64_t now = clock_.SteadyMs();
   // A wave is at most what is in flight at once: results are marked after every wave, so a
-  // relay killed mid-claim leaves at most max_in_flight rows delivered but unmarked.
-  std::vector<const QueuedRow*> wave = round.queues.NextWave(
+  // relay killed mid-claim leaves at most max_in_flight messages delivered but unmarked.
+  const std::vector<const QueuedRow*> fronts = round.queues.NextWave(
       options_.max_in_flight,
       [&](const std::string& room) { return pacing_.WaitMs(room, now) == 0; });
-  if (wave.empty() && round.queues.remaining() > 0) {
+  if (fronts.empty() && round.queues.remaining() > 0) {
     // Every room with rows left was sent to less than room_min_interval ago.
     const std::vector<std::string> waiting = round.queues.QueuesLeft();
     waits_.Sleep(milliseconds(pacing_.WaitMs(waiting, now)));
   }
-  for (const QueuedRow* item : wave) {
-    pacing_.Sent(item->queue, now);
+  std::vector<Pack> wave;
+  wave.reserve(fronts.size());
+  for (const QueuedRow* front : fronts) {
+    pacing_.Sent(front->queue, now);  // room_min_interval counts messages
+    wave.push_back(PackFrom(round, *front));
   }
   return wave;
 }
 
-void RoomSender::SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave,
-                          SendOutcome& sent) {
+// The front row and the rows after it that go in its message (PackRule).
+RoomSender::Pack RoomSender::PackFrom(RoundContext& round, const QueuedRow& front) {
+  Pack pack{&front};
+  if (pack_rule_.LimitFor(front) <= 1) return pack;
+  PackRule::Pack building(pack_rule_, front);
+  const int64_t server_now_ms = round.claim.server_now_ms;
+  auto fits = [&](const QueuedRow& next) {
+    const OutboxRow& row = *next.row;
+    return publisher_.Sends(row.event_type) &&
+           !expiry_.Expired(row.event_type, row.created_at_ms, row.parked_before, server_now_ms) &&
+           building.Take(next);
+  };
+  while (const QueuedRow* next = round.queues.PopFrontIf(front.queue, fits)) {
+    pack.push_back(next);
+  }
+  return pack;
+}
+
+void RoomSender::SendWave(RoundContext& round, const std::vector<Pack>& wave, SendOutcome& sent) {
   std::vector<core::PublishMessage> messages;
   messages.reserve(wave.size());
-  for (const QueuedRow* item : wave) {
-    messages.push_back(core::PublishMessage{
-        item->row->id, item->row->drop_count, item->envelope, item->envelope_json, {}, {}});
+  for (const Pack& pack : wave) {
+    const QueuedRow& first = *pack.front();
+    core::PublishMessage& message = messages.emplace_back(core::PublishMessage{
+        first.row->id, first.row->drop_count, first.envelope, first.envelope_json, {}, {}});
+    for (size_t k = 1; k < pack.size(); ++k) {
+      message.rest.push_back(core::PackedEvent{&pack[k]->envelope, pack[k]->envelope_json});
+    }
   }
   ++sent.waves;
   metrics_.AddInFlight(static_cast<int64_t>(messages.size()));
@@ -117,31 +142,39 @@ void RoomSender::SendWave(RoundContext& round, const std::vector<const QueuedRow
     } else {
       outcome.status = core::PublishStatus::kUnknown;
       outcome.error = "publisher returned " + std::to_string(outcomes.size()) + " outcomes for " +
-                      std::to_string(wave.size()) + " envelopes";
+                      std::to_string(wave.size()) + " messages";
     }
-    RecordOutcome(round, *wave[w], outcome, sent);
+    RecordOutcome(round, wave[w], outcome, sent);
   }
 }
 
-void RoomSender::RecordOutcome(RoundContext& round, const QueuedRow& item,
+// One answer decides every row of the pack: each is marked with it, the first recording the
+// pack (pack_size) when it failed without a definite drop.
+void RoomSender::RecordOutcome(RoundContext& round, const Pack& pack,
                                const core::PublishOutcome& outcome, SendOutcome& sent) {
-  const OutboxRow& row = *item.row;
   NoteBreaker(outcome);
   if (outcome.status == core::PublishStatus::kNotAttempted) {
-    round.queues.GiveBack(item);  // the breaker kept it back: not an attempt, not charged
+    // The breaker kept it back: not an attempt, not charged.
+    for (const QueuedRow* item : pack) round.queues.GiveBack(*item);
     return;
   }
-  round.NoteAttempt(row);
-  if (outcome.status == core::PublishStatus::kPublished) metrics_.AddMessageDelivered(1);
+  if (outcome.status == core::PublishStatus::kPublished) metrics_.AddMessageDelivered(pack.size());
   if (outcome.scope == core::FailureScope::kRoom) metrics_.AddRoomRefusal();
-  const AttemptMark mark = round.marks.Attempted(row, outcome);
+  AttemptMark mark = AttemptMark::kDelivered;
+  for (size_t k = 0; k < pack.size(); ++k) {
+    round.NoteAttempt(*pack[k]->row);
+    const AttemptMark row_mark =
+        round.marks.Attempted(*pack[k]->row, outcome, k == 0 ? pack.size() : 0);
+    if (k == 0) mark = row_mark;
+  }
   if (mark == AttemptMark::kDelivered) return;
   // A room's refusal (MsgFreqCtrl, 10023) holds back that room only, as any head failure does.
   sent.rate_limited = sent.rate_limited || outcome.scope == core::FailureScope::kGlobalRate;
-  const size_t held = round.queues.HoldBack(item);
+  const QueuedRow& first = *pack.front();
+  const size_t held = round.queues.HoldBack(first);
   // Behind a parked row the later rows are released, not held: no held-back line.
   if (mark == AttemptMark::kFailed && held > 0) {
-    round.marks.HeldBack(row.room_id, row.event_id, held);
+    round.marks.HeldBack(first.row->room_id, first.row->event_id, held);
   }
 }
 

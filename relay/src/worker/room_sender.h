@@ -1,12 +1,14 @@
-// RoomSender: sends one claim's queued rows, room by room, in waves. A wave holds at most one row
-// per room and at most max_in_flight rows, sent by Publisher::PublishMany, each bounded by
-// publish_timeout. Rows of types the publisher never sends are delivered in order without a send
-// slot or pacing. A row that ExpiryPolicy finds too old at the claim's server now when it reaches
-// the front of its room ([tencent_im.max_age_by_type]) is parked as expired without a send or
-// pacing, and its room's next row goes on (never-sent types are delivered first: they never
-// expire). A room's sends are at least room_min_interval apart, also across rounds
-// (RoomPacing); when no room is ready it sleeps until the first one is. A failed row's later rows
-// of its room are released (never overtaken); a row the breaker kept back is given back uncharged.
+// RoomSender: sends one claim's queued rows, room by room, in waves. A wave holds at most one
+// message per room and at most max_in_flight messages, sent by Publisher::PublishMany, each
+// bounded by publish_timeout. A message carries one row, or with pack_max_events > 1 a pack of the
+// room's consecutive rows (PackRule), and its one answer decides every row of it. Rows of types the
+// publisher never sends are delivered in order without a send slot or pacing. A row that
+// ExpiryPolicy finds too old at the claim's server now when it reaches the front of its room
+// ([tencent_im.max_age_by_type]) is parked as expired without a send or pacing, and its room's next
+// row goes on (never-sent types are delivered first: they never expire). A room's sends are at
+// least room_min_interval apart, also across rounds (RoomPacing); when no room is ready it sleeps
+// until the first one is. A failed row's later rows of its room are released (never overtaken); a
+// row the breaker kept back is given back uncharged.
 //
 // Before each wave: a stop request, or a lease left shorter than publish_timeout + the mark
 // margin, releases the rows left. After each wave the results are marked (RoundMarks::Flush); a
@@ -24,6 +26,7 @@
 #include "worker/expiry_policy.h"
 #include "worker/loop_clock.h"
 #include "worker/loop_waits.h"
+#include "worker/pack_rule.h"
 #include "worker/room_pacing.h"
 #include "worker/round_context.h"
 #include "worker/round_result.h"
@@ -42,18 +45,23 @@ class RoomSender {
   SendOutcome Send(RoundContext& round);
 
  private:
+  // One message's rows: a room's front row and the rows packed with it (PackRule), in order.
+  using Pack = std::vector<const QueuedRow*>;
+
   bool WaveFits(RoundContext& round, SendOutcome& sent);
-  std::vector<const QueuedRow*> TakeWave(RoundContext& round);
+  std::vector<Pack> TakeWave(RoundContext& round);
+  Pack PackFrom(RoundContext& round, const QueuedRow& front);
   void PopUnsent(RoundContext& round);
-  void SendWave(RoundContext& round, const std::vector<const QueuedRow*>& wave, SendOutcome& sent);
-  void RecordOutcome(RoundContext& round, const QueuedRow& item,
-                     const core::PublishOutcome& outcome, SendOutcome& sent);
+  void SendWave(RoundContext& round, const std::vector<Pack>& wave, SendOutcome& sent);
+  void RecordOutcome(RoundContext& round, const Pack& pack, const core::PublishOutcome& outcome,
+                     SendOutcome& sent);
   void NoteBreaker(const core::PublishOutcome& outcome);
   bool AfterWave(RoundContext& round, const SendOutcome& sent);
   LogLine Line(std::string_view message) const;
 
   const WorkerOptions& options_;
   const ExpiryPolicy expiry_;
+  const PackRule pack_rule_;
   core::Publisher& publisher_;
   LoopClock& clock_;
   LoopSignal& signal_;

@@ -26,9 +26,13 @@ void RoundMarks::Expired(const OutboxRow& row, int64_t server_now_ms) {
   writer_.Expired(row, server_now_ms - row.created_at_ms);
 }
 
-AttemptMark RoundMarks::Attempted(const OutboxRow& row, const core::PublishOutcome& outcome) {
-  deps_.metrics.ObservePublishLatency(outcome.latency.count());
+AttemptMark RoundMarks::Attempted(const OutboxRow& row, const core::PublishOutcome& outcome,
+                                  size_t pack_events) {
+  if (pack_events > 0) deps_.metrics.ObservePublishLatency(outcome.latency.count());
   AttemptVerdict verdict = deps_.retry.Judge(outcome);
+  if (pack_events > 1 && !verdict.delivered && !verdict.dropped) {
+    verdict.pack_size = static_cast<uint32_t>(pack_events);
+  }
   if (outcome.status == core::PublishStatus::kSkipped) {
     writer_.Skipped(row);
     return AttemptMark::kDelivered;

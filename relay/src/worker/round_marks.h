@@ -58,8 +58,12 @@ class RoundMarks {
   // last_error "expired", not an attempt (retry_count unchanged), counted in
   // room_outbox_expired_total{event_type} once recorded. Not a failure of the round.
   void Expired(const OutboxRow& row, int64_t server_now_ms);
-  // An attempted row's outcome (never kNotAttempted: that is not an attempt).
-  AttemptMark Attempted(const OutboxRow& row, const core::PublishOutcome& outcome);
+  // An attempted row's outcome (never kNotAttempted: that is not an attempt). `pack_events`: the
+  // events of the message when `row` is the first of a pack (recorded with a failure IM did not
+  // definitely drop, so the next send is the same pack), 0 for a later row of a pack (the
+  // message's latency is observed once, with its first row), 1 for a message of one event.
+  AttemptMark Attempted(const OutboxRow& row, const core::PublishOutcome& outcome,
+                        size_t pack_events = 1);
   // `rows` later rows of `room_id` are kept back behind `event_id` (empty: blocked at load).
   void HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows);
 

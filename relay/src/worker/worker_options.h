@@ -43,7 +43,8 @@ inline constexpr size_t kPublisherMaxInFlight = core::kImPublisherPoolSize;
 inline constexpr size_t kMaxBatchSize = 10000;
 
 // [outbox_worker]: the five required keys (enabled, poll_interval, batch_size, publish_timeout,
-// retry_strategy) with their required defaults, plus the delivery-at-scale keys. These defaults are the only ones.
+// retry_strategy) with their required defaults, plus the delivery-at-scale keys. These defaults are
+// the only ones.
 struct WorkerConfig {
   bool enabled = true;
   std::chrono::milliseconds poll_interval{1000};
@@ -93,15 +94,19 @@ struct WorkerOptions : WorkerConfig {
   // older than its age when its turn to be sent comes is parked as expired (ExpiryPolicy).
   // Empty: no expiry.
   std::map<std::string, std::chrono::milliseconds> max_age_by_type;
+  // [tencent_im] pack_max_events, max_body_bytes and group_id_prefix: how many consecutive events
+  // of a room one message may carry, and the body size a pack stays within (PackRule).
+  size_t pack_max_events = kDefaultPackMaxEvents;
+  size_t max_body_bytes = kDefaultMaxBodyBytes;
+  std::string group_id_prefix;
 
   bool per_room_order() const { return ordering == Ordering::kPerRoom; }
 };
 
 // Builds WorkerOptions from the [outbox_worker] section and the publisher's skipped types.
-WorkerOptions ToWorkerOptions(
-    const WorkerConfig& config, const std::string& node_id,
-    std::vector<std::string> skip_event_types = {},
-    std::chrono::milliseconds breaker_cooldown = kDefaultBreakerCooldown);
+WorkerOptions ToWorkerOptions(const WorkerConfig& config, const std::string& node_id,
+                              std::vector<std::string> skip_event_types = {},
+                              std::chrono::milliseconds breaker_cooldown = kDefaultBreakerCooldown);
 
 // A rule of WorkerConfig that a value breaks: the key (and the key to point at when that one is
 // not in the file, because its default broke the rule with another key's value) and why.
