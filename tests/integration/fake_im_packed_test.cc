@@ -100,8 +100,10 @@ TEST_F(FakeImPackedTest, APackOfThreeIsDeliveredAsThreeEventsInOrder) {
   EXPECT_EQ(stats.delivered_messages, 1u);
   EXPECT_EQ(stats.unique_event_ids, 3u);
   EXPECT_EQ(stats.rejected, 0u);
+  const auto by_room = testing::DeliveredByRoom(server_);
+  ASSERT_EQ(by_room.count("r1"), 1u);
   std::vector<std::string> ids;
-  for (const auto& r : testing::DeliveredByRoom(server_)["r1"]) ids.push_back(r.event_id);
+  for (const auto& r : by_room.at("r1")) ids.push_back(r.event_id);
   EXPECT_EQ(ids, (std::vector<std::string>{"evt-1", "evt-2", "evt-3"}));
   EXPECT_EQ(server_.RequestsFor("evt-3").size(), 1u) << "a pack's later events are found too";
 }
