@@ -21,6 +21,7 @@ endfunction()
 add_library(room_outbox_test_support STATIC
   tests/support/child_process.cc
   tests/support/delivery_checks.cc
+  tests/support/fake_im_message.cc
   tests/support/fake_im_server.cc
   tests/support/loopback_http.cc
   tests/support/fake_mysql_server.cc
@@ -61,6 +62,7 @@ add_executable(unit_tests
   tests/unit/docs_layout_test.cc
   tests/unit/duration_test.cc
   tests/unit/envelope_codec_test.cc
+  tests/unit/fake_im_message_test.cc
   tests/unit/hook_sync_breaker_test.cc
   tests/unit/hook_metrics_test.cc
   tests/unit/hook_test.cc
@@ -172,6 +174,7 @@ set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
 # Threads under TSan, no SQL of their own: the publisher (curl multi and the fake IM server's
 # threads), the metrics server, the wake listener, the worker's waits on the real clock.
 set(ROOM_OUTBOX_INTEGRATION_NO_SQL_TSAN_SOURCES
+  tests/integration/fake_im_packed_test.cc
   tests/integration/loop_clock_test.cc
   tests/integration/metrics_server_test.cc
   tests/integration/tencent_im_publisher_test.cc

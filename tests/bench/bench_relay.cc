@@ -72,6 +72,9 @@ std::string BenchRelayConfig(const BenchDatabase& db, const testing::FakeImServe
     text +=
         "app_requests_per_second = " + FormatFixed(*options.app_requests_per_second, 0) + "\n";
   }
+  if (options.pack_max_events) {
+    text += "pack_max_events = " + std::to_string(*options.pack_max_events) + "\n";
+  }
   return text + "\n[log]\nlevel = \"info\"\n";
 }
 

@@ -25,6 +25,8 @@ struct BenchRelayOptions {
   // [tencent_im] app_requests_per_second; nullopt: the shipped default (200, shared by the
   // relays through the database); 0: each relay keeps requests_per_second for itself.
   std::optional<double> app_requests_per_second;
+  // [tencent_im] pack_max_events; nullopt: the shipped default (1).
+  std::optional<size_t> pack_max_events;
   // [outbox_worker] room_min_interval; nullopt: the shipped default (50ms).
   std::optional<std::chrono::milliseconds> room_min_interval;
 };

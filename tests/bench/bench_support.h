@@ -56,6 +56,8 @@ struct BenchContext {
   size_t scale_rooms = 300;
   size_t app_limit_rows = 3300;  // benchmark 11g-11i: the backlog against the app-wide limit
   size_t thread_commands = 4800;  // benchmark 13: timed commits of each path at each thread count
+  size_t pack_rooms = 50;          // benchmark 16: the busy rooms of the backlog
+  size_t pack_room_events = 400;   // benchmark 16: the events of each of them
 };
 
 // Wall time since construction (steady clock).

@@ -77,6 +77,12 @@ void RunHotRoomClaim(const BenchContext& ctx, Report& report);
 //     the hook's sync publish inline and off.
 void RunGiftStorm(const BenchContext& ctx, Report& report);
 
+// 16. A backlog of ctx.pack_rooms busy rooms x ctx.pack_room_events events drained by one
+//     outbox-relay process against a stand-in that allows the app 200 calls/s (60007 beyond) and
+//     each group 40 messages/s, with pack_max_events 1 and 20: events/s, calls/s, and the relay's
+//     CPU per event.
+void RunPackedDrain(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

@@ -46,6 +46,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"13", "a room service with many threads", room_outbox::bench::RunThreadedCommits},
       {"14", "claim poll beside a hot room", room_outbox::bench::RunHotRoomClaim},
       {"15", "a gift storm in one room beside quiet rooms", room_outbox::bench::RunGiftStorm},
+      {"16", "packed messages against the app's call limit", room_outbox::bench::RunPackedDrain},
   };
   return all;
 }
@@ -65,6 +66,7 @@ void MakeQuick(BenchContext& ctx) {
   ctx.scale_rows = 1200;
   ctx.app_limit_rows = 1000;
   ctx.thread_commands = 960;
+  ctx.pack_room_events = 40;
 }
 
 }  // namespace
@@ -81,7 +83,7 @@ int main(int argc, char** argv) {
   app.add_option("--relay-binary", ctx.relay_binary, "the outbox-relay binary (benchmark 5)")
       ->capture_default_str();
   app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
-  app.add_option("--only", only, "run only these benchmarks (1..13)")->delimiter(',');
+  app.add_option("--only", only, "run only these benchmarks (1..16)")->delimiter(',');
   app.add_flag("--quick", quick, "small sizes, for trying the program out");
   app.add_option("--drain-rows", ctx.drain_rows, "rows of the backlog drain (benchmark 1)")
       ->capture_default_str();

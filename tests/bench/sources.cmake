@@ -18,6 +18,7 @@ add_executable(outbox-bench EXCLUDE_FROM_ALL
   tests/bench/hot_room_claim_bench.cc
   tests/bench/idle_bench.cc
   tests/bench/outbox_bench.cc
+  tests/bench/pack_drain_bench.cc
   tests/bench/report.cc
   tests/bench/scale_bench.cc
   tests/bench/storm_bench.cc
@@ -26,5 +27,5 @@ add_executable(outbox-bench EXCLUDE_FROM_ALL
   tests/bench/worker_harness.cc)
 target_link_libraries(outbox-bench PRIVATE room_outbox_relay room_outbox_test_support
   CLI11::CLI11 room_outbox_build_settings)
-# outbox-bench runs outbox-relay (benchmarks 5, 10 and 11).
+# outbox-bench runs outbox-relay (benchmarks 5, 10, 11 and 16).
 add_dependencies(outbox-bench outbox-relay)

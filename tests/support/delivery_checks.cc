@@ -12,8 +12,15 @@ std::map<std::string, std::vector<FakeImRequest>> DeliveredByRoom(const FakeImSe
       [](const FakeImRequest& a, const FakeImRequest& b) { return a.arrived < b.arrived; });
   std::map<std::string, std::vector<FakeImRequest>> by_room;
   for (FakeImRequest& r : requests) {
-    if (r.answer == FakeImFault::Kind::kOk) {
-      by_room[r.room_id].push_back(std::move(r));
+    if (r.answer != FakeImFault::Kind::kOk) continue;
+    for (const FakeImEvent& event : r.events) {
+      FakeImRequest one = r;
+      one.event_id = event.event_id;
+      one.event_type = event.event_type;
+      one.room_id = event.room_id;
+      one.room_seq = event.room_seq;
+      one.events = {event};
+      by_room[event.room_id].push_back(std::move(one));
     }
   }
   return by_room;

@@ -14,7 +14,9 @@
 
 namespace room_outbox::testing {
 
-// The requests the fake answered OK, per room, in arrival order.
+// The events of the requests the fake answered OK, per room, in arrival order: one record per
+// event (a packed message's events in their order, each with the message's arrival, Random and
+// answer, `events` holding only that event).
 std::map<std::string, std::vector<FakeImRequest>> DeliveredByRoom(const FakeImServer& im);
 
 // 64-bit FNV-1a: a stable pseudo-random choice per (event, attempt), the same on every run.

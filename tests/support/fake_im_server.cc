@@ -13,7 +13,6 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/envelope_codec.h"
 #include "core/tencent/usersig.h"
 
 namespace room_outbox::testing {
@@ -95,6 +94,7 @@ FakeImServer::FakeImServer(FakeImServerOptions options)
     nlohmann::ordered_json doc;
     doc["requests"] = s.requests;
     doc["delivered"] = s.delivered;
+    doc["delivered_messages"] = s.delivered_messages;
     doc["unique_event_ids"] = s.unique_event_ids;
     doc["duplicates"] = s.duplicates;
     doc["rejected"] = s.rejected;
@@ -245,8 +245,11 @@ std::vector<FakeImRequest> FakeImServer::RequestsFor(const std::string& event_id
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<FakeImRequest> out;
   for (const FakeImRequest& r : requests_) {
-    if (r.event_id == event_id) {
-      out.push_back(r);
+    for (const FakeImEvent& event : r.events) {
+      if (event.event_id == event_id) {
+        out.push_back(r);
+        break;
+      }
     }
   }
   return out;
@@ -400,18 +403,15 @@ std::optional<std::string> FakeImServer::ParseBody(const std::string& body, Fake
   if (data == content->end() || !data->is_string()) {
     return "body: MsgContent.Data missing or not a string";
   }
-  auto envelope = core::DecodeEnvelope(data->get<std::string>());
-  if (!envelope) {
-    return "body: MsgContent.Data: " + envelope.error().message;
+  if (auto why = ParseMessageEvents(data->get<std::string>(), content->value("Desc", ""),
+                                    content->value("Ext", ""), &out->events)) {
+    return why;
   }
-  if (content->value("Desc", "") != envelope->event_type ||
-      content->value("Ext", "") != envelope->event_id) {
-    return "body: Desc/Ext do not match the envelope's event_type/event_id";
-  }
-  out->event_id = envelope->event_id;
-  out->event_type = envelope->event_type;
-  out->room_id = envelope->room_id;
-  out->room_seq = envelope->room_seq;
+  const FakeImEvent& first = out->events.front();
+  out->event_id = first.event_id;
+  out->event_type = first.event_type;
+  out->room_id = first.room_id;
+  out->room_seq = first.room_seq;
   return std::nullopt;
 }
 
@@ -651,8 +651,9 @@ void FakeImServer::HandleSend(const httplib::Request& req, httplib::Response& re
         if (request.deduped) {
           ++stats_.deduped;
         } else {
-          ++stats_.delivered;
-          delivered_ids_.insert(request.event_id);
+          ++stats_.delivered_messages;
+          stats_.delivered += request.events.size();
+          for (const FakeImEvent& event : request.events) delivered_ids_.insert(event.event_id);
         }
       }
       res.set_content(doc.dump(), "application/json");

@@ -6,7 +6,11 @@
 //   query: sdkappid, identifier (the configured admin), usersig (VerifyUserSig with the
 //          configured secret), random (a uint32), contenttype=json;
 //   body:  GroupId (with the configured prefix), Random (uint32), MsgBody[0] a TIMCustomElem
-//          whose Data is an envelope (DecodeEnvelope), Desc = event_type, Ext = event_id.
+//          in the single form (Data an envelope, Desc = event_type, Ext = event_id) or the
+//          RoomEventBatch form of a packed message (support/fake_im_message.h); a malformed
+//          one is rejected 10004 and none of its events counted.
+// A message carries one event or (packed) several: each of them is delivered, in order, when the
+// message is; against the group cap, the dedupe window and the app limit it is ONE message.
 // A request failing a check is "rejected" and answered like IM would (see Reject codes below).
 // A valid one is recorded and answered per the fault policy:
 //   1. the next fault queued for its event_id (PushFaultForEvent), else
@@ -21,7 +25,7 @@
 // (docs/relay.md, failure scopes):
 //   - group_cap_per_second > 0: each group takes at most that many messages per second (IM: 40)
 //     from all senders together; what is over is answered OK + "MsgDropReason":"MsgFreqCtrl" and
-//     not delivered. Lower priorities go first: a High message competes only with the High
+//     not delivered (none of a packed message's events). Lower priorities go first: a High message competes only with the High
 //     messages delivered in the last second, Normal with High + Normal + the group's simulated
 //     audience chat (SetGroupChatRate, Normal priority), Low with everything.
 //   - dedupe_window > 0 (IM: 5 min): a message whose (GroupId, Random) equals one answered OK in
@@ -36,6 +40,7 @@
 //     nor counted against the window (it never reached the fault policy).
 //
 // Admin routes (for the demo and scripts): GET /admin/stats -> {"requests":..,"delivered":..,
+// "delivered_messages":..,
 // "unique_event_ids":..,"duplicates":..,"rejected":..,"connections":..,"max_concurrent":..,
 // "deduped":..,"freq_dropped":..,"locked_out":..,"app_limited":..,"mode":"up"|"down"};
 // POST /admin/mode?value=up|down (down = options.down_fault as default); POST /admin/reset clears records and counters. (httplib wants a Content-Length on every POST:
@@ -67,6 +72,7 @@
 #include <vector>
 
 #include "room_outbox/options.h"
+#include "support/fake_im_message.h"
 
 namespace httplib {
 class Server;
@@ -109,12 +115,14 @@ struct FakeImFault {
   }
 };
 
-// One valid send_group_msg request as the fake saw it.
+// One valid send_group_msg request as the fake saw it. event_id .. room_seq are its first
+// event's (a packed message's Ext names that event); `events` holds every event it carries.
 struct FakeImRequest {
   std::string event_id;
   std::string event_type;
   std::string room_id;
   int64_t room_seq = 0;
+  std::vector<FakeImEvent> events;  // in message order; one for the single form
   std::string group_id;
   std::string priority;     // the body's MsgPriority; "" when absent (IM then uses Normal)
   uint32_t random = 0;      // the body's Random
@@ -129,8 +137,9 @@ struct FakeImRequest {
 
 struct FakeImStats {
   size_t requests = 0;          // send_group_msg POSTs received, valid or not
-  size_t delivered = 0;         // answered OK (without MsgDropReason)
-  size_t unique_event_ids = 0;  // distinct event_ids among the delivered
+  size_t delivered = 0;           // events of the messages answered OK (without MsgDropReason)
+  size_t delivered_messages = 0;  // those messages (a packed one counts once)
+  size_t unique_event_ids = 0;    // distinct event_ids among the delivered events
   size_t duplicates = 0;        // delivered - unique_event_ids
   size_t rejected = 0;          // failed a query, signature or body check
   size_t connections = 0;       // distinct client TCP connections seen
@@ -200,6 +209,7 @@ class FakeImServer {
   bool SetMode(const std::string& mode);
 
   std::vector<FakeImRequest> Requests() const;
+  // The valid requests that carried `event_id` (alone or in a pack).
   std::vector<FakeImRequest> RequestsFor(const std::string& event_id) const;
   std::vector<std::string> Rejections() const;  // one short reason per rejected request
   FakeImStats Stats() const;
