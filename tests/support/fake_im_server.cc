@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/envelope_codec.h"
+#include "core/tencent/im_request.h"
 #include "core/tencent/usersig.h"
 
 namespace room_outbox::testing {
@@ -400,6 +401,9 @@ std::optional<std::string> FakeImServer::ParseBody(const std::string& body, Fake
   if (data == content->end() || !data->is_string()) {
     return "body: MsgContent.Data missing or not a string";
   }
+  if (content->value("Desc", "") == core::kRoomEventBatchDesc) {
+    return ParseBatch(data->get<std::string>(), content->value("Ext", ""), out);
+  }
   auto envelope = core::DecodeEnvelope(data->get<std::string>());
   if (!envelope) {
     return "body: MsgContent.Data: " + envelope.error().message;
@@ -412,6 +416,32 @@ std::optional<std::string> FakeImServer::ParseBody(const std::string& body, Fake
   out->event_type = envelope->event_type;
   out->room_id = envelope->room_id;
   out->room_seq = envelope->room_seq;
+  return std::nullopt;
+}
+
+std::optional<std::string> FakeImServer::ParseBatch(const std::string& data,
+                                                    const std::string& ext, FakeImRequest* out) {
+  auto doc = nlohmann::json::parse(data, nullptr, false);
+  auto events = doc.is_object() ? doc.find("events") : doc.end();
+  if (!doc.is_object() || events == doc.end() || !events->is_array() || events->size() < 2) {
+    return "body: RoomEventBatch Data is not {\"events\":[...]} of two events or more";
+  }
+  for (const nlohmann::json& event : *events) {
+    auto envelope = core::DecodeEnvelope(event.dump());
+    if (!envelope) {
+      return "body: RoomEventBatch event: " + envelope.error().message;
+    }
+    if (out->batch_event_ids.empty()) {
+      out->event_id = envelope->event_id;
+      out->event_type = envelope->event_type;
+      out->room_id = envelope->room_id;
+      out->room_seq = envelope->room_seq;
+    }
+    out->batch_event_ids.push_back(envelope->event_id);
+  }
+  if (ext != out->event_id) {
+    return "body: RoomEventBatch Ext is not the first event's event_id";
+  }
   return std::nullopt;
 }
 

@@ -125,6 +125,9 @@ struct FakeImRequest {
   int remote_port = 0;       // identifies the client's TCP connection
   FakeImFault::Kind answer = FakeImFault::Kind::kOk;
   bool deduped = false;     // answered OK as a duplicate of an earlier message; not delivered
+  // A RoomEventBatch message (Desc "RoomEventBatch", Data {"events":[...]}): its events' ids in
+  // order; the fields above are its first event's. Empty for the single form.
+  std::vector<std::string> batch_event_ids;
 };
 
 struct FakeImStats {
@@ -213,6 +216,9 @@ class FakeImServer {
   void HandleSend(const httplib::Request& req, httplib::Response& res);
   std::optional<std::string> ValidateQuery(const httplib::Request& req, int* im_code,
                                            int64_t* usersig_time, uint32_t* url_random) const;
+  // The RoomEventBatch form's Data (ParseBody); `ext` is the body's Ext.
+  static std::optional<std::string> ParseBatch(const std::string& data, const std::string& ext,
+                                               FakeImRequest* out);
   std::optional<std::string> ParseBody(const std::string& body, FakeImRequest* out,
                                        int* im_code) const;
   FakeImFault ChooseFault(const FakeImRequest& request);
