@@ -91,7 +91,7 @@ class BackgroundPublisher {
     LogCallback log;
     // Counts each request and each row left for the relay (may be null); outlives the thread.
     HookCounters* counters = nullptr;
-    PackLimits packs;  // its group_id_prefix must outlive the thread
+    PackLimits packs{};  // its group_id_prefix must outlive the thread
   };
 
   // `clock` and `wake` must outlive this object. `clock` is the one the jobs' deadlines are on

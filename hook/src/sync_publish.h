@@ -43,7 +43,7 @@ struct SyncRows {
   bool probe_recorded = false;     // the sync breaker's probe got its verdict
   // The pack (2+ rows) whose send failed without IM definitely dropping it, else events 0: its
   // size is recorded on its first row before the release (HandBackSyncRows).
-  FailedPack failed_pack;
+  FailedPack failed_pack{};
 };
 
 class InlineSyncPublish {
