@@ -19,7 +19,7 @@ GRANT CREATE ON {database}.room_outbox_im_member TO {operator};
 -- The hook (the room service's user): the commit, the duplicate and lost-commit lookups, the sync
 -- publish's marks and the app's IM budget membership. Add the room service's own tables.
 GRANT SELECT, INSERT ON {database}.room_command_log TO {hook};
-GRANT SELECT, INSERT, UPDATE (status, last_error, next_attempt_at_ms, claim_token, updated_at_ms, published_at_ms) ON {database}.room_outbox TO {hook};
+GRANT SELECT, INSERT, UPDATE (status, last_error, next_attempt_at_ms, claim_token, updated_at_ms, published_at_ms, pack_size) ON {database}.room_outbox TO {hook};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {hook};
 
 -- The relay: the schema check, the claim, leases, marks, parking and expiry, the gauges, and the

@@ -66,6 +66,7 @@ add_executable(unit_tests
   tests/unit/hook_sync_breaker_test.cc
   tests/unit/hook_metrics_test.cc
   tests/unit/hook_test.cc
+  tests/unit/sync_packs_test.cc
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
   tests/unit/packed_message_test.cc
@@ -140,6 +141,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/commit_outcome_test.cc
   tests/integration/create_hook_test.cc
   tests/integration/dialect_sets_test.cc
+  tests/integration/hook_pack_test.cc
   tests/integration/hook_sync_test.cc
   tests/integration/least_privilege_test.cc
   tests/integration/migrate_test.cc

@@ -147,6 +147,13 @@ inline constexpr std::string_view kFindCommand =
 inline constexpr std::string_view kCommandRows =
     "SELECT id FROM room_outbox WHERE command_id = ? ORDER BY id";
 
+// The hook's hand-back of a pack (2+ rows) whose send failed without IM definitely dropping it:
+// how many events the message carried (schema 007), on the pack's first row while the command's
+// claim token still holds it, before the rows are released (kRelease), so the next send of that
+// row is the same pack again. Primary key. Placeholders: pack_size, id, token.
+inline constexpr std::string_view kRecordPackSize =
+    "UPDATE room_outbox SET pack_size = ? WHERE id = ? AND claim_token = ? AND status = 'pending'";
+
 // --- claim (relay) ---
 //
 // A claim is one short transaction (claim_plan.h). With per-room order: kServerNow, kDueHeads
@@ -560,6 +567,7 @@ inline constexpr Statement kCommitReadBackChecked =
     MySqlOnly("commit_read_back_checked", sql::kCommitReadBackChecked);
 inline constexpr Statement kFindCommand = Shared("find_command", sql::kFindCommand);
 inline constexpr Statement kCommandRows = Shared("command_rows", sql::kCommandRows);
+inline constexpr Statement kRecordPackSize = Shared("record_pack_size", sql::kRecordPackSize);
 inline constexpr Statement kServerNow = Shared("server_now", sql::kServerNow);
 inline constexpr Statement kClaimWindow = Shared("claim_window", sql::kClaimWindow);
 inline constexpr Statement kDueHeads = Shared("due_heads", sql::kDueHeads);
@@ -640,6 +648,7 @@ inline constexpr std::array kStatements = {
     &Stmt::kCommitReadBackChecked,
     &Stmt::kFindCommand,
     &Stmt::kCommandRows,
+    &Stmt::kRecordPackSize,
     &Stmt::kServerNow,
     &Stmt::kClaimWindow,
     &Stmt::kDueHeads,

@@ -46,6 +46,36 @@ func TestOpenRefusesABadSettingNamingTheKey(t *testing.T) {
 	t.Logf("bad option: %v", err)
 }
 
+func TestPackMaxEventsIsSetByItsKeyAndChecked(t *testing.T) {
+	env := environment(t)
+	_, err := roomoutbox.Open(env.UpConfig, roomoutbox.WithSetting("tencent_im.pack_max_events", "101"))
+	var e *roomoutbox.Error
+	if !errors.As(err, &e) || !errors.Is(err, roomoutbox.ErrInvalidArgument) ||
+		!strings.Contains(e.Message, "tencent_im.pack_max_events: must be 1..100, got 101") {
+		t.Fatalf("Open with pack_max_events 101: %v, want CodeInvalidArgument naming the key", err)
+	}
+	hook := openUp(t, env, roomoutbox.WithSetting("tencent_im.pack_max_events", "3"))
+	cmd := roomoutbox.Command{CommandID: "go-pack", RoomID: "go-room-pack", CommandType: "SendGift",
+		RequestID: "req-go-pack", RoomSeq: 1, Payload: "{}"}
+	var events []roomoutbox.Event
+	for i := 0; i < 4; i++ {
+		events = append(events, roomoutbox.Event{EventID: fmt.Sprintf("go-pack-%d", i),
+			EventType: "RoomGiftSent", RoomSeq: 1, Payload: `{"gift":"rose"}`})
+	}
+	res, err := hook.Commit(cmd, events, nil)
+	if err != nil || res.Status != roomoutbox.Committed || len(res.Events) != 4 {
+		t.Fatalf("Commit: %+v, %v", res, err)
+	}
+	for _, ev := range res.Events {
+		if ev.State != roomoutbox.Published {
+			t.Fatalf("events %+v, want all published (two packs: 3 + 1)", res.Events)
+		}
+	}
+	if n := env.scalar(t, "SELECT COUNT(*) FROM room_outbox WHERE command_id = 'go-pack' AND status = 'published'"); n != 4 {
+		t.Fatalf("%d published rows, want 4", n)
+	}
+}
+
 func TestOpenReportsAMissingFileAndAnUnreachableDatabase(t *testing.T) {
 	env := environment(t)
 	_, err := roomoutbox.Open("/nonexistent/relay.toml")

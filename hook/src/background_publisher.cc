@@ -1,6 +1,7 @@
 #include "background_publisher.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "sync_hand_back.h"
@@ -97,12 +98,13 @@ void BackgroundPublisher::Run() {
   BackgroundJob job;
   while (Pop(job)) {
     std::vector<int64_t> delivered;
-    std::vector<int64_t> left = Publish(job, delivered);
+    FailedPack failed_pack;
+    std::vector<int64_t> left = Publish(job, delivered, failed_pack);
     std::vector<BackgroundJob> later;
     if (!left.empty()) {
       later = HoldRoom(job.room_id);
     }
-    HandBack(job.token, delivered, left);
+    HandBack(job.token, delivered, left, failed_pack);
     for (const BackgroundJob& held : later) {
       HandBack(held.token, {}, RowIds(held));
       Count(SyncSkip::kRoomOrder, held.rows.size());
@@ -148,39 +150,62 @@ std::string BackgroundPublisher::HeldReason(const BackgroundJob& job) const {
   return "";
 }
 
+std::vector<size_t> BackgroundPublisher::Messages(const BackgroundJob& job) const {
+  std::vector<PackCandidate> candidates;
+  candidates.reserve(job.rows.size());
+  for (const BackgroundRow& row : job.rows) {
+    candidates.push_back(PackCandidate{row.envelope.event_id, row.envelope_json});
+  }
+  return SplitIntoPacks(candidates, job.room_id, options_.packs);
+}
+
 std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
-                                                  std::vector<int64_t>& delivered) {
+                                                  std::vector<int64_t>& delivered,
+                                                  FailedPack& failed_pack) {
   std::vector<int64_t> left;
   std::string reason = HeldReason(job);
   bool probing = job.probe;
-  for (const BackgroundRow& row : job.rows) {
+  size_t begin = 0;
+  for (size_t events : Messages(job)) {
+    const size_t end = begin + events;
+    const BackgroundRow& row = job.rows[begin];
     const std::chrono::milliseconds remaining(job.deadline_ms - clock_.SteadyMs());
     if (reason.empty() && remaining.count() <= 0) {
       reason = kOutOfTime;
     }
     if (!reason.empty()) {
-      left.push_back(row.row_id);
-      Count(SkipOf(reason), 1);
+      for (size_t i = begin; i < end; ++i) left.push_back(job.rows[i].row_id);
+      Count(SkipOf(reason), events);
+      begin = end;
       continue;
+    }
+    core::PublishMessage message{row.row_id, 0, row.envelope, row.envelope_json, {}, {}};
+    for (size_t i = begin + 1; i < end; ++i) {
+      message.rest.push_back(core::PackedEvent{&job.rows[i].envelope, job.rows[i].envelope_json});
     }
     const std::chrono::milliseconds call_timeout =
         std::min(options_.sync_publish_timeout, remaining);
-    core::PublishOutcome outcome = publisher_->Publish(
-        core::PublishMessage{row.row_id, 0, row.envelope, row.envelope_json, {}, {}}, call_timeout);
+    core::PublishOutcome outcome = publisher_->Publish(message, call_timeout);
     // A call the command's deadline cut well short proves nothing about IM when it times out.
     const bool cut = call_timeout < options_.sync_publish_timeout * 9 / 10;
     NoteSyncOutcome(*breaker_, outcome, cut, probing, clock_.SteadyMs(), options_.log);
     if (options_.counters != nullptr) options_.counters->AddSyncPublish(outcome);
     probing = false;
+    for (size_t i = begin; i < end; ++i) {
+      (outcome.delivered() ? delivered : left).push_back(job.rows[i].row_id);
+    }
+    begin = end;
     if (outcome.delivered()) {
-      delivered.push_back(row.row_id);
       continue;
     }
+    if (events > 1 && !outcome.definite_drop) {
+      failed_pack = FailedPack{row.row_id, events};
+    }
     reason = "an earlier event of this command failed";
-    left.push_back(row.row_id);
     Log(LogLevel::kWarn,
         "background publish failed, left pending for the relay: event_id=" + row.envelope.event_id +
             " room_id=" + row.envelope.room_id +
+            (events > 1 ? " events=" + std::to_string(events) : "") +
             " status=" + core::PublishStatusName(outcome.status) + " error=" + outcome.error);
   }
   if (probing) {
@@ -213,9 +238,10 @@ void BackgroundPublisher::Count(SyncSkip reason, size_t rows) {
 }
 
 void BackgroundPublisher::HandBack(const std::string& token, const std::vector<int64_t>& delivered,
-                                   const std::vector<int64_t>& left) {
+                                   const std::vector<int64_t>& left, const FailedPack& failed_pack) {
   if (options_.counters != nullptr) options_.counters->AddLeftToRelay(left.size());
-  HandBackSyncRows(*store_, token, delivered, left, "background publish", options_.log);
+  HandBackSyncRows(*store_, token, delivered, left, "background publish", options_.log,
+                   failed_pack);
 }
 
 bool BackgroundPublisher::Finish(const std::string& room_id) {

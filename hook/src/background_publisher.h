@@ -2,11 +2,12 @@
 //
 // Commit writes a command's pending rows leased to the command's claim token for the sync lease
 // (as the inline sync publish does), then offers them here and returns. This thread publishes
-// the offered commands one after the other, in commit order, each row bounded by
+// the offered commands one after the other, in commit order, each message (a row, or with
+// pack_max_events > 1 a pack of consecutive rows, sync_packs.h) bounded by
 // sync_publish_timeout and all rows of a command by its deadline (lease_start_ms +
 // sync_publish_timeout, on the monotonic clock that took lease_start_ms, so a row is never sent
 // after its lease would have ended). Delivered rows are marked published with the command's token;
-// a row that fails or runs out of time is released with that token (due for the relay at once,
+// a row (every row of a pack) that fails or runs out of time is released with that token (due for the relay at once,
 // retry_count unchanged), and so is every later row of its room that is still in the queue, so a
 // room's later rows never overtake an earlier failed one. Whenever rows are released the relay is
 // woken, and so it is when a room's last command here is done while rows of the room that were
@@ -53,6 +54,7 @@
 #include "room_outbox/hook.h"
 #include "store/hook_store.h"
 #include "sync_breaker.h"
+#include "sync_packs.h"
 #include "wake_sender.h"
 
 namespace room_outbox::internal {
@@ -89,6 +91,7 @@ class BackgroundPublisher {
     LogCallback log;
     // Counts each request and each row left for the relay (may be null); outlives the thread.
     HookCounters* counters = nullptr;
+    PackLimits packs{};  // its group_id_prefix must outlive the thread
   };
 
   // `clock` and `wake` must outlive this object. `clock` is the one the jobs' deadlines are on
@@ -122,15 +125,19 @@ class BackgroundPublisher {
   void Run();
   bool Pop(BackgroundJob& job);
   // Publishes the job's rows in order; returns the ids left for the relay (failed, out of
-  // time, held behind an earlier release of the room or the breaker open).
-  std::vector<int64_t> Publish(const BackgroundJob& job, std::vector<int64_t>& delivered);
+  // time, held behind an earlier release of the room or the breaker open). `failed_pack`: the
+  // pack whose send failed without a definite drop, if any.
+  std::vector<int64_t> Publish(const BackgroundJob& job, std::vector<int64_t>& delivered,
+                               FailedPack& failed_pack);
+  // The job's messages, as the number of rows of each, in order.
+  std::vector<size_t> Messages(const BackgroundJob& job) const;
   std::string HeldReason(const BackgroundJob& job) const;
   // The room's rows are the relay's from now on: no later queued row of it may be published.
   // Returns the room's queued jobs, taken out of the queue, to be released.
   std::vector<BackgroundJob> HoldRoom(const std::string& room_id);
   // Marks and releases the rows, counting the released ones as left for the relay.
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
-                const std::vector<int64_t>& left);
+                const std::vector<int64_t>& left, const FailedPack& failed_pack = {});
   // `rows` left untried for `reason` (Options::counters).
   void Count(SyncSkip reason, size_t rows);
   // One command of the room is done; true when it was the room's last one here and rows of the

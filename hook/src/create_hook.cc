@@ -46,6 +46,12 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
   if (std::string bad = core::CheckWakeSocketPath(options.wake_socket); !bad.empty()) {
     return fail(Error{ErrorCode::kInvalidArgument, "HookOptions::wake_socket: " + bad});
   }
+  if (options.tencent_im.pack_max_events > kMaxPackEvents) {
+    return fail(Error{ErrorCode::kInvalidArgument,
+                      "tencent_im.pack_max_events must be 0.." + std::to_string(kMaxPackEvents) +
+                          " (0 means 1), got " +
+                          std::to_string(options.tencent_im.pack_max_events)});
+  }
   // The Hook's one clock: the store takes lease_start_ms from it and the Hook measures the
   // command's deadline on it. It moves into the Hook, which keeps it until everything built on
   // it is gone.

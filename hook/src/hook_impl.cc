@@ -77,7 +77,7 @@ class HookImpl final : public Hook {
         background.publisher) {
       background_ = std::make_unique<BackgroundPublisher>(
           BackgroundPublisher::Options{options_.background_queue, options_.sync_publish_timeout,
-                                       options_.log, &counters_},
+                                       options_.log, &counters_, Packs()},
           std::move(background.store), std::move(background.publisher), sync_breaker_, *clock_,
           wake_);
     }
@@ -170,6 +170,9 @@ class HookImpl final : public Hook {
     }
     if (options.tencent_im.max_body_bytes == 0) {
       options.tencent_im.max_body_bytes = kDefaultMaxBodyBytes;
+    }
+    if (options.tencent_im.pack_max_events == 0) {
+      options.tencent_im.pack_max_events = kDefaultPackMaxEvents;
     }
     if (options.node_id.empty()) {
       options.node_id = core::HostName();
@@ -347,18 +350,24 @@ class HookImpl final : public Hook {
                    const CommitWrite& write, int64_t deadline_ms, ProbeGuard& probe,
                    CommitResult& result) {
     InlineSyncPublish sync(*publisher_, *sync_breaker_, *clock_, options_.sync_publish_timeout,
-                           options_.log, &counters_);
+                           options_.log, &counters_, Packs());
     const SyncRows rows =
         sync.Publish(prepared.envelopes, prepared.request.rows, items, deadline_ms,
                      write.earlier_pending, prepared.mode == SyncMode::kProbe, result.events);
     if (rows.probe_recorded) {
       probe.Disarm();
     }
-    HandBack(prepared.request.token, rows.delivered, rows.left);
+    HandBackSyncRows(*store_, prepared.request.token, rows.delivered, rows.left, "sync publish",
+                     options_.log, rows.failed_pack);
     counters_.AddLeftToRelay(rows.left.size());
     if (!rows.left.empty()) {
       wake_.Notify();
     }
+  }
+
+  PackLimits Packs() const {
+    return PackLimits{options_.tencent_im.pack_max_events, options_.tencent_im.max_body_bytes,
+                      options_.tencent_im.group_id_prefix};
   }
 
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,

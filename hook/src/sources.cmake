@@ -18,6 +18,7 @@ add_library(room_outbox_hook STATIC
   hook/src/lost_commit.cc
   hook/src/sync_breaker.cc
   hook/src/sync_hand_back.cc
+  hook/src/sync_packs.cc
   hook/src/sync_publish.cc
   hook/src/transaction.cc
   hook/src/wake_sender.cc

@@ -4,7 +4,8 @@ namespace room_outbox::internal {
 
 void HandBackSyncRows(HookStore& store, const std::string& token,
                       const std::vector<int64_t>& delivered, const std::vector<int64_t>& left,
-                      std::string_view what, const LogCallback& log) {
+                      std::string_view what, const LogCallback& log,
+                      const FailedPack& failed_pack) {
   auto warn = [&](const std::string& line) {
     if (log) log(LogLevel::kWarn, line);
   };
@@ -12,6 +13,14 @@ void HandBackSyncRows(HookStore& store, const std::string& token,
     if (auto marked = store.MarkPublished(token, delivered); !marked) {
       warn("mark published after " + std::string(what) +
            " failed (may be sent again): " + marked.error().message);
+    }
+  }
+  if (failed_pack.events > 1) {
+    if (auto recorded =
+            store.RecordPackSize(token, failed_pack.first_row_id, failed_pack.events);
+        !recorded) {
+      warn("pack size after " + std::string(what) + " failed (the relay may pack the row " +
+           "differently): " + recorded.error().message);
     }
   }
   if (!left.empty()) {

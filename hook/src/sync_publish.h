@@ -1,11 +1,12 @@
 // The inline sync publish (HookOptions::sync_publish = kInline): Commit publishes a committed
 // command's pending rows itself before it returns.
 //
-// The rows go out in order, one at a time, each bounded by sync_publish_timeout and all of them
+// The rows go out in order, one message at a time (a row, or with pack_max_events > 1 a pack of
+// consecutive rows, sync_packs.h), each bounded by sync_publish_timeout and all of them
 // by the command's deadline (lease_start_ms + sync_publish_timeout on the clock that took
 // lease_start_ms, so the last publish ends before the rows' lease does). The first row that
 // fails or finds the deadline passed stops it: the later rows of the command must not overtake
-// it, so they are left for the relay with it. Rows behind an earlier pending row of the room are
+// it, so they are left for the relay with it (one outcome decides every row of a pack). Rows behind an earlier pending row of the room are
 // left untried. Every publish is reported to the sync breaker; a publish cut short by the
 // deadline (not the command's first) proves nothing when it times out.
 #pragma once
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -21,6 +23,7 @@
 #include "room_outbox/hook.h"
 #include "store/hook_store.h"
 #include "sync_breaker.h"
+#include "sync_packs.h"
 
 namespace room_outbox::internal {
 
@@ -38,6 +41,9 @@ struct SyncRows {
   std::vector<int64_t> delivered;  // IM took them: to be marked published
   std::vector<int64_t> left;       // to be released to the relay
   bool probe_recorded = false;     // the sync breaker's probe got its verdict
+  // The pack (2+ rows) whose send failed without IM definitely dropping it, else events 0: its
+  // size is recorded on its first row before the release (HandBackSyncRows).
+  FailedPack failed_pack{};
 };
 
 class InlineSyncPublish {
@@ -46,13 +52,14 @@ class InlineSyncPublish {
   // each row left untried.
   InlineSyncPublish(core::Publisher& publisher, core::ImBreaker& breaker, core::Clock& clock,
                     std::chrono::milliseconds sync_publish_timeout, const LogCallback& log,
-                    HookCounters* counters = nullptr)
+                    HookCounters* counters = nullptr, PackLimits packs = {})
       : publisher_(publisher),
         breaker_(breaker),
         clock_(clock),
         sync_publish_timeout_(sync_publish_timeout),
         log_(log),
-        counters_(counters) {}
+        counters_(counters),
+        packs_(packs) {}
 
   // Publishes `items` (their envelopes in `envelopes`) until `deadline_ms` (the clock's
   // SteadyMs) and writes each row's state and error into `deliveries` (indexed like the
@@ -64,6 +71,10 @@ class InlineSyncPublish {
                    bool probe, std::vector<EventDelivery>& deliveries);
 
  private:
+  // The messages of `items`, as [begin, end) ranges of `items`.
+  std::vector<std::pair<size_t, size_t>> Messages(const std::vector<Envelope>& envelopes,
+                                                  const std::vector<NewOutboxRow>& rows,
+                                                  const std::vector<SyncItem>& items) const;
   void Log(LogLevel level, const std::string& line) const;
 
   core::Publisher& publisher_;
@@ -72,6 +83,7 @@ class InlineSyncPublish {
   const std::chrono::milliseconds sync_publish_timeout_;
   const LogCallback& log_;
   HookCounters* counters_;
+  const PackLimits packs_;
 };
 
 }  // namespace room_outbox::internal

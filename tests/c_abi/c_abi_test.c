@@ -241,6 +241,11 @@ static void TestBadOptions(const char *scratch) {
   CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "tencent_im.sdk_app_id: expected an integer"));
   CHECK(room_outbox_options_set(opts, "hook.sync_publish", "sometimes", 9, &err) != ROOM_OUTBOX_OK);
   CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "hook.sync_publish: unknown value"));
+  CHECK(room_outbox_options_set(opts, "tencent_im.pack_max_events", "101", 3, &err) ==
+        ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "tencent_im.pack_max_events: must be 1..100, got 101"));
+  CHECK(room_outbox_options_set(opts, "tencent_im.pack_max_events", "3", 1, &err) == ROOM_OUTBOX_OK);
+  CHECK(err == NULL);
   CHECK(room_outbox_options_set(opts, "log.level", "debug", 5, &err) != ROOM_OUTBOX_OK);
   CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "log"));
   CHECK(room_outbox_options_set(NULL, "mysql.port", "1", 1, NULL) == ROOM_OUTBOX_INVALID_ARGUMENT);

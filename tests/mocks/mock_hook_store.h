@@ -18,6 +18,8 @@ class MockHookStore : public internal::HookStore {
               (const std::string& token, std::span<const int64_t> ids), (override));
   MOCK_METHOD(core::Result<size_t>, Release,
               (const std::string& token, std::span<const int64_t> ids), (override));
+  MOCK_METHOD(core::Result<size_t>, RecordPackSize,
+              (const std::string& token, int64_t first_row_id, size_t events), (override));
 };
 
 }  // namespace room_outbox::testing

@@ -113,6 +113,12 @@ class HookStore {
   // Gives rows back unattempted: due at once (server now), retry_count unchanged. Returns the
   // count.
   virtual core::Result<size_t> Release(const std::string& token, std::span<const int64_t> ids) = 0;
+
+  // room_outbox.pack_size = `events` on the row `first_row_id` while `token` still holds it: the
+  // first row of a pack whose send failed without a definite drop (schema 007). Returns the count
+  // (0 or 1).
+  virtual core::Result<size_t> RecordPackSize(const std::string& token, int64_t first_row_id,
+                                              size_t events) = 0;
 };
 
 }  // namespace room_outbox::internal

@@ -302,6 +302,21 @@ core::Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(
   });
 }
 
+core::Result<size_t> MariaDbHookStore::RecordPackSize(const std::string& token,
+                                                      int64_t first_row_id, size_t events) {
+  return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<size_t> {
+    auto stmt = conn.Prepared(core::sql::Stmt::kRecordPackSize);
+    if (!stmt) {
+      return core::Fail(stmt.error());
+    }
+    const std::array<SqlValue, 3> params = {static_cast<int64_t>(events), first_row_id, token};
+    if (auto done = (*stmt)->Execute(params); !done) {
+      return core::Fail(done.error());
+    }
+    return static_cast<size_t>((*stmt)->AffectedRows());
+  });
+}
+
 std::unique_ptr<MariaDbHookStore> MakeMariaDbHookStore(const MysqlOptions& options) {
   return std::make_unique<MariaDbHookStore>(options);
 }

@@ -36,6 +36,7 @@ inline constexpr const core::sql::Statement* kHookStatements[] = {
     &core::sql::Stmt::kCommandRows,
     &core::sql::Stmt::kMarkPublished,
     &core::sql::Stmt::kRelease,
+    &core::sql::Stmt::kRecordPackSize,
 };
 
 class MariaDbHookStore final : public HookStore {
@@ -64,6 +65,8 @@ class MariaDbHookStore final : public HookStore {
                                              std::span<const int64_t> ids) override {
     return session_.Release(token, ids);
   }
+  [[nodiscard]] core::Result<size_t> RecordPackSize(const std::string& token, int64_t first_row_id,
+                                                    size_t events) override;
 
  private:
   core::StoreSession session_;
