@@ -25,5 +25,5 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {hoo
 -- The relay: the schema check, the claim, leases, marks, parking and expiry, the gauges, and the
 -- app's IM budget membership.
 GRANT SELECT ON {database}.room_outbox_schema_version TO {relay};
-GRANT SELECT, UPDATE (status, retry_count, drop_count, last_error, next_attempt_at_ms, claim_token, updated_at_ms, published_at_ms, parked_at_ms) ON {database}.room_outbox TO {relay};
+GRANT SELECT, UPDATE (status, retry_count, drop_count, last_error, next_attempt_at_ms, claim_token, updated_at_ms, published_at_ms, parked_at_ms, pack_size) ON {database}.room_outbox TO {relay};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {relay};
