@@ -151,6 +151,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/ops_health_endpoints_test.cc
   tests/integration/ops_units_test.cc
   tests/integration/expiry_daemon_test.cc
+  tests/integration/relay_pack_test.cc
   tests/integration/parking_daemon_test.cc
   tests/integration/relay_claim_test.cc
   tests/integration/relay_overlap_test.cc

@@ -74,14 +74,14 @@ class MigrateTest : public ::testing::Test {
   std::unique_ptr<RelayProcess> relay_;
 };
 
-const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6};
+const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6, 7};
 
 TEST_F(MigrateTest, AFreshDatabaseRecordsEveryStepAndASecondRunAppliesNothing) {
   EXPECT_EQ(Recorded(), kAllVersions);  // TestDatabase migrated it with the same code
   CommandResult again = Relay({"migrate"});
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
-  EXPECT_EQ(again.Json()["from_version"], 6) << again.Describe();
-  EXPECT_EQ(again.Json()["to_version"], 6);
+  EXPECT_EQ(again.Json()["from_version"], 7) << again.Describe();
+  EXPECT_EQ(again.Json()["to_version"], 7);
   EXPECT_TRUE(again.Json()["steps"].empty()) << again.Describe();
   EXPECT_EQ(Recorded(), kAllVersions);
 }
@@ -99,7 +99,7 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
     by_hand.Exec(text.str());  // as a client runs a file: every statement once, in order
   }
   EXPECT_EQ(SchemaOf(by_hand), SchemaOf(db_));
-  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 7);
+  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 8);
 }
 
 TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
@@ -116,7 +116,7 @@ TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   const auto steps = run.Json()["steps"];
-  ASSERT_EQ(steps.size(), 7u) << run.Describe();
+  ASSERT_EQ(steps.size(), 8u) << run.Describe();
   EXPECT_TRUE(run.Json()["from_version"].is_null());
   EXPECT_EQ(steps[3]["name"], "003_parked");
   EXPECT_EQ(steps[3]["already_applied"], 3) << run.Describe();  // a column and two indexes
@@ -135,7 +135,7 @@ TEST_F(MigrateTest, AStepAppliedHalfWayIsCompleted) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 3");
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  ASSERT_EQ(run.Json()["steps"].size(), 4u) << run.Describe();
+  ASSERT_EQ(run.Json()["steps"].size(), 5u) << run.Describe();
   EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 1) << run.Describe();
   EXPECT_EQ(run.Json()["from_version"], 2);
   EXPECT_EQ(SchemaOf(db_), migrated);
@@ -150,7 +150,7 @@ TEST_F(MigrateTest, DryRunListsTheMissingStepsAndChangesNothing) {
   CommandResult dry = Relay({"migrate", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.Describe();
   EXPECT_EQ(dry.Json()["dry_run"], true);
-  ASSERT_EQ(dry.Json()["steps"].size(), 3u) << dry.Describe();
+  ASSERT_EQ(dry.Json()["steps"].size(), 4u) << dry.Describe();
   EXPECT_EQ(dry.Json()["steps"][0]["version"], 4);
   ASSERT_EQ(dry.Json()["steps"][0]["sql"].size(), 2u) << dry.Describe();
   EXPECT_THAT(dry.Json()["steps"][0]["sql"][0].get<std::string>(),
@@ -164,7 +164,7 @@ TEST_F(MigrateTest, ADatabaseNewerThanTheBinaryIsRefused) {
   CommandResult run = Relay({"migrate"});
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_THAT(run.Json()["error"].get<std::string>(), HasSubstr("version 99, newer than"));
-  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 99}));
+  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 99}));
 }
 
 TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
@@ -173,7 +173,7 @@ TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 4");
   CommandResult once = Relay({"--once"});
   EXPECT_EQ(once.exit_code, 2) << once.Describe();
-  EXPECT_THAT(once.err, HasSubstr("schema is version 3, older than the 5 this outbox-relay needs"));
+  EXPECT_THAT(once.err, HasSubstr("schema is version 3, older than the 7 this outbox-relay needs"));
   EXPECT_THAT(once.err, HasSubstr("run `outbox-relay migrate`"));
   CommandResult stats = Relay({"stats"});
   EXPECT_EQ(stats.exit_code, 2) << stats.Describe();
