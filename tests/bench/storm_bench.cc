@@ -169,6 +169,9 @@ StormRun RunStorm(const BenchContext& ctx, SyncPublishMode sync, size_t pack,
   options.batch_size = 50;
   TencentImOptions im_client = im.ClientOptions();
   im_client.pack_max_events = pack;
+  options.pack_max_events = pack;  // as relay_app.cc takes it from [tencent_im]
+  options.max_body_bytes = im_client.max_body_bytes;
+  options.group_id_prefix = im_client.group_id_prefix;
   WorkerHarness relay(db.Options(), im_client, options);
   std::filesystem::create_directories(ctx.work_dir);
   const std::string wake = ctx.work_dir + "/" + name + ".wake.sock";

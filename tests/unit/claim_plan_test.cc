@@ -333,6 +333,17 @@ TEST(ClaimPlanTest, WithPacksAndManyRoomsDueEachRoomsFirstShareIsOneMessage) {
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{3, kNow + 50}));
 }
 
+TEST(ClaimPlanTest, WithPacksABatchTooSmallForEveryRoomGivesTheFirstRoomsWholeMessages) {
+  relay::PlanOptions options = Options(4);
+  options.rooms.pack_events = 2;
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
+                                      Row(5, "b"), Row(6, "c")};
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
+  // Without packs each room would get a row before any gets its second: 1, 4, 6, 2.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 4, 5));
+  EXPECT_TRUE(plan.more_due);
+}
+
 TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) {
   relay::PlanOptions options = Options(2);  // room b alone fills half the batch
   options.rooms.run_cut_rows = 20;

@@ -98,10 +98,10 @@ void HoldPacedRooms(const PlanOptions& options, const std::vector<Room>& rooms,
   }
 }
 
-// Shares `batch_left` out over rooms that may take up to wants[i] rows each, one row per room
-// per pass (every room's first row before anyone's second), in room order. Returns the shares
-// and lowers batch_left by what was given.
-std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_left) {
+// Shares `batch_left` out over rooms that may take up to wants[i] rows each, one message
+// (`unit` rows, pack_events) per room per pass (every room's first message before anyone's
+// second), in room order. Returns the shares and lowers batch_left by what was given.
+std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_left, size_t unit) {
   std::vector<size_t> shares(wants.size(), 0);
   std::vector<size_t> active;
   for (size_t i = 0; i < wants.size(); ++i) {
@@ -111,8 +111,9 @@ std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_lef
     std::vector<size_t> next;
     for (size_t i : active) {
       if (batch_left == 0) break;
-      ++shares[i];
-      --batch_left;
+      const size_t give = std::min({std::max<size_t>(unit, 1), wants[i] - shares[i], batch_left});
+      shares[i] += give;
+      batch_left -= give;
       if (shares[i] < wants[i]) next.push_back(i);
     }
     active = std::move(next);
@@ -129,13 +130,13 @@ std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<siz
     std::vector<size_t> firsts;
     for (size_t want : wants) firsts.push_back(std::min<size_t>(want, options.rooms.PackEvents()));
     size_t left = batch_left;
-    std::vector<size_t> shares = ShareOut(firsts, left);
+    std::vector<size_t> shares = ShareOut(firsts, left, options.rooms.PackEvents());
     if (2 * (batch_left - left) >= options.limit) {
       batch_left = left;
       return shares;
     }
   }
-  return ShareOut(wants, batch_left);
+  return ShareOut(wants, batch_left, options.rooms.PackEvents());
 }
 
 size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
@@ -231,7 +232,7 @@ void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
     // read only the room's part of the batch, so more of it may well be due.
     wants.push_back(due ? (cut_rows > 0 ? cut_rows - r.run_sent : options.limit) : 0);
   }
-  const std::vector<size_t> shares = ShareOut(wants, batch_left);
+  const std::vector<size_t> shares = ShareOut(wants, batch_left, options.rooms.PackEvents());
   for (size_t k = 0; k < blocked.size(); ++k) {
     // A due row the batch had no room for: the next claim goes on with it.
     if (shares[k] < wants[k]) plan.more_due = true;

@@ -290,23 +290,41 @@ core::Result<void> LockWindow(core::MariaDbConnection& conn, int64_t now_ms, siz
   return {};
 }
 
+// Each due room's part of the batch, in the heads' order (oldest due first): the batch shared
+// equally, but with packs (pack_events > 1) the first rooms that a message each would fill the
+// batch with get a message's worth, so the plan can give them whole packs.
+std::vector<size_t> HeadParts(size_t heads, size_t limit, size_t pack_events) {
+  const size_t equal = (limit + heads - 1) / heads;
+  const size_t pack = std::min(pack_events, limit);
+  const size_t packed_rooms = pack > equal ? (limit + pack - 1) / pack : 0;
+  std::vector<size_t> parts(heads, equal);
+  for (size_t k = 0; k < heads && k < packed_rooms; ++k) parts[k] = pack;
+  return parts;
+}
+
 // With per-room order: the due heads, each room's first rows from its head (its part of the batch,
-// plus one to see what ends the run), and the due ones of its part, locked.
+// HeadParts, plus one to see what ends the run), and the due ones of its part, locked.
 core::Result<void> LockHeadRuns(core::MariaDbConnection& conn, const core::sql::Statement& heads,
-                                int64_t now_ms, size_t limit, PlanInput& input,
+                                int64_t now_ms, size_t limit, size_t pack_events, PlanInput& input,
                                 std::vector<LockedRow>& locked) {
   auto due = SelectDueHeads(conn, heads, now_ms, limit);
   if (!due) return core::Fail(due.error());
   input.window_rows = due->size();
   if (due->empty()) return {};
-  const size_t part = (limit + due->size() - 1) / due->size();
+  const std::vector<size_t> parts = HeadParts(due->size(), limit, pack_events);
+  std::map<std::string, size_t, std::less<>> part_of;
   std::vector<RoomRange> ranges;
-  for (const auto& [room, head_id] : *due) ranges.push_back(RoomRange{room, 0, part + 1});
+  for (size_t k = 0; k < due->size(); ++k) {
+    const std::string& room = (*due)[k].first;
+    part_of[room] = parts[k];
+    ranges.push_back(RoomRange{room, 0, parts[k] + 1});
+  }
   std::sort(ranges.begin(), ranges.end(),
             [](const RoomRange& a, const RoomRange& b) { return a.room_id < b.room_id; });
   if (auto read = ReadRooms(conn, ranges, false, input.pending); !read) return read;
   std::vector<int64_t> ids;
   for (const auto& [room, rows] : input.pending) {
+    const size_t part = part_of[room];
     for (size_t k = 0; k < rows.size() && k < part && rows[k].next_attempt_at_ms <= now_ms; ++k) {
       ids.push_back(rows[k].id);
     }
@@ -329,7 +347,8 @@ core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions&
   claim.server_now_ms = *now;
   PlanInput input;
   std::vector<LockedRow> locked;
-  auto read = heads != nullptr ? LockHeadRuns(conn, *heads, *now, options.limit, input, locked)
+  auto read = heads != nullptr ? LockHeadRuns(conn, *heads, *now, options.limit,
+                                              options.rooms.PackEvents(), input, locked)
                                : LockWindow(conn, *now, options.limit, input, locked);
   if (!read) return core::Fail(read.error());
   if (locked.empty()) {
