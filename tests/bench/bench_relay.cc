@@ -57,6 +57,9 @@ std::string BenchRelayConfig(const BenchDatabase& db, const testing::FakeImServe
   std::string text = "node_id = \"" + options.node_id + "\"\n\n[mysql]\nsocket = \"" +
                      mysql.socket + "\"\nuser = \"root\"\ndatabase = \"" + mysql.database +
                      "\"\n\n[outbox_worker]\n";
+  if (options.batch_size) {
+    text += "batch_size = " + std::to_string(*options.batch_size) + "\n";
+  }
   if (options.room_min_interval) {
     text +=
         "room_min_interval = \"" + std::to_string(options.room_min_interval->count()) + "ms\"\n";

@@ -27,6 +27,8 @@ struct BenchRelayOptions {
   std::optional<double> app_requests_per_second;
   // [tencent_im] pack_max_events; nullopt: the shipped default (1).
   std::optional<size_t> pack_max_events;
+  // [outbox_worker] batch_size; nullopt: the shipped default (100).
+  std::optional<size_t> batch_size;
   // [outbox_worker] room_min_interval; nullopt: the shipped default (50ms).
   std::optional<std::chrono::milliseconds> room_min_interval;
 };

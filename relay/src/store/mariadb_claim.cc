@@ -290,15 +290,22 @@ core::Result<void> LockWindow(core::MariaDbConnection& conn, int64_t now_ms, siz
   return {};
 }
 
-// Each due room's part of the batch, in the heads' order (oldest due first): the batch shared
-// equally, but with packs (pack_events > 1) the first rooms that a message each would fill the
-// batch with get a message's worth, so the plan can give them whole packs.
-std::vector<size_t> HeadParts(size_t heads, size_t limit, size_t pack_events) {
-  const size_t equal = (limit + heads - 1) / heads;
+// Each due room's part of the batch: the batch shared equally, but with packs (pack_events > 1)
+// the rooms of the oldest heads (lowest id: the order in which the plan shares the batch out) that
+// a message each would fill the batch with get a message's worth, so the plan can give them whole
+// packs. `heads` are (room, head id).
+std::vector<size_t> HeadParts(const std::vector<std::pair<std::string, int64_t>>& heads,
+                              size_t limit, size_t pack_events) {
+  const size_t equal = (limit + heads.size() - 1) / heads.size();
   const size_t pack = std::min(pack_events, limit);
-  const size_t packed_rooms = pack > equal ? (limit + pack - 1) / pack : 0;
-  std::vector<size_t> parts(heads, equal);
-  for (size_t k = 0; k < heads && k < packed_rooms; ++k) parts[k] = pack;
+  std::vector<size_t> parts(heads.size(), equal);
+  if (pack <= equal) return parts;
+  std::vector<size_t> oldest(heads.size());
+  for (size_t k = 0; k < oldest.size(); ++k) oldest[k] = k;
+  std::sort(oldest.begin(), oldest.end(),
+            [&](size_t a, size_t b) { return heads[a].second < heads[b].second; });
+  const size_t packed_rooms = (limit + pack - 1) / pack;
+  for (size_t k = 0; k < oldest.size() && k < packed_rooms; ++k) parts[oldest[k]] = pack;
   return parts;
 }
 
@@ -311,7 +318,7 @@ core::Result<void> LockHeadRuns(core::MariaDbConnection& conn, const core::sql::
   if (!due) return core::Fail(due.error());
   input.window_rows = due->size();
   if (due->empty()) return {};
-  const std::vector<size_t> parts = HeadParts(due->size(), limit, pack_events);
+  const std::vector<size_t> parts = HeadParts(*due, limit, pack_events);
   std::map<std::string, size_t, std::less<>> part_of;
   std::vector<RoomRange> ranges;
   for (size_t k = 0; k < due->size(); ++k) {
