@@ -23,6 +23,44 @@ std::vector<std::pair<size_t, size_t>> InlineSyncPublish::Messages(
   return messages;
 }
 
+core::PublishMessage InlineSyncPublish::MessageOf(const std::vector<Envelope>& envelopes,
+                                                  const std::vector<NewOutboxRow>& rows_written,
+                                                  const std::vector<SyncItem>& items, size_t begin,
+                                                  size_t end) {
+  const SyncItem& head = items[begin];
+  core::PublishMessage message{
+      head.row_id, 0, envelopes[head.index], rows_written[head.index].envelope, {}, {}};
+  for (size_t i = begin + 1; i < end; ++i) {
+    message.rest.push_back(
+        core::PackedEvent{&envelopes[items[i].index], rows_written[items[i].index].envelope});
+  }
+  return message;
+}
+
+// One answer for every row of items[begin, end): delivered (true), or left to the relay with the
+// error, a pack IM did not definitely drop recorded for its hand-back.
+bool InlineSyncPublish::Settle(const core::PublishOutcome& outcome,
+                               const std::vector<SyncItem>& items, size_t begin, size_t end,
+                               std::vector<EventDelivery>& deliveries, SyncRows& rows) {
+  if (outcome.delivered()) {
+    for (size_t i = begin; i < end; ++i) {
+      deliveries[items[i].index].state = outcome.status == core::PublishStatus::kSkipped
+                                             ? DeliveryState::kSkipped
+                                             : DeliveryState::kPublished;
+      rows.delivered.push_back(items[i].row_id);
+    }
+    return true;
+  }
+  for (size_t i = begin; i < end; ++i) {
+    deliveries[items[i].index].error = outcome.error;
+    rows.left.push_back(items[i].row_id);
+  }
+  if (end - begin > 1 && !outcome.definite_drop) {
+    rows.failed_pack = FailedPack{items[begin].row_id, end - begin};
+  }
+  return false;
+}
+
 SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
                                     const std::vector<NewOutboxRow>& rows_written,
                                     const std::vector<SyncItem>& items, int64_t deadline_ms,
@@ -46,14 +84,8 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
       if (counters_ != nullptr) counters_->AddSyncSkipped(held, end - begin);
       continue;
     }
-    const SyncItem& head = items[begin];
-    const Envelope& envelope = envelopes[head.index];
-    core::PublishMessage message{head.row_id, 0, envelope, rows_written[head.index].envelope,
-                                 {},          {}};
-    for (size_t i = begin + 1; i < end; ++i) {
-      message.rest.push_back(
-          core::PackedEvent{&envelopes[items[i].index], rows_written[items[i].index].envelope});
-    }
+    const Envelope& envelope = envelopes[items[begin].index];
+    const core::PublishMessage message = MessageOf(envelopes, rows_written, items, begin, end);
     const std::chrono::milliseconds call_timeout = std::min(sync_publish_timeout_, remaining);
     core::PublishOutcome outcome = publisher_.Publish(message, call_timeout);
     NoteSyncOutcome(breaker_, outcome, !first && call_timeout < sync_publish_timeout_,
@@ -61,29 +93,14 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
     if (counters_ != nullptr) counters_->AddSyncPublish(outcome);
     first = false;
     rows.probe_recorded = probe;
-    if (outcome.delivered()) {
-      for (size_t i = begin; i < end; ++i) {
-        deliveries[items[i].index].state = outcome.status == core::PublishStatus::kSkipped
-                                               ? DeliveryState::kSkipped
-                                               : DeliveryState::kPublished;
-        rows.delivered.push_back(items[i].row_id);
-      }
-      continue;
-    }
-    for (size_t i = begin; i < end; ++i) {
-      deliveries[items[i].index].error = outcome.error;
-      rows.left.push_back(items[i].row_id);
-    }
-    if (end - begin > 1 && !outcome.definite_drop) {
-      rows.failed_pack = FailedPack{head.row_id, end - begin};
-    }
+    if (Settle(outcome, items, begin, end, deliveries, rows)) continue;
     held_reason = "sync publish skipped: an earlier event of this command failed";
     held = SyncSkip::kCommandFailed;
-    Log(LogLevel::kWarn, "sync publish failed, left pending for the relay: event_id=" +
-                             envelope.event_id + " room_id=" + envelope.room_id +
-                             (end - begin > 1 ? " events=" + std::to_string(end - begin) : "") +
-                             " status=" + core::PublishStatusName(outcome.status) +
-                             " error=" + outcome.error);
+    Log(LogLevel::kWarn,
+        "sync publish failed, left pending for the relay: event_id=" + envelope.event_id +
+            " room_id=" + envelope.room_id +
+            (end - begin > 1 ? " events=" + std::to_string(end - begin) : "") +
+            " status=" + core::PublishStatusName(outcome.status) + " error=" + outcome.error);
   }
   return rows;
 }

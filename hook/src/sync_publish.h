@@ -6,9 +6,10 @@
 // by the command's deadline (lease_start_ms + sync_publish_timeout on the clock that took
 // lease_start_ms, so the last publish ends before the rows' lease does). The first row that
 // fails or finds the deadline passed stops it: the later rows of the command must not overtake
-// it, so they are left for the relay with it (one outcome decides every row of a pack). Rows behind an earlier pending row of the room are
-// left untried. Every publish is reported to the sync breaker; a publish cut short by the
-// deadline (not the command's first) proves nothing when it times out.
+// it, so they are left for the relay with it (one outcome decides every row of a pack). Rows behind
+// an earlier pending row of the room are left untried. Every publish is reported to the sync
+// breaker; a publish cut short by the deadline (not the command's first) proves nothing when it
+// times out.
 #pragma once
 
 #include <chrono>
@@ -75,6 +76,14 @@ class InlineSyncPublish {
   std::vector<std::pair<size_t, size_t>> Messages(const std::vector<Envelope>& envelopes,
                                                   const std::vector<NewOutboxRow>& rows,
                                                   const std::vector<SyncItem>& items) const;
+  // The message of items[begin, end): the first row, the others packed with it.
+  static core::PublishMessage MessageOf(const std::vector<Envelope>& envelopes,
+                                        const std::vector<NewOutboxRow>& rows_written,
+                                        const std::vector<SyncItem>& items, size_t begin,
+                                        size_t end);
+  static bool Settle(const core::PublishOutcome& outcome, const std::vector<SyncItem>& items,
+                     size_t begin, size_t end, std::vector<EventDelivery>& deliveries,
+                     SyncRows& rows);
   void Log(LogLevel level, const std::string& line) const;
 
   core::Publisher& publisher_;
