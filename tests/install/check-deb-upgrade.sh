@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The package upgrade path, with real dpkg -i, on a private MariaDB at the older schema (root):
-#   1. builds an older outbox-relay package from this tree: version <version>~older, the schema
-#      steps up to 004 only and kRequiredSchemaVersion 4 (relay/src/migrate/migrate.h), in the
-#      tree path `make deb` uses, so its compiler cache serves every unchanged file;
-#   2. dpkg -i of the older package; its `outbox-relay migrate` brings a new database to schema 4;
+#   1. builds an older outbox-relay package: this tree as it was before its newest schema step was
+#      added (git history), version <version>~older, in the tree path `make deb` uses, so its
+#      compiler cache serves every unchanged file;
+#   2. dpkg -i of the older package; its `outbox-relay migrate` brings a new database to its schema;
 #      its relay runs and is ready (GET /readyz 200);
 #   3. dpkg -i of the newer package (`make deb`'s); the relay restarts as the unit's try-restart
 #      would (no systemd here: SIGTERM, then the new /usr/bin/outbox-relay): it must stay up, not
@@ -47,27 +47,24 @@ if dpkg-query -W -f='${db:Status-Status}' outbox-relay 2>/dev/null | grep -qv '^
   fail "outbox-relay is already on this machine: dpkg --purge outbox-relay first"
 fi
 
-# 1. The older package: the tree as `make deb` copies it, at the same path, with the schema of
-#    release "older" (steps 000-004, relay needs 4) and a lower version.
+# 1. The older package: this tree as it was before its newest schema step was added (from git,
+#    so the older relay is the code that shipped with that schema), at the path `make deb` uses,
+#    with a lower version.
 started=$SECONDS
 tree="$debs/room-outbox-$version"
 rm -rf "$tree" "$debs/older"
 mkdir -p "$tree" "$debs/older"
-git ls-files -z --cached --others --exclude-standard |
-  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-  tar --null -T - -cf - | tar -xf - -C "$tree"
-rm "$tree"/schema/005_*.sql "$tree"/schema/006_*.sql
-sed -i '/schema\/00[56]_.*\.sql/d; s|schema/004_drop_count.sql$|schema/004_drop_count.sql)|' \
-  "$tree/relay/src/sources.cmake"
-grep -q 'schema/004_drop_count.sql)$' "$tree/relay/src/sources.cmake" ||
-  fail "cannot drop schema 005 and 006 from relay/src/sources.cmake"
-sed -i 's/^inline constexpr int64_t kRequiredSchemaVersion = [0-9]*;/inline constexpr int64_t kRequiredSchemaVersion = 4;/' \
-  "$tree/relay/src/migrate/migrate.h"
-grep -q 'kRequiredSchemaVersion = 4;' "$tree/relay/src/migrate/migrate.h" ||
-  fail "cannot set kRequiredSchemaVersion in relay/src/migrate/migrate.h"
+newest_step=$(cd schema && ls [0-9][0-9][0-9]_*.sql | tail -n 1)
+git rev-parse --git-dir >/dev/null 2>&1 ||
+  fail "not a git checkout: the older package is built from the history of schema/$newest_step"
+added=$(git log -1 --format=%H --diff-filter=A -- "schema/$newest_step")
+[ -n "$added" ] || fail "schema/$newest_step is not in this checkout's history (a shallow clone?)"
+git archive "${added}^" | tar -xf - -C "$tree"
+older_schema=$(cd "$tree/schema" && ls [0-9][0-9][0-9]_*.sql | tail -n 1 | cut -c1-3)
+newer_schema=${newest_step:0:3}
 {
   printf 'room-outbox (%s) unstable; urgency=medium\n\n' "$older"
-  printf '  * The release before %s: schema 004, the relay needs 4.\n\n' "$version"
+  printf '  * The release before %s: schema %s.\n\n' "$version" "$older_schema"
   printf ' -- %s  %s\n\n' "$(dpkg-parsechangelog -S Maintainer)" "$(date -R)"
   cat debian/changelog
 } >"$tree/debian/changelog"
@@ -139,7 +136,7 @@ stop_relay() {
 }
 
 echo
-echo "== Upgrade transcript: outbox-relay $older (schema 4) -> $version (schema 5+) =="
+echo "== Upgrade transcript: outbox-relay $older (schema $older_schema) -> $version (schema $newer_schema) =="
 echo "-- the older release, installed and migrated, its relay ready"
 echo "  # dpkg -i ${old_deb[0]##*/}"
 dpkg -i "${old_deb[0]}" >"$scratch/dpkg-older.log" 2>&1 ||
@@ -189,4 +186,4 @@ echo
 
 dpkg --purge outbox-relay >/dev/null
 installed=
-step "passed: the upgraded relay stayed up not ready on schema 4 and became ready after migrate"
+step "passed: the upgraded relay stayed up not ready on schema $older_schema and became ready after migrate"
