@@ -13,7 +13,9 @@ std::vector<std::pair<size_t, size_t>> InlineSyncPublish::Messages(
   for (const SyncItem& item : items) {
     candidates.push_back(PackCandidate{rows[item.index].event_id, rows[item.index].envelope});
   }
-  const std::string_view room = items.empty() ? "" : envelopes[items.front().index].room_id;
+  // Both branches views: a "" branch would make the common type std::string, a temporary.
+  const std::string_view room =
+      items.empty() ? std::string_view() : std::string_view(envelopes[items.front().index].room_id);
   std::vector<std::pair<size_t, size_t>> messages;
   size_t at = 0;
   for (size_t events : SplitIntoPacks(candidates, room, packs_)) {
