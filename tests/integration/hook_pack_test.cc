@@ -19,12 +19,6 @@
 namespace room_outbox::testing {
 namespace {
 
-std::vector<std::string> EventIds(const FakeImRequest& request) {
-  std::vector<std::string> ids;
-  for (const FakeImEvent& event : request.events) ids.push_back(event.event_id);
-  return ids;
-}
-
 using std::chrono::milliseconds;
 
 class HookPackTest : public ::testing::Test {
@@ -60,8 +54,9 @@ class HookPackTest : public ::testing::Test {
 
   // The command's rows in id order: id, envelope, status, pack_size.
   std::vector<TestDatabase::Row> Rows(const std::string& command_id) {
-    return db_.Query("SELECT id, envelope, status, pack_size FROM room_outbox WHERE command_id = '" +
-                     command_id + "' ORDER BY id");
+    return db_.Query(
+        "SELECT id, envelope, status, pack_size FROM room_outbox WHERE command_id = '" +
+        command_id + "' ORDER BY id");
   }
 
   // `request`'s body is the RoomEventBatch form of `rows` (their stored envelope text, in order).
@@ -78,8 +73,7 @@ class HookPackTest : public ::testing::Test {
     }
     data += "]}";
     EXPECT_EQ(content["Data"].get<std::string>(), data);
-    EXPECT_EQ(request.random,
-              core::RandomForPack(std::stoll(*rows[0][0]), 0, rows.size()));
+    EXPECT_EQ(request.random, core::RandomForPack(std::stoll(*rows[0][0]), 0, rows.size()));
   }
 
   TestDatabase db_;
@@ -89,8 +83,8 @@ class HookPackTest : public ::testing::Test {
 TEST_F(HookPackTest, FiveEventsWithPackMaxEventsThreeReachImAsTwoMessages) {
   auto hook = NewHook(3);
   ASSERT_TRUE(hook);
-  CommitResult result = hook->Commit(
-      Command{"cmd-pack", "room-pack", "SendGift", "req-1", 1, "{}"}, Events("pack", 5));
+  CommitResult result = hook->Commit(Command{"cmd-pack", "room-pack", "SendGift", "req-1", 1, "{}"},
+                                     Events("pack", 5));
   ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
   for (const EventDelivery& delivery : result.events) {
     EXPECT_EQ(delivery.state, DeliveryState::kPublished) << delivery.error;
@@ -103,9 +97,9 @@ TEST_F(HookPackTest, FiveEventsWithPackMaxEventsThreeReachImAsTwoMessages) {
   }
   const auto requests = im_.Requests();
   ASSERT_EQ(requests.size(), 2u);
-  EXPECT_EQ(EventIds(requests[0]),
+  EXPECT_EQ(EventIds(requests[0].events),
             (std::vector<std::string>{"evt-pack-0", "evt-pack-1", "evt-pack-2"}));
-  EXPECT_EQ(EventIds(requests[1]), (std::vector<std::string>{"evt-pack-3", "evt-pack-4"}));
+  EXPECT_EQ(EventIds(requests[1].events), (std::vector<std::string>{"evt-pack-3", "evt-pack-4"}));
   ExpectBatchOf(requests[0], {rows.begin(), rows.begin() + 3});
   ExpectBatchOf(requests[1], {rows.begin() + 3, rows.end()});
 }
@@ -113,13 +107,14 @@ TEST_F(HookPackTest, FiveEventsWithPackMaxEventsThreeReachImAsTwoMessages) {
 TEST_F(HookPackTest, TheBackgroundPublisherPacksTheSameWay) {
   auto hook = NewHook(3, SyncPublishMode::kBackground);
   ASSERT_TRUE(hook);
-  CommitResult result = hook->Commit(
-      Command{"cmd-bg", "room-bg", "SendGift", "req-1", 1, "{}"}, Events("bg", 5));
+  CommitResult result =
+      hook->Commit(Command{"cmd-bg", "room-bg", "SendGift", "req-1", 1, "{}"}, Events("bg", 5));
   ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
   ASSERT_TRUE(Eventually(
       [&] {
-        return db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE command_id = 'cmd-bg' AND "
-                          "status = 'published'") == 5;
+        return db_.Scalar(
+                   "SELECT COUNT(*) FROM room_outbox WHERE command_id = 'cmd-bg' AND "
+                   "status = 'published'") == 5;
       },
       milliseconds(20000)));
   const auto rows = Rows("cmd-bg");
@@ -133,8 +128,8 @@ TEST_F(HookPackTest, AFailedPackLeavesItsRowsPendingWithItsSizeOnTheFirstRow) {
   im_.SetDefaultFault(FakeImFault::HttpStatus(503));
   auto hook = NewHook(3);
   ASSERT_TRUE(hook);
-  CommitResult result = hook->Commit(
-      Command{"cmd-fail", "room-fail", "SendGift", "req-1", 1, "{}"}, Events("fail", 5));
+  CommitResult result = hook->Commit(Command{"cmd-fail", "room-fail", "SendGift", "req-1", 1, "{}"},
+                                     Events("fail", 5));
   ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
   for (const EventDelivery& delivery : result.events) {
     EXPECT_EQ(delivery.state, DeliveryState::kPending);
@@ -158,8 +153,8 @@ TEST_F(HookPackTest, ADefinitelyDroppedPackRecordsNoPackSize) {
   im_.SetDefaultFault(FakeImFault::FreqCtrl());
   auto hook = NewHook(3);
   ASSERT_TRUE(hook);
-  CommitResult result = hook->Commit(
-      Command{"cmd-drop", "room-drop", "SendGift", "req-1", 1, "{}"}, Events("drop", 3));
+  CommitResult result = hook->Commit(Command{"cmd-drop", "room-drop", "SendGift", "req-1", 1, "{}"},
+                                     Events("drop", 3));
   ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
   EXPECT_EQ(im_.Requests().size(), 1u);
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE command_id = 'cmd-drop' AND "
@@ -171,8 +166,8 @@ TEST_F(HookPackTest, ADefinitelyDroppedPackRecordsNoPackSize) {
 TEST_F(HookPackTest, PackMaxEventsOneSendsOneMessagePerEvent) {
   auto hook = NewHook(1);
   ASSERT_TRUE(hook);
-  CommitResult result = hook->Commit(
-      Command{"cmd-one", "room-one", "SendGift", "req-1", 1, "{}"}, Events("one", 5));
+  CommitResult result =
+      hook->Commit(Command{"cmd-one", "room-one", "SendGift", "req-1", 1, "{}"}, Events("one", 5));
   ASSERT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
   const auto requests = im_.Requests();
   ASSERT_EQ(requests.size(), 5u);

@@ -25,12 +25,6 @@ namespace {
 using std::chrono::seconds;
 using ::testing::ElementsAre;
 
-std::vector<std::string> EventIds(const FakeImRequest& request) {
-  std::vector<std::string> ids;
-  for (const FakeImEvent& event : request.events) ids.push_back(event.event_id);
-  return ids;
-}
-
 class RelayPackTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -84,9 +78,9 @@ TEST_F(RelayPackTest, ARoomsBacklogGoesOutAsPacksInRoomOrder) {
     if (request.room_id == "hot") hot.push_back(request);
   }
   ASSERT_EQ(hot.size(), 3u);
-  EXPECT_THAT(EventIds(hot[0]), ElementsAre("hot-1", "hot-2", "hot-3"));
-  EXPECT_THAT(EventIds(hot[1]), ElementsAre("hot-4", "hot-5", "hot-6"));
-  EXPECT_THAT(EventIds(hot[2]), ElementsAre("hot-7"));
+  EXPECT_THAT(EventIds(hot[0].events), ElementsAre("hot-1", "hot-2", "hot-3"));
+  EXPECT_THAT(EventIds(hot[1].events), ElementsAre("hot-4", "hot-5", "hot-6"));
+  EXPECT_THAT(EventIds(hot[2].events), ElementsAre("hot-7"));
   EXPECT_EQ(hot[0].random, core::RandomForPack(Id("hot-1"), 0, 3));
   EXPECT_EQ(hot[1].random, core::RandomForPack(Id("hot-4"), 0, 3));
   EXPECT_EQ(hot[2].random, core::RandomForRow(Id("hot-7"), 0));
@@ -123,9 +117,9 @@ TEST_F(RelayPackTest, APackWithAnUnknownOutcomeIsSentAgainByteForByteUnderAnothe
       << relay->StderrTail();
   const std::vector<FakeImRequest> requests = im_.Requests();
   ASSERT_EQ(requests.size(), 3u);
-  EXPECT_THAT(EventIds(requests[0]), ElementsAre("hot-1", "hot-2", "hot-3"));
+  EXPECT_THAT(EventIds(requests[0].events), ElementsAre("hot-1", "hot-2", "hot-3"));
   EXPECT_EQ(requests[1].body, requests[0].body) << "byte-identical: IM can dedupe it";
-  EXPECT_THAT(EventIds(requests[2]), ElementsAre("hot-4", "hot-5"));
+  EXPECT_THAT(EventIds(requests[2].events), ElementsAre("hot-4", "hot-5"));
   EXPECT_NE(requests[2].random, requests[0].random);
   auto exit = relay->Stop(seconds(20));
   ASSERT_TRUE(exit);

@@ -16,8 +16,8 @@ std::optional<std::string> DecodeEvent(const std::string& text, const std::strin
   if (!envelope) {
     return where + ": " + envelope.error().message;
   }
-  *out = FakeImEvent{envelope->event_id, envelope->event_type, envelope->room_id,
-                     envelope->room_seq};
+  *out =
+      FakeImEvent{envelope->event_id, envelope->event_type, envelope->room_id, envelope->room_seq};
   return std::nullopt;
 }
 
@@ -33,9 +33,8 @@ std::optional<std::string> ParseBatch(const std::string& data, const std::string
     return where + ": \"events\" missing or not an array";
   }
   if (list->size() < 2 || list->size() > kMaxPackEvents) {
-    return where + ": \"events\" has " + std::to_string(list->size()) +
-           " envelopes, not 2.." + std::to_string(kMaxPackEvents) +
-           " (one event is sent in the single form)";
+    return where + ": \"events\" has " + std::to_string(list->size()) + " envelopes, not 2.." +
+           std::to_string(kMaxPackEvents) + " (one event is sent in the single form)";
   }
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string at = where + ".events[" + std::to_string(i) + "]";
@@ -46,8 +45,8 @@ std::optional<std::string> ParseBatch(const std::string& data, const std::string
     if (auto why = DecodeEvent((*list)[i].dump(), at, &event)) {
       return why;
     }
-    if (!events->empty() && (event.room_id != events->front().room_id ||
-                             event.room_seq < events->back().room_seq)) {
+    if (!events->empty() &&
+        (event.room_id != events->front().room_id || event.room_seq < events->back().room_seq)) {
       return at + ": not the next event of room " + events->front().room_id + " in room order";
     }
     events->push_back(std::move(event));
@@ -77,6 +76,13 @@ std::optional<std::string> ParseMessageEvents(const std::string& data, const std
   }
   if (why) events->clear();
   return why;
+}
+
+std::vector<std::string> EventIds(const std::vector<FakeImEvent>& events) {
+  std::vector<std::string> ids;
+  ids.reserve(events.size());
+  for (const FakeImEvent& event : events) ids.push_back(event.event_id);
+  return ids;
 }
 
 }  // namespace room_outbox::testing

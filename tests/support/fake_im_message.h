@@ -27,4 +27,7 @@ std::optional<std::string> ParseMessageEvents(const std::string& data, const std
                                               const std::string& ext,
                                               std::vector<FakeImEvent>* events);
 
+// The event ids of `events`, in order.
+std::vector<std::string> EventIds(const std::vector<FakeImEvent>& events);
+
 }  // namespace room_outbox::testing
