@@ -333,6 +333,39 @@ TEST(MariaDbRelayStoreTest, StaleTokenCannotMarkARowReclaimedByAnotherClaim) {
   EXPECT_EQ(*by_holder, 1u);
 }
 
+// A failed pack's rows are marked by one statement each, and the server's clock moves between
+// them: a later row must never come due after an earlier one, or the claim that takes the pack's
+// first row again would stop before the rest and send another pack in its place.
+TEST(MariaDbRelayStoreTest, MarkFailedNeverMakesALaterRowOfARoomDueAfterAnEarlierOne) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeTestStores(db.Options());
+  const std::vector<int64_t> ids =
+      AddEvents(*store, "storm", std::vector<std::string>(300, "hot-room"));
+  ASSERT_EQ(ids.size(), 300u);
+  auto claim = store->relay.ClaimDue(Batch(300));
+  ASSERT_TRUE(claim) << claim.error().message;
+  ASSERT_EQ(claim->rows.size(), 300u);
+  std::vector<relay::FailedAttempt> failed;
+  for (int64_t id : ids) failed.push_back({id, "unknown outcome", 10'000, false, 0});
+  failed.front().pack_size = 100;
+  const int64_t before = ServerNowMs(db);
+  auto marked = store->relay.MarkFailed(claim->token, failed);
+  ASSERT_TRUE(marked) << marked.error().message;
+  EXPECT_EQ(*marked, 300u);
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox a JOIN room_outbox b "
+                      "ON b.room_id = a.room_id AND b.id > a.id "
+                      "WHERE b.next_attempt_at_ms > a.next_attempt_at_ms"),
+            0);
+  EXPECT_GE(DueAt(db, ids.front()), before + 10'000);
+
+  // Once the first row is due, one claim holds the whole room again.
+  Advance(db, DueAt(db, ids.front()) - ServerNowMs(db));
+  auto again = store->relay.ClaimDue(Batch(300));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(Ids(*again), ids);
+}
+
 TEST(MariaDbRelayStoreTest, MarkFailedCountsTheAttemptAndKeepsTheRowPending) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());

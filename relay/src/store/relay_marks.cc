@@ -1,5 +1,6 @@
 // MariaDbRelayStore: the writes of a failed attempt (MarkFailed, MarkParked). MarkPublished and
 // Release are StoreSession's, shared with the hook.
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -40,9 +41,15 @@ core::Result<size_t> MariaDbRelayStore::UpdateEachAttempt(const core::sql::State
   });
 }
 
+// One statement per row, each reading the server's clock: in descending id order, so a later row
+// never gets a later due time than an earlier one (relay_store.h). Every row is held by `token`
+// and written by primary key, and claims skip locked rows, so the order cannot deadlock.
 core::Result<size_t> MariaDbRelayStore::MarkFailed(const std::string& token,
                                                    std::span<const FailedAttempt> attempts) {
-  return UpdateEachAttempt(core::sql::Stmt::kMarkFailed, attempts,
+  std::vector<FailedAttempt> latest_first(attempts.begin(), attempts.end());
+  std::sort(latest_first.begin(), latest_first.end(),
+            [](const FailedAttempt& a, const FailedAttempt& b) { return a.id > b.id; });
+  return UpdateEachAttempt(core::sql::Stmt::kMarkFailed, latest_first,
                            [&](const FailedAttempt& attempt) {
                              return std::array<core::SqlValue, 6>{
                                  core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars),

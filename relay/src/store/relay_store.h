@@ -151,6 +151,9 @@ class RelayStore {
 
   // retry_count+1, last_error, next_attempt_at_ms = server now + retry_after_ms (and
   // drop_count+1 for a dropped attempt) for the rows still held by `token`; they stay pending.
+  // A row of a higher id is never due after a row of a lower id with the same retry_after_ms
+  // (the server's clock moves between statements): a failed pack's rows come due no later than
+  // its first row, so the claim that takes that row can take the whole pack again.
   // Returns how many rows were marked.
   virtual core::Result<size_t> MarkFailed(const std::string& token,
                                           std::span<const FailedAttempt> attempts) = 0;
