@@ -2,16 +2,24 @@
 // row per process, database and app, whatever the number of Hooks, gone with the last Hook; a
 // hook that sends nothing is no member. Against the private MariaDB (both statement sets).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/app_budget/app_budget_member.h"
 #include "core/clock.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
+#include "support/relay_process.h"
 #include "support/test_database.h"
+#include "support/test_rows.h"
 #include "support/wait.h"
 
 namespace room_outbox::testing {
@@ -43,7 +51,39 @@ class HookAppBudgetTest : public ::testing::Test {
     return hook;
   }
 
+  // `rows` pending rows over 20 rooms of their own, due at once: a backlog only a relay sends.
+  void InsertBacklog(int rows) {
+    std::string values;
+    for (int n = 0; n < rows; ++n) {
+      const std::string room = "backlog-" + std::to_string(n % 20);
+      const std::string id = "backlog-ev-" + std::to_string(n);
+      values += std::string(values.empty() ? "" : ", ") + "(" + SqlQuote(id) +
+                ", 'RoomGiftSent', " + SqlQuote(room) + ", " + SqlQuote("cmd-" + id) + ", " +
+                SqlQuote("req-" + id) + ", " + SqlQuote(TestEnvelope(id, room, n + 1, "backlog")) +
+                ", 'pending', 0, 0, " + kServerNowSql + ", " + kServerNowSql + ")";
+    }
+    db_.Exec(
+        "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, envelope, "
+        "status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) VALUES " +
+        values);
+  }
+
   int64_t Members() { return db_.Scalar("SELECT COUNT(*) FROM room_outbox_im_member"); }
+
+  // (demand, share) of this process's member row (the hook's) or of the other one (a relay's),
+  // when it is there.
+  struct MemberRow {
+    int64_t demand = 0;
+    int64_t share = 0;
+  };
+  std::optional<MemberRow> Member(bool this_process) {
+    const std::string mine = "'%:" + std::to_string(::getpid()) + ":%'";
+    const auto rows =
+        db_.Query(std::string("SELECT demand, share FROM room_outbox_im_member WHERE member_id ") +
+                  (this_process ? "LIKE " : "NOT LIKE ") + mine);
+    if (rows.size() != 1 || !rows[0][0] || !rows[0][1]) return std::nullopt;
+    return MemberRow{std::stoll(*rows[0][0]), std::stoll(*rows[0][1])};
+  }
 
   TestDatabase db_;
   FakeImServer im_;
@@ -89,8 +129,8 @@ TEST_F(HookAppBudgetTest, AHookAndARelaySplitTheAppLimit) {
   auto hook = NewHook(SyncPublishMode::kInline);
   ASSERT_TRUE(hook);
   EXPECT_EQ(Members(), 2);
-  ASSERT_TRUE(Eventually([&] { return relay_member->status().live_members == 2; },
-                         milliseconds(10'000)));
+  ASSERT_TRUE(
+      Eventually([&] { return relay_member->status().live_members == 2; }, milliseconds(10'000)));
   EXPECT_LT(relay_member->status().share, 100) << "the relay gave part of the limit to the hook";
   hook.reset();
   ASSERT_TRUE(Eventually(
@@ -99,6 +139,85 @@ TEST_F(HookAppBudgetTest, AHookAndARelaySplitTheAppLimit) {
       },
       milliseconds(10'000)))
       << relay_member->status().share;
+}
+
+// A room service sending all it can (its hook waits for tokens every beat, so it demands the whole
+// limit) holds nearly all of the app's budget; a relay that starts beside it with a backlog of its
+// own (rows the hook never sends) waits for tokens too and so demands the whole limit, and gets its
+// fair part (half, both wanting all) within a few beats. A demand read from what the relay sent
+// under its small share would keep it there (about a tenth of the limit) for as long as the hook
+// sends.
+TEST_F(HookAppBudgetTest, ARelayWithABacklogGetsItsFairPartBesideAHookThatSendsAllItCan) {
+  auto hook = NewHook(SyncPublishMode::kInline);
+  ASSERT_TRUE(hook);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failed{0};
+  std::thread storm([&] {
+    for (int n = 0; !stop.load(); ++n) {
+      Command command;
+      command.room_id = "storm-" + std::to_string(n % 20);
+      command.command_id = "storm-cmd-" + std::to_string(n);
+      command.command_type = "SendGift";
+      command.room_seq = n + 1;
+      Event event;
+      event.event_id = "storm-ev-" + std::to_string(n);
+      event.event_type = "RoomGiftSent";
+      event.room_seq = n + 1;
+      event.payload = R"({"gift":"rose"})";
+      if (hook->Commit(command, {event}).status != CommitStatus::kCommitted) ++failed;
+    }
+  });
+  struct StopStorm {
+    std::atomic<bool>& stop;
+    std::thread& storm;
+    ~StopStorm() {
+      stop = true;
+      storm.join();
+    }
+  } stop_storm{stop, storm};
+  const auto hook_holds_the_limit = [&] {
+    const auto row = Member(true);
+    return row && row->demand == 100 && row->share >= 90;
+  };
+  ASSERT_TRUE(Eventually(hook_holds_the_limit, milliseconds(20'000)))
+      << "the hook alone, sending all it can, demands and takes the whole limit";
+
+  InsertBacklog(3'000);  // a minute's worth at the relay's fair part
+  RelayProcessOptions options;
+  options.node_id = "budget-join-relay";
+  options.tencent_im = {{"requests_per_second", "200"}, {"app_requests_per_second", "100"}};
+  RelayProcess relay(db_, im_, options);
+  ASSERT_TRUE(relay.Start());
+  ASSERT_TRUE(Eventually([&] { return Member(false).has_value(); }, milliseconds(20'000)))
+      << relay.StderrTail();
+  const auto joined = std::chrono::steady_clock::now();
+  int64_t lowest = Member(false)->share;
+  const auto fair = [&] {
+    const auto row = Member(false);
+    if (row) lowest = std::min(lowest, row->share);
+    return row && row->share >= 45;  // half of the limit, less the rounding of the shares
+  };
+  ASSERT_TRUE(Eventually(fair, milliseconds(20'000)))
+      << "relay: " << Member(false)->share << "/s, demand " << Member(false)->demand
+      << "; hook: " << Member(true)->share << "/s\n"
+      << relay.StderrTail();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - joined).count();
+  const auto hook_row = Member(true);
+  ASSERT_TRUE(hook_row);
+  EXPECT_LE(hook_row->share, 55) << "the hook gave way";
+  EXPECT_GT(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'pending' AND "
+                       "room_id LIKE 'backlog-%'"),
+            0)
+      << "not vacuous: the relay still had a backlog";
+  std::printf(
+      "relay joining a hook that sends all it can: from %lld/s to its fair part in %.1f s\n",
+      static_cast<long long>(lowest), seconds);
+  stop = true;
+  auto exit = relay.Stop(std::chrono::seconds(20));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit);
+  EXPECT_EQ(failed.load(), 0) << "every command committed";
 }
 
 }  // namespace
