@@ -204,12 +204,13 @@ inline constexpr std::string_view kClaimWindow =
 #define ROOM_OUTBOX_HEADS_BY_STATUS ROOM_OUTBOX_HEADS("status, room_id")
 #define ROOM_OUTBOX_HEADS_BY_ROOM ROOM_OUTBOX_HEADS("room_id")
 
-// The claim's due heads (per-room order): at most limit, in (next_attempt_at_ms, id) order. A
-// non-locking read: the claim locks what it takes by primary key (kLockRows), so a room is reached
-// in the first claim after its head comes due, whatever another room holds. Placeholders: now_ms,
-// limit.
-#define ROOM_OUTBOX_DUE_HEADS                                                      \
-  "SELECT o.room_id, o.id FROM h STRAIGHT_JOIN room_outbox o ON o.id = h.head_id " \
+// The claim's due heads (per-room order): room_id, id and pack_size (schema 007: the pack the head
+// headed when that send failed without a definite drop, so the claim reads and holds that pack
+// whole), at most limit, in (next_attempt_at_ms, id) order. A non-locking read: the claim locks
+// what it takes by primary key (kLockRows), so a room is reached in the first claim after its head
+// comes due, whatever another room holds. Placeholders: now_ms, limit.
+#define ROOM_OUTBOX_DUE_HEADS                                                                   \
+  "SELECT o.room_id, o.id, o.pack_size FROM h STRAIGHT_JOIN room_outbox o ON o.id = h.head_id " \
   "WHERE o.next_attempt_at_ms <= ? ORDER BY o.next_attempt_at_ms, o.id LIMIT ?"
 inline constexpr std::string_view kDueHeads = ROOM_OUTBOX_HEADS_BY_STATUS ROOM_OUTBOX_DUE_HEADS;
 inline constexpr std::string_view kDueHeadsByRoom = ROOM_OUTBOX_HEADS_BY_ROOM ROOM_OUTBOX_DUE_HEADS;

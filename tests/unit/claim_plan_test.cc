@@ -344,6 +344,119 @@ TEST(ClaimPlanTest, WithPacksABatchTooSmallForEveryRoomGivesTheFirstRoomsWholeMe
   EXPECT_TRUE(plan.more_due);
 }
 
+// A locked head that recorded a pack of `pack_size` events (a send that failed without a definite
+// drop).
+relay::PlanRow Head(int64_t id, const std::string& room, uint32_t pack_size) {
+  relay::PlanRow row = Row(id, room);
+  row.pack_size = pack_size;
+  return row;
+}
+
+TEST(ClaimPlanTest, ARecordedPackIsItsRoomsFirstMessageWhateverPackEvents) {
+  relay::PlanOptions options = Options(8);
+  options.rooms.pack_events = 2;
+  std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"),  Row(3, "a"), Row(4, "a"),
+                                         Row(5, "a"), Row(6, "a"),  Row(7, "b"), Row(8, "b"),
+                                         Row(9, "b"), Row(10, "c"), Row(11, "c")};
+  std::vector<relay::PlanRow> locked = pending;
+  locked[0] = Head(1, "a", 5);
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(locked, pending));
+  // Room a's first message is its recorded pack of 5, then b and c a message (2 rows) each, as
+  // far as the batch goes.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3, 4, 5, 7, 8, 10));
+  EXPECT_TRUE(plan.more_due);
+
+  // With pack_events 1 too, and a recorded pack smaller than pack_events is that pack.
+  options.rooms.pack_events = 1;
+  EXPECT_THAT(relay::PlanClaim(options, Input(locked, pending)).lease,
+              ElementsAre(1, 2, 3, 4, 5, 6, 7, 10));
+  options.rooms.pack_events = 20;
+  options.limit = 100;
+  locked[0] = Head(1, "a", 2);
+  relay::ClaimPlan small = relay::PlanClaim(options, Input(locked, pending));
+  EXPECT_THAT(small.lease, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11))
+      << "the rows after the pack follow in later messages of the same claim";
+}
+
+TEST(ClaimPlanTest, ARecordedPackTheBatchLeftHasNoRoomForIsLeftWholeForALaterClaim) {
+  relay::PlanOptions options = Options(4);
+  options.rooms.pack_events = 2;
+  std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
+                                         Row(5, "b"), Row(6, "b"), Row(7, "b")};
+  std::vector<relay::PlanRow> locked = pending;
+  locked[3] = Head(4, "b", 3);
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(locked, pending));
+  // Room a comes first (its head is older) and takes 2; the 2 left cannot hold b's pack of 3.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
+  EXPECT_TRUE(plan.more_due);
+
+  // Room b first: its pack whole, then a's first message.
+  std::vector<relay::PlanRow> b_first = {Head(1, "b", 3), Row(2, "b"), Row(3, "b"), Row(4, "a"),
+                                         Row(5, "a")};
+  std::vector<relay::PlanRow> b_pending = b_first;
+  b_pending[0].pack_size = 0;
+  EXPECT_THAT(relay::PlanClaim(options, Input(b_first, b_pending)).lease, ElementsAre(1, 2, 3, 4));
+}
+
+TEST(ClaimPlanTest, AClaimHoldingFewerOfARecordedPacksRowsGivesWhatItHolds) {
+  relay::PlanOptions options = Options(3);
+  options.rooms.pack_events = 2;
+  std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "a"),
+                                         Row(5, "a"), Row(6, "a"), Row(7, "b")};
+  std::vector<relay::PlanRow> locked = pending;
+  locked[0] = Head(1, "a", 5);
+  // A batch smaller than the pack: as much of it as the batch holds, at once (the sender sends it
+  // as a smaller pack).
+  EXPECT_THAT(relay::PlanClaim(options, Input(locked, pending)).lease, ElementsAre(1, 2, 3));
+
+  // Row 4 is locked by another transaction: the run ends there, and the 3 rows held are given
+  // as one message now, not held back waiting for it.
+  options.limit = 4;
+  options.rooms.pack_events = 1;
+  std::vector<relay::PlanRow> held = {Head(1, "a", 5), Row(2, "a"), Row(3, "a"), Row(5, "a"),
+                                      Row(6, "a"), Row(7, "b")};
+  EXPECT_THAT(relay::PlanClaim(options, Input(held, pending)).lease, ElementsAre(1, 2, 3, 7));
+}
+
+TEST(ClaimPlanTest, WithPacingARecordedPackCountsAsOneMessageOfTheCutAndOneSlot) {
+  relay::PlanOptions options = Options();
+  options.rooms.run_cut_rows = 2;
+  options.rooms.room_min_interval_ms = 50;
+  options.rooms.pack_events = 2;
+  std::vector<relay::PlanRow> pending;
+  for (int64_t id = 1; id <= 12; ++id) pending.push_back(Row(id, "a"));
+  std::vector<relay::PlanRow> locked = pending;
+  locked[0] = Head(1, "a", 5);
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(locked, pending));
+  // Two messages: the pack of 5, then 2 rows (the next slot); the rest a slot per 2 rows.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3, 4, 5, 6, 7));
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{8, kNow + 100},
+                                           std::pair<int64_t, int64_t>{9, kNow + 100},
+                                           std::pair<int64_t, int64_t>{10, kNow + 150},
+                                           std::pair<int64_t, int64_t>{11, kNow + 150},
+                                           std::pair<int64_t, int64_t>{12, kNow + 200}));
+}
+
+TEST(ClaimPlanTest, WithPacingARecordedPackLeftForALaterClaimKeepsItsRowsInOneSlot) {
+  relay::PlanOptions options = Options(4);
+  options.rooms.run_cut_rows = 20;
+  options.rooms.room_min_interval_ms = 50;
+  options.rooms.pack_events = 2;
+  std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
+                                         Row(5, "b"), Row(6, "b"), Row(7, "b"), Row(8, "b")};
+  std::vector<relay::PlanRow> locked = pending;
+  locked[3] = Head(4, "b", 3);
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(locked, pending));
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2));
+  // b's pack (4, 5, 6) comes due at once in one slot, so a later claim holds it whole.
+  EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{3, kNow + 50},
+                                           std::pair<int64_t, int64_t>{4, kNow + 50},
+                                           std::pair<int64_t, int64_t>{5, kNow + 50},
+                                           std::pair<int64_t, int64_t>{6, kNow + 50},
+                                           std::pair<int64_t, int64_t>{7, kNow + 100},
+                                           std::pair<int64_t, int64_t>{8, kNow + 100}));
+}
+
 TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) {
   relay::PlanOptions options = Options(2);  // room b alone fills half the batch
   options.rooms.run_cut_rows = 20;

@@ -101,6 +101,23 @@ TEST_F(RoomSenderPackTest, ARecordedPackIsSentAgainWithTheSameRows) {
   EXPECT_THAT(calls_[1], ElementsAre("evt-3+evt-4"));
 }
 
+TEST_F(RoomSenderPackTest, ARecordedPackTheRoundHoldsPartOfIsSentAtOnceWithAWarning) {
+  OutboxRow head = Row(1, "room-a", int64_t{1});
+  head.pack_size = 5;  // its last send carried 5 rows; this round holds 2 of them
+  RunRound({head, Row(2, "room-a", int64_t{1})});
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_THAT(calls_[0], ElementsAre("evt-1+evt-2"));
+  EXPECT_THAT(log_.str(), ::testing::HasSubstr("recorded pack resent with fewer events"));
+  EXPECT_THAT(log_.str(), ::testing::HasSubstr("pack_size=5 events=2"));
+
+  // The whole pack again: no warning.
+  log_.str("");
+  calls_.clear();
+  head.pack_size = 2;
+  RunRound({head, Row(2, "room-a", int64_t{1})});
+  EXPECT_THAT(log_.str(), ::testing::Not(::testing::HasSubstr("recorded pack")));
+}
+
 TEST_F(RoomSenderPackTest, APackEndsBeforeARowThatIsNotSent) {
   not_sent_ = {"RoomHeatChanged"};
   RunRound({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-a", "RoomHeatChanged"),

@@ -12,10 +12,20 @@ struct Room {
   const std::string* room_id = nullptr;
   std::vector<const PlanRow*> locked;
   const std::vector<PlanRow>* pending = nullptr;
+  size_t first_message = 1;  // rows of its first message (RoomRules::FirstMessageRows)
+  bool recorded = false;     // its head recorded a pack: the first message is that pack
 };
 
+// The head's recorded pack, when the claim holds the head locked: only locked rows carry
+// pack_size.
+uint32_t HeadPackSize(const Room& room) {
+  if (room.pending->empty() || room.locked.empty()) return 0;
+  const PlanRow* head = room.locked.front();
+  return head->id == room.pending->front().id ? head->pack_size : 0;
+}
+
 // Rooms in the order of their first locked row, so the batch is shared out deterministically.
-std::vector<Room> GroupByRoom(const PlanInput& input) {
+std::vector<Room> GroupByRoom(const PlanOptions& options, const PlanInput& input) {
   std::vector<const PlanRow*> rows;
   rows.reserve(input.locked.size());
   for (const PlanRow& row : input.locked) rows.push_back(&row);
@@ -33,6 +43,11 @@ std::vector<Room> GroupByRoom(const PlanInput& input) {
     }
     Room& room = rooms[it->second];
     if (room.locked.empty() || room.locked.back()->id != row->id) room.locked.push_back(row);
+  }
+  for (Room& room : rooms) {
+    const uint32_t recorded = HeadPackSize(room);
+    room.first_message = options.rooms.FirstMessageRows(recorded, options.limit);
+    room.recorded = recorded > 0;
   }
   return rooms;
 }
@@ -59,7 +74,7 @@ int64_t PacedForMs(const PlanOptions& options, const Room& room) {
 Run WalkHeldRun(const PlanOptions& options, const Room& room) {
   std::unordered_set<int64_t> held;
   for (const PlanRow* row : room.locked) held.insert(row->id);
-  const size_t cut_rows = options.rooms.CutRows();
+  const size_t cut_rows = options.rooms.CutRows(room.first_message);
   Run run;
   size_t sent_rows = 0;
   for (const PlanRow& row : *room.pending) {
@@ -98,37 +113,58 @@ void HoldPacedRooms(const PlanOptions& options, const std::vector<Room>& rooms,
   }
 }
 
-// Shares `batch_left` out over rooms that may take up to wants[i] rows each, one message
-// (`unit` rows, pack_events) per room per pass (every room's first message before anyone's
-// second), in room order. Returns the shares and lowers batch_left by what was given.
-std::vector<size_t> ShareOut(const std::vector<size_t>& wants, size_t& batch_left, size_t unit) {
+// What a room may take of the batch: up to `rows`, its first message `first` rows (the others
+// the unit, pack_events), and with `whole` that first message is given whole or not at all.
+struct Want {
+  size_t rows = 0;
+  size_t first = 1;
+  bool whole = false;
+};
+
+// The share of a room's first message, given `left` of the batch: a recorded pack whole (the rows
+// the claim holds of it) or nothing when the batch left has no room for it; else what fits.
+size_t FirstShare(const Want& want, size_t left) {
+  const size_t first = std::min(std::max<size_t>(want.first, 1), want.rows);
+  if (want.whole && first > left) return 0;
+  return std::min(first, left);
+}
+
+// Shares `batch_left` out over rooms that may take up to wants[i].rows rows each, one message per
+// room per pass (every room's first message before anyone's second), in room order: the first
+// pass gives each room its first message (FirstShare), later passes `unit` rows (pack_events).
+// A room its first pass gives nothing gets nothing in this claim. Returns the shares and lowers
+// batch_left by what was given.
+std::vector<size_t> ShareOut(const std::vector<Want>& wants, size_t& batch_left, size_t unit) {
   std::vector<size_t> shares(wants.size(), 0);
   std::vector<size_t> active;
-  for (size_t i = 0; i < wants.size(); ++i) {
-    if (wants[i] > 0) active.push_back(i);
+  for (size_t i = 0; i < wants.size() && batch_left > 0; ++i) {
+    if (wants[i].rows == 0) continue;
+    shares[i] = FirstShare(wants[i], batch_left);
+    batch_left -= shares[i];
+    if (shares[i] > 0 && shares[i] < wants[i].rows) active.push_back(i);
   }
   while (batch_left > 0 && !active.empty()) {
     std::vector<size_t> next;
     for (size_t i : active) {
       if (batch_left == 0) break;
-      const size_t give = std::min({std::max<size_t>(unit, 1), wants[i] - shares[i], batch_left});
+      const size_t give =
+          std::min({std::max<size_t>(unit, 1), wants[i].rows - shares[i], batch_left});
       shares[i] += give;
       batch_left -= give;
-      if (shares[i] < wants[i]) next.push_back(i);
+      if (shares[i] < wants[i].rows) next.push_back(i);
     }
     active = std::move(next);
   }
   return shares;
 }
 
-// The rooms' shares of the batch. With room_min_interval, one message (pack_events rows) per room
-// when that fills at least half the batch (see claim_plan.h); else every pass the batch has room
-// for.
-std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<size_t>& wants,
+// The rooms' shares of the batch. With room_min_interval, one message per room when that fills at
+// least half the batch (see claim_plan.h); else every pass the batch has room for.
+std::vector<size_t> ShareBatch(const PlanOptions& options, const std::vector<Want>& wants,
                                size_t& batch_left) {
   if (options.rooms.room_min_interval_ms > 0) {
-    std::vector<size_t> firsts;
-    for (size_t want : wants) firsts.push_back(std::min<size_t>(want, options.rooms.PackEvents()));
+    std::vector<Want> firsts = wants;
+    for (Want& want : firsts) want.rows = std::min(want.rows, want.first);
     size_t left = batch_left;
     std::vector<size_t> shares = ShareOut(firsts, left, options.rooms.PackEvents());
     if (2 * (batch_left - left) >= options.limit) {
@@ -147,28 +183,38 @@ size_t SentAmong(const PlanOptions& options, const Room& room, size_t rows) {
   return sent;
 }
 
+// The messages of a run of `sent` sent rows whose first message holds up to `first` of them.
+size_t RunMessages(size_t sent, size_t first, size_t pack) {
+  if (sent <= first) return 1;
+  return 1 + (sent - first + pack - 1) / pack;
+}
+
 // The locked rows of a cut (or batch-full) room after its run get the interval slots after the
-// run, one room_min_interval_ms apart, pack_events sent rows per slot (a slot is one message);
-// rows of skip_event_types share the previous slot. A row
-// only ever moves later.
+// run, one room_min_interval_ms apart, one message per slot: pack_events sent rows, or the room's
+// first message (its recorded pack) when the run leased nothing; rows of skip_event_types share
+// the previous slot. A row only ever moves later.
 // A paced room's first slot is at the end of its paced_for_ms.
-void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t run_sent, bool cut,
-                      const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
+void ScheduleAfterRun(const PlanOptions& options, const Room& room, size_t share, size_t run_sent,
+                      bool cut, const std::vector<const PlanRow*>& rest, ClaimPlan& plan) {
   const int64_t interval = std::max<int64_t>(options.rooms.room_min_interval_ms, 0);
   const int64_t paced_for_ms = PacedForMs(options, room);
   const size_t pack = options.rooms.PackEvents();
-  // The run's messages take the slots from now on; the rest take a new slot every pack sent rows.
-  const auto run_slots =
-      static_cast<int64_t>((std::max<size_t>(run_sent, 1) + pack - 1) / pack - 1);
+  // The run's messages take the slots from now on; the rest take a new slot every message.
+  const auto run_slots = static_cast<int64_t>(RunMessages(run_sent, room.first_message, pack) - 1);
   int64_t slot = paced_for_ms > 0 ? options.server_now_ms + paced_for_ms - interval
                                   : options.server_now_ms + run_slots * interval;
   PlannedPacedRoom paced{*room.room_id, 0, 0};
-  size_t in_message = pack;  // the run's last message is formed: the rest start a new one
+  // The run's last message is formed: the rest start a new one.
+  size_t in_message = 0;
+  size_t message_rows = 0;
+  bool head_message = share == 0;
   for (const PlanRow* row : rest) {
     if (options.rooms.Sends(row->event_type)) {
-      if (in_message == pack) {
+      if (in_message == message_rows) {
         slot += interval;
         in_message = 0;
+        message_rows = head_message ? room.first_message : pack;
+        head_message = false;
       }
       ++in_message;
     }
@@ -223,19 +269,20 @@ RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run
 // room from that row, so the run can start there in this claim.
 void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
             const std::vector<size_t>& blocked, size_t& batch_left, ClaimPlan& plan) {
-  const size_t cut_rows = options.rooms.CutRows();
-  std::vector<size_t> wants;
+  const size_t unit = options.rooms.PackEvents();
+  std::vector<Want> wants;
   for (size_t i : blocked) {
     const RoomPlan& r = rooms[i];
+    const size_t cut_rows = options.rooms.CutRows(r.room->first_message);
     const bool due = r.run.blocker->next_attempt_at_ms <= options.server_now_ms;
     // That row and the room's rows after it, as many as the cut (or the batch) allows: the claim
     // read only the room's part of the batch, so more of it may well be due.
-    wants.push_back(due ? (cut_rows > 0 ? cut_rows - r.run_sent : options.limit) : 0);
+    wants.push_back(Want{due ? (cut_rows > 0 ? cut_rows - r.run_sent : options.limit) : 0, unit});
   }
-  const std::vector<size_t> shares = ShareOut(wants, batch_left, options.rooms.PackEvents());
+  const std::vector<size_t> shares = ShareOut(wants, batch_left, unit);
   for (size_t k = 0; k < blocked.size(); ++k) {
     // A due row the batch had no room for: the next claim goes on with it.
-    if (shares[k] < wants[k]) plan.more_due = true;
+    if (shares[k] < wants[k].rows) plan.more_due = true;
     if (shares[k] == 0) continue;
     const RoomPlan& r = rooms[blocked[k]];
     const int64_t after_id =
@@ -245,12 +292,14 @@ void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
 }
 
 void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& plan) {
-  const std::vector<Room> rooms = GroupByRoom(input);
+  const std::vector<Room> rooms = GroupByRoom(options, input);
   std::vector<Run> runs;
-  std::vector<size_t> wants;
+  std::vector<Want> wants;
   for (const Room& room : rooms) runs.push_back(WalkHeldRun(options, room));
   HoldPacedRooms(options, rooms, runs);
-  for (const Run& run : runs) wants.push_back(run.avail);
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    wants.push_back(Want{runs[i].avail, rooms[i].first_message, rooms[i].recorded});
+  }
   size_t batch_left = options.limit;
   const std::vector<size_t> shares = ShareBatch(options, wants, batch_left);
   std::vector<RoomPlan> planned;
@@ -261,7 +310,8 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
     const bool full = r.share < r.run.avail;
     if (full || r.run.cut) {
       plan.more_due = true;
-      ScheduleAfterRun(options, rooms[i], r.run_sent, r.run.cut && !full, r.rest, plan);
+      ScheduleAfterRun(options, rooms[i], r.share, r.run_sent, r.run.cut && !full, r.rest,
+                       plan);
     } else if (r.run.blocker != nullptr && !InFlight(options, *r.run.blocker)) {
       PushBehind(*r.run.blocker, r.rest, plan);
       blocked.push_back(i);

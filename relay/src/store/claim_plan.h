@@ -25,19 +25,29 @@
 // from it and locks what it read (PlannedExtension), so the run can go on there in the same claim;
 // when the batch has no room left for it, more_due is set. A row that waits is never taken early.
 //
-// Spread: the batch (limit) is shared out over the rooms one row per room per pass, in the order of
-// each room's first locked row: every room's first run row before any room's second, each room
-// keeping the prefix of its run in id order. So with many due rooms a batch holds as few rows of
-// one room as the batch allows (and a room's second row seldom waits out room_min_interval in the
-// same round). What is left of the batch after every room's share goes to the extensions, shared
-// out the same way. With room_min_interval, when the first pass alone fills at least half the batch
-// (many rooms are due), the batch holds one row per room: a room's second row would only wait out
-// room_min_interval in the relay's round, so it gets the room's next interval slot and a later
-// claim takes it. The relay's paced rooms (sent to less than room_min_interval ago) lease nothing,
-// when the other rooms fill at least half the batch; their locked rows get slots from the end of
-// their paced_for_ms on.
+// Spread: the batch (limit) is shared out over the rooms one message per room per pass, in the
+// order of each room's first locked row: every room's first message before any room's second,
+// each room keeping the prefix of its run in id order. So with many due rooms a batch holds as few
+// rows of one room as the batch allows (and a room's second message seldom waits out
+// room_min_interval in the same round). What is left of the batch after every room's share goes to
+// the extensions, shared out the same way. With room_min_interval, when the first pass alone fills
+// at least half the batch (many rooms are due), the batch holds one message per room: a room's
+// second message would only wait out room_min_interval in the relay's round, so it gets the room's
+// next interval slot and a later claim takes it. The relay's paced rooms (sent to less than
+// room_min_interval ago) lease nothing, when the other rooms fill at least half the batch; their
+// locked rows get slots from the end of their paced_for_ms on.
 //
-// The run cut (pacing): a run holds at most run_cut_rows rows of types that are sent; the room's
+// Recorded packs: a message is pack_events rows, but a room whose head recorded a pack (the head's
+// pack_size, a pack whose send failed without a definite drop) has that pack as its first message
+// (RoomRules::FirstMessageRows, whatever pack_events is now), so the resend holds the same rows.
+// The room gets it whole or, when the batch left has no room for it, nothing in this claim
+// (more_due: a later claim, in which the room comes earlier, starts with it). A claim that holds
+// fewer of the pack's rows than recorded (a row another transaction holds locked, a row an
+// operator parked, a batch smaller than the pack) gives the room what it holds: the sender sends
+// it as a smaller pack with another Random (PackRule), rather than stall the room.
+//
+// The run cut (pacing): a run holds at most run_cut_rows messages of sent rows (its first message
+// as above, the others pack_events rows each; rows of skip_event_types are not counted); the room's
 // other locked rows get interval slots one room_min_interval_ms apart after the run (rows of
 // skip_event_types share the previous slot), so later claims pass over them and take other
 // rooms' rows.
@@ -45,7 +55,7 @@
 // Pacing words, here and in the relay: room_min_interval (room_min_interval_ms as a number of
 // milliseconds) is the least time between two sends to one room; pacing holds rooms to it; a
 // paced room is one it holds back (PacedRoom, paced_for_ms); the run cut (run_cut_rows) is how
-// many sent rows of one room a claim leases; an interval slot is the next_attempt_at_ms a claim
+// many messages of one room a claim leases; an interval slot is the next_attempt_at_ms a claim
 // gives a room's later row, one room_min_interval after the row before.
 // The run also ends when the batch (limit) is full; the room's other locked rows keep their
 // times (they are due: the next claim goes on with them).
@@ -73,6 +83,9 @@ struct PlanRow {
   // claim_token set: a claim or the hook's sync publish holds (or held) it. The row is in
   // flight while its lease lasts (next_attempt_at_ms > server now); after that it is due.
   bool leased = false;
+  // room_outbox.pack_size of a locked row (0 in the pending prefix): on a room's head, the pack it
+  // headed when that send failed without a definite drop.
+  uint32_t pack_size = 0;
 };
 
 struct PlanOptions {

@@ -80,8 +80,8 @@ core::Result<std::vector<LockedRow>> ReadLocked(core::PreparedStatement& stmt) {
     locked.row.drop_count = static_cast<uint32_t>(*ints[5]);
     locked.row.parked_before = *ints[6] != 0;
     locked.row.pack_size = static_cast<uint32_t>(*ints[7]);
-    locked.plan =
-        PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type, *ints[3], *ints[4] != 0};
+    locked.plan = PlanRow{locked.row.id,      locked.row.room_id, locked.row.event_type,
+                          *ints[3],           *ints[4] != 0,      locked.row.pack_size};
     out.push_back(std::move(locked));
   }
   return out;
@@ -96,9 +96,15 @@ core::Result<std::vector<LockedRow>> SelectWindow(core::MariaDbConnection& conn,
   return ReadLocked(**stmt);
 }
 
-// The due heads (room, head id), oldest due first, at most `limit` (kDueHeads or its schema-005
-// form).
-core::Result<std::vector<std::pair<std::string, int64_t>>> SelectDueHeads(
+// A due head as kDueHeads reads it.
+struct DueHead {
+  std::string room_id;
+  int64_t id = 0;
+  uint32_t pack_size = 0;  // the pack it headed when that send failed without a definite drop
+};
+
+// The due heads, oldest due first, at most `limit` (kDueHeads or its schema-005 form).
+core::Result<std::vector<DueHead>> SelectDueHeads(
     core::MariaDbConnection& conn, const core::sql::Statement& heads, int64_t now_ms,
     size_t limit) {
   // Prepared for this claim only: re-executed, MariaDB would drop the loose scan (outbox_sql.h).
@@ -108,11 +114,13 @@ core::Result<std::vector<std::pair<std::string, int64_t>>> SelectDueHeads(
   if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
   auto rows = (*stmt)->FetchAll();
   if (!rows) return core::Fail(rows.error());
-  std::vector<std::pair<std::string, int64_t>> out;
+  std::vector<DueHead> out;
   for (core::ResultRow& r : *rows) {
     auto id = r.Int(1);
     if (!id) return core::Fail(id.error());
-    out.emplace_back(r.TakeStr(0), *id);
+    auto pack_size = r.Int(2);
+    if (!pack_size) return core::Fail(pack_size.error());
+    out.push_back(DueHead{r.TakeStr(0), *id, static_cast<uint32_t>(*pack_size)});
   }
   return out;
 }
@@ -293,36 +301,43 @@ core::Result<void> LockWindow(core::MariaDbConnection& conn, int64_t now_ms, siz
 // Each due room's part of the batch: the batch shared equally, but with packs (pack_events > 1)
 // the rooms of the oldest heads (lowest id: the order in which the plan shares the batch out) that
 // a message each would fill the batch with get a message's worth, so the plan can give them whole
-// packs. `heads` are (room, head id).
-std::vector<size_t> HeadParts(const std::vector<std::pair<std::string, int64_t>>& heads,
-                              size_t limit, size_t pack_events) {
+// packs; and a head that recorded a pack (pack_size) gets at least that pack
+// (RoomRules::FirstMessageRows), so the claim can hold it whole and the resend is the same pack.
+std::vector<size_t> HeadParts(const std::vector<DueHead>& heads, size_t limit,
+                              const RoomRules& rules) {
   const size_t equal = (limit + heads.size() - 1) / heads.size();
-  const size_t pack = std::min(pack_events, limit);
+  const size_t pack = std::min(rules.PackEvents(), limit);
   std::vector<size_t> parts(heads.size(), equal);
-  if (pack <= equal) return parts;
-  std::vector<size_t> oldest(heads.size());
-  for (size_t k = 0; k < oldest.size(); ++k) oldest[k] = k;
-  std::sort(oldest.begin(), oldest.end(),
-            [&](size_t a, size_t b) { return heads[a].second < heads[b].second; });
-  const size_t packed_rooms = (limit + pack - 1) / pack;
-  for (size_t k = 0; k < oldest.size() && k < packed_rooms; ++k) parts[oldest[k]] = pack;
+  if (pack > equal) {
+    std::vector<size_t> oldest(heads.size());
+    for (size_t k = 0; k < oldest.size(); ++k) oldest[k] = k;
+    std::sort(oldest.begin(), oldest.end(),
+              [&](size_t a, size_t b) { return heads[a].id < heads[b].id; });
+    const size_t packed_rooms = (limit + pack - 1) / pack;
+    for (size_t k = 0; k < oldest.size() && k < packed_rooms; ++k) parts[oldest[k]] = pack;
+  }
+  for (size_t k = 0; k < heads.size(); ++k) {
+    if (heads[k].pack_size > 0) {
+      parts[k] = std::max(parts[k], rules.FirstMessageRows(heads[k].pack_size, limit));
+    }
+  }
   return parts;
 }
 
 // With per-room order: the due heads, each room's first rows from its head (its part of the batch,
 // HeadParts, plus one to see what ends the run), and the due ones of its part, locked.
 core::Result<void> LockHeadRuns(core::MariaDbConnection& conn, const core::sql::Statement& heads,
-                                int64_t now_ms, size_t limit, size_t pack_events, PlanInput& input,
+                                int64_t now_ms, size_t limit, const RoomRules& rules, PlanInput& input,
                                 std::vector<LockedRow>& locked) {
   auto due = SelectDueHeads(conn, heads, now_ms, limit);
   if (!due) return core::Fail(due.error());
   input.window_rows = due->size();
   if (due->empty()) return {};
-  const std::vector<size_t> parts = HeadParts(*due, limit, pack_events);
+  const std::vector<size_t> parts = HeadParts(*due, limit, rules);
   std::map<std::string, size_t, std::less<>> part_of;
   std::vector<RoomRange> ranges;
   for (size_t k = 0; k < due->size(); ++k) {
-    const std::string& room = (*due)[k].first;
+    const std::string& room = (*due)[k].room_id;
     part_of[room] = parts[k];
     ranges.push_back(RoomRange{room, 0, parts[k] + 1});
   }
@@ -354,8 +369,8 @@ core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions&
   claim.server_now_ms = *now;
   PlanInput input;
   std::vector<LockedRow> locked;
-  auto read = heads != nullptr ? LockHeadRuns(conn, *heads, *now, options.limit,
-                                              options.rooms.PackEvents(), input, locked)
+  auto read = heads != nullptr
+                  ? LockHeadRuns(conn, *heads, *now, options.limit, options.rooms, input, locked)
                                : LockWindow(conn, *now, options.limit, input, locked);
   if (!read) return core::Fail(read.error());
   if (locked.empty()) {

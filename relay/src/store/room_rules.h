@@ -2,12 +2,15 @@
 // passed down unchanged: ClaimOptions::rooms -> PlanOptions::rooms -> the claim plan.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <set>
 #include <string>
 #include <string_view>
+
+#include "room_outbox/options.h"
 
 namespace room_outbox::relay {
 
@@ -25,7 +28,10 @@ struct RoomRules {
   // [tencent_im] pack_max_events: the sent rows one message carries at most. Pacing counts
   // messages: a run is cut after run_cut_rows messages' worth of sent rows (run_cut_rows x
   // pack_events), the rows after it get one interval slot per pack_events sent rows, and with
-  // many rooms due a room's first share is one message's worth.
+  // many rooms due a room's first share is one message's worth. A room whose head recorded a pack
+  // (room_outbox.pack_size: a pack whose send failed without a definite drop) has that pack as its
+  // first message instead (FirstMessageRows), so the claim holds it whole and the resend is the
+  // same pack, byte for byte (PackRule).
   size_t pack_events = 1;
   // [tencent_im] skip_event_types, delivered without a send: they neither count toward
   // run_cut_rows nor take an interval slot.
@@ -36,7 +42,20 @@ struct RoomRules {
   // The cut in force, in sent rows: run_cut_rows messages of pack_events rows, or 0 when there is
   // no interval to schedule by.
   size_t CutRows() const { return room_min_interval_ms > 0 ? run_cut_rows * PackEvents() : 0; }
+  // The cut for a room whose first message holds `first_rows` sent rows: that message counts as
+  // one of the run_cut_rows messages. 0 when there is no cut.
+  size_t CutRows(size_t first_rows) const {
+    const size_t cut = CutRows();
+    return cut == 0 ? 0 : cut - PackEvents() + first_rows;
+  }
   size_t PackEvents() const { return pack_events > 0 ? pack_events : 1; }
+  // The rows of a room's first message in a claim of `limit` rows: its head's recorded pack
+  // (head_pack_size > 0) at most kMaxPackEvents and `limit`, else PackEvents().
+  size_t FirstMessageRows(uint32_t head_pack_size, size_t limit) const {
+    if (head_pack_size == 0) return PackEvents();
+    const size_t most = std::min<size_t>(kMaxPackEvents, std::max<size_t>(limit, 1));
+    return std::min<size_t>(head_pack_size, most);
+  }
 };
 
 }  // namespace room_outbox::relay

@@ -116,6 +116,15 @@ RoomSender::Pack RoomSender::PackFrom(RoundContext& round, const QueuedRow& fron
   while (const QueuedRow* next = round.queues.PopFrontIf(front.queue, fits)) {
     pack.push_back(next);
   }
+  if (front.row->pack_size > 0 && pack.size() < pack_rule_.LimitFor(front)) {
+    // Fewer of the recorded pack's rows than it carried (PackRule): sent as they are, not held.
+    logger_.Warn(Line("recorded pack resent with fewer events: another Random, so the events both "
+                      "sends carry may reach the room twice")
+                     .Add("room_id", front.row->room_id)
+                     .Add("event_id", front.row->event_id)
+                     .Add("pack_size", static_cast<uint64_t>(front.row->pack_size))
+                     .Add("events", static_cast<uint64_t>(pack.size())));
+  }
   return pack;
 }
 
