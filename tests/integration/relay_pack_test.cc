@@ -1,7 +1,7 @@
 // [tencent_im] pack_max_events as processes: a real relay against the private MariaDB and the
 // fake IM server sends a room's backlog as RoomEventBatch messages in room order, and a pack whose
 // outcome was unknown is recorded (pack_size) and sent again byte for byte, whatever
-// pack_max_events the next relay runs with.
+// pack_max_events (larger or smaller) and room_min_interval the next relay runs with.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -53,10 +53,12 @@ class RelayPackTest : public ::testing::Test {
     return db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE " + where);
   }
   std::unique_ptr<RelayProcess> Relay(const std::string& pack_max_events,
-                                      std::vector<std::string> args = {}) {
+                                      std::vector<std::string> args = {},
+                                      const std::string& room_min_interval = "50ms") {
     RelayProcessOptions options;
     options.node_id = "pack-test-relay";
-    options.outbox_worker = {{"poll_interval", "\"200ms\""}, {"room_min_interval", "\"50ms\""}};
+    options.outbox_worker = {{"poll_interval", "\"200ms\""},
+                             {"room_min_interval", "\"" + room_min_interval + "\""}};
     options.tencent_im = {{"pack_max_events", pack_max_events}};
     options.args = std::move(args);
     return std::make_unique<RelayProcess>(db_, im_, std::move(options));
@@ -121,6 +123,39 @@ TEST_F(RelayPackTest, APackWithAnUnknownOutcomeIsSentAgainByteForByteUnderAnothe
   EXPECT_EQ(requests[1].body, requests[0].body) << "byte-identical: IM can dedupe it";
   EXPECT_THAT(EventIds(requests[2].events), ElementsAre("hot-4", "hot-5"));
   EXPECT_NE(requests[2].random, requests[0].random);
+  auto exit = relay->Stop(seconds(20));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->exit_code, 0) << Describe(*exit);
+}
+
+// The next relay packs at most 2 and paces a room to one message per round (room_min_interval =
+// poll_interval): its claim still takes the recorded pack of 3 as that one message, and the
+// resend is the same pack.
+TEST_F(RelayPackTest, APackWithAnUnknownOutcomeIsSentAgainByteForByteUnderASmallerPackLimit) {
+  InsertRoom("hot", 5);
+  std::atomic<int> seen{0};
+  im_.SetFaultFunction([&](const FakeImRequest&) -> std::optional<FakeImFault> {
+    if (seen.fetch_add(1) == 0) return FakeImFault::DropConnection();  // the request went out
+    return std::nullopt;
+  });
+  auto once = Relay("3", {"--once"});
+  ASSERT_TRUE(once->Start());
+  auto drained = once->Wait(seconds(60));
+  ASSERT_TRUE(drained) << once->StderrTail();
+  ASSERT_EQ(db_.Scalar("SELECT pack_size FROM room_outbox WHERE event_id = 'hot-1'"), 3)
+      << once->StderrTail();
+
+  auto relay = Relay("2", {}, "200ms");
+  ASSERT_TRUE(relay->Start());
+  ASSERT_TRUE(Eventually([&] { return Count("status = 'published'") == 5; }, seconds(30)))
+      << relay->StderrTail();
+  const std::vector<FakeImRequest> requests = im_.Requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_THAT(EventIds(requests[0].events), ElementsAre("hot-1", "hot-2", "hot-3"));
+  EXPECT_EQ(requests[1].body, requests[0].body) << "byte-identical: IM can dedupe it";
+  EXPECT_THAT(EventIds(requests[2].events), ElementsAre("hot-4", "hot-5"));
+  EXPECT_EQ(requests[2].random, core::RandomForPack(Id("hot-4"), 0, 2));
+  EXPECT_THAT(relay->Stderr(), ::testing::Not(::testing::HasSubstr("recorded pack")));
   auto exit = relay->Stop(seconds(20));
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->exit_code, 0) << Describe(*exit);

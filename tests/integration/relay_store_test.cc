@@ -366,6 +366,30 @@ TEST(MariaDbRelayStoreTest, MarkFailedNeverMakesALaterRowOfARoomDueAfterAnEarlie
   EXPECT_EQ(Ids(*again), ids);
 }
 
+// A head that recorded a pack (pack_size 5: a send of 5 events whose outcome was unknown) is
+// claimed with its 5 rows, although this claim packs 2 and shares its batch of 6 over three
+// rooms (2 rows each), so the resend is the same pack.
+TEST(MariaDbRelayStoreTest, AHeadsRecordedPackIsClaimedWholeWhateverPackEventsAndTheShare) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  auto store = MakeTestStores(db.Options());
+  const std::vector<int64_t> packed = AddEvents(*store, "packed", std::vector<std::string>(6, "P"));
+  const std::vector<int64_t> b = AddEvents(*store, "b", {"B", "B"});
+  AddEvents(*store, "c", {"C", "C"});
+  ASSERT_EQ(packed.size(), 6u);
+  ASSERT_EQ(b.size(), 2u);
+  db.Exec("UPDATE room_outbox SET pack_size = 5 WHERE id = " + std::to_string(packed.front()));
+  relay::ClaimOptions options = Batch(6);
+  options.rooms.pack_events = 2;
+  auto claim = store->relay.ClaimDue(options);
+  ASSERT_TRUE(claim) << claim.error().message;
+  std::vector<int64_t> want(packed.begin(), packed.begin() + 5);
+  want.push_back(b.front());
+  EXPECT_EQ(Ids(*claim), want);
+  EXPECT_EQ(claim->rows.front().pack_size, 5u);
+  EXPECT_TRUE(claim->more_due);
+}
+
 TEST(MariaDbRelayStoreTest, MarkFailedCountsTheAttemptAndKeepsTheRowPending) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
