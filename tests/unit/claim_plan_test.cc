@@ -413,8 +413,8 @@ TEST(ClaimPlanTest, AClaimHoldingFewerOfARecordedPacksRowsGivesWhatItHolds) {
   // as one message now, not held back waiting for it.
   options.limit = 4;
   options.rooms.pack_events = 1;
-  std::vector<relay::PlanRow> held = {Head(1, "a", 5), Row(2, "a"), Row(3, "a"), Row(5, "a"),
-                                      Row(6, "a"), Row(7, "b")};
+  std::vector<relay::PlanRow> held = {Head(1, "a", 5), Row(2, "a"), Row(3, "a"),
+                                      Row(5, "a"),     Row(6, "a"), Row(7, "b")};
   EXPECT_THAT(relay::PlanClaim(options, Input(held, pending)).lease, ElementsAre(1, 2, 3, 7));
 }
 

@@ -310,8 +310,7 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
     const bool full = r.share < r.run.avail;
     if (full || r.run.cut) {
       plan.more_due = true;
-      ScheduleAfterRun(options, rooms[i], r.share, r.run_sent, r.run.cut && !full, r.rest,
-                       plan);
+      ScheduleAfterRun(options, rooms[i], r.share, r.run_sent, r.run.cut && !full, r.rest, plan);
     } else if (r.run.blocker != nullptr && !InFlight(options, *r.run.blocker)) {
       PushBehind(*r.run.blocker, r.rest, plan);
       blocked.push_back(i);

@@ -42,9 +42,9 @@
 // (RoomRules::FirstMessageRows, whatever pack_events is now), so the resend holds the same rows.
 // The room gets it whole or, when the batch left has no room for it, nothing in this claim
 // (more_due: a later claim, in which the room comes earlier, starts with it). A claim that holds
-// fewer of the pack's rows than recorded (a row another transaction holds locked, a row an
-// operator parked, a batch smaller than the pack) gives the room what it holds: the sender sends
-// it as a smaller pack with another Random (PackRule), rather than stall the room.
+// fewer of the pack's rows than recorded (a row another transaction holds locked, the pack's last
+// rows parked by an operator, a batch smaller than the pack) gives the room what it holds: the
+// sender sends it as a smaller pack with another Random (PackRule), rather than stall the room.
 //
 // The run cut (pacing): a run holds at most run_cut_rows messages of sent rows (its first message
 // as above, the others pack_events rows each; rows of skip_event_types are not counted); the room's

@@ -80,8 +80,8 @@ core::Result<std::vector<LockedRow>> ReadLocked(core::PreparedStatement& stmt) {
     locked.row.drop_count = static_cast<uint32_t>(*ints[5]);
     locked.row.parked_before = *ints[6] != 0;
     locked.row.pack_size = static_cast<uint32_t>(*ints[7]);
-    locked.plan = PlanRow{locked.row.id,      locked.row.room_id, locked.row.event_type,
-                          *ints[3],           *ints[4] != 0,      locked.row.pack_size};
+    locked.plan = PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type,
+                          *ints[3],      *ints[4] != 0,      locked.row.pack_size};
     out.push_back(std::move(locked));
   }
   return out;
@@ -104,9 +104,9 @@ struct DueHead {
 };
 
 // The due heads, oldest due first, at most `limit` (kDueHeads or its schema-005 form).
-core::Result<std::vector<DueHead>> SelectDueHeads(
-    core::MariaDbConnection& conn, const core::sql::Statement& heads, int64_t now_ms,
-    size_t limit) {
+core::Result<std::vector<DueHead>> SelectDueHeads(core::MariaDbConnection& conn,
+                                                  const core::sql::Statement& heads, int64_t now_ms,
+                                                  size_t limit) {
   // Prepared for this claim only: re-executed, MariaDB would drop the loose scan (outbox_sql.h).
   auto stmt = conn.PrepareOnce(heads);
   if (!stmt) return core::Fail(stmt.error());
@@ -327,8 +327,8 @@ std::vector<size_t> HeadParts(const std::vector<DueHead>& heads, size_t limit,
 // With per-room order: the due heads, each room's first rows from its head (its part of the batch,
 // HeadParts, plus one to see what ends the run), and the due ones of its part, locked.
 core::Result<void> LockHeadRuns(core::MariaDbConnection& conn, const core::sql::Statement& heads,
-                                int64_t now_ms, size_t limit, const RoomRules& rules, PlanInput& input,
-                                std::vector<LockedRow>& locked) {
+                                int64_t now_ms, size_t limit, const RoomRules& rules,
+                                PlanInput& input, std::vector<LockedRow>& locked) {
   auto due = SelectDueHeads(conn, heads, now_ms, limit);
   if (!due) return core::Fail(due.error());
   input.window_rows = due->size();
@@ -371,7 +371,7 @@ core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions&
   std::vector<LockedRow> locked;
   auto read = heads != nullptr
                   ? LockHeadRuns(conn, *heads, *now, options.limit, options.rooms, input, locked)
-                               : LockWindow(conn, *now, options.limit, input, locked);
+                  : LockWindow(conn, *now, options.limit, input, locked);
   if (!read) return core::Fail(read.error());
   if (locked.empty()) {
     claim.more_due = input.window_rows >= options.limit;

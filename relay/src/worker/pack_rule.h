@@ -10,11 +10,12 @@
 //
 // A recorded pack is resent whole when the round holds its rows: the claim gives a head's recorded
 // pack to one claim whole (claim_plan.h), whatever pack_max_events is now. When the round holds
-// fewer of them (a batch smaller than the pack, a row another transaction held locked, a row an
-// operator parked or one that expired since), the pack holds what the round has and is sent at
-// once: a smaller pack has another Random, so if the first send got through the events both carry
-// may reach the room twice (clients drop repeats by event_id). The room is never held back
-// waiting for rows that may not come back; the sender logs a warning line for such a send.
+// fewer of them (a batch smaller than the pack, a row another transaction held locked, the pack's
+// last rows parked by an operator, a row that expired since), the pack holds what the round has
+// and is sent at once: a smaller pack has another Random, so if the first send got through the
+// events both carry may reach the room twice (clients drop repeats by event_id). The room is never
+// held back waiting for rows that may not come back; the sender logs a warning line for such a
+// send (RoomSender::PackFrom).
 #pragma once
 
 #include <cstddef>
