@@ -47,7 +47,9 @@ add_library(room_outbox_relay STATIC
   relay/src/worker/round_marks.cc
   relay/src/worker/wake_gap.cc
   relay/src/worker/worker_stats.cc
+  relay/src/telemetry/accepted_socket.cc
   relay/src/telemetry/bounded_pool.cc
+  relay/src/telemetry/connection_deadlines.cc
   relay/src/telemetry/health.cc
   relay/src/telemetry/log_line.cc
   relay/src/telemetry/metrics.cc

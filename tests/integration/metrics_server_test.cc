@@ -5,9 +5,20 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/fd.h"
@@ -55,6 +66,81 @@ std::string ReadUntilClosed(int fd, milliseconds limit, bool* closed) {
     }
     got.append(buf, static_cast<size_t>(n));
   }
+}
+
+// A client that sends "GET /healthz HTTP/1.1\r\n" and then one header byte every `interval` (well
+// inside the read timeout, so it is never dropped for silence) until the server closes the
+// connection or `limit` passes. `connected` is set once its connect returned (false: it failed).
+// The time from just before its connect to the server's close; nullopt while still open at
+// `limit`.
+std::optional<milliseconds> Trickle(int port, milliseconds interval, milliseconds limit,
+                                    std::promise<bool>& connected) {
+  const auto start = Steady::now();
+  core::Fd fd = ConnectAndSend(port, "GET /healthz HTTP/1.1\r\n");
+  connected.set_value(static_cast<bool>(fd));
+  if (!fd) return std::nullopt;
+  const auto give_up = start + limit;
+  for (;;) {
+    const auto now = Steady::now();
+    if (now >= give_up) return std::nullopt;
+    const auto wait = std::min(interval, std::chrono::duration_cast<milliseconds>(give_up - now));
+    pollfd p{fd.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait.count())) == 0) {
+      (void)::send(fd.get(), "a", 1, MSG_NOSIGNAL);  // refused once closed: poll then tells
+      continue;
+    }
+    char buf[512];
+    if (::recv(fd.get(), buf, sizeof(buf), 0) <= 0) {
+      return std::chrono::duration_cast<milliseconds>(Steady::now() - start);
+    }
+  }
+}
+
+// A Trickle on a thread of its own (so a connect the kernel delays holds up no other client).
+struct Trickler {
+  std::future<bool> connected;
+  std::future<std::optional<milliseconds>> closed_after;  // its destructor waits for the end
+};
+
+Trickler StartTrickler(int port, milliseconds interval, milliseconds limit) {
+  auto connected = std::make_shared<std::promise<bool>>();
+  Trickler trickler{connected->get_future(), {}};
+  trickler.closed_after = std::async(std::launch::async, [=] {
+    return Trickle(port, interval, limit, *connected);
+  });
+  return trickler;
+}
+
+// The sockets this process has accepted on local port `port` and still holds (the server under
+// test runs in this process; a descriptor and its duplicates count once).
+size_t AcceptedSockets(int port) {
+  std::set<ino_t> sockets;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    struct stat st {};
+    sockaddr_in local{};
+    socklen_t len = sizeof(local);
+    int listening = 1;
+    socklen_t option_len = sizeof(listening);
+    if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 ||
+        local.sin_family != AF_INET || ntohs(local.sin_port) != port ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &option_len) != 0 || listening) {
+      continue;
+    }
+    sockets.insert(st.st_ino);
+  }
+  return sockets.size();
+}
+
+// Waits until the server has accepted `count` connections on `port`, or `limit` passes.
+bool WaitAccepted(int port, size_t count, milliseconds limit) {
+  const auto give_up = Steady::now() + limit;
+  while (AcceptedSockets(port) < count) {
+    if (Steady::now() >= give_up) return false;
+    std::this_thread::sleep_for(milliseconds(5));  // httplib offers no event to wait on
+  }
+  return true;
 }
 
 TEST(MetricsServerTest, ServerAnswersGetMetrics) {
@@ -149,6 +235,107 @@ TEST(MetricsServerTest, HealthzIsAnsweredWhileSlowClientsHoldEveryWorker) {
     (void)ReadUntilClosed(slow[i].get(), limit, &closed);
     EXPECT_TRUE(closed) << "slow connection " << i << " still open";
   }
+}
+
+// Clients that keep every worker busy by sending a byte of their headers well before each read
+// timeout would pass are shut down at the connection deadline, so a /healthz waiting behind them
+// is answered within about that long (without the deadline they held their workers for as long
+// as they kept sending, and the probe was never answered).
+TEST(MetricsServerTest, HealthzIsAnsweredWhileTricklingClientsHoldEveryWorker) {
+  Metrics m;
+  auto server = MetricsServer::Start("127.0.0.1:0", m);
+  ASSERT_TRUE(server) << server.error().message;
+  const int port = (*server)->port();
+  const auto& limits = kMetricsListenerLimits;
+  const milliseconds margin(2000);  // a busy 2-core machine
+  std::vector<Trickler> tricklers;
+  for (size_t i = 0; i < limits.workers; ++i) {
+    tricklers.push_back(StartTrickler(port, limits.read_timeout / 4,
+                                      limits.connection_deadline + 2 * margin));
+  }
+  for (size_t i = 0; i < tricklers.size(); ++i) {
+    ASSERT_TRUE(tricklers[i].connected.get()) << "trickler " << i;
+  }
+  // Every worker holds one of them; the probe, accepted next, waits for a worker.
+  ASSERT_TRUE(WaitAccepted(port, limits.workers, margin)) << AcceptedSockets(port) << " accepted";
+  const auto start = Steady::now();
+  core::Fd probe = ConnectAndSend(port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(probe);
+  bool closed = false;
+  const std::string answer =
+      ReadUntilClosed(probe.get(), limits.connection_deadline + margin, &closed);
+  const auto took = std::chrono::duration_cast<milliseconds>(Steady::now() - start);
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 200")) << "after " << took.count() << " ms";
+  EXPECT_THAT(answer, HasSubstr("ok"));
+  for (size_t i = 0; i < tricklers.size(); ++i) {
+    EXPECT_TRUE(tricklers[i].closed_after.get()) << "trickler " << i << " still open";
+  }
+  // Each was cut, unless a busy machine kept its thread from sending for a whole read timeout
+  // (then the read timeout dropped it, as it should).
+  EXPECT_GE(m.metrics_connections_cut(), 1u);
+}
+
+// A trickling client is closed by the server once the connection deadline has passed, not
+// before, and the cut is counted. Normal scrapes first, so the descriptor numbers it may get have
+// been used and closed before.
+TEST(MetricsServerTest, ATricklingClientIsClosedAtTheConnectionDeadline) {
+  Metrics m;
+  auto server = MetricsServer::Start("127.0.0.1:0", m);
+  ASSERT_TRUE(server) << server.error().message;
+  const int port = (*server)->port();
+  httplib::Client client("127.0.0.1", port);
+  for (int i = 0; i < 3; ++i) {
+    auto res = client.Get("/metrics");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200);
+  }
+  const auto& limits = kMetricsListenerLimits;
+  const milliseconds margin(2000);  // a busy 2-core machine
+  Trickler trickler =
+      StartTrickler(port, limits.read_timeout / 4, limits.connection_deadline + margin);
+  ASSERT_TRUE(trickler.connected.get());
+  const std::optional<milliseconds> closed_after = trickler.closed_after.get();
+  ASSERT_TRUE(closed_after) << "still open " << margin.count() << " ms after the deadline";
+  // The deadline runs from when a worker took the connection, which is after the connect began.
+  EXPECT_GE(*closed_after, limits.connection_deadline);
+  EXPECT_EQ(m.metrics_connections_cut(), 1u);
+  auto res = client.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_THAT(res->body, HasSubstr("\nroom_outbox_metrics_connections_cut_total 1\n"));
+}
+
+// Normal clients are not cut: scrapes of a large /metrics (about 250 KB), as many at once as
+// there are workers, each answered whole, and none counted as cut.
+TEST(MetricsServerTest, ScrapesOfALargeMetricsAreNotCut) {
+  Metrics m;
+  std::map<std::string, std::chrono::seconds> max_age_by_type;
+  for (int i = 0; i < 5000; ++i) {
+    char type[32];
+    std::snprintf(type, sizeof(type), "event_type_%05d", i);
+    max_age_by_type.emplace(type, std::chrono::seconds(60));
+  }
+  m.DeclareExpiredTypes(max_age_by_type);
+  auto server = MetricsServer::Start("127.0.0.1:0", m);
+  ASSERT_TRUE(server) << server.error().message;
+  const int port = (*server)->port();
+  const size_t scrapers = kMetricsListenerLimits.workers;
+  std::vector<int> complete(scrapers, 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < scrapers; ++i) {
+    threads.emplace_back([port, &done = complete[i]] {
+      httplib::Client client("127.0.0.1", port);
+      for (int k = 0; k < 3; ++k) {
+        auto res = client.Get("/metrics");
+        if (res && res->status == 200 && res->body.size() > 250000 &&
+            res->body.find("{event_type=\"event_type_04999\"} 0\n") != std::string::npos) {
+          ++done;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (size_t i = 0; i < scrapers; ++i) EXPECT_EQ(complete[i], 3) << "scraper " << i;
+  EXPECT_EQ(m.metrics_connections_cut(), 0u);
 }
 
 }  // namespace

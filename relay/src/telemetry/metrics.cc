@@ -194,6 +194,9 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
          core::StatementsSent());
   Simple(out, "room_outbox_wakeups_total", "counter",
          "Wake-up datagrams received on the [wake] socket.", wakeups());
+  Simple(out, "room_outbox_metrics_connections_cut_total", "counter",
+         "Connections to the metrics listener shut down at its connection deadline.",
+         metrics_connections_cut());
   if (heartbeat_ != nullptr) {
     Simple(out, "room_outbox_worker_heartbeat_age_seconds", "gauge",
            "Seconds since the worker loop last completed a round or a sleep slice.",
@@ -362,9 +365,17 @@ httplib::Server::HandlerResponse RefuseOtherMethods(const httplib::Request& req,
   return httplib::Server::HandlerResponse::Handled;
 }
 
+// The workers, once the listener is bound to `port`; each cut is counted in `metrics`.
+void ServeWithBoundedPool(httplib::Server& server, int port, Metrics& metrics) {
+  server.new_task_queue = [port, &metrics] {
+    const auto& limits = kMetricsListenerLimits;
+    return new BoundedPool(limits.workers, port, limits.connection_deadline,
+                           [&metrics] { metrics.AddMetricsConnectionCut(); });
+  };
+}
+
 void ApplyListenerLimits(httplib::Server& server) {
   const auto& limits = kMetricsListenerLimits;
-  server.new_task_queue = [workers = limits.workers] { return new BoundedPool(workers); };
   server.set_read_timeout(limits.read_timeout);
   server.set_write_timeout(limits.write_timeout);
   server.set_keep_alive_max_count(1);
@@ -378,7 +389,7 @@ void ApplyListenerLimits(httplib::Server& server) {
 }  // namespace
 
 core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
-                                                                  const Metrics& metrics,
+                                                                  Metrics& metrics,
                                                                   HealthOptions health) {
   auto address = ParseListen(listen);
   if (!address) {
@@ -408,6 +419,7 @@ core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::str
   if (bound < 0) {
     return core::Fail(ErrorCode::kUnavailable, "metrics: cannot listen on " + listen);
   }
+  ServeWithBoundedPool(state->server, bound, metrics);
   State* raw = state.get();
   raw->thread = std::thread([raw] { raw->server.listen_after_bind(); });
   // httplib's stop() is a no-op until the server runs: a server stopped before its thread reached

@@ -57,6 +57,10 @@
 // A relay that wakes:
 //   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
 //        read at once is one wake-up of the worker but counts every datagram)
+// The metrics listener itself:
+//   room_outbox_metrics_connections_cut_total  counter  connections to this listener shut down at
+//        kMetricsListenerLimits.connection_deadline (a client that paced its request or its
+//        reading to hold a worker)
 //
 // Thread-safety: every method may be called from any thread (the /metrics server reads while the
 // worker writes).
@@ -184,6 +188,11 @@ class Metrics {
   // --- a relay that wakes ---
   void AddWakeups(uint64_t datagrams) { wakeups_.fetch_add(datagrams, std::memory_order_relaxed); }
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+  // --- the metrics listener ---
+  void AddMetricsConnectionCut() { connections_cut_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t metrics_connections_cut() const {
+    return connections_cut_.load(std::memory_order_relaxed);
+  }
   // The heartbeat whose age /metrics shows (optional; must outlive the Metrics).
   void AttachHeartbeat(const Heartbeat* heartbeat) { heartbeat_ = heartbeat; }
   // Pending gauges older than this read NaN. Default 30 s (the worker refreshes every second).
@@ -261,6 +270,7 @@ class Metrics {
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> stats_read_steady_ms_{-1};  // -1: never read
   std::atomic<uint64_t> wakeups_{0};
+  std::atomic<uint64_t> connections_cut_{0};
   // A counter by event type over a bounded, declared set of types: rare writes, one read per
   // scrape.
   struct TypeCounts {
@@ -289,27 +299,37 @@ struct HealthOptions {
 
 // What the metrics listener allows a client (one home for these values; docs/operations.md
 // "The metrics listener" states them). A client that sends nothing for read_timeout (between any
-// two reads of its request) or reads nothing of the answer for write_timeout is dropped, so a slow
-// or stalled client holds a worker for about read_timeout and /healthz is answered within about
-// that long even while every worker is held. One request per connection (no keep-alive); no
-// request body is ever read. The request line and each header line are limited by cpp-httplib's
-// build (8192 bytes each).
+// two reads of its request) or reads nothing of the answer for write_timeout is dropped, and a
+// connection still open connection_deadline after a worker took it is shut down whatever its
+// pace, so a slow, stalled or trickling client holds a worker for at most about
+// connection_deadline and /healthz is answered within about that long even while every worker is
+// held. One request per connection (no keep-alive); no request body is ever read. The request
+// line and each header line are limited by cpp-httplib's build (8192 bytes each).
 struct MetricsListenerLimits {
   size_t workers;                           // connections served at once; more wait to be accepted
   std::chrono::milliseconds read_timeout;   // for each read of the request
   std::chrono::milliseconds write_timeout;  // for each write of the answer
+  // For the whole connection, from the moment a worker takes it; the connections it cuts are
+  // counted in room_outbox_metrics_connections_cut_total. 3 s: a scrape of a large /metrics
+  // (hundreds of KB) over loopback or a private network takes milliseconds, and a client that
+  // stalls once for nearly read_timeout while it sends and once for nearly write_timeout while
+  // it reads (2 s) still finishes; it is also the longest a liveness probe waits behind clients
+  // holding every worker.
+  std::chrono::milliseconds connection_deadline;
 };
-inline constexpr MetricsListenerLimits kMetricsListenerLimits{8, std::chrono::milliseconds(1000),
-                                                              std::chrono::milliseconds(1000)};
+inline constexpr MetricsListenerLimits kMetricsListenerLimits{
+    8, std::chrono::milliseconds(1000), std::chrono::milliseconds(1000),
+    std::chrono::milliseconds(3000)};
 
 // GET (and HEAD) /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a
 // cpp-httplib thread and kMetricsListenerLimits.workers workers; any other method is answered
-// 405 without its body being read.
+// 405 without its body being read. The server counts the connections it cuts in `metrics`
+// (room_outbox_metrics_connections_cut_total).
 class MetricsServer {
  public:
   // Binds and starts serving; fails (kUnavailable) when the address cannot be bound.
   static core::Result<std::unique_ptr<MetricsServer>> Start(const std::string& listen,
-                                                            const Metrics& metrics,
+                                                            Metrics& metrics,
                                                             HealthOptions health = {});
   ~MetricsServer();  // stops the server and joins its thread
   MetricsServer(const MetricsServer&) = delete;
