@@ -64,6 +64,37 @@ class RelayPackTest : public ::testing::Test {
     return std::make_unique<RelayProcess>(db_, im_, std::move(options));
   }
 
+  // Rows hot-1 .. hot-5, drained once with packs of 3 while the first request's connection
+  // drops after it went out: the pack hot-1 .. hot-3 has an unknown outcome and is recorded.
+  void RecordAPackOfThree() {
+    InsertRoom("hot", 5);
+    auto seen = std::make_shared<std::atomic<int>>(0);
+    im_.SetFaultFunction([seen](const FakeImRequest&) -> std::optional<FakeImFault> {
+      if (seen->fetch_add(1) == 0) return FakeImFault::DropConnection();
+      return std::nullopt;
+    });
+    auto once = Relay("3", {"--once"});
+    ASSERT_TRUE(once->Start());
+    auto drained = once->Wait(seconds(60));
+    ASSERT_TRUE(drained) << once->StderrTail();
+    EXPECT_EQ(Count("status = 'published'"), 0) << once->StderrTail();
+    ASSERT_EQ(db_.Scalar("SELECT pack_size FROM room_outbox WHERE event_id = 'hot-1'"), 3)
+        << once->StderrTail();
+  }
+
+  // `relay` (not started) drains the room: the recorded pack goes again byte for byte, then
+  // hot-4 and hot-5 in one message.
+  void ExpectTheSamePackThenTheRest(RelayProcess& relay) {
+    ASSERT_TRUE(relay.Start());
+    ASSERT_TRUE(Eventually([&] { return Count("status = 'published'") == 5; }, seconds(30)))
+        << relay.StderrTail();
+    const std::vector<FakeImRequest> requests = im_.Requests();
+    ASSERT_EQ(requests.size(), 3u);
+    EXPECT_THAT(EventIds(requests[0].events), ElementsAre("hot-1", "hot-2", "hot-3"));
+    EXPECT_EQ(requests[1].body, requests[0].body) << "byte-identical: IM can dedupe it";
+    EXPECT_THAT(EventIds(requests[2].events), ElementsAre("hot-4", "hot-5"));
+  }
+
   TestDatabase db_;
   FakeImServer im_;
 };
@@ -96,33 +127,14 @@ TEST_F(RelayPackTest, ARoomsBacklogGoesOutAsPacksInRoomOrder) {
 }
 
 TEST_F(RelayPackTest, APackWithAnUnknownOutcomeIsSentAgainByteForByteUnderAnotherPackLimit) {
-  InsertRoom("hot", 5);
-  std::atomic<int> seen{0};
-  im_.SetFaultFunction([&](const FakeImRequest&) -> std::optional<FakeImFault> {
-    if (seen.fetch_add(1) == 0) return FakeImFault::DropConnection();  // the request went out
-    return std::nullopt;
-  });
-  // A drain with packs of 3: the first pack's connection drops, its outcome is unknown.
-  auto once = Relay("3", {"--once"});
-  ASSERT_TRUE(once->Start());
-  auto drained = once->Wait(seconds(60));
-  ASSERT_TRUE(drained) << once->StderrTail();
-  EXPECT_EQ(Count("status = 'published'"), 0) << once->StderrTail();
-  EXPECT_EQ(db_.Scalar("SELECT pack_size FROM room_outbox WHERE event_id = 'hot-1'"), 3);
+  ASSERT_NO_FATAL_FAILURE(RecordAPackOfThree());
   EXPECT_EQ(Count("pack_size <> 0"), 1);
   EXPECT_EQ(Count("retry_count = 1"), 3) << "the pack's three rows were attempted";
 
   // The next relay packs up to 5, but the recorded pack goes first, as it was.
   auto relay = Relay("5");
-  ASSERT_TRUE(relay->Start());
-  ASSERT_TRUE(Eventually([&] { return Count("status = 'published'") == 5; }, seconds(30)))
-      << relay->StderrTail();
-  const std::vector<FakeImRequest> requests = im_.Requests();
-  ASSERT_EQ(requests.size(), 3u);
-  EXPECT_THAT(EventIds(requests[0].events), ElementsAre("hot-1", "hot-2", "hot-3"));
-  EXPECT_EQ(requests[1].body, requests[0].body) << "byte-identical: IM can dedupe it";
-  EXPECT_THAT(EventIds(requests[2].events), ElementsAre("hot-4", "hot-5"));
-  EXPECT_NE(requests[2].random, requests[0].random);
+  ASSERT_NO_FATAL_FAILURE(ExpectTheSamePackThenTheRest(*relay));
+  EXPECT_NE(im_.Requests()[2].random, im_.Requests()[0].random);
   auto exit = relay->Stop(seconds(20));
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->exit_code, 0) << Describe(*exit);
@@ -132,29 +144,10 @@ TEST_F(RelayPackTest, APackWithAnUnknownOutcomeIsSentAgainByteForByteUnderAnothe
 // poll_interval): its claim still takes the recorded pack of 3 as that one message, and the
 // resend is the same pack.
 TEST_F(RelayPackTest, APackWithAnUnknownOutcomeIsSentAgainByteForByteUnderASmallerPackLimit) {
-  InsertRoom("hot", 5);
-  std::atomic<int> seen{0};
-  im_.SetFaultFunction([&](const FakeImRequest&) -> std::optional<FakeImFault> {
-    if (seen.fetch_add(1) == 0) return FakeImFault::DropConnection();  // the request went out
-    return std::nullopt;
-  });
-  auto once = Relay("3", {"--once"});
-  ASSERT_TRUE(once->Start());
-  auto drained = once->Wait(seconds(60));
-  ASSERT_TRUE(drained) << once->StderrTail();
-  ASSERT_EQ(db_.Scalar("SELECT pack_size FROM room_outbox WHERE event_id = 'hot-1'"), 3)
-      << once->StderrTail();
-
+  ASSERT_NO_FATAL_FAILURE(RecordAPackOfThree());
   auto relay = Relay("2", {}, "200ms");
-  ASSERT_TRUE(relay->Start());
-  ASSERT_TRUE(Eventually([&] { return Count("status = 'published'") == 5; }, seconds(30)))
-      << relay->StderrTail();
-  const std::vector<FakeImRequest> requests = im_.Requests();
-  ASSERT_EQ(requests.size(), 3u);
-  EXPECT_THAT(EventIds(requests[0].events), ElementsAre("hot-1", "hot-2", "hot-3"));
-  EXPECT_EQ(requests[1].body, requests[0].body) << "byte-identical: IM can dedupe it";
-  EXPECT_THAT(EventIds(requests[2].events), ElementsAre("hot-4", "hot-5"));
-  EXPECT_EQ(requests[2].random, core::RandomForPack(Id("hot-4"), 0, 2));
+  ASSERT_NO_FATAL_FAILURE(ExpectTheSamePackThenTheRest(*relay));
+  EXPECT_EQ(im_.Requests()[2].random, core::RandomForPack(Id("hot-4"), 0, 2));
   EXPECT_THAT(relay->Stderr(), ::testing::Not(::testing::HasSubstr("recorded pack")));
   auto exit = relay->Stop(seconds(20));
   ASSERT_TRUE(exit);
