@@ -215,6 +215,9 @@ void Metrics::RenderDelivery(std::ostream& out) const {
   Simple(out, "room_outbox_room_refusals_total", "counter",
          "Attempts a room's group refused for now (frequency control: MsgFreqCtrl, 10023).",
          room_refusals());
+  Simple(out, "room_outbox_rooms_backed_off", "gauge",
+         "Rooms sent to less often than room_min_interval allows after their group refused them.",
+         rooms_backed_off());
   Histogram(out, "room_outbox_publish_events_per_message",
             "Events carried by each message Tencent IM accepted.", kEventsPerMessageBuckets,
             per_message_, message_events(), messages_delivered());

@@ -17,6 +17,8 @@
 //   room_outbox_room_refusals_total       counter  attempts a room's group refused for now (its
 //                                                  frequency control: MsgFreqCtrl, 10023;
 //                                                  FailureScope::kRoom)
+//   room_outbox_rooms_backed_off          gauge    rooms whose gap between sends is wider than
+//                                                  room_min_interval after refusals (RoomPacing)
 //   The oldest head's age is room_outbox_oldest_pending_age_ms: with per-room order the oldest
 //   pending row is always a room's head.
 // Operations:
@@ -138,6 +140,9 @@ class Metrics {
   void AddMessageDelivered(uint64_t events);
   // One attempt a room's group refused for now (FailureScope::kRoom).
   void AddRoomRefusal() { room_refusals_.fetch_add(1, std::memory_order_relaxed); }
+  void SetRoomsBackedOff(int64_t rooms) {
+    rooms_backed_off_.store(rooms, std::memory_order_relaxed);
+  }
 
   // On a SystemClock of its own.
   Metrics() : clock_(system_clock_) {}
@@ -226,6 +231,7 @@ class Metrics {
   uint64_t messages_delivered() const { return messages_.load(std::memory_order_relaxed); }
   uint64_t message_events() const { return message_events_.load(std::memory_order_relaxed); }
   uint64_t room_refusals() const { return room_refusals_.load(std::memory_order_relaxed); }
+  int64_t rooms_backed_off() const { return rooms_backed_off_.load(std::memory_order_relaxed); }
 
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
@@ -257,6 +263,7 @@ class Metrics {
   std::atomic<uint64_t> messages_{0};
   std::atomic<uint64_t> message_events_{0};
   std::atomic<uint64_t> room_refusals_{0};
+  std::atomic<int64_t> rooms_backed_off_{0};
 
   std::array<std::atomic<uint64_t>, kFailureReasonCount> by_reason_{};
   std::atomic<int> db_up_{0};
@@ -317,9 +324,9 @@ struct MetricsListenerLimits {
   // holding every worker.
   std::chrono::milliseconds connection_deadline;
 };
-inline constexpr MetricsListenerLimits kMetricsListenerLimits{
-    8, std::chrono::milliseconds(1000), std::chrono::milliseconds(1000),
-    std::chrono::milliseconds(3000)};
+inline constexpr MetricsListenerLimits kMetricsListenerLimits{8, std::chrono::milliseconds(1000),
+                                                              std::chrono::milliseconds(1000),
+                                                              std::chrono::milliseconds(3000)};
 
 // GET (and HEAD) /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a
 // cpp-httplib thread and kMetricsListenerLimits.workers workers; any other method is answered
