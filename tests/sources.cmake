@@ -88,6 +88,7 @@ add_executable(unit_tests
   tests/unit/outbox_worker_test.cc
   tests/unit/outbox_worker_wake_test.cc
   tests/unit/room_sender_test.cc
+  tests/unit/room_sender_stream_test.cc
   tests/unit/room_sender_pack_test.cc
   tests/unit/round_marks_test.cc
   tests/unit/worker_stats_test.cc
