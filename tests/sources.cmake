@@ -89,6 +89,7 @@ add_executable(unit_tests
   tests/unit/outbox_worker_wake_test.cc
   tests/unit/room_sender_test.cc
   tests/unit/room_sender_stream_test.cc
+  tests/unit/unwritten_results_test.cc
   tests/unit/room_sender_pack_test.cc
   tests/unit/round_marks_test.cc
   tests/unit/worker_stats_test.cc
@@ -155,6 +156,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/relay_pack_test.cc
   tests/integration/parking_daemon_test.cc
   tests/integration/relay_claim_test.cc
+  tests/integration/relay_outage_test.cc
   tests/integration/relay_overlap_test.cc
   tests/integration/relay_scale_test.cc
   tests/integration/relay_scopes_test.cc

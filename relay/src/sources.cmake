@@ -44,6 +44,7 @@ add_library(room_outbox_relay STATIC
   relay/src/worker/room_queues.cc
   relay/src/worker/pack_rule.cc
   relay/src/worker/room_sender.cc
+  relay/src/worker/unwritten_results.cc
   relay/src/worker/round_marks.cc
   relay/src/worker/wake_gap.cc
   relay/src/worker/worker_stats.cc

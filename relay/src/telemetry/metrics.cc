@@ -186,6 +186,10 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
          share < 0 || members < 0 ? kNaN : static_cast<double>(members));
   Simple(out, "room_outbox_in_flight_rows", "gauge", "Rows being published right now.",
          in_flight());
+  Simple(out, "room_outbox_results_unwritten", "gauge",
+         "Results (marks, releases) held since the database went away mid-round, written first "
+         "when it answers.",
+         results_unwritten());
   Simple(out, "room_outbox_stats_age_seconds", "gauge",
          "Seconds since the pending gauges were last read from the database (NaN: never).",
          stats_age_ms < 0 ? kNaN : static_cast<double>(stats_age_ms) / 1000.0);

@@ -32,6 +32,8 @@
 //   room_outbox_im_breaker_open        gauge  1 while the IM circuit breaker is open
 //   room_outbox_parked_rows            gauge  parked rows (NaN until first known)
 //   room_outbox_in_flight_rows         gauge  rows being published right now
+//   room_outbox_results_unwritten      gauge  results (marks, releases) the relay holds because
+//        the database went away mid-round; written first when it answers again
 //   room_outbox_stats_age_seconds      gauge  age of the pending gauges' last database read; the
 //        pending gauges read NaN (not 0) before the first read and once it is older than
 //        stats_stale_after, so a dashboard shows a gap instead of an empty outbox
@@ -140,6 +142,9 @@ class Metrics {
   void AddMessageDelivered(uint64_t events);
   // One attempt a room's group refused for now (FailureScope::kRoom).
   void AddRoomRefusal() { room_refusals_.fetch_add(1, std::memory_order_relaxed); }
+  void SetResultsUnwritten(int64_t rows) {
+    results_unwritten_.store(rows, std::memory_order_relaxed);
+  }
   void SetRoomsBackedOff(int64_t rooms) {
     rooms_backed_off_.store(rooms, std::memory_order_relaxed);
   }
@@ -232,6 +237,7 @@ class Metrics {
   uint64_t message_events() const { return message_events_.load(std::memory_order_relaxed); }
   uint64_t room_refusals() const { return room_refusals_.load(std::memory_order_relaxed); }
   int64_t rooms_backed_off() const { return rooms_backed_off_.load(std::memory_order_relaxed); }
+  int64_t results_unwritten() const { return results_unwritten_.load(std::memory_order_relaxed); }
 
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
@@ -264,6 +270,7 @@ class Metrics {
   std::atomic<uint64_t> message_events_{0};
   std::atomic<uint64_t> room_refusals_{0};
   std::atomic<int64_t> rooms_backed_off_{0};
+  std::atomic<int64_t> results_unwritten_{0};
 
   std::array<std::atomic<uint64_t>, kFailureReasonCount> by_reason_{};
   std::atomic<int> db_up_{0};

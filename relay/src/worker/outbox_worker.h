@@ -99,6 +99,7 @@
 #include "worker/room_sender.h"
 #include "worker/round_context.h"
 #include "worker/round_result.h"
+#include "worker/unwritten_results.h"
 #include "worker/worker_options.h"
 #include "worker/worker_stats.h"
 
@@ -162,6 +163,7 @@ class OutboxWorker {
   void Prepare(RoundContext& round, ClaimOutcome& claimed);
   RoundResult Finish(RoundContext& round, RoundResult& result);
   RoundResult ClaimFailed(const Error& error);
+  core::Result<void> WriteUnwritten();
   void CheckReleasedWhole(const RoundContext& round, RoundResult& result);
   // The wait after a round of Run: Sleep while something holds the loop back, else the idle wait.
   // Returns true when a stop was requested; sets `woken` when a wake-up ended the wait.
@@ -181,6 +183,7 @@ class OutboxWorker {
   RetryPolicy retry_;
   ParkPolicy park_;       // [outbox_worker] park_permanent_after
   HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
+  UnwrittenResults unwritten_;  // results a failed store call kept, written before the next claim
   RoomPacing pacing_;
   LoopWaits waits_;  // sleeps, the idle wait and the wake gap
   ClaimStep claims_;

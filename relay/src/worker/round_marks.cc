@@ -7,7 +7,7 @@ namespace room_outbox::relay {
 RoundMarks::RoundMarks(const MarkDeps& deps, std::string token)
     : deps_(deps),
       writer_(deps.store, deps.metrics, deps.logger, std::string(deps.node_id), std::move(token),
-              deps.held_rooms) {}
+              deps.held_rooms, deps.unwritten) {}
 
 void RoundMarks::Undecodable(const UndecodableRow& bad) {
   AttemptVerdict verdict = deps_.retry.Undecodable(bad.why);

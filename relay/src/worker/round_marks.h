@@ -40,6 +40,8 @@ struct MarkDeps {
   const ParkPolicy& park;
   HeldRooms* held_rooms;  // optional: rooms held across rounds (for the log)
   std::string_view node_id;
+  // Optional: keeps what a failing store call could not write, for the next round to write first.
+  UnwrittenResults* unwritten = nullptr;
 };
 
 // How an attempted row was marked.
