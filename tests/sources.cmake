@@ -65,7 +65,10 @@ add_executable(unit_tests
   tests/unit/fake_im_message_test.cc
   tests/unit/hook_sync_breaker_test.cc
   tests/unit/hook_metrics_test.cc
+  tests/unit/hook_late_marks_test.cc
+  tests/unit/hook_room_backoff_test.cc
   tests/unit/hook_test.cc
+  tests/unit/late_marks_test.cc
   tests/unit/sync_packs_test.cc
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
@@ -104,6 +107,7 @@ add_executable(unit_tests
   tests/unit/result_writer_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_cell_test.cc
+  tests/unit/room_backoff_test.cc
   tests/unit/room_pacing_test.cc
   tests/unit/room_queues_test.cc
   tests/unit/statement_list_test.cc
