@@ -173,7 +173,9 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
 # wake-ups, the hook's sync publish and its background publisher thread.
 set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
   tests/integration/hook_delivery_test.cc
+  tests/integration/hook_mark_after_outage_test.cc
   tests/integration/hook_metrics_test.cc
+  tests/integration/hook_room_refusal_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/relay_process_test.cc
   tests/integration/node_lock_test.cc
