@@ -65,7 +65,10 @@ add_executable(unit_tests
   tests/unit/fake_im_message_test.cc
   tests/unit/hook_sync_breaker_test.cc
   tests/unit/hook_metrics_test.cc
+  tests/unit/hook_late_marks_test.cc
+  tests/unit/hook_room_backoff_test.cc
   tests/unit/hook_test.cc
+  tests/unit/late_marks_test.cc
   tests/unit/sync_packs_test.cc
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
@@ -106,6 +109,7 @@ add_executable(unit_tests
   tests/unit/result_writer_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_cell_test.cc
+  tests/unit/room_backoff_test.cc
   tests/unit/room_pacing_test.cc
   tests/unit/room_queues_test.cc
   tests/unit/statement_list_test.cc
@@ -172,7 +176,9 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
 # wake-ups, the hook's sync publish and its background publisher thread.
 set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
   tests/integration/hook_delivery_test.cc
+  tests/integration/hook_mark_after_outage_test.cc
   tests/integration/hook_metrics_test.cc
+  tests/integration/hook_room_refusal_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/relay_process_test.cc
   tests/integration/node_lock_test.cc

@@ -486,6 +486,8 @@ static void TestMetrics(room_outbox_hook *up, room_outbox_hook *down) {
   CHECK(m.commits_committed == 1 && m.commits_failed == 0);
   CHECK(m.sync_published == 0 && m.sync_failed + m.sync_timeout == 1);
   CHECK(m.rows_left_to_relay == 1);
+  CHECK(m.sync_skipped_room_refused == 0 && m.late_marks_waiting == 0);
+  CHECK(m.late_marks_written == 0 && m.late_marks_dropped == 0);
   CHECK(m.commit_duration_count == 1);
   CHECK(room_outbox_hook_metrics_get(up, &m, sizeof m, &err) == ROOM_OUTBOX_OK);
   CHECK(m.commits_committed >= 1 && m.sync_published >= 1 && m.rows_left_to_relay == 0);
@@ -507,6 +509,11 @@ static void TestMetrics(room_outbox_hook *up, room_outbox_hook *down) {
     CHECK(strstr(text, "room_outbox_hook_rows_left_to_relay_total{hook=\"c-down\"} 1\n") != NULL);
     CHECK(strstr(text, "room_outbox_hook_commits_total{hook=\"c-down\",outcome=\"committed\"} 1\n") !=
           NULL);
+    CHECK(strstr(text,
+                 "room_outbox_hook_sync_skipped_total{hook=\"c-down\",reason=\"room_refused\"} 0\n") !=
+          NULL);
+    CHECK(strstr(text, "room_outbox_hook_late_marks_waiting{hook=\"c-down\"} 0\n") != NULL);
+    CHECK(strstr(text, "room_outbox_hook_late_marks_written_total{hook=\"c-down\"} 0\n") != NULL);
     free(text);
   }
   both[1] = up;

@@ -364,6 +364,14 @@ typedef struct room_outbox_hook_metrics {
   uint64_t commit_duration_count;  /* commits timed */
   uint64_t commit_duration_sum_us; /* their total time in microseconds */
   int32_t sync_breaker_open;       /* 1 while the sync breaker is open or half-open */
+  /* Pending events the sync publish did not try because their room is backed off after IM's
+   * frequency control refused it. */
+  uint64_t sync_skipped_room_refused;
+  /* Marks published that failed after IM took the rows: waiting to be written now, written late
+   * since, dropped at the bound of 10,000 (those rows may be sent again). */
+  uint64_t late_marks_waiting;
+  uint64_t late_marks_written;
+  uint64_t late_marks_dropped;
 } room_outbox_hook_metrics;
 
 /* Fills *out with `hook`'s counts. `out_size` is sizeof(room_outbox_hook_metrics) as the caller
