@@ -9,6 +9,10 @@
 // that joined, or whose demand grew), it beats every beat_interval / kCatchUpDivisor instead, so
 // it takes what the others give up within a fraction of a beat.
 //
+// A beat reads the members and writes its share under the app's named lock (GET_LOCK, on both
+// servers), so two members beating at the same moment (relays started together) never both take
+// the part of the limit nobody has written yet.
+//
 // A member that cannot reach the table keeps its last share (never more; before any reading,
 // app_limit / kAssumedMembersUnread) and keeps sending; it reconnects on the next beat. Start
 // makes the first beat before it returns, so the process never sends at a share it did not
@@ -46,6 +50,9 @@ inline constexpr std::chrono::milliseconds kDefaultBeatInterval{1000};
 inline constexpr int kCatchUpDivisor = 5;  // catching up: beat_interval / kCatchUpDivisor
 // A share holds kShareValidHalfBeats half beat intervals (1.5 beats) from the start of its beat.
 inline constexpr int kShareValidHalfBeats = 3;
+// How long a beat waits for the app's budget lock (held by another member's beat for the few
+// milliseconds of its read and write) before it keeps its last share for this beat.
+inline constexpr int64_t kBudgetLockWaitSeconds = 1;
 
 // How long a share computed by a beat that started at `beat_started` holds from now: 1.5 beat
 // intervals from that start, at least 1 ms.
@@ -92,13 +99,16 @@ class AppBudgetMember {
                   OnBeat on_beat);
   void Loop();
   void BeatOnce();
-  // One beat against the table: the share and the live members, or the error.
+  // One beat against the table, under the app's budget lock: the share and the live members, or
+  // the error.
   Result<AppShare> Exchange(int64_t demand);
+  Result<AppShare> ReadAndBeat(int64_t demand);
   bool WaitForStop(std::chrono::milliseconds duration);
 
   AppBudgetSettings settings_;
   std::shared_ptr<SharedRateBudget> budget_;
   OnBeat on_beat_;
+  const std::string lock_name_;  // AppBudgetLockName(app_key)
   std::unique_ptr<AppMemberStore> store_;
   std::optional<double> last_share_;
   std::chrono::steady_clock::time_point last_beat_;

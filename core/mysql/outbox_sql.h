@@ -479,6 +479,13 @@ inline constexpr std::string_view kImMembersExpire =
 inline constexpr std::string_view kImMemberLeave =
     "DELETE FROM room_outbox_im_member WHERE app_key = ? AND member_id = ?";
 
+// A beat reads the members and writes its share under the app's named lock
+// (AppBudgetLockName, 36 characters), so two members that beat at once never both count on the
+// same part of the limit. GET_LOCK answers 1 (taken), 0 (not within the wait) or NULL (an error);
+// no table, no privilege. Placeholders: name, wait seconds; then name.
+inline constexpr std::string_view kImBudgetLock = "SELECT GET_LOCK(?, ?)";
+inline constexpr std::string_view kImBudgetUnlock = "SELECT RELEASE_LOCK(?)";
+
 // --- schema version (outbox-relay migrate, relay/src/migrate) ---
 // schema/000_schema_version.sql makes the table; each schema file records its own number in it
 // as its last statement, so a schema applied with other tools is recognised too.
@@ -620,6 +627,8 @@ inline constexpr Statement kImMemberBeat = Shared("im_member_beat", sql::kImMemb
 inline constexpr Statement kImMembers = Shared("im_members", sql::kImMembers);
 inline constexpr Statement kImMembersExpire = Shared("im_members_expire", sql::kImMembersExpire);
 inline constexpr Statement kImMemberLeave = Shared("im_member_leave", sql::kImMemberLeave);
+inline constexpr Statement kImBudgetLock = Shared("im_budget_lock", sql::kImBudgetLock);
+inline constexpr Statement kImBudgetUnlock = Shared("im_budget_unlock", sql::kImBudgetUnlock);
 inline constexpr Statement kSchemaVersionTable =
     Shared("schema_version_table", sql::kSchemaVersionTable);
 inline constexpr Statement kSchemaVersions = Shared("schema_versions", sql::kSchemaVersions);
@@ -687,6 +696,8 @@ inline constexpr std::array kStatements = {
     &Stmt::kImMembers,
     &Stmt::kImMembersExpire,
     &Stmt::kImMemberLeave,
+    &Stmt::kImBudgetLock,
+    &Stmt::kImBudgetUnlock,
     &Stmt::kSchemaVersionTable,
     &Stmt::kSchemaVersions,
     &Stmt::kSessionRowsRead,
