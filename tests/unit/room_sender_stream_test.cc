@@ -146,6 +146,7 @@ TEST_F(RoomSenderStreamTest, ARefusedRoomIsHeldBackAndBacksOffAloneWhileTheOther
   EXPECT_EQ(metrics_.room_refusals(), 1u);
   EXPECT_EQ(metrics_.rooms_backed_off(), 1);
   EXPECT_EQ(FailedIds(), std::vector<int64_t>{1});
+  EXPECT_EQ(failed_[0].retry_after_ms, 50) << "due again after the room's widened gap, not 1 s";
 }
 
 TEST_F(RoomSenderStreamTest, AStopReleasesTheRowsNotSentAndTheMessagesInFlightFinish) {

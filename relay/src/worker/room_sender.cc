@@ -230,15 +230,17 @@ void RoomSender::RecordOutcome(const Pack& pack, const core::PublishOutcome& out
     metrics_.AddMessageDelivered(pack.size());
     pacing_.Delivered(room);
   }
+  std::optional<milliseconds> retry_after;
   if (outcome.scope == core::FailureScope::kRoom) {
     metrics_.AddRoomRefusal();
-    pacing_.Refused(room);  // this room alone backs off
+    pacing_.Refused(room);  // this room alone backs off, and is tried again after its new gap
+    if (pacing_.enabled()) retry_after = milliseconds(pacing_.GapMs(room));
   }
   AttemptMark mark = AttemptMark::kDelivered;
   for (size_t k = 0; k < pack.size(); ++k) {
     round.NoteAttempt(*pack[k]->row);
     const AttemptMark row_mark =
-        round.marks.Attempted(*pack[k]->row, outcome, k == 0 ? pack.size() : 0);
+        round.marks.Attempted(*pack[k]->row, outcome, k == 0 ? pack.size() : 0, retry_after);
     if (k == 0) mark = row_mark;
   }
   if (mark == AttemptMark::kDelivered) return;
