@@ -66,7 +66,8 @@ class CutCommitTest : public ::testing::Test {
     return mysql;
   }
 
-  RelayProcess& StartRelay(std::map<std::string, std::string> worker) {
+  RelayProcess& StartRelay(std::map<std::string, std::string> worker,
+                           std::map<std::string, std::string> tencent_im = {}) {
     RelayProcessOptions options;
     options.node_id = "cut-commit-relay";
     options.mysql = {{"password_file", "\"mysql-password\""},
@@ -76,6 +77,7 @@ class CutCommitTest : public ::testing::Test {
     options.outbox_worker = {
         {"poll_interval", "\"200ms\""}, {"batch_size", "100"}, {"max_in_flight", "16"}};
     for (auto& [key, value] : worker) options.outbox_worker[key] = value;
+    options.tencent_im = std::move(tencent_im);
     relay_ = std::make_unique<RelayProcess>(ThroughProxy("relay"), im_, options);
     std::ofstream(relay_->dir() + "/mysql-password") << kFailoverPassword;
     EXPECT_TRUE(relay_->Start());
@@ -128,13 +130,14 @@ TEST_P(CutRelayCommitTest, ClaimCommitCutLosesNoRowAndWaitsForNoLease) {
 
 TEST_P(CutRelayCommitTest, FailedMarksCommitCutRecordsEachAttemptAtMostOnce) {
   constexpr int kRows = 6;
-  primary_->InsertRows("mark", kRows, kRows);  // one row per room: one claim, one wave
-  for (int i = 0; i < kRows; ++i) {
-    im_.PushFaultForEvent("mark-" + std::to_string(i), FakeImFault::ImError(10002));
-  }
-  // COMMIT 1: the claim. COMMIT 2: the six failed attempts, marked in one transaction.
+  // One room's six rows in one message: one answer decides them all, so their six failed
+  // attempts are marked together, in one transaction, whatever the marks' batching.
+  primary_->InsertRows("mark", kRows, 1);
+  im_.PushFault(FakeImFault::ImError(10002));  // the first message fails, the resend is taken
+  // COMMIT 1: the claim. COMMIT 2: the six failed attempts.
   Arm(GetParam(), 2);
-  RelayProcess& relay = StartRelay({{"lease", "\"3s\""}, {"publish_timeout", "\"1s\""}});
+  RelayProcess& relay = StartRelay({{"lease", "\"3s\""}, {"publish_timeout", "\"1s\""}},
+                                   {{"pack_max_events", std::to_string(kRows)}});
 
   ASSERT_TRUE(Eventually([&] { return proxy_->commits_dropped() == 1; }, seconds(30)))
       << relay.StderrTail();
