@@ -24,7 +24,9 @@ add_library(room_outbox_test_support STATIC
   tests/support/fake_im_message.cc
   tests/support/fake_im_server.cc
   tests/support/loopback_http.cc
+  tests/support/failover_server.cc
   tests/support/fake_mysql_server.cc
+  tests/support/grants.cc
   tests/support/mysql_admin.cc
   tests/support/private_mariadb.cc
   tests/support/relay_command.cc
@@ -89,6 +91,7 @@ add_executable(unit_tests
   tests/unit/loop_waits_test.cc
   tests/unit/outbox_worker_ahead_test.cc
   tests/unit/outbox_worker_test.cc
+  tests/unit/read_only_watch_test.cc
   tests/unit/outbox_worker_wake_test.cc
   tests/unit/room_sender_test.cc
   tests/unit/room_sender_stream_test.cc
@@ -146,6 +149,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/commit_multirow_test.cc
   tests/integration/commit_outcome_test.cc
   tests/integration/create_hook_test.cc
+  tests/integration/cut_commit_test.cc
   tests/integration/dialect_sets_test.cc
   tests/integration/hook_pack_test.cc
   tests/integration/hook_sync_test.cc
@@ -159,6 +163,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/expiry_daemon_test.cc
   tests/integration/relay_pack_test.cc
   tests/integration/parking_daemon_test.cc
+  tests/integration/read_only_failover_test.cc
   tests/integration/relay_claim_test.cc
   tests/integration/relay_outage_test.cc
   tests/integration/relay_overlap_test.cc

@@ -143,6 +143,11 @@ inline constexpr std::string_view kCommitReadBackChecked = ROOM_OUTBOX_READ_BACK
 inline constexpr std::string_view kFindCommand =
     "SELECT id FROM room_command_log WHERE command_id = ? LOCK IN SHARE MODE";
 
+// Whether the server is read-only (read_only; MySQL's super_read_only sets it too): after a lost
+// COMMIT answer, a command missing from such a server's log may still be on its way there (a
+// replica the failover reached), so its absence proves no rollback. No placeholder.
+inline constexpr std::string_view kServerReadOnly = "SELECT @@global.read_only";
+
 // idx_command_id: the command's outbox rows in commit order. Placeholder: command_id.
 inline constexpr std::string_view kCommandRows =
     "SELECT id FROM room_outbox WHERE command_id = ? ORDER BY id";
@@ -574,6 +579,7 @@ inline constexpr Statement kCommitReadBack = MySqlOnly("commit_read_back", sql::
 inline constexpr Statement kCommitReadBackChecked =
     MySqlOnly("commit_read_back_checked", sql::kCommitReadBackChecked);
 inline constexpr Statement kFindCommand = Shared("find_command", sql::kFindCommand);
+inline constexpr Statement kServerReadOnly = Shared("server_read_only", sql::kServerReadOnly);
 inline constexpr Statement kCommandRows = Shared("command_rows", sql::kCommandRows);
 inline constexpr Statement kRecordPackSize = Shared("record_pack_size", sql::kRecordPackSize);
 inline constexpr Statement kServerNow = Shared("server_now", sql::kServerNow);
@@ -657,6 +663,7 @@ inline constexpr std::array kStatements = {
     &Stmt::kCommitReadBack,
     &Stmt::kCommitReadBackChecked,
     &Stmt::kFindCommand,
+    &Stmt::kServerReadOnly,
     &Stmt::kCommandRows,
     &Stmt::kRecordPackSize,
     &Stmt::kServerNow,

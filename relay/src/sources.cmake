@@ -66,6 +66,7 @@ add_library(room_outbox_relay STATIC
   relay/src/daemon/journal_sink.cc
   relay/src/daemon/lifecycle_log.cc
   relay/src/daemon/node_lock_start.cc
+  relay/src/daemon/read_only_watch.cc
   relay/src/daemon/relay_app.cc
   relay/src/daemon/reload.cc
   relay/src/daemon/schema_wait.cc

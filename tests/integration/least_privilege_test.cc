@@ -20,6 +20,7 @@
 #include "core/mysql/connection.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
+#include "support/grants.h"
 #include "support/mysql_admin.h"
 #include "support/relay_command.h"
 #include "support/relay_process.h"
@@ -42,37 +43,15 @@ std::string ReadFile(const std::filesystem::path& path) {
   return out.str();
 }
 
-// The statements of docs/grants.sql, comment lines dropped, each ending in ';', placeholders
-// ({database}, {operator}, {hook}, {relay}) as written.
-std::vector<std::string> GrantStatements() {
-  std::istringstream in(ReadFile(kSource / "docs" / "grants.sql"));
-  std::vector<std::string> statements;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line.starts_with("--")) continue;
-    statements.push_back(line);
-  }
-  return statements;
-}
-
-std::string Substitute(std::string text, const std::map<std::string, std::string>& names) {
-  for (const auto& [placeholder, value] : names) {
-    for (size_t at = text.find(placeholder); at != std::string::npos;
-         at = text.find(placeholder, at + value.size())) {
-      text.replace(at, placeholder.size(), value);
-    }
-  }
-  return text;
-}
-
 class LeastPrivilegeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(db_.valid());
     ASSERT_TRUE(im_.running()) << im_.start_error();
     // An empty database, as a first install finds it.
-    db_.Exec("DROP TABLE room_outbox_im_member, room_outbox, room_command_log, "
-             "room_outbox_schema_version");
+    db_.Exec(
+        "DROP TABLE room_outbox_im_member, room_outbox, room_command_log, "
+        "room_outbox_schema_version");
     for (const char* role : {"op", "hook", "relay"}) {
       db_.Exec("DROP USER IF EXISTS " + Account(role));
       db_.Exec("CREATE USER " + Account(role) + " IDENTIFIED BY '" + kPassword + "'");
@@ -81,7 +60,8 @@ class LeastPrivilegeTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    for (const char* role : {"op", "hook", "relay"}) db_.Exec("DROP USER IF EXISTS " + Account(role));
+    for (const char* role : {"op", "hook", "relay"})
+      db_.Exec("DROP USER IF EXISTS " + Account(role));
   }
 
   // 'lp<role>_<pid>_<n>_<random>'@'localhost': unique to this test's database, <= 32 characters.
@@ -95,13 +75,9 @@ class LeastPrivilegeTest : public ::testing::Test {
                                                       {"{operator}", Account("op")},
                                                       {"{hook}", Account("hook")},
                                                       {"{relay}", Account("relay")}};
-    size_t ran = 0;
-    for (const std::string& statement : GrantStatements()) {
-      if (!statement.ends_with("TO " + target + ";")) continue;
-      db_.Exec(Substitute(statement, names));
-      ++ran;
-    }
-    return ran;
+    const std::vector<std::string> grants = GrantsTo(target, names);
+    for (const std::string& grant : grants) db_.Exec(grant);
+    return grants.size();
   }
 
   MysqlOptions Options(const std::string& role) const {
@@ -184,7 +160,8 @@ TEST_F(LeastPrivilegeTest, EachSideRunsWithItsOwnGrantsOnly) {
   auto sending = NewHook(SyncPublishMode::kInline);
   ASSERT_TRUE(sending);
   const Command sent_command{"cmd-lp-1", "room-lp-1", "SendGift", "req-1", 1, "{}"};
-  CommitResult sent = sending->Commit(sent_command, Events("lp-1", {"RoomGiftSent", "RoomGiftSent"}));
+  CommitResult sent =
+      sending->Commit(sent_command, Events("lp-1", {"RoomGiftSent", "RoomGiftSent"}));
   ASSERT_EQ(sent.status, CommitStatus::kCommitted) << sent.error.message;
   for (const EventDelivery& e : sent.events) {
     EXPECT_EQ(e.state, DeliveryState::kPublished) << e.error;
@@ -221,7 +198,8 @@ TEST_F(LeastPrivilegeTest, EachSideRunsWithItsOwnGrantsOnly) {
       << relay->StderrTail();
   EXPECT_EQ(Count("status = 'parked' AND last_error = 'expired'"), 2);
   EXPECT_EQ(relay->CountLogLines({"cannot check the database schema version"}), 0u)
-      << "the relay checked the schema version at start\n" << relay->StderrTail();
+      << "the relay checked the schema version at start\n"
+      << relay->StderrTail();
   ASSERT_TRUE(Eventually([&] { return Members() == 2; }, seconds(10))) << relay->StderrTail();
 
   // The operator: stats, show, requeue; the relay delivers what was requeued; purge.
@@ -258,8 +236,10 @@ TEST_F(LeastPrivilegeTest, EachAccountIsRefusedWhatItDoesNotNeed) {
   auto op = RelayAs("op");
   MigrateAsOperator(*op);
   // The hook never rewrites a committed event, deletes a row, or changes the schema.
-  EXPECT_EQ(ErrnoAs("hook", "UPDATE room_outbox SET envelope = '{}'"), ER_COLUMNACCESS_DENIED_ERROR);
-  EXPECT_EQ(ErrnoAs("hook", "UPDATE room_outbox SET retry_count = 0"), ER_COLUMNACCESS_DENIED_ERROR);
+  EXPECT_EQ(ErrnoAs("hook", "UPDATE room_outbox SET envelope = '{}'"),
+            ER_COLUMNACCESS_DENIED_ERROR);
+  EXPECT_EQ(ErrnoAs("hook", "UPDATE room_outbox SET retry_count = 0"),
+            ER_COLUMNACCESS_DENIED_ERROR);
   EXPECT_EQ(ErrnoAs("hook", "DELETE FROM room_outbox"), ER_TABLEACCESS_DENIED_ERROR);
   EXPECT_EQ(ErrnoAs("hook", "UPDATE room_command_log SET payload = '{}'"),
             ER_TABLEACCESS_DENIED_ERROR);

@@ -33,6 +33,7 @@ inline constexpr const core::sql::Statement* kHookStatements[] = {
     &core::sql::Stmt::kCommitReadBack,
     &core::sql::Stmt::kCommitReadBackChecked,
     &core::sql::Stmt::kFindCommand,
+    &core::sql::Stmt::kServerReadOnly,
     &core::sql::Stmt::kCommandRows,
     &core::sql::Stmt::kMarkPublished,
     &core::sql::Stmt::kRelease,
@@ -57,6 +58,7 @@ class MariaDbHookStore final : public HookStore {
       const CommitRequest& request, const CallerStatements& caller_statements) override;
   [[nodiscard]] core::Result<std::optional<FoundCommand>> FindCommand(
       const std::string& command_id) override;
+  [[nodiscard]] core::Result<bool> ServerReadOnly() override;
   [[nodiscard]] core::Result<size_t> MarkPublished(const std::string& token,
                                                    std::span<const int64_t> ids) override {
     return session_.MarkPublished(token, ids);

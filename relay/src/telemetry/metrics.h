@@ -29,6 +29,9 @@
 //        labelled samples would double every sum() over it (client libraries refuse such a
 //        family; promtool lets it pass).
 //   room_outbox_db_up                  gauge  1 when the last database call of the loop worked
+//   room_outbox_db_read_only           gauge  1 while the loop's last claim or mark was refused
+//        because the database is read-only (a failover's replica, a demoted primary); db_up is
+//        0 then too
 //   room_outbox_im_breaker_open        gauge  1 while the IM circuit breaker is open
 //   room_outbox_parked_rows            gauge  parked rows (NaN until first known)
 //   room_outbox_in_flight_rows         gauge  rows being published right now
@@ -162,6 +165,9 @@ class Metrics {
   // total).
   void AddPublishFailureByReason(FailureReason reason, uint64_t n = 1);
   void SetDbUp(bool up) { db_up_.store(up ? 1 : 0, std::memory_order_relaxed); }
+  // The read-only refusal (core::IsReadOnlyRefusal) of the loop's last claim or mark; empty
+  // once one goes through or the database fails otherwise. Not ready while it is set.
+  void SetDbReadOnly(std::string refusal);
   // Why the relay cannot start its work yet (a schema older than it needs, with the command to
   // run); empty once it can. Not ready while it is set.
   void SetNotReadyReason(std::string reason);
@@ -211,6 +217,8 @@ class Metrics {
   void SetBuildInfo(std::string version, std::string revision);
 
   bool db_up() const { return db_up_.load(std::memory_order_relaxed) != 0; }
+  bool db_read_only() const { return db_read_only_.load(std::memory_order_relaxed); }
+  std::string db_read_only_refusal() const;
   bool im_breaker_open() const { return breaker_open_.load(std::memory_order_relaxed) != 0; }
   int64_t parked_rows() const { return parked_rows_.load(std::memory_order_relaxed); }
   int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
@@ -222,9 +230,11 @@ class Metrics {
   // Whether gauges read at `stats_age_ms` are unknown: never read, or older than
   // stats_stale_after.
   bool StatsStale(int64_t stats_age_ms) const;
-  // Ready: no not-ready reason, the database answered the loop's last call and the IM breaker
-  // is closed.
-  bool ready() const { return !has_not_ready_reason_.load() && db_up() && !im_breaker_open(); }
+  // Ready: no not-ready reason, the database answered the loop's last call and took its last
+  // write, and the IM breaker is closed.
+  bool ready() const {
+    return !has_not_ready_reason_.load() && db_up() && !db_read_only() && !im_breaker_open();
+  }
 
   uint64_t publish_success() const { return success_.load(std::memory_order_relaxed); }
   uint64_t publish_failure() const { return failure_.load(std::memory_order_relaxed); }
@@ -277,6 +287,8 @@ class Metrics {
   std::atomic<bool> has_not_ready_reason_{false};
   mutable std::mutex not_ready_mu_;  // rare writes (the schema wait), one read per /readyz
   std::string not_ready_reason_;
+  std::atomic<bool> db_read_only_{false};
+  std::string db_read_only_refusal_;  // guarded by not_ready_mu_
   std::atomic<int> breaker_open_{0};
   std::atomic<int64_t> parked_rows_{-1};     // -1: not known yet
   std::atomic<double> im_budget_share_{-1};  // < 0: no member
@@ -305,7 +317,9 @@ class Metrics {
 //   /healthz  200 "ok" while `heartbeat` is younger than `stale_after`, else 503 "stale: ..."
 //             (200 when no heartbeat is attached: nothing to judge by).
 //   /readyz   200 "ready" when Metrics::ready(), else 503 naming what is down (the not-ready
-//             reason when one is set: the schema version found and needed, the command to run).
+//             reason when one is set: the schema version found and needed, the command to run;
+//             the server's read-only refusal, "... database is read-only: <server's text>
+//             [errno N]").
 struct HealthOptions {
   const Heartbeat* heartbeat = nullptr;
   std::chrono::milliseconds stale_after{60000};

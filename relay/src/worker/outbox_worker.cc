@@ -49,6 +49,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
   if (!claim) {
     return ClaimFailed(claim.error());
   }
+  last_claim_error_.clear();
   RoundResult result;
   ClaimOutcome& claimed = result.claim;
   claimed.claimed_ahead = taken.made_ahead;
@@ -118,7 +119,12 @@ core::Result<void> OutboxWorker::WriteUnwritten() {
 }
 
 RoundResult OutboxWorker::ClaimFailed(const Error& error) {
-  logger_.Error(Line("outbox claim failed").Add("error", error.message));
+  // A failure that repeats round after round (the database away or read-only) is logged at
+  // error once, its repeats at debug, until a claim works or the error changes.
+  const bool repeated = error.message == last_claim_error_;
+  last_claim_error_ = error.message;
+  logger_.Log(repeated ? spdlog::level::debug : spdlog::level::err,
+              Line("outbox claim failed").Add("error", error.message));
   metrics_.AddRound(true);
   RoundResult result;
   result.error = error;

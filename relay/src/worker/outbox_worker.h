@@ -190,6 +190,7 @@ class OutboxWorker {
   RoomSender sender_;
   WorkerStats stats_;
   DrainState drain_;
+  std::string last_claim_error_;  // the last claim's error; empty after a claim that worked
 };
 
 }  // namespace room_outbox::relay
