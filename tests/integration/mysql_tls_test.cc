@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "core/mysql/connect_options.h"
 #include "core/mysql/connection.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
@@ -80,8 +81,9 @@ class MysqlTlsTest : public ::testing::Test {
     ASSERT_TRUE(AddUser(*tls_));
   }
 
-  // A second server with TCP and no TLS, for the tests that need one.
+  // A second server with TCP and no TLS, for the tests that need one (started once).
   static bool StartPlainServer() {
+    if (plain_ != nullptr) return true;
     plain_port_ = FreePort();
     plain_ = new PrivateMariaDb(*dir_ / "plain-db");
     return plain_->Start({"--bind-address=127.0.0.1", "--port=" + std::to_string(plain_port_)}) &&
@@ -193,7 +195,7 @@ TEST_F(MysqlTlsTest, RequiredRefusesAServerWithoutTlsAndPreferredFallsBack) {
   ASSERT_FALSE(plain);
   EXPECT_EQ(plain.error().code, ErrorCode::kPermissionDenied);
   EXPECT_THAT(plain.error().message,
-              HasSubstr("ssl_mode \"required\" requires TLS, but the server offered none"));
+              HasSubstr("SSL is required, but the server does not support it [errno 2026]"));
   EXPECT_FALSE(core::MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1", true)));
   EXPECT_FALSE(
       core::MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "localhost", true)));
@@ -270,6 +272,47 @@ TEST_F(MysqlTlsTest, VerifyIdentityFailsBeforeAuthenticationWithoutTls) {
   EXPECT_THAT(conn.error().message,
               HasSubstr("SSL is required, but the server does not support it"));
   EXPECT_EQ(fake.packets(), 0) << "the client sent its login to a server without TLS";
+}
+
+// required and verify_ca against a server that offers no TLS fail before the login packet, as
+// verify_identity does: the server receives no user name and no answer to its challenge.
+TEST_F(MysqlTlsTest, RequiredAndVerifyCaSendNoLoginToAServerWithoutTls) {
+  for (SslMode mode : {SslMode::kRequired, SslMode::kVerifyCa}) {
+    EXPECT_TRUE(core::RefusesServerWithoutTlsBeforeLogin(mode)) << SslModeName(mode);
+    FakeMysqlServer fake;
+    MysqlOptions options = Options(mode, "127.0.0.1");
+    options.port = fake.port();
+    auto conn = core::MariaDbConnection::Connect(options);
+    ASSERT_FALSE(conn) << SslModeName(mode);
+    EXPECT_EQ(conn.error().code, ErrorCode::kPermissionDenied) << conn.error().message;
+    EXPECT_THAT(conn.error().message,
+                HasSubstr("SSL is required, but the server does not support it"));
+    EXPECT_EQ(fake.packets(), 0) << SslModeName(mode) << ": the client sent "
+                                 << fake.Received().size() << " bytes to a server without TLS";
+  }
+}
+
+// Over a unix socket the modes that require TLS ask for it as over TCP: the TLS server's socket
+// gives TLS, and the plain server's socket is refused by the client library before the login
+// (its error, not CheckTlsInUse's after the handshake).
+TEST_F(MysqlTlsTest, RequiredOverAUnixSocketNeedsTlsBeforeTheLogin) {
+  MysqlOptions over_socket = Options(SslMode::kRequired);
+  over_socket.socket = tls_->socket();
+  auto conn = core::MariaDbConnection::Connect(over_socket);
+  ASSERT_TRUE(conn) << conn.error().message;
+  EXPECT_NE(Cipher(**conn), "");
+
+  ASSERT_TRUE(StartPlainServer());
+  over_socket.socket = plain_->socket();
+  auto refused = core::MariaDbConnection::Connect(over_socket);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("SSL is required, but the server does not support it"));
+  MysqlOptions preferred = over_socket;
+  preferred.ssl_mode = SslMode::kPreferred;
+  auto plain = core::MariaDbConnection::Connect(preferred);
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(Cipher(**plain), "");
 }
 
 // --check-config and the start say when the link to another host is not verified.

@@ -164,5 +164,21 @@ TEST(TlsExposureWarningTest, WarnsForAnUnverifiedTcpLinkToAnotherHostOnly) {
   EXPECT_EQ(core::TlsExposureWarning(o), "");
 }
 
+// Connector/C 3.3 (Debian 12) refuses a server without TLS before the login in every mode that
+// requires TLS (MysqlTlsTest shows it on the wire); what --check-config prints says so.
+TEST(TlsExposureWarningTest, EveryModeThatRequiresTlsRefusesBeforeTheLoginAndSaysSo) {
+  for (SslMode mode : {SslMode::kRequired, SslMode::kVerifyCa, SslMode::kVerifyIdentity}) {
+    EXPECT_TRUE(core::RefusesServerWithoutTlsBeforeLogin(mode)) << SslModeName(mode);
+    EXPECT_THAT(core::SslModeProtection(mode),
+                HasSubstr("a server that offers no TLS is refused before the login is sent"));
+  }
+  for (SslMode mode : {SslMode::kDisabled, SslMode::kPreferred}) {
+    EXPECT_FALSE(core::RefusesServerWithoutTlsBeforeLogin(mode)) << SslModeName(mode);
+    EXPECT_THAT(core::SslModeProtection(mode), Not(HasSubstr("refused")));
+  }
+  EXPECT_THAT(core::SslModeProtection(SslMode::kRequired),
+              HasSubstr("not against one who poses as the server with a certificate of its own"));
+}
+
 }  // namespace
 }  // namespace room_outbox::testing
