@@ -13,6 +13,7 @@
 #include "core/mysql/connect_options.h"
 #include "core/tencent/tencent_im_publisher.h"
 #include "core/wake_path.h"
+#include "core/wipe.h"
 
 namespace room_outbox::core {
 namespace {
@@ -311,14 +312,14 @@ Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c, SecretUse use) {
   if (!password) {
     return Fail(password.error());
   }
-  c.mysql.password = std::move(*password);
+  ReplaceSecret(c.mysql.password, std::move(*password));
   if (use == SecretUse::kAll) {
     auto key = LoadSecret("tencent_im.secret_key_file", c.tim_secret_key_file, kTimSecretKeyEnv,
                           c.path, &c.warnings);
     if (!key) {
       return Fail(key.error());
     }
-    c.tencent_im.secret_key = std::move(*key);
+    ReplaceSecret(c.tencent_im.secret_key, std::move(*key));
   }
   if (std::string tls = TlsExposureWarning(c.mysql); !tls.empty()) {
     c.warnings.push_back(std::move(tls));

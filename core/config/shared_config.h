@@ -22,6 +22,7 @@
 
 #include "core/config/toml_reader.h"
 #include "core/result.h"
+#include "core/wipe.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::core {
@@ -32,12 +33,14 @@ struct HookSection {
   SyncPublishMode sync_publish = SyncPublishMode::kInline;
 };
 
+// Its secrets (mysql.password, tencent_im.secret_key) are wiped whenever a SharedConfig (or a
+// copy, or the relay's Config) is destroyed, assigned over or moved from (core/wipe.h).
 struct SharedConfig {
   std::string path;     // the file it came from
   std::string node_id;  // after LoadSharedSecretsAndDefaults: never empty
-  MysqlOptions mysql;
+  SecretOwner<MysqlOptions> mysql;
   std::string mysql_password_file;  // as written (resolved by LoadSecret)
-  TencentImOptions tencent_im;
+  SecretOwner<TencentImOptions> tencent_im;
   std::string tim_secret_key_file;
   // [tencent_im.max_age_by_type]: event_type -> the oldest an event of that type may be when its
   // turn to be sent comes in the relay (age on the database server's clock); an older one is

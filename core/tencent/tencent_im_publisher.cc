@@ -113,7 +113,7 @@ class TencentImPublisher final : public Publisher {
   Result<void> StartTransfer(size_t index, const PublishItem& item, int64_t now_ms);
   void Abandon(PublishAdmission& admission, const Error& why);
 
-  TencentImOptions options_;
+  SecretOwner<TencentImOptions> options_;  // the key wiped with the publisher
   ParsedImEndpoint endpoint_;
   std::unordered_set<std::string, TransparentHash, std::equal_to<>> skip_;
   std::unique_ptr<Clock> own_clock_;  // null when the clock was given
@@ -194,11 +194,15 @@ Status TencentImPublisher::WriteMessageBody(JsonWriter& body, JsonWriter& scratc
     }
   }
   return WriteSendGroupMsgBody(
-      body, SendGroupMsgParts{{}, message.envelope.room_id, {}, message.envelope.event_id,
-                              options_.group_id_prefix,
-                              RandomForPack(message.row_id, message.drop_generation,
-                                            message.events()),
-                              priority, batch});
+      body,
+      SendGroupMsgParts{{},
+                        message.envelope.room_id,
+                        {},
+                        message.envelope.event_id,
+                        options_.group_id_prefix,
+                        RandomForPack(message.row_id, message.drop_generation, message.events()),
+                        priority,
+                        batch});
 }
 
 // Skipped types, everything while the breaker is open, and bodies that cannot be built are done

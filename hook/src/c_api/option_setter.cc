@@ -7,6 +7,7 @@
 
 #include "core/config/secrets.h"
 #include "core/config/toml_reader.h"
+#include "core/wipe.h"
 #include "hook_config.h"
 
 namespace room_outbox::c_api {
@@ -68,7 +69,7 @@ core::Result<core::SharedConfig> Apply(const core::SharedConfig& config,
     if (!secret) {
       return core::Fail(secret.error());
     }
-    next.mysql.password = std::move(*secret);
+    core::ReplaceSecret(next.mysql.password, std::move(*secret));
   }
   if (next.tim_secret_key_file != config.tim_secret_key_file) {
     auto secret = core::LoadSecret("tencent_im.secret_key_file", next.tim_secret_key_file,
@@ -76,7 +77,7 @@ core::Result<core::SharedConfig> Apply(const core::SharedConfig& config,
     if (!secret) {
       return core::Fail(secret.error());
     }
-    next.tencent_im.secret_key = std::move(*secret);
+    core::ReplaceSecret(next.tencent_im.secret_key, std::move(*secret));
   }
   return next;
 }
@@ -91,11 +92,11 @@ bool ValidKey(std::string_view key) {
 core::Result<void> SetOption(core::SharedConfig& config, std::string_view key,
                              std::string_view value) {
   if (key == kMysqlPasswordKey) {
-    config.mysql.password = std::string(value);
+    core::ReplaceSecret(config.mysql.password, std::string(value));
     return {};
   }
   if (key == kTimSecretKeyKey) {
-    config.tencent_im.secret_key = std::string(value);
+    core::ReplaceSecret(config.tencent_im.secret_key, std::string(value));
     return {};
   }
   if (!ValidKey(key)) {
