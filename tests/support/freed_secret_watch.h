@@ -5,9 +5,9 @@
 // of that executable, never of a library, so that no other executable gets the replacement. Each
 // block carries its size in a header of its own and starts zeroed (so it holds only what was
 // written into it, never a stale copy from memory it reuses); while a watch is armed, operator
-// delete searches every block it frees for the watch's markers before it frees it. A copy of a secret in a
-// std::string's heap buffer, or a short one inside an object on the heap (a std::string keeps up
-// to 15 bytes in itself), that is freed unwiped is a hit.
+// delete searches every block it frees for the watch's markers before it frees it. A copy of a
+// secret in a std::string's heap buffer, or a short one inside an object on the heap (a std::string
+// keeps up to 15 bytes in itself), that is freed unwiped is a hit.
 //
 // Not seen: copies on the stack, memory freed with free() (the C libraries' own copies) and
 // memory still allocated when the watch is disarmed. One watch at a time; arm it from one thread

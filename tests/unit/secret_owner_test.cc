@@ -1,9 +1,9 @@
-// core::SecretOwner and the copies of the secrets it keeps: a destroyed, moved-from or assigned-over
-// holder keeps no byte of its secret. Read through storage the test owns (an object placed into a
-// byte array, whose bytes stay readable after the object is gone), with secrets short enough to
-// live inside the std::string itself (at most 15 bytes), where a plain std::string leaves them.
-// The reload path: FreedSecretWatch (tests/support/freed_secret_watch.h) sees every heap block
-// freed while it is armed.
+// core::SecretOwner and the copies of the secrets it keeps: a destroyed, moved-from or
+// assigned-over holder keeps no byte of its secret. Read through storage the test owns (an object
+// placed into a byte array, whose bytes stay readable after the object is gone), with secrets short
+// enough to live inside the std::string itself (at most 15 bytes), where a plain std::string leaves
+// them. The reload path: FreedSecretWatch (tests/support/freed_secret_watch.h) sees every heap
+// block freed while it is armed.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -156,10 +156,9 @@ TEST_F(SecretReloadTest, AReloadAndTheReloaderLeaveNoUnwipedCopyOnTheHeap) {
   {
     FreedSecretWatch watch({password, old_key, new_key});
     {
-      relay::ConfigReloader reloader(std::move(*running), "", *logger,
-                                     {[&](const std::string& key) {
-                                       core::ReplaceSecret(publisher_key, key);
-                                     }});
+      relay::ConfigReloader reloader(
+          std::move(*running), "", *logger,
+          {[&](const std::string& key) { core::ReplaceSecret(publisher_key, key); }});
       ASSERT_TRUE(reloader.Reload());
       EXPECT_TRUE(reloader.current().tencent_im.secret_key == new_key);
       EXPECT_EQ(watch.hits(), 0) << "freed unwiped during the reload: " << watch.HitSizes();
