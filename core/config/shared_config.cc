@@ -10,7 +10,6 @@
 #include "core/config/duration_limits.h"
 #include "core/config/secrets.h"
 #include "core/host_name.h"
-#include "core/mysql/connect_options.h"
 #include "core/tencent/tencent_im_publisher.h"
 #include "core/wake_path.h"
 #include "core/wipe.h"
@@ -320,9 +319,6 @@ Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c, SecretUse use) {
       return Fail(key.error());
     }
     ReplaceSecret(c.tencent_im.secret_key, std::move(*key));
-  }
-  if (std::string tls = TlsExposureWarning(c.mysql); !tls.empty()) {
-    c.warnings.push_back(std::move(tls));
   }
   return {};
 }

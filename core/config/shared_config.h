@@ -53,9 +53,11 @@ struct SharedConfig {
   std::string wake_socket;
   // [outbox_worker] ordering: "per_room" (true, the default) or "none".
   bool per_room_order = true;
-  // What LoadSharedSecretsAndDefaults noticed that is allowed but unsafe (a secret file others
-  // may read, an unverified TCP link to another host), one sentence each; the relay logs them at
-  // start and on reload, --check-config prints them.
+  // What LoadSharedSecretsAndDefaults noticed in the files it opened that is allowed but unsafe
+  // (a secret file, or the TLS client key, that others may read), one sentence each. The relay
+  // adds the link's TLS warning (TlsExposureWarning) and logs them at start and on reload,
+  // --check-config prints them; the hook hands them to its host (docs/hook.md, "Warnings about
+  // the configuration").
   std::vector<std::string> warnings;
 };
 
@@ -73,7 +75,8 @@ void ReadWakeSocket(TableReader& wake, SharedConfig& config);
 void ReadOrdering(TableReader& outbox_worker, SharedConfig& config);
 
 // The secrets `use` names from their files or the environment (secrets.h), the TLS files, and
-// node_id's default; fills `warnings`. With kDatabaseOnly, tencent_im.secret_key stays empty.
+// node_id's default; fills `warnings` with what those files' modes expose. With kDatabaseOnly,
+// tencent_im.secret_key stays empty.
 Result<void> LoadSharedSecretsAndDefaults(SharedConfig& config, SecretUse use = SecretUse::kAll);
 
 }  // namespace room_outbox::core

@@ -2,6 +2,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/wipe.h"
 #include "hook_config.h"
@@ -67,6 +68,11 @@ core::Result<core::SharedConfig> LoadHookConfig(const std::string& path) {
 }  // namespace internal
 
 std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error) {
+  return LoadHookOptions(path, error, nullptr);
+}
+
+std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error,
+                                           std::vector<std::string>* warnings) {
   // Filled in place and returned as it is: no moved-from copy of the secrets is left behind.
   std::optional<HookOptions> options;
   Error failure;
@@ -74,6 +80,9 @@ std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error
     auto config = internal::LoadHookConfig(path);
     if (config) {
       internal::ToHookOptions(*config, options.emplace());
+      if (warnings != nullptr) {
+        warnings->insert(warnings->end(), config->warnings.begin(), config->warnings.end());
+      }
     } else {
       failure = config.error();
     }

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/mysql/connect_options.h"
 #include "core/mysql/connection.h"
@@ -29,6 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A TCP port nobody listens on now (the kernel's choice for port 0).
 uint16_t FreePort() {
@@ -313,6 +316,33 @@ TEST_F(MysqlTlsTest, RequiredOverAUnixSocketNeedsTlsBeforeTheLogin) {
   auto plain = core::MariaDbConnection::Connect(preferred);
   ASSERT_TRUE(plain) << plain.error().message;
   EXPECT_EQ(Cipher(**plain), "");
+}
+
+// CreateHook says through the host's log, before it connects, when the link to another host is
+// not verified: here a TCP link in required mode to a documentation address (nothing answers).
+TEST_F(MysqlTlsTest, CreateHookLogsTheTlsWarningOfAnUnverifiedLinkToAnotherHost) {
+  HookOptions options;
+  options.mysql = Options(SslMode::kRequired, "192.0.2.10");
+  options.mysql.connect_timeout = std::chrono::milliseconds(500);
+  options.tencent_im.sdk_app_id = 1400012345;
+  options.tencent_im.secret_key = "k";
+  options.sync_publish = SyncPublishMode::kOff;
+  std::vector<std::string> warnings;
+  options.log = [&](LogLevel level, std::string_view line) {
+    if (level == LogLevel::kWarn) warnings.emplace_back(line);
+  };
+  Error error;
+  EXPECT_FALSE(CreateHook(options, &error));
+  ASSERT_EQ(warnings.size(), 1u) << error.message;
+  EXPECT_THAT(warnings[0], HasSubstr("configuration warning: mysql.host \"192.0.2.10\" is "
+                                     "reached over TCP with ssl_mode \"required\""));
+  EXPECT_THAT(warnings[0], Not(HasSubstr("tls-pw")));
+
+  warnings.clear();
+  options.mysql = Options(SslMode::kVerifyIdentity);  // loopback and verified: nothing to say
+  auto hook = CreateHook(options, &error);
+  EXPECT_TRUE(hook) << error.message;
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
 }
 
 // --check-config and the start say when the link to another host is not verified.

@@ -11,10 +11,13 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <string>
+#include <vector>
 
 #include "core/config/secrets.h"
 #include "core/mysql/connect_options.h"
 #include "core/wipe.h"
+#include "room_outbox/hook.h"
 #include "support/config_fixture.h"
 
 namespace room_outbox::testing {
@@ -140,6 +143,32 @@ TEST_F(SecretFileTest, AWipedStringLeavesNoByteOfTheSecretInItsBuffer) {
   for (size_t i = 0; i < capacity; ++i) {
     ASSERT_EQ(buffer[i], '\0') << "byte " << i;
   }
+}
+
+// The hook's loader hands its caller the warnings of the files it read; the TLS warning about a
+// link to another host is CreateHook's (through HookOptions::log), not the loader's.
+TEST_F(SecretFileTest, LoadHookOptionsReturnsTheWarningOfAGroupReadableSecretFile) {
+  const std::string password = Secret("pw", "db-pw\n", 0640);
+  Secret("key", "k3y\n", 0600);
+  const std::string config = Write("relay.toml",
+                                   "[mysql]\nhost = \"db.internal\"\npassword_file = \"pw\"\n"
+                                   "[tencent_im]\nsecret_key_file = \"key\"\n");
+  Error error;
+  std::vector<std::string> warnings{"kept"};
+  auto options = LoadHookOptions(config, &error, &warnings);
+  ASSERT_TRUE(options) << error.message;
+  EXPECT_EQ(options->mysql.password, "db-pw");
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0], "kept") << "appended, never replaced";
+  EXPECT_THAT(warnings[1], HasSubstr("mysql.password_file: \"" + password +
+                                     "\" is readable by its group or other users (mode 640)"));
+  EXPECT_THAT(warnings[1], Not(HasSubstr("db-pw")));
+  EXPECT_TRUE(LoadHookOptions(config, &error).has_value()) << "the form without warnings";
+
+  ASSERT_EQ(::chmod(password.c_str(), 0600), 0);
+  warnings.clear();
+  ASSERT_TRUE(LoadHookOptions(config, &error, &warnings)) << error.message;
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
 }
 
 TEST(TlsExposureWarningTest, WarnsForAnUnverifiedTcpLinkToAnotherHostOnly) {

@@ -38,6 +38,17 @@ void HookOptionsOf(const room_outbox_options& opts, room_outbox::HookOptions& op
   }
 }
 
+// What the files behind `opts` expose (room_outbox_options_load_file, a *_file key set), one
+// warning line each, before the hook connects.
+void LogFileWarnings(const room_outbox_options& opts, const room_outbox::LogCallback& log) {
+  if (!log) {
+    return;
+  }
+  for (const std::string& warning : opts.config.warnings) {
+    log(room_outbox::LogLevel::kWarn, "configuration warning: " + warning);
+  }
+}
+
 // The caller's C callback as the C++ API's CallerStatements. A status other than OK rolls back
 // with the error of the statement that failed, else with one naming that status.
 room_outbox::CallerStatements Statements(room_outbox_statements_fn fn, void* user_data) {
@@ -120,6 +131,7 @@ room_outbox_status room_outbox_hook_new(const room_outbox_options* opts, room_ou
     room_outbox::HookOptions options;
     const room_outbox::internal::WipedOnExit wiped(options);
     HookOptionsOf(*opts, options);
+    LogFileWarnings(*opts, options.log);
     made->hook = room_outbox::CreateHook(options, &error);
     if (!made->hook) {
       return StoreError(err, error);
