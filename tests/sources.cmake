@@ -113,6 +113,7 @@ add_executable(unit_tests
   tests/unit/retry_policy_test.cc
   tests/unit/room_cell_test.cc
   tests/unit/room_backoff_test.cc
+  tests/unit/secret_owner_test.cc
   tests/unit/room_pacing_test.cc
   tests/unit/room_queues_test.cc
   tests/unit/statement_list_test.cc
@@ -121,7 +122,9 @@ add_executable(unit_tests
   tests/unit/usersig_test.cc
   tests/unit/wake_gap_test.cc
   tests/unit/wake_signal_test.cc
-  tests/unit/wake_socket_test.cc)
+  tests/unit/wake_socket_test.cc
+  # Replaces operator new and delete of this executable only (freed_secret_watch.h).
+  tests/support/freed_secret_watch.cc)
 target_link_libraries(unit_tests PRIVATE room_outbox_test_support room_outbox_sim
   GTest::gmock_main room_outbox_build_settings)
 gtest_discover_tests(unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
@@ -226,8 +229,10 @@ function(room_outbox_integration_executable target labels)
   set(ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES ${ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES}
     ${target} PARENT_SCOPE)
 endfunction()
+# freed_secret_watch.cc replaces operator new and delete of this executable only
+# (tests/support/freed_secret_watch.h).
 room_outbox_integration_executable(integration_tests_sql "integration"
-  ${ROOM_OUTBOX_INTEGRATION_SOURCES})
+  ${ROOM_OUTBOX_INTEGRATION_SOURCES} tests/support/freed_secret_watch.cc)
 room_outbox_integration_executable(integration_tests_tsan "integration;tsan"
   ${ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES})
 room_outbox_integration_executable(integration_tests_no_sql "integration;no_sql;tsan"

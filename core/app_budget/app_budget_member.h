@@ -40,6 +40,7 @@
 
 #include "core/app_budget/member_store.h"
 #include "core/tencent/process_rate_budget.h"
+#include "core/wipe.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::core {
@@ -60,11 +61,11 @@ std::chrono::milliseconds ShareValidity(std::chrono::milliseconds beat_interval,
                                         std::chrono::steady_clock::time_point beat_started);
 
 struct AppBudgetSettings {
-  MysqlOptions mysql;
-  std::string app_key;     // AppKey(endpoint, sdk_app_id)
-  std::string member_id;   // NewMemberId()
-  double app_limit = 200;  // [tencent_im] app_requests_per_second, > 0
-  double process_cap = 0;  // [tencent_im] requests_per_second (> 0)
+  SecretOwner<MysqlOptions> mysql;  // the password wiped with the settings
+  std::string app_key;              // AppKey(endpoint, sdk_app_id)
+  std::string member_id;            // NewMemberId()
+  double app_limit = 200;           // [tencent_im] app_requests_per_second, > 0
+  double process_cap = 0;           // [tencent_im] requests_per_second (> 0)
   std::chrono::milliseconds beat_interval = kDefaultBeatInterval;
 };
 

@@ -90,6 +90,9 @@ ErrorCode CodeFor(unsigned err) {
     case ER_COLUMNACCESS_DENIED_ERROR:
     case ER_SPECIFIC_ACCESS_DENIED_ERROR:
     case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
+    // The client refused the server: no TLS where ssl_mode requires it, or a certificate that
+    // does not verify.
+    case CR_SSL_CONNECTION_ERROR:
       return ErrorCode::kPermissionDenied;
     case ER_BAD_DB_ERROR:
     case ER_NO_SUCH_TABLE:

@@ -18,7 +18,9 @@ namespace room_outbox::core {
 //             3101): rerun the transaction at once on the same connection. A cluster's
 //             certification conflict at COMMIT is a 1213 too: nothing was committed.
 //   kAlreadyExists: duplicate key
-//   kPermissionDenied: access denied (user, database, table, column, privilege)
+//   kPermissionDenied: access denied (user, database, table, column, privilege); the client's
+//                      TLS refused the server (2026: no TLS offered where ssl_mode requires it,
+//                      or a certificate that does not verify)
 //   kNotFound: unknown database or table
 //   kDeadlineExceeded: MariaDB's max_statement_time (1969) or MySQL's max_execution_time (3024)
 //   kInternal: anything else

@@ -126,7 +126,7 @@ class TencentImPublisher final : public Publisher {
   Result<void> StartTransfer(size_t index, const PublishItem& item, int64_t now_ms);
   void Abandon(PublishAdmission& admission, const Error& why);
 
-  TencentImOptions options_;
+  SecretOwner<TencentImOptions> options_;  // the key wiped with the publisher
   ParsedImEndpoint endpoint_;
   std::unordered_set<std::string, TransparentHash, std::equal_to<>> skip_;
   std::unique_ptr<Clock> own_clock_;  // null when the clock was given

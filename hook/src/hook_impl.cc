@@ -9,6 +9,7 @@
 #include "commit_checks.h"
 #include "core/claim_token.h"
 #include "core/host_name.h"
+#include "core/wipe.h"
 #include "hook_counters.h"
 #include "late_marks.h"
 #include "lost_commit.h"
@@ -124,7 +125,8 @@ class HookImpl final : public Hook {
       refused.error = Error{ErrorCode::kInvalidArgument,
                             "Commit refused: a Commit is already running on this Hook (called "
                             "from its statements callback, or from another thread); "
-                            "command_id=" + command.command_id};
+                            "command_id=" +
+                                command.command_id};
       return refused;
     }
     CommitResult result = CommitAlone(command, events, caller_statements);
@@ -176,7 +178,12 @@ class HookImpl final : public Hook {
     return result;
   }
 
-  static HookOptions Normalized(HookOptions options) {
+  // The options as the Hook keeps them: defaults applied, and without the secrets, which only
+  // the store and the publishers hold (core::SecretOwner copies).
+  static HookOptions Normalized(const HookOptions& given) {
+    HookOptions options = given;
+    core::WipeSecrets(options.mysql);
+    core::WipeSecrets(options.tencent_im);
     if (options.sync_publish_timeout.count() <= 0) {
       options.sync_publish_timeout = kDefaultSyncPublishTimeout;
     }

@@ -307,6 +307,73 @@ static room_outbox_hook *NewHook(const char *config, const char *secret_key) {
   return hook;
 }
 
+static int warning_lines;
+
+/* Counts the warnings about a secret file others may read. */
+static void LogWarnings(void *user_data, int32_t level, const char *message, size_t len) {
+  char line[1024];
+  (void)user_data;
+  snprintf(line, sizeof line, "%.*s", (int)len, message);
+  if (level == ROOM_OUTBOX_LOG_WARN && strstr(line, "configuration warning: ") == line &&
+      strstr(line, "mysql.password_file: ") != NULL &&
+      strstr(line, "is readable by its group or other users (mode 640)") != NULL) {
+    ++warning_lines;
+  }
+}
+
+/* The warnings of the options' files reach the log callback when a hook is made, from a loaded
+ * file and from a *_file key set later (the harness wrote SCRATCH_DIR/group-readable-password,
+ * mode 0640, and owner-only-password, 0600). */
+static void TestConfigWarningsReachTheLog(const char *up_config, const char *scratch) {
+  room_outbox_options *opts = room_outbox_options_new();
+  room_outbox_hook *hook = NULL;
+  room_outbox_error *err = NULL;
+  char path[512];
+  FILE *file;
+  /* A loaded file: the warning comes before the hook is made, which fails here (no IM app and
+   * no database server). */
+  snprintf(path, sizeof path, "%s/warning-relay.toml", scratch);
+  file = fopen(path, "w");
+  CHECK(file != NULL);
+  if (file != NULL) {
+    fprintf(file, "[mysql]\nsocket = \"%s/no-such-mysqld.sock\"\n"
+                  "password_file = \"group-readable-password\"\n", scratch);
+    fclose(file);
+  }
+  CHECK(room_outbox_options_load_file(opts, path, strlen(path), &err) == ROOM_OUTBOX_OK);
+  room_outbox_options_set_log(opts, LogWarnings, NULL);
+  warning_lines = 0;
+  CHECK(room_outbox_hook_new(opts, &hook, &err) != ROOM_OUTBOX_OK);
+  CHECK(hook == NULL);
+  CHECK(warning_lines == 1);
+  room_outbox_error_free(err);
+  err = NULL;
+  room_outbox_options_destroy(opts);
+
+  /* A key set later, on options that make a working hook; a better file drops the warning. */
+  opts = room_outbox_options_new();
+  CHECK(room_outbox_options_load_file(opts, up_config, strlen(up_config), &err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "tencent_im.secret_key", "k", 1, NULL) == ROOM_OUTBOX_OK);
+  snprintf(path, sizeof path, "%s/group-readable-password", scratch);
+  CHECK(room_outbox_options_set(opts, "mysql.password_file", path, strlen(path), &err) ==
+        ROOM_OUTBOX_OK);
+  room_outbox_options_set_log(opts, LogWarnings, NULL);
+  warning_lines = 0;
+  CHECK(room_outbox_hook_new(opts, &hook, &err) == ROOM_OUTBOX_OK);
+  CHECK(warning_lines == 1);
+  room_outbox_hook_destroy(hook);
+  hook = NULL;
+  snprintf(path, sizeof path, "%s/owner-only-password", scratch);
+  CHECK(room_outbox_options_set(opts, "mysql.password_file", path, strlen(path), &err) ==
+        ROOM_OUTBOX_OK);
+  warning_lines = 0;
+  CHECK(room_outbox_hook_new(opts, &hook, &err) == ROOM_OUTBOX_OK);
+  CHECK(warning_lines == 0);
+  room_outbox_hook_destroy(hook);
+  room_outbox_options_destroy(opts);
+  printf("c_abi_test: configuration warnings: ok\n");
+}
+
 /* IM up: the event sent to IM is published by the sync publish, the other one skipped. */
 static void TestImUp(room_outbox_hook *hook) {
   room_outbox_command *cmd = NewCommand("c-cmd-up", "c-room-up");
@@ -553,6 +620,7 @@ int main(int argc, char **argv) {
   }
   TestVersionAndStatuses();
   TestBadOptions(argv[5]);
+  TestConfigWarningsReachTheLog(argv[1], argv[5]);
   /* The up config names no secret key file: the key is given from memory. */
   up = NewHook(argv[1], ReadSecretKey(argv[5], secret_key, sizeof secret_key));
   down = NewHook(argv[2], NULL);

@@ -50,6 +50,7 @@ TEST(MysqlErrorTest, MapsEachErrnoToItsCode) {
       {ER_COLUMNACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
       {ER_SPECIFIC_ACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
       {ER_ACCESS_DENIED_NO_PASSWORD_ERROR, ErrorCode::kPermissionDenied},
+      {CR_SSL_CONNECTION_ERROR, ErrorCode::kPermissionDenied},
       {ER_BAD_DB_ERROR, ErrorCode::kNotFound},
       {ER_NO_SUCH_TABLE, ErrorCode::kNotFound},
       {ER_STATEMENT_TIMEOUT, ErrorCode::kDeadlineExceeded},

@@ -43,10 +43,10 @@ inline constexpr const core::sql::Statement* kHookStatements[] = {
 class MariaDbHookStore final : public HookStore {
  public:
   // On a SystemClock of its own.
-  explicit MariaDbHookStore(MysqlOptions options) : session_(std::move(options), kHookStatements) {}
+  explicit MariaDbHookStore(const MysqlOptions& options) : session_(options, kHookStatements) {}
   // On `clock` (CommitWrite::lease_start_ms, the idle ping), which must outlive the store.
-  MariaDbHookStore(MysqlOptions options, core::Clock& clock)
-      : session_(std::move(options), kHookStatements, clock) {}
+  MariaDbHookStore(const MysqlOptions& options, core::Clock& clock)
+      : session_(options, kHookStatements, clock) {}
 
   // Connects now unless connected (StoreSession::Connect).
   [[nodiscard]] core::Result<void> Connect() { return session_.Connect(); }

@@ -50,8 +50,7 @@ inline constexpr const core::sql::Statement* kRelayStatements[] = {
 
 class MariaDbRelayStore final : public RelayStore {
  public:
-  explicit MariaDbRelayStore(MysqlOptions options)
-      : session_(std::move(options), kRelayStatements) {}
+  explicit MariaDbRelayStore(const MysqlOptions& options) : session_(options, kRelayStatements) {}
 
   // Connects now unless connected (StoreSession::Connect).
   [[nodiscard]] core::Result<void> Connect() { return session_.Connect(); }
