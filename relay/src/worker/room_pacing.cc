@@ -60,7 +60,7 @@ void RoomPacing::Delivered(const std::string& room) {
     return;
   }
   const int64_t floor = room_min_interval_.count();
-  wide->second.gap_ms -= (wide->second.gap_ms - floor + 7) / 8;  // rounded up: it reaches floor
+  wide->second.gap_ms -= (wide->second.gap_ms - floor + 1) / 2;  // rounded up: it reaches floor
   if (wide->second.gap_ms <= floor) gaps_.erase(wide);
 }
 

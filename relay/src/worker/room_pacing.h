@@ -7,7 +7,7 @@
 // A room's gap is room_min_interval (the shipped 25ms: Tencent's 40 messages/s per group) until
 // IM refuses the room for frequency (MsgFreqCtrl, 10023: Refused): its gap then doubles, up to
 // kMaxGapFactor x room_min_interval, and each message IM takes from it afterwards (Delivered)
-// brings the gap 1/8 of the way back down, to room_min_interval again. So a room other senders
+// brings the gap half of the way back down, to room_min_interval again. So a room other senders
 // share (the room service's hook, another relay) backs off alone, to what the group's cap leaves
 // it, and climbs back when the cap allows; the other rooms keep room_min_interval. The claim's
 // run cut and interval slots stay at room_min_interval; a backed-off room's later rows wait out
@@ -29,9 +29,11 @@
 
 namespace room_outbox::relay {
 
-// A refused room's gap grows to at most this many times room_min_interval (400ms at the shipped
-// 25ms: 2.5 messages a second).
-inline constexpr int64_t kMaxGapFactor = 16;
+// A refused room's gap grows to at most this many times room_min_interval (100ms at the shipped
+// 25ms: 10 messages a second, 200 events with pack_max_events = 20). Measured (benchmark 15, a gift
+// storm beside the room service's own sync sends): 16 times held the hot room at a few messages
+// a second for whole seconds after a few refusals (p99 1.3 s); 4 times, 0.56 s.
+inline constexpr int64_t kMaxGapFactor = 4;
 // A widened gap is forgotten this long after the room's last send (the room went quiet).
 inline constexpr std::chrono::milliseconds kGapMemory{60000};
 
@@ -60,7 +62,7 @@ class RoomPacing {
   void Sent(const std::string& room, int64_t now);
   // IM refused the room for frequency (failure scope room): its gap doubles.
   void Refused(const std::string& room);
-  // IM took a message of the room: a widened gap comes 1/8 of the way back.
+  // IM took a message of the room: a widened gap comes half of the way back.
   void Delivered(const std::string& room);
   // Rooms whose gap is wider than room_min_interval (room_outbox_rooms_backed_off).
   size_t backed_off() const { return gaps_.size(); }
