@@ -66,6 +66,7 @@ add_executable(unit_tests
   tests/unit/hook_sync_breaker_test.cc
   tests/unit/hook_metrics_test.cc
   tests/unit/hook_test.cc
+  tests/unit/hook_unleased_test.cc
   tests/unit/sync_packs_test.cc
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
