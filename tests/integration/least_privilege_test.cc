@@ -71,8 +71,9 @@ class LeastPrivilegeTest : public ::testing::Test {
     ASSERT_TRUE(db_.valid());
     ASSERT_TRUE(im_.running()) << im_.start_error();
     // An empty database, as a first install finds it.
-    db_.Exec("DROP TABLE room_outbox_im_member, room_outbox, room_command_log, "
-             "room_outbox_schema_version");
+    db_.Exec(
+        "DROP TABLE room_outbox_im_member, room_outbox, room_command_log, "
+        "room_outbox_schema_version");
     for (const char* role : {"op", "hook", "relay"}) {
       db_.Exec("DROP USER IF EXISTS " + Account(role));
       db_.Exec("CREATE USER " + Account(role) + " IDENTIFIED BY '" + kPassword + "'");
@@ -81,7 +82,8 @@ class LeastPrivilegeTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    for (const char* role : {"op", "hook", "relay"}) db_.Exec("DROP USER IF EXISTS " + Account(role));
+    for (const char* role : {"op", "hook", "relay"})
+      db_.Exec("DROP USER IF EXISTS " + Account(role));
   }
 
   // 'lp<role>_<pid>_<n>_<random>'@'localhost': unique to this test's database, <= 32 characters.
@@ -159,7 +161,7 @@ class LeastPrivilegeTest : public ::testing::Test {
   void MigrateAsOperator(const RelayProcess& op) {
     CommandResult migrate = Run(op, {"migrate"});
     ASSERT_EQ(migrate.exit_code, 0) << migrate.Describe();
-    EXPECT_EQ(migrate.Json()["to_version"], 7) << migrate.Describe();
+    EXPECT_EQ(migrate.Json()["to_version"], 8) << migrate.Describe();
     ASSERT_GT(RunGrants("{hook}"), 0u);
     ASSERT_GT(RunGrants("{relay}"), 0u);
   }
@@ -184,7 +186,8 @@ TEST_F(LeastPrivilegeTest, EachSideRunsWithItsOwnGrantsOnly) {
   auto sending = NewHook(SyncPublishMode::kInline);
   ASSERT_TRUE(sending);
   const Command sent_command{"cmd-lp-1", "room-lp-1", "SendGift", "req-1", 1, "{}"};
-  CommitResult sent = sending->Commit(sent_command, Events("lp-1", {"RoomGiftSent", "RoomGiftSent"}));
+  CommitResult sent =
+      sending->Commit(sent_command, Events("lp-1", {"RoomGiftSent", "RoomGiftSent"}));
   ASSERT_EQ(sent.status, CommitStatus::kCommitted) << sent.error.message;
   for (const EventDelivery& e : sent.events) {
     EXPECT_EQ(e.state, DeliveryState::kPublished) << e.error;
@@ -221,7 +224,8 @@ TEST_F(LeastPrivilegeTest, EachSideRunsWithItsOwnGrantsOnly) {
       << relay->StderrTail();
   EXPECT_EQ(Count("status = 'parked' AND last_error = 'expired'"), 2);
   EXPECT_EQ(relay->CountLogLines({"cannot check the database schema version"}), 0u)
-      << "the relay checked the schema version at start\n" << relay->StderrTail();
+      << "the relay checked the schema version at start\n"
+      << relay->StderrTail();
   ASSERT_TRUE(Eventually([&] { return Members() == 2; }, seconds(10))) << relay->StderrTail();
 
   // The operator: stats, show, requeue; the relay delivers what was requeued; purge.
@@ -258,8 +262,10 @@ TEST_F(LeastPrivilegeTest, EachAccountIsRefusedWhatItDoesNotNeed) {
   auto op = RelayAs("op");
   MigrateAsOperator(*op);
   // The hook never rewrites a committed event, deletes a row, or changes the schema.
-  EXPECT_EQ(ErrnoAs("hook", "UPDATE room_outbox SET envelope = '{}'"), ER_COLUMNACCESS_DENIED_ERROR);
-  EXPECT_EQ(ErrnoAs("hook", "UPDATE room_outbox SET retry_count = 0"), ER_COLUMNACCESS_DENIED_ERROR);
+  EXPECT_EQ(ErrnoAs("hook", "UPDATE room_outbox SET envelope = '{}'"),
+            ER_COLUMNACCESS_DENIED_ERROR);
+  EXPECT_EQ(ErrnoAs("hook", "UPDATE room_outbox SET retry_count = 0"),
+            ER_COLUMNACCESS_DENIED_ERROR);
   EXPECT_EQ(ErrnoAs("hook", "DELETE FROM room_outbox"), ER_TABLEACCESS_DENIED_ERROR);
   EXPECT_EQ(ErrnoAs("hook", "UPDATE room_command_log SET payload = '{}'"),
             ER_TABLEACCESS_DENIED_ERROR);
