@@ -45,13 +45,13 @@ struct CommitRequest {
   // server's.
   std::string token;
   std::chrono::milliseconds sync_lease{0};
-  // Per-room order: look, inside the transaction, for an earlier pending row of the room (a
-  // pending row of another command; the MariaDB set looks with the command log insert, the MySQL
-  // set with its read-back after the outbox insert). Only when the rows are written
-  // leased (a token): the answer tells the lease holder (the sync publish) whether it may send
-  // ahead of the relay. Unleased rows go to the relay, which keeps each room's order itself, so
-  // the answer would go unused (earlier_pending is then false). The check costs the commit a
-  // secondary-index read.
+  // Per-room order: look, inside the transaction, for an earlier pending row of the room (the
+  // MariaDB set looks with the command log insert, before this command's rows exist; the MySQL
+  // set with its read-back after the outbox insert, for a pending row below this command's first
+  // id). Only when the rows are written leased (a token): the answer tells the lease holder (the
+  // sync publish) whether it may send ahead of the relay. Unleased rows go to the relay, which
+  // keeps each room's order itself, so the answer would go unused (earlier_pending is then
+  // false). The check costs the commit a secondary-index read.
   bool check_earlier_pending = true;
 };
 
