@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "core/wipe.h"
+
 namespace room_outbox::core {
 
 size_t JsonNestingDepth(std::string_view text, size_t stop_above) {
@@ -87,6 +89,7 @@ Result<std::string> ReadBounded(std::istream& in, size_t max_bytes, std::string_
 
 Result<std::string> CheckSecretContent(std::string_view what, std::string content) {
   if (content.size() > kMaxSecretBytes) {
+    WipeString(content);
     return Fail(ErrorCode::kInvalidArgument, std::string(what) + " is larger than " +
                                                  std::to_string(kMaxSecretBytes) + " bytes");
   }
@@ -99,6 +102,7 @@ Result<std::string> CheckSecretContent(std::string_view what, std::string conten
   for (size_t i = 0; i < content.size(); ++i) {
     const auto c = static_cast<unsigned char>(content[i]);
     if (c < 0x20 || c == 0x7f) {
+      WipeString(content);
       return Fail(ErrorCode::kInvalidArgument,
                   std::string(what) + " holds a control byte at offset " + std::to_string(i) +
                       (c == 0      ? " (a NUL)"
@@ -107,7 +111,9 @@ Result<std::string> CheckSecretContent(std::string_view what, std::string conten
                       "; a secret file holds the secret and at most one trailing newline");
     }
   }
-  return content;
+  Result<std::string> checked(std::move(content));
+  WipeString(content);  // what the move left in the parameter
+  return checked;
 }
 
 }  // namespace room_outbox::core

@@ -117,6 +117,36 @@ struct PublishMessage {
   size_t events() const { return 1 + rest.size(); }
 };
 
+// One message a MessageFeed hands out, and the tag that names it in MessageFeed::Done.
+struct FeedMessage {
+  const PublishMessage* message = nullptr;  // valid until Done(tag)
+  size_t tag = 0;
+};
+
+// The caller's side of Publisher::PublishStream: it hands out messages as they become ready (a
+// room's next message once the one before it was answered) and takes each one's outcome as it
+// comes. Every call comes from the thread that called PublishStream, inside that call.
+class MessageFeed {
+ public:
+  virtual ~MessageFeed() = default;
+
+  // The next message to send now, or nullopt when none is ready now. Asked only when the stream
+  // could start it at once (a request slot free, nothing else waiting to start).
+  virtual std::optional<FeedMessage> Next() = 0;
+  // The outcome of the message Next handed out with `tag`: exactly once per tag, in any order
+  // (answers come as they come). Delivered, failed, kept back by the breaker (kNotAttempted) or
+  // skipped alike.
+  virtual void Done(size_t tag, PublishOutcome outcome) = 0;
+  // Requests are in flight and Next had nothing more: the feed's chance to do its own work
+  // (e.g. write the results gathered so far). Returns how long the stream may wait for an answer
+  // before it asks Next again (a message that comes ready by time alone, e.g. a paced room).
+  virtual std::chrono::milliseconds Pause() = 0;
+  // Nothing is in flight (Next had nothing, or a wave was answered whole): the feed does its own
+  // work, then waits until it has a message ready (true: the stream asks Next again; at once when
+  // one is ready) or says it will have none (false: the stream ends).
+  virtual bool Idle() = 0;
+};
+
 class Publisher {
  public:
   virtual ~Publisher() = default;
@@ -137,6 +167,18 @@ class Publisher {
   virtual std::vector<PublishOutcome> PublishMany(std::span<const PublishMessage> messages,
                                                   std::chrono::milliseconds timeout,
                                                   size_t max_in_flight) = 0;
+
+  // Publishes what `feed` hands out until it has no more (MessageFeed::Idle false) and nothing is
+  // in flight: up to `max_in_flight` requests at once, each bounded by `timeout` from the moment
+  // it gets a request slot, each outcome handed to MessageFeed::Done as soon as it is known, and a
+  // new message asked for as soon as a slot is free. The feed keeps per-room order: it hands out
+  // a room's next message only after the one before it is Done. Messages the breaker keeps back
+  // are Done with kNotAttempted. This default runs the stream in waves over PublishMany (a wave
+  // is what Next hands out at once, at most max_in_flight messages; its outcomes are handed over
+  // when the whole wave is answered, then Idle); TencentImPublisher starts each message as soon
+  // as the feed has it.
+  virtual void PublishStream(MessageFeed& feed, std::chrono::milliseconds timeout,
+                             size_t max_in_flight);
 
   // True while the app-scope circuit breaker is open or half-open (the
   // room_outbox_im_breaker_open gauge).

@@ -4,6 +4,7 @@ add_library(room_outbox_core STATIC
   core/clock.cc
   core/envelope_codec.cc
   core/error.cc
+  core/publish_stream.cc
   core/host_name.cc
   core/input_limits.cc
   core/json_writer.cc

@@ -212,13 +212,18 @@ std::optional<int> ParseArgs(int argc, char** argv, SimArgs& args) {
 }
 
 // The HookOptions a room service reads from the shared config file, as any host would: the
-// public LoadHookOptions. nullopt (the reason on stderr) for an invalid config.
+// public LoadHookOptions, its warnings on stderr. nullopt (the reason on stderr) for an invalid
+// config.
 std::optional<room_outbox::HookOptions> LoadOptions(const std::string& config_path) {
   room_outbox::Error error;
-  auto options = room_outbox::LoadHookOptions(config_path, &error);
+  std::vector<std::string> warnings;
+  auto options = room_outbox::LoadHookOptions(config_path, &error, &warnings);
   if (!options) {
     std::cerr << "room-sim: invalid config: " << error.message << "\n";
     return std::nullopt;
+  }
+  for (const std::string& warning : warnings) {
+    std::cerr << ("room-sim warn: configuration warning: " + warning + "\n");
   }
   options->log = [](room_outbox::LogLevel level, std::string_view line) {
     if (level != room_outbox::LogLevel::kDebug) {

@@ -24,7 +24,9 @@ add_library(room_outbox_test_support STATIC
   tests/support/fake_im_message.cc
   tests/support/fake_im_server.cc
   tests/support/loopback_http.cc
+  tests/support/failover_server.cc
   tests/support/fake_mysql_server.cc
+  tests/support/grants.cc
   tests/support/mysql_admin.cc
   tests/support/private_mariadb.cc
   tests/support/relay_command.cc
@@ -65,8 +67,11 @@ add_executable(unit_tests
   tests/unit/fake_im_message_test.cc
   tests/unit/hook_sync_breaker_test.cc
   tests/unit/hook_metrics_test.cc
+  tests/unit/hook_late_marks_test.cc
+  tests/unit/hook_room_backoff_test.cc
   tests/unit/hook_test.cc
   tests/unit/hook_unleased_test.cc
+  tests/unit/late_marks_test.cc
   tests/unit/sync_packs_test.cc
   tests/unit/im_breaker_test.cc
   tests/unit/im_request_test.cc
@@ -87,8 +92,11 @@ add_executable(unit_tests
   tests/unit/loop_waits_test.cc
   tests/unit/outbox_worker_ahead_test.cc
   tests/unit/outbox_worker_test.cc
+  tests/unit/read_only_watch_test.cc
   tests/unit/outbox_worker_wake_test.cc
   tests/unit/room_sender_test.cc
+  tests/unit/room_sender_stream_test.cc
+  tests/unit/unwritten_results_test.cc
   tests/unit/room_sender_pack_test.cc
   tests/unit/round_marks_test.cc
   tests/unit/worker_stats_test.cc
@@ -105,6 +113,8 @@ add_executable(unit_tests
   tests/unit/result_writer_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_cell_test.cc
+  tests/unit/room_backoff_test.cc
+  tests/unit/secret_owner_test.cc
   tests/unit/room_pacing_test.cc
   tests/unit/room_queues_test.cc
   tests/unit/statement_list_test.cc
@@ -113,7 +123,9 @@ add_executable(unit_tests
   tests/unit/usersig_test.cc
   tests/unit/wake_gap_test.cc
   tests/unit/wake_signal_test.cc
-  tests/unit/wake_socket_test.cc)
+  tests/unit/wake_socket_test.cc
+  # Replaces operator new and delete of this executable only (freed_secret_watch.h).
+  tests/support/freed_secret_watch.cc)
 target_link_libraries(unit_tests PRIVATE room_outbox_test_support room_outbox_sim
   GTest::gmock_main room_outbox_build_settings)
 gtest_discover_tests(unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
@@ -141,6 +153,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/commit_multirow_test.cc
   tests/integration/commit_outcome_test.cc
   tests/integration/create_hook_test.cc
+  tests/integration/cut_commit_test.cc
   tests/integration/dialect_sets_test.cc
   tests/integration/hook_pack_test.cc
   tests/integration/hook_sync_test.cc
@@ -154,7 +167,9 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/expiry_daemon_test.cc
   tests/integration/relay_pack_test.cc
   tests/integration/parking_daemon_test.cc
+  tests/integration/read_only_failover_test.cc
   tests/integration/relay_claim_test.cc
+  tests/integration/relay_outage_test.cc
   tests/integration/relay_overlap_test.cc
   tests/integration/relay_scale_test.cc
   tests/integration/relay_scopes_test.cc
@@ -170,7 +185,9 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
 # wake-ups, the hook's sync publish and its background publisher thread.
 set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
   tests/integration/hook_delivery_test.cc
+  tests/integration/hook_mark_after_outage_test.cc
   tests/integration/hook_metrics_test.cc
+  tests/integration/hook_room_refusal_test.cc
   tests/integration/hook_sync_mode_test.cc
   tests/integration/relay_process_test.cc
   tests/integration/node_lock_test.cc
@@ -213,8 +230,10 @@ function(room_outbox_integration_executable target labels)
   set(ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES ${ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES}
     ${target} PARENT_SCOPE)
 endfunction()
+# freed_secret_watch.cc replaces operator new and delete of this executable only
+# (tests/support/freed_secret_watch.h).
 room_outbox_integration_executable(integration_tests_sql "integration"
-  ${ROOM_OUTBOX_INTEGRATION_SOURCES})
+  ${ROOM_OUTBOX_INTEGRATION_SOURCES} tests/support/freed_secret_watch.cc)
 room_outbox_integration_executable(integration_tests_tsan "integration;tsan"
   ${ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES})
 room_outbox_integration_executable(integration_tests_no_sql "integration;no_sql;tsan"

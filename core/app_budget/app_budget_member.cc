@@ -49,6 +49,7 @@ AppBudgetMember::AppBudgetMember(AppBudgetSettings settings,
     : settings_(std::move(settings)),
       budget_(std::move(budget)),
       on_beat_(std::move(on_beat)),
+      lock_name_(AppBudgetLockName(settings_.app_key)),
       last_beat_(std::chrono::steady_clock::now()) {}
 
 AppBudgetMember::~AppBudgetMember() {
@@ -96,7 +97,27 @@ Result<AppShare> AppBudgetMember::Exchange(int64_t demand) {
     if (!connected) return Fail(connected.error());
     store_ = std::move(*connected);
   }
-  // Read, then beat with the share just computed: the others see at once what this member takes.
+  // Read, then beat with the share just computed, under the app's lock: the others see at once
+  // what this member takes, and none reads the members between this read and this beat.
+  auto locked = store_->Lock(lock_name_, kBudgetLockWaitSeconds);
+  if (!locked) return Fail(locked.error());
+  if (!*locked) {
+    return Fail(ErrorCode::kUnavailable, "the app's budget lock (" + lock_name_ +
+                                             ") was held by another connection for " +
+                                             std::to_string(kBudgetLockWaitSeconds) + " s");
+  }
+  Result<AppShare> share = ReadAndBeat(demand);
+  if (auto unlocked = store_->Unlock(lock_name_); !unlocked && share) {
+    return Fail(unlocked.error());
+  }
+  if (!share) return share;
+  if (++beats_ % kExpireEveryBeats == 0) {
+    (void)store_->Expire(settings_.app_key, kExpireAgeMs);
+  }
+  return share;
+}
+
+Result<AppShare> AppBudgetMember::ReadAndBeat(int64_t demand) {
   auto reading = store_->Read(settings_.app_key);
   if (!reading) return Fail(reading.error());
   AppShare share = SplitAppBudget(reading->members, settings_.member_id, settings_.app_limit,
@@ -105,9 +126,6 @@ Result<AppShare> AppBudgetMember::Exchange(int64_t demand) {
   const auto taken = static_cast<int64_t>(std::ceil(std::min(share.requests_per_second, most)));
   if (auto beat = store_->Beat(settings_.app_key, settings_.member_id, demand, taken); !beat) {
     return Fail(beat.error());
-  }
-  if (++beats_ % kExpireEveryBeats == 0) {
-    (void)store_->Expire(settings_.app_key, kExpireAgeMs);
   }
   return share;
 }

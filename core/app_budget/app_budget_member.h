@@ -9,6 +9,10 @@
 // that joined, or whose demand grew), it beats every beat_interval / kCatchUpDivisor instead, so
 // it takes what the others give up within a fraction of a beat.
 //
+// A beat reads the members and writes its share under the app's named lock (GET_LOCK, on both
+// servers), so two members beating at the same moment (relays started together) never both take
+// the part of the limit nobody has written yet.
+//
 // A member that cannot reach the table keeps its last share (never more; before any reading,
 // app_limit / kAssumedMembersUnread) and keeps sending; it reconnects on the next beat. Start
 // makes the first beat before it returns, so the process never sends at a share it did not
@@ -36,6 +40,7 @@
 
 #include "core/app_budget/member_store.h"
 #include "core/tencent/process_rate_budget.h"
+#include "core/wipe.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::core {
@@ -46,6 +51,9 @@ inline constexpr std::chrono::milliseconds kDefaultBeatInterval{1000};
 inline constexpr int kCatchUpDivisor = 5;  // catching up: beat_interval / kCatchUpDivisor
 // A share holds kShareValidHalfBeats half beat intervals (1.5 beats) from the start of its beat.
 inline constexpr int kShareValidHalfBeats = 3;
+// How long a beat waits for the app's budget lock (held by another member's beat for the few
+// milliseconds of its read and write) before it keeps its last share for this beat.
+inline constexpr int64_t kBudgetLockWaitSeconds = 1;
 
 // How long a share computed by a beat that started at `beat_started` holds from now: 1.5 beat
 // intervals from that start, at least 1 ms.
@@ -53,11 +61,11 @@ std::chrono::milliseconds ShareValidity(std::chrono::milliseconds beat_interval,
                                         std::chrono::steady_clock::time_point beat_started);
 
 struct AppBudgetSettings {
-  MysqlOptions mysql;
-  std::string app_key;     // AppKey(endpoint, sdk_app_id)
-  std::string member_id;   // NewMemberId()
-  double app_limit = 200;  // [tencent_im] app_requests_per_second, > 0
-  double process_cap = 0;  // [tencent_im] requests_per_second (> 0)
+  SecretOwner<MysqlOptions> mysql;  // the password wiped with the settings
+  std::string app_key;              // AppKey(endpoint, sdk_app_id)
+  std::string member_id;            // NewMemberId()
+  double app_limit = 200;           // [tencent_im] app_requests_per_second, > 0
+  double process_cap = 0;           // [tencent_im] requests_per_second (> 0)
   std::chrono::milliseconds beat_interval = kDefaultBeatInterval;
 };
 
@@ -92,13 +100,16 @@ class AppBudgetMember {
                   OnBeat on_beat);
   void Loop();
   void BeatOnce();
-  // One beat against the table: the share and the live members, or the error.
+  // One beat against the table, under the app's budget lock: the share and the live members, or
+  // the error.
   Result<AppShare> Exchange(int64_t demand);
+  Result<AppShare> ReadAndBeat(int64_t demand);
   bool WaitForStop(std::chrono::milliseconds duration);
 
   AppBudgetSettings settings_;
   std::shared_ptr<SharedRateBudget> budget_;
   OnBeat on_beat_;
+  const std::string lock_name_;  // AppBudgetLockName(app_key)
   std::unique_ptr<AppMemberStore> store_;
   std::optional<double> last_share_;
   std::chrono::steady_clock::time_point last_beat_;

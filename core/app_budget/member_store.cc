@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/claim_token.h"
 #include "core/mysql/outbox_sql.h"
 
 namespace room_outbox::core {
@@ -52,6 +53,38 @@ Result<MemberReading> AppMemberStore::Read(const std::string& app_key) {
 
 Result<void> AppMemberStore::Expire(const std::string& app_key, int64_t age_ms) {
   return Run(sql::Stmt::kImMembersExpire, {SqlValue{app_key}, SqlValue{age_ms}});
+}
+
+std::string AppBudgetLockName(const std::string& app_key) {
+  return "room_outbox.budget." + ShortHash(app_key);
+}
+
+Result<bool> AppMemberStore::Lock(const std::string& name, int64_t wait_seconds) {
+  auto stmt = conn_->Prepared(sql::Stmt::kImBudgetLock);
+  if (!stmt) return Fail(stmt.error());
+  if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{name}, SqlValue{wait_seconds}});
+      !done) {
+    return Fail(done.error());
+  }
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) return Fail(rows.error());
+  if (rows->empty() || rows->front().IsNull(0)) {
+    return Fail(ErrorCode::kInternal, "GET_LOCK(" + name + ") answered NULL");
+  }
+  auto taken = rows->front().Int(0);
+  if (!taken) return Fail(taken.error());
+  return *taken == 1;
+}
+
+Result<void> AppMemberStore::Unlock(const std::string& name) {
+  auto stmt = conn_->Prepared(sql::Stmt::kImBudgetUnlock);
+  if (!stmt) return Fail(stmt.error());
+  if (auto done = (*stmt)->Execute(std::vector<SqlValue>{SqlValue{name}}); !done) {
+    return Fail(done.error());
+  }
+  auto rows = (*stmt)->FetchAll();  // read the answer off the connection
+  if (!rows) return Fail(rows.error());
+  return {};
 }
 
 Result<void> AppMemberStore::Leave(const std::string& app_key, const std::string& member_id) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/app_budget/share_split.h"
+#include "core/mysql/outbox_sql.h"
 #include "core/mysql/connection.h"
 #include "core/result.h"
 #include "room_outbox/options.h"
@@ -22,7 +23,12 @@ inline constexpr const sql::Statement* kAppBudgetStatements[] = {
     &sql::Stmt::kImMembers,
     &sql::Stmt::kImMembersExpire,
     &sql::Stmt::kImMemberLeave,
+    &sql::Stmt::kImBudgetLock,
+    &sql::Stmt::kImBudgetUnlock,
 };
+
+// "room_outbox.budget.<ShortHash(app_key)>": the named lock a beat holds (kImBudgetLock).
+std::string AppBudgetLockName(const std::string& app_key);
 
 struct MemberReading {
   std::vector<MemberBeat> members;  // every row of the app, live or not
@@ -43,6 +49,10 @@ class AppMemberStore {
   [[nodiscard]] Result<void> Expire(const std::string& app_key, int64_t age_ms);
   // Deletes this member's row.
   [[nodiscard]] Result<void> Leave(const std::string& app_key, const std::string& member_id);
+  // Takes the named lock `name`, waiting at most `wait_seconds`: false when another connection
+  // held it all that time. Unlock gives it back (a lost connection gives it back too).
+  [[nodiscard]] Result<bool> Lock(const std::string& name, int64_t wait_seconds);
+  [[nodiscard]] Result<void> Unlock(const std::string& name);
 
  private:
   explicit AppMemberStore(std::unique_ptr<MariaDbConnection> conn) : conn_(std::move(conn)) {}

@@ -1,6 +1,7 @@
 #include "core/config/secret_file.h"
 
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 
 namespace room_outbox::core {
 namespace {
+
+constexpr size_t kReadChunk = 512;
 
 std::string Where(const std::string& key, const std::string& path) {
   return key + ": \"" + path + "\"";
@@ -69,8 +72,15 @@ Result<SecretFileContent> ReadSecretFile(const std::string& key, const std::stri
   if (!opened) {
     return Fail(opened.error());
   }
-  std::string content;
-  char buffer[512];
+  // Room for the largest accepted file and one more read, so the string never reallocates (which
+  // would free a copy unwiped); the read buffer is wiped on every way out.
+  SecretOwner<std::string> content;
+  content.reserve(kMaxSecretBytes + kReadChunk);
+  char buffer[kReadChunk];
+  const struct Cleanse {
+    char* bytes;
+    ~Cleanse() { OPENSSL_cleanse(bytes, kReadChunk); }
+  } cleanse{buffer};
   for (;;) {
     const ssize_t n = ::read(opened->fd.get(), buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
@@ -89,7 +99,8 @@ Result<SecretFileContent> ReadSecretFile(const std::string& key, const std::stri
   if (!checked) {
     return Fail(checked.error());
   }
-  return SecretFileContent{std::move(*checked), std::move(opened->warning)};
+  SecretFileContent read{std::move(*checked), std::move(opened->warning)};  // wipes *checked
+  return read;
 }
 
 Result<std::string> CheckLibraryFile(const std::string& key, const std::string& path,

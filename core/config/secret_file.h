@@ -11,11 +11,13 @@
 #include <string>
 
 #include "core/result.h"
+#include "core/wipe.h"
 
 namespace room_outbox::core {
 
 struct SecretFileContent {
-  std::string content;  // after CheckSecretContent (input_limits.h)
+  SecretOwner<std::string>
+      content;          // after CheckSecretContent (input_limits.h); wiped when dropped
   std::string warning;  // "" or why the file's mode exposes the secret
 };
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/config/secret_file.h"
+#include "core/wipe.h"
 
 namespace room_outbox::core {
 namespace {
@@ -62,20 +63,21 @@ Result<std::string> ResolveReadableFile(const std::string& key, const std::strin
 Result<std::string> LoadSecret(const std::string& key, const std::string& file,
                                const char* env_name, const std::string& config_path,
                                std::vector<std::string>* warnings) {
-  std::string secret;
+  SecretOwner<std::string> secret;
   if (!file.empty()) {
     auto read = ReadSecretFile(key, ResolveSecretPath(file, config_path));
     if (!read) {
       return Fail(read.error());
     }
-    secret = std::move(read->content);
+    ReplaceSecret(secret, std::move(read->content));
     AddWarning(warnings, std::move(read->warning));
   }
   const char* env = std::getenv(env_name);
   if (env != nullptr && env[0] != '\0') {
-    secret = env;
+    ReplaceSecret(secret, std::string(env));
   }
-  return secret;
+  Result<std::string> loaded(std::move(static_cast<std::string&>(secret)));
+  return loaded;  // `secret` wipes what the move left behind
 }
 
 }  // namespace room_outbox::core

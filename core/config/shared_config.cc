@@ -10,9 +10,9 @@
 #include "core/config/duration_limits.h"
 #include "core/config/secrets.h"
 #include "core/host_name.h"
-#include "core/mysql/connect_options.h"
 #include "core/tencent/tencent_im_publisher.h"
 #include "core/wake_path.h"
+#include "core/wipe.h"
 
 namespace room_outbox::core {
 namespace {
@@ -311,17 +311,14 @@ Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c, SecretUse use) {
   if (!password) {
     return Fail(password.error());
   }
-  c.mysql.password = std::move(*password);
+  ReplaceSecret(c.mysql.password, std::move(*password));
   if (use == SecretUse::kAll) {
     auto key = LoadSecret("tencent_im.secret_key_file", c.tim_secret_key_file, kTimSecretKeyEnv,
                           c.path, &c.warnings);
     if (!key) {
       return Fail(key.error());
     }
-    c.tencent_im.secret_key = std::move(*key);
-  }
-  if (std::string tls = TlsExposureWarning(c.mysql); !tls.empty()) {
-    c.warnings.push_back(std::move(tls));
+    ReplaceSecret(c.tencent_im.secret_key, std::move(*key));
   }
   return {};
 }

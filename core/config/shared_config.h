@@ -22,6 +22,7 @@
 
 #include "core/config/toml_reader.h"
 #include "core/result.h"
+#include "core/wipe.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::core {
@@ -32,12 +33,14 @@ struct HookSection {
   SyncPublishMode sync_publish = SyncPublishMode::kInline;
 };
 
+// Its secrets (mysql.password, tencent_im.secret_key) are wiped whenever a SharedConfig (or a
+// copy, or the relay's Config) is destroyed, assigned over or moved from (core/wipe.h).
 struct SharedConfig {
   std::string path;     // the file it came from
   std::string node_id;  // after LoadSharedSecretsAndDefaults: never empty
-  MysqlOptions mysql;
+  SecretOwner<MysqlOptions> mysql;
   std::string mysql_password_file;  // as written (resolved by LoadSecret)
-  TencentImOptions tencent_im;
+  SecretOwner<TencentImOptions> tencent_im;
   std::string tim_secret_key_file;
   // [tencent_im.max_age_by_type]: event_type -> the oldest an event of that type may be when its
   // turn to be sent comes in the relay (age on the database server's clock); an older one is
@@ -50,9 +53,11 @@ struct SharedConfig {
   std::string wake_socket;
   // [outbox_worker] ordering: "per_room" (true, the default) or "none".
   bool per_room_order = true;
-  // What LoadSharedSecretsAndDefaults noticed that is allowed but unsafe (a secret file others
-  // may read, an unverified TCP link to another host), one sentence each; the relay logs them at
-  // start and on reload, --check-config prints them.
+  // What LoadSharedSecretsAndDefaults noticed in the files it opened that is allowed but unsafe
+  // (a secret file, or the TLS client key, that others may read), one sentence each. The relay
+  // adds the link's TLS warning (TlsExposureWarning) and logs them at start and on reload,
+  // --check-config prints them; the hook hands them to its host (docs/hook.md, "Warnings about
+  // the configuration").
   std::vector<std::string> warnings;
 };
 
@@ -70,7 +75,8 @@ void ReadWakeSocket(TableReader& wake, SharedConfig& config);
 void ReadOrdering(TableReader& outbox_worker, SharedConfig& config);
 
 // The secrets `use` names from their files or the environment (secrets.h), the TLS files, and
-// node_id's default; fills `warnings`. With kDatabaseOnly, tencent_im.secret_key stays empty.
+// node_id's default; fills `warnings` with what those files' modes expose. With kDatabaseOnly,
+// tencent_im.secret_key stays empty.
 Result<void> LoadSharedSecretsAndDefaults(SharedConfig& config, SecretUse use = SecretUse::kAll);
 
 }  // namespace room_outbox::core

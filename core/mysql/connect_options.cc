@@ -62,6 +62,32 @@ Result<void> SetClientOptions(MYSQL* mysql, const MysqlOptions& options) {
   return {};
 }
 
+// Connector/C 3.3 refuses a server whose handshake lacks CLIENT_SSL before it writes a byte when a
+// peer fingerprint is set, and compares fingerprints only when the one set is not empty
+// (my_auth.c send_client_reply_packet, ma_pvio.c ma_pvio_start_ssl). 3.4 compares an empty one
+// too, and would refuse every server.
+bool EmptyFingerprintRefusesBeforeLogin() {
+  const unsigned long version = mysql_get_client_version();
+  return version >= 30300 && version < 30400;
+}
+
+// What a client library without that refusal does, for the texts of SslModeProtection and
+// TlsExposureWarning.
+std::string LoginBeforeRefusal() {
+  return std::string("Connector/C ") + mysql_get_client_info() +
+         " sends the login (user name and the answer to the server's challenge) to a server "
+         "that offers no TLS before the connection is refused";
+}
+
+// required and verify_ca: the empty peer fingerprint, so that a server without TLS gets no login.
+Result<void> SetRefusalBeforeLogin(MYSQL* mysql, SslMode mode) {
+  if ((mode != SslMode::kRequired && mode != SslMode::kVerifyCa) ||
+      !EmptyFingerprintRefusesBeforeLogin()) {
+    return {};
+  }
+  return SetOption(mysql, MARIADB_OPT_TLS_PEER_FP, "", "MARIADB_OPT_TLS_PEER_FP");
+}
+
 Result<void> SetTlsOptions(MYSQL* mysql, const MysqlOptions& options) {
   const SslMode mode = EffectiveSslMode(options);
   // Both flags are set explicitly: a newer Connector/C (3.4) verifies by default.
@@ -70,6 +96,7 @@ Result<void> SetTlsOptions(MYSQL* mysql, const MysqlOptions& options) {
   const bool verify_chain = mode == SslMode::kVerifyCa || mode == SslMode::kVerifyIdentity;
   for (auto set : {
            SetOption(mysql, MYSQL_OPT_SSL_ENFORCE, &use_tls, "MYSQL_OPT_SSL_ENFORCE"),
+           SetRefusalBeforeLogin(mysql, mode),
            SetOption(mysql, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify_host,
                      "MYSQL_OPT_SSL_VERIFY_SERVER_CERT"),
            SetPath(mysql, MYSQL_OPT_SSL_CA, verify_chain ? options.ssl_ca : "", "MYSQL_OPT_SSL_CA"),
@@ -92,7 +119,22 @@ bool IsLoopbackHost(const std::string& host) {
 
 }  // namespace
 
-const char* SslModeProtection(SslMode mode) {
+bool RefusesServerWithoutTlsBeforeLogin(SslMode mode) {
+  switch (mode) {
+    case SslMode::kDisabled:
+    case SslMode::kPreferred:
+      return false;
+    case SslMode::kRequired:
+    case SslMode::kVerifyCa:
+      return EmptyFingerprintRefusesBeforeLogin();
+    case SslMode::kVerifyIdentity:
+      return true;
+  }
+  return false;
+}
+
+std::string SslModeProtection(SslMode mode) {
+  std::string what;
   switch (mode) {
     case SslMode::kDisabled:
       return "no TLS; protects against nothing (anyone on the path reads and changes the traffic)";
@@ -100,31 +142,53 @@ const char* SslModeProtection(SslMode mode) {
       return "TLS when offered, unverified; protects against a passive listener only while no "
              "one strips TLS, never against an active attacker";
     case SslMode::kRequired:
-      return "TLS or no connection, unverified; protects against a passive listener, not against "
-             "an attacker who poses as the server";
+      what =
+          "TLS or no connection, unverified; protects against a passive listener and against "
+          "an attacker who strips TLS, not against one who poses as the server with a "
+          "certificate of its own";
+      break;
     case SslMode::kVerifyCa:
-      return "TLS with the server's certificate chain checked against ssl_ca; protects against an "
-             "impostor without a certificate of that CA";
+      what =
+          "TLS with the server's certificate chain checked against ssl_ca; protects against an "
+          "impostor without a certificate of that CA";
+      break;
     case SslMode::kVerifyIdentity:
-      return "TLS, chain and host name checked; protects against an impostor, including another "
-             "host with a certificate of the same CA";
+      what =
+          "TLS, chain and host name checked; protects against an impostor, including another "
+          "host with a certificate of the same CA";
+      break;
   }
-  return "";
+  if (RefusesServerWithoutTlsBeforeLogin(mode)) {
+    return what + "; a server that offers no TLS is refused before the login is sent";
+  }
+  return what + "; " + LoginBeforeRefusal();
 }
 
 std::string TlsExposureWarning(const MysqlOptions& options) {
-  if (!options.socket.empty() || IsLoopbackHost(options.host) ||
-      options.ssl_mode == SslMode::kVerifyCa || options.ssl_mode == SslMode::kVerifyIdentity) {
+  if (!options.socket.empty() || IsLoopbackHost(options.host)) {
     return "";
   }
-  const std::string mode = SslModeName(options.ssl_mode);
-  const std::string what =
-      options.ssl_mode == SslMode::kRequired
-          ? "encrypts but does not verify the server: anyone on the path can pose as it"
-          : "may run without TLS: anyone on the path can read or change the traffic";
-  return "mysql.host \"" + options.host + "\" is reached over TCP with ssl_mode \"" + mode +
-         "\", which " + what +
-         "; set ssl_mode = \"verify_identity\" (or \"verify_ca\") with ssl_ca";
+  const std::string where = "mysql.host \"" + options.host +
+                            "\" is reached over TCP with ssl_mode \"" +
+                            SslModeName(options.ssl_mode) + "\", which ";
+  const std::string fix = "; set ssl_mode = \"verify_identity\" (or \"verify_ca\") with ssl_ca";
+  switch (options.ssl_mode) {
+    case SslMode::kDisabled:
+    case SslMode::kPreferred:
+      return where + "may run without TLS: anyone on the path can read or change the traffic" + fix;
+    case SslMode::kRequired:
+      return where + "encrypts but does not verify the server: anyone on the path can pose as it" +
+             (RefusesServerWithoutTlsBeforeLogin(options.ssl_mode) ? ""
+                                                                   : "; " + LoginBeforeRefusal()) +
+             fix;
+    case SslMode::kVerifyCa:
+    case SslMode::kVerifyIdentity:
+      break;
+  }
+  if (!RefusesServerWithoutTlsBeforeLogin(options.ssl_mode)) {
+    return where + "verifies the server, but " + LoginBeforeRefusal();
+  }
+  return "";
 }
 
 std::string ConnectTarget(const MysqlOptions& options) {

@@ -48,6 +48,9 @@ bool IsConnectionClass(unsigned err) {
     // can reach the new primary.
     case ER_OPTION_PREVENTS_STATEMENT:
     case ER_READ_ONLY_MODE:
+    // MySQL: a write in a transaction the session made read-only (transaction_read_only, as a
+    // proxy or a replica's defaults may set it); a new connection may be a writable one.
+    case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:
     // MySQL: the idle connection was closed, the session was killed, the server is in
     // offline_mode (it accepts no client but admins: a new connection may reach another one).
     case kMysqlClientInteractionTimeout:
@@ -87,6 +90,9 @@ ErrorCode CodeFor(unsigned err) {
     case ER_COLUMNACCESS_DENIED_ERROR:
     case ER_SPECIFIC_ACCESS_DENIED_ERROR:
     case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
+    // The client refused the server: no TLS where ssl_mode requires it, or a certificate that
+    // does not verify.
+    case CR_SSL_CONNECTION_ERROR:
       return ErrorCode::kPermissionDenied;
     case ER_BAD_DB_ERROR:
     case ER_NO_SUCH_TABLE:
@@ -99,18 +105,42 @@ ErrorCode CodeFor(unsigned err) {
   }
 }
 
+// 1290 names the option that refused the statement: --read-only, --super-read-only (MySQL),
+// --skip-grant-tables, --secure-file-priv, ... Only the first two are a read-only server.
+bool IsReadOnlyErrno(unsigned err, std::string_view text) {
+  switch (err) {
+    case ER_READ_ONLY_MODE:
+    case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:
+      return true;
+    case ER_OPTION_PREVENTS_STATEMENT:
+      return text.find("read-only") != std::string_view::npos ||
+             text.find("read_only") != std::string_view::npos;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Error FromMysqlErrno(unsigned err, std::string_view where, std::string_view text) {
   std::string message;
-  message.reserve(where.size() + text.size() + 24);
+  message.reserve(where.size() + text.size() + kReadOnlyRefusal.size() + 26);
   message.append(where);
   message.append(": ");
+  if (IsReadOnlyErrno(err, text)) {
+    message.append(kReadOnlyRefusal);
+    message.append(": ");
+  }
   message.append(text.empty() ? std::string_view("unknown error") : text);
   message.append(" [errno ");
   message.append(std::to_string(err));
   message.append("]");
   return Error{CodeFor(err), std::move(message)};
+}
+
+bool IsReadOnlyRefusal(const Error& error) {
+  return error.code == ErrorCode::kUnavailable &&
+         error.message.find(kReadOnlyRefusal) != std::string::npos;
 }
 
 }  // namespace room_outbox::core

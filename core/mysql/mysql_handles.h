@@ -3,13 +3,23 @@
 #pragma once
 
 #include <mysql.h>
+#include <openssl/crypto.h>
 
+#include <cstring>
 #include <memory>
 
 namespace room_outbox::core {
 
+// Connector/C keeps its own copy of the password (MYSQL::passwd, strdup at connect, for a
+// reconnect) and frees it unwiped: the closer wipes it first. A connect that fails frees that
+// copy inside the library, out of reach.
 struct MysqlCloser {
-  void operator()(MYSQL* mysql) const noexcept { mysql_close(mysql); }
+  void operator()(MYSQL* mysql) const noexcept {
+    if (mysql->passwd != nullptr) {
+      OPENSSL_cleanse(mysql->passwd, std::strlen(mysql->passwd));
+    }
+    mysql_close(mysql);
+  }
 };
 
 struct MysqlStmtCloser {

@@ -154,6 +154,11 @@ inline constexpr std::string_view kCommitReadBackChecked = ROOM_OUTBOX_READ_BACK
 inline constexpr std::string_view kFindCommand =
     "SELECT id FROM room_command_log WHERE command_id = ? LOCK IN SHARE MODE";
 
+// Whether the server is read-only (read_only; MySQL's super_read_only sets it too): after a lost
+// COMMIT answer, a command missing from such a server's log may still be on its way there (a
+// replica the failover reached), so its absence proves no rollback. No placeholder.
+inline constexpr std::string_view kServerReadOnly = "SELECT @@global.read_only";
+
 // idx_command_id (from the index alone): the command's outbox rows in commit order. Placeholder:
 // command_id.
 inline constexpr std::string_view kCommandRows =
@@ -491,6 +496,13 @@ inline constexpr std::string_view kImMembersExpire =
 inline constexpr std::string_view kImMemberLeave =
     "DELETE FROM room_outbox_im_member WHERE app_key = ? AND member_id = ?";
 
+// A beat reads the members and writes its share under the app's named lock
+// (AppBudgetLockName, 36 characters), so two members that beat at once never both count on the
+// same part of the limit. GET_LOCK answers 1 (taken), 0 (not within the wait) or NULL (an error);
+// no table, no privilege. Placeholders: name, wait seconds; then name.
+inline constexpr std::string_view kImBudgetLock = "SELECT GET_LOCK(?, ?)";
+inline constexpr std::string_view kImBudgetUnlock = "SELECT RELEASE_LOCK(?)";
+
 // --- schema version (outbox-relay migrate, relay/src/migrate) ---
 // schema/000_schema_version.sql makes the table; each schema file records its own number in it
 // as its last statement, so a schema applied with other tools is recognised too.
@@ -579,6 +591,7 @@ inline constexpr Statement kCommitReadBack = MySqlOnly("commit_read_back", sql::
 inline constexpr Statement kCommitReadBackChecked =
     MySqlOnly("commit_read_back_checked", sql::kCommitReadBackChecked);
 inline constexpr Statement kFindCommand = Shared("find_command", sql::kFindCommand);
+inline constexpr Statement kServerReadOnly = Shared("server_read_only", sql::kServerReadOnly);
 inline constexpr Statement kCommandRows = Shared("command_rows", sql::kCommandRows);
 inline constexpr Statement kRecordPackSize = Shared("record_pack_size", sql::kRecordPackSize);
 inline constexpr Statement kServerNow = Shared("server_now", sql::kServerNow);
@@ -632,6 +645,8 @@ inline constexpr Statement kImMemberBeat = Shared("im_member_beat", sql::kImMemb
 inline constexpr Statement kImMembers = Shared("im_members", sql::kImMembers);
 inline constexpr Statement kImMembersExpire = Shared("im_members_expire", sql::kImMembersExpire);
 inline constexpr Statement kImMemberLeave = Shared("im_member_leave", sql::kImMemberLeave);
+inline constexpr Statement kImBudgetLock = Shared("im_budget_lock", sql::kImBudgetLock);
+inline constexpr Statement kImBudgetUnlock = Shared("im_budget_unlock", sql::kImBudgetUnlock);
 inline constexpr Statement kSchemaVersionTable =
     Shared("schema_version_table", sql::kSchemaVersionTable);
 inline constexpr Statement kSchemaVersions = Shared("schema_versions", sql::kSchemaVersions);
@@ -660,6 +675,7 @@ inline constexpr std::array kStatements = {
     &Stmt::kCommitReadBack,
     &Stmt::kCommitReadBackChecked,
     &Stmt::kFindCommand,
+    &Stmt::kServerReadOnly,
     &Stmt::kCommandRows,
     &Stmt::kRecordPackSize,
     &Stmt::kServerNow,
@@ -699,6 +715,8 @@ inline constexpr std::array kStatements = {
     &Stmt::kImMembers,
     &Stmt::kImMembersExpire,
     &Stmt::kImMemberLeave,
+    &Stmt::kImBudgetLock,
+    &Stmt::kImBudgetUnlock,
     &Stmt::kSchemaVersionTable,
     &Stmt::kSchemaVersions,
     &Stmt::kSessionRowsRead,

@@ -28,6 +28,7 @@
 #include "core/clock.h"
 #include "core/mysql/connection.h"
 #include "core/result.h"
+#include "core/wipe.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::core {
@@ -39,14 +40,13 @@ class StoreSession {
 
   // `prepare_at_connect` must outlive the session (the lists above do). On a SystemClock of its
   // own.
-  StoreSession(MysqlOptions options, std::span<const sql::Statement* const> prepare_at_connect)
-      : options_(std::move(options)),
-        prepare_at_connect_(prepare_at_connect),
-        clock_(system_clock_) {}
+  StoreSession(const MysqlOptions& options,
+               std::span<const sql::Statement* const> prepare_at_connect)
+      : options_(options), prepare_at_connect_(prepare_at_connect), clock_(system_clock_) {}
   // On `clock` (its SteadyMs times the idle ping), which must outlive the session.
-  StoreSession(MysqlOptions options, std::span<const sql::Statement* const> prepare_at_connect,
-               Clock& clock)
-      : options_(std::move(options)), prepare_at_connect_(prepare_at_connect), clock_(clock) {}
+  StoreSession(const MysqlOptions& options,
+               std::span<const sql::Statement* const> prepare_at_connect, Clock& clock)
+      : options_(options), prepare_at_connect_(prepare_at_connect), clock_(clock) {}
   StoreSession(const StoreSession&) = delete;
   StoreSession& operator=(const StoreSession&) = delete;
 
@@ -94,7 +94,7 @@ class StoreSession {
  private:
   [[nodiscard]] Result<MariaDbConnection*> Live();
 
-  MysqlOptions options_;
+  SecretOwner<MysqlOptions> options_;  // the password wiped with the session
   std::span<const sql::Statement* const> prepare_at_connect_;
   SystemClock system_clock_;  // the clock unless one was given
   Clock& clock_;

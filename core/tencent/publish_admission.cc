@@ -13,7 +13,7 @@ PublishOutcome NotAttemptedOutcome() {
   return out;
 }
 
-PublishAdmission::PublishAdmission(std::vector<PublishItem>& items, ImBreaker& breaker,
+PublishAdmission::PublishAdmission(PublishItems& items, ImBreaker& breaker,
                                    SharedRateBudget* budget, std::chrono::milliseconds timeout,
                                    size_t parallel, int64_t call_start_ms)
     : items_(items),
@@ -82,7 +82,11 @@ void PublishAdmission::StartClock(PublishItem& item, int64_t now_ms) {
     return;
   }
   item.started = true;
-  item.start_ms = started_ < parallel_ ? call_start_ms_ : now_ms;
+  if (item.streamed) {
+    item.start_ms = item.ready_ms;
+  } else {
+    item.start_ms = started_ < parallel_ ? call_start_ms_ : now_ms;
+  }
   item.deadline_ms = item.start_ms + timeout_.count();
   ++started_;
 }

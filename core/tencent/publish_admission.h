@@ -8,7 +8,8 @@
 //      probe is out: then the call waits for the probe's answer. After the cooldown the message
 //      becomes the probe and keeps that admission until its verdict is recorded.
 //   2. its timeout: the first `parallel` messages count it from the call's start (Publish must
-//      return within it), later ones from when they reach a free slot.
+//      return within it), later ones from when they reach a free slot; a stream's message
+//      (PublishItem::streamed) from when the feed handed it over.
 //   3. the request budget (optional): a token now, or a wait; a wait for the next token that
 //      would end at or after the message's deadline keeps it back as rate limited (global rate).
 //      Otherwise the caller sleeps once for every message it could start now (the tokens of
@@ -58,7 +59,7 @@ class PublishAdmission {
 
   // `items`, `breaker` and `budget` (null: no request budget) must outlive the admission.
   // `timeout` > 0; `parallel` >= 1 is how many requests the call runs at once.
-  PublishAdmission(std::vector<PublishItem>& items, ImBreaker& breaker, SharedRateBudget* budget,
+  PublishAdmission(PublishItems& items, ImBreaker& breaker, SharedRateBudget* budget,
                    std::chrono::milliseconds timeout, size_t parallel, int64_t call_start_ms);
 
   // Queues `index` behind the others.
@@ -66,6 +67,7 @@ class PublishAdmission {
   // Queues `index` in front of the others (the 70001 resend goes next).
   void Resend(size_t index) { queue_.push_front(index); }
   bool empty() const { return queue_.empty(); }
+  size_t size() const { return queue_.size(); }
 
   // Decides about the front message at `now_ms`; `ready` (>= 1) is how many messages the caller
   // could start now (its free slots), which a budget wait gathers tokens for. kSend and kKeptBack
@@ -89,7 +91,7 @@ class PublishAdmission {
   // The budget's verdict on the front message `index`: nullopt when it took a token.
   std::optional<Decision> AskBudget(size_t index, int64_t now_ms, size_t ready);
 
-  std::vector<PublishItem>& items_;
+  PublishItems& items_;
   ImBreaker& breaker_;
   SharedRateBudget* budget_;
   const std::chrono::milliseconds timeout_;

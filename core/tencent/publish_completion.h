@@ -1,5 +1,5 @@
-// The completion step of a PublishMany call: what one finished request means, and what it
-// changes.
+// The completion step of a PublishMany call or a PublishStream: what one finished request means,
+// and what it changes.
 //
 //   TransferOutcome  the request's outcome: IM's answer through the table of im_response.h, or
 //                    libcurl's error. A timeout or a connection dropped after the request went
@@ -45,8 +45,8 @@ ImBreaker::Verdict BreakerVerdict(const PublishOutcome& outcome);
 class PublishCompletion {
  public:
   // Every argument must outlive the completion; `budget` may be null (no request budget).
-  PublishCompletion(std::vector<PublishItem>& items, PublishAdmission& admission,
-                    ImBreaker& breaker, SharedRateBudget* budget, UserSigCache& sig_cache)
+  PublishCompletion(PublishItems& items, PublishAdmission& admission, ImBreaker& breaker,
+                    SharedRateBudget* budget, UserSigCache& sig_cache)
       : items_(items),
         admission_(admission),
         breaker_(breaker),
@@ -60,7 +60,7 @@ class PublishCompletion {
  private:
   void FeedBudget(const PublishOutcome& outcome);
 
-  std::vector<PublishItem>& items_;
+  PublishItems& items_;
   PublishAdmission& admission_;
   ImBreaker& breaker_;
   SharedRateBudget* budget_;

@@ -88,6 +88,8 @@ class TencentImPublisher final : public Publisher {
   std::vector<PublishOutcome> PublishMany(std::span<const PublishMessage> messages,
                                           milliseconds timeout, size_t max_in_flight) override;
 
+  void PublishStream(MessageFeed& feed, milliseconds timeout, size_t max_in_flight) override;
+
  private:
   static uint32_t SeedFromDevice(Clock& clock) {
     try {
@@ -104,16 +106,27 @@ class TencentImPublisher final : public Publisher {
 
   Status WriteMessageBody(JsonWriter& body, JsonWriter& scratch,
                           const PublishMessage& message) const;
-  std::vector<PublishItem> Prepare(std::span<const PublishMessage> messages, int64_t now_ms);
+  PublishItem PrepareItem(const PublishMessage& message, bool breaker_rejects, JsonWriter& body,
+                          JsonWriter& scratch) const;
+  PublishItems Prepare(std::span<const PublishMessage> messages, int64_t now_ms);
   std::string Ready(std::unique_lock<std::timed_mutex>& lock, milliseconds timeout,
                     size_t& parallel);
-  void Run(std::vector<PublishItem>& items, PublishAdmission& admission, size_t parallel);
-  StartPass StartAdmitted(std::vector<PublishItem>& items, PublishAdmission& admission,
-                          size_t parallel, int64_t now_ms);
+  void Run(PublishItems& items, PublishAdmission& admission, size_t parallel);
+  StartPass StartAdmitted(PublishItems& items, PublishAdmission& admission, size_t parallel,
+                          int64_t now_ms);
+  // The stream's steps (PublishStream), under the lock.
+  void RunStream(MessageFeed& feed, PublishItems& items, PublishAdmission& admission,
+                 size_t parallel);
+  void Pull(MessageFeed& feed, PublishItems& items, PublishAdmission& admission, size_t parallel,
+            JsonWriter& body, JsonWriter& scratch);
+  // Hands the outcomes of items done since the last call to the feed; how many.
+  size_t Report(MessageFeed& feed, PublishItems& items, size_t& first_unreported);
+  Result<void> AwaitStream(MessageFeed& feed, PublishItems& items, PublishAdmission& admission,
+                           size_t parallel, const StartPass& pass, PublishCompletion& completion);
   Result<void> StartTransfer(size_t index, const PublishItem& item, int64_t now_ms);
   void Abandon(PublishAdmission& admission, const Error& why);
 
-  TencentImOptions options_;
+  SecretOwner<TencentImOptions> options_;  // the key wiped with the publisher
   ParsedImEndpoint endpoint_;
   std::unordered_set<std::string, TransparentHash, std::equal_to<>> skip_;
   std::unique_ptr<Clock> own_clock_;  // null when the clock was given
@@ -133,7 +146,7 @@ std::vector<PublishOutcome> TencentImPublisher::PublishMany(
   if (timeout <= milliseconds::zero()) {
     timeout = kDefaultTimeout;
   }
-  std::vector<PublishItem> items = Prepare(messages, call_start_ms);
+  PublishItems items = Prepare(messages, call_start_ms);
   const bool any_to_send =
       std::any_of(items.begin(), items.end(), [](const PublishItem& i) { return !i.done; });
   std::unique_lock<std::timed_mutex> lock(mu_, std::defer_lock);
@@ -194,44 +207,48 @@ Status TencentImPublisher::WriteMessageBody(JsonWriter& body, JsonWriter& scratc
     }
   }
   return WriteSendGroupMsgBody(
-      body, SendGroupMsgParts{{}, message.envelope.room_id, {}, message.envelope.event_id,
-                              options_.group_id_prefix,
-                              RandomForPack(message.row_id, message.drop_generation,
-                                            message.events()),
-                              priority, batch});
+      body,
+      SendGroupMsgParts{{},
+                        message.envelope.room_id,
+                        {},
+                        message.envelope.event_id,
+                        options_.group_id_prefix,
+                        RandomForPack(message.row_id, message.drop_generation, message.events()),
+                        priority,
+                        batch});
 }
 
 // Skipped types, everything while the breaker is open, and bodies that cannot be built are done
 // here, without the lock or a request.
-std::vector<PublishItem> TencentImPublisher::Prepare(std::span<const PublishMessage> messages,
-                                                     int64_t now_ms) {
+PublishItem TencentImPublisher::PrepareItem(const PublishMessage& message, bool breaker_rejects,
+                                            JsonWriter& body, JsonWriter& scratch) const {
+  PublishItem item;
+  if (skip_.count(message.envelope.event_type) != 0) {
+    item.outcome.status = PublishStatus::kSkipped;
+    item.outcome.scope = FailureScope::kNone;
+    item.done = true;
+  } else if (breaker_rejects) {
+    item.outcome = NotAttemptedOutcome();
+    item.done = true;
+  } else if (Status built = WriteMessageBody(body, scratch, message); !built.ok()) {
+    item.outcome.status = PublishStatus::kPermanent;
+    item.outcome.scope = FailureScope::kUndeliverableRow;
+    item.outcome.error = "cannot build IM request: " + built.error().message;
+    item.done = true;
+  } else {
+    item.body = body.text();
+  }
+  return item;
+}
+
+PublishItems TencentImPublisher::Prepare(std::span<const PublishMessage> messages, int64_t now_ms) {
   const bool breaker_rejects = breaker_.RejectsAt(now_ms);
-  std::vector<PublishItem> items(messages.size());
+  PublishItems items;
   // Per call, not per message: Prepare runs outside the lock.
   JsonWriter body;
   JsonWriter scratch;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    PublishItem& item = items[i];
-    const PublishMessage& message = messages[i];
-    if (skip_.count(message.envelope.event_type) != 0) {
-      item.outcome.status = PublishStatus::kSkipped;
-      item.outcome.scope = FailureScope::kNone;
-      item.done = true;
-      continue;
-    }
-    if (breaker_rejects) {
-      item.outcome = NotAttemptedOutcome();
-      item.done = true;
-      continue;
-    }
-    if (Status built = WriteMessageBody(body, scratch, message); !built.ok()) {
-      item.outcome.status = PublishStatus::kPermanent;
-      item.outcome.scope = FailureScope::kUndeliverableRow;
-      item.outcome.error = "cannot build IM request: " + built.error().message;
-      item.done = true;
-      continue;
-    }
-    item.body = body.text();
+  for (const PublishMessage& message : messages) {
+    items.push_back(PrepareItem(message, breaker_rejects, body, scratch));
   }
   return items;
 }
@@ -252,8 +269,7 @@ std::string TencentImPublisher::Ready(std::unique_lock<std::timed_mutex>& lock,
   return "";
 }
 
-void TencentImPublisher::Run(std::vector<PublishItem>& items, PublishAdmission& admission,
-                             size_t parallel) {
+void TencentImPublisher::Run(PublishItems& items, PublishAdmission& admission, size_t parallel) {
   PublishCompletion completion(items, admission, breaker_, budget_.get(), sig_cache_);
   std::vector<TransferPool::Finished> finished;
   while (!admission.empty() || pool_->active() > 0) {
@@ -294,9 +310,8 @@ void TencentImPublisher::Run(std::vector<PublishItem>& items, PublishAdmission& 
 }
 
 // Starts what admission lets out while slots are free.
-StartPass TencentImPublisher::StartAdmitted(std::vector<PublishItem>& items,
-                                            PublishAdmission& admission, size_t parallel,
-                                            int64_t now_ms) {
+StartPass TencentImPublisher::StartAdmitted(PublishItems& items, PublishAdmission& admission,
+                                            size_t parallel, int64_t now_ms) {
   StartPass pass;
   while (pool_->active() < parallel) {
     const PublishAdmission::Decision decision = admission.Next(now_ms, parallel - pool_->active());
@@ -328,6 +343,124 @@ StartPass TencentImPublisher::StartAdmitted(std::vector<PublishItem>& items,
     admission.Sent(decision.index);
   }
   return pass;
+}
+
+void TencentImPublisher::PublishStream(MessageFeed& feed, milliseconds timeout,
+                                       size_t max_in_flight) {
+  if (timeout <= milliseconds::zero()) {
+    timeout = kDefaultTimeout;
+  }
+  std::unique_lock<std::timed_mutex> lock(mu_, std::defer_lock);
+  size_t parallel = std::clamp<size_t>(max_in_flight, 1, kImPublisherPoolSize);
+  if (const std::string why_not = Ready(lock, timeout, parallel); !why_not.empty()) {
+    // No request can be made: every message the feed has ready now fails, and the stream ends.
+    while (std::optional<FeedMessage> next = feed.Next()) {
+      PublishOutcome failed;
+      failed.status = PublishStatus::kRetryable;
+      failed.error = why_not;
+      feed.Done(next->tag, std::move(failed));
+    }
+    return;
+  }
+  PublishItems items;
+  PublishAdmission admission(items, breaker_, budget_.get(), timeout, parallel, clock_.SteadyMs());
+  RunStream(feed, items, admission, parallel);
+}
+
+// Each pass: take what the feed has ready while slots are free, start what admission lets out,
+// hand over what is done (an outcome can make a room's next message ready: ask again at once),
+// then wait for answers (the feed's Pause bounds the wait) or, with nothing in flight, for the
+// feed (Idle), which ends the stream when it has no more.
+void TencentImPublisher::RunStream(MessageFeed& feed, PublishItems& items,
+                                   PublishAdmission& admission, size_t parallel) {
+  PublishCompletion completion(items, admission, breaker_, budget_.get(), sig_cache_);
+  JsonWriter body;
+  JsonWriter scratch;
+  size_t first_unreported = 0;
+  for (;;) {
+    Pull(feed, items, admission, parallel, body, scratch);
+    const StartPass pass = StartAdmitted(items, admission, parallel, clock_.SteadyMs());
+    if (Report(feed, items, first_unreported) > 0) {
+      continue;
+    }
+    if (pool_->active() == 0 && admission.empty()) {
+      if (!feed.Idle()) return;
+      continue;
+    }
+    if (auto awaited = AwaitStream(feed, items, admission, parallel, pass, completion); !awaited) {
+      Abandon(admission, awaited.error());  // what is not done fails; the feed hears it next pass
+    }
+  }
+}
+
+// Takes the feed's ready messages while they could start now.
+void TencentImPublisher::Pull(MessageFeed& feed, PublishItems& items, PublishAdmission& admission,
+                              size_t parallel, JsonWriter& body, JsonWriter& scratch) {
+  while (admission.size() + pool_->active() < parallel) {
+    std::optional<FeedMessage> next = feed.Next();
+    if (!next) {
+      return;
+    }
+    const int64_t now_ms = clock_.SteadyMs();
+    PublishItem& item =
+        items.emplace_back(PrepareItem(*next->message, breaker_.RejectsAt(now_ms), body, scratch));
+    item.streamed = true;
+    item.ready_ms = now_ms;
+    item.feed_tag = next->tag;
+    if (!item.done) {
+      admission.Enqueue(items.size() - 1);
+    }
+  }
+}
+
+size_t TencentImPublisher::Report(MessageFeed& feed, PublishItems& items,
+                                  size_t& first_unreported) {
+  const int64_t now_ms = clock_.SteadyMs();
+  size_t reported = 0;
+  for (size_t i = first_unreported; i < items.size(); ++i) {
+    PublishItem& item = items[i];
+    if (!item.done || item.reported) {
+      continue;
+    }
+    item.reported = true;
+    if (item.outcome.attempted()) {
+      item.outcome.latency = milliseconds(now_ms - (item.started ? item.start_ms : item.ready_ms));
+    }
+    item.body.clear();
+    item.body.shrink_to_fit();  // a long stream keeps its items, not their bodies
+    feed.Done(item.feed_tag, std::move(item.outcome));
+    ++reported;
+  }
+  while (first_unreported < items.size() && items[first_unreported].reported) {
+    ++first_unreported;
+  }
+  return reported;
+}
+
+// With requests in flight (or a budget wait): waits for socket activity, a curl timer, the budget
+// or the feed's next ready message, then completes what finished; libcurl's error when it failed.
+Result<void> TencentImPublisher::AwaitStream(MessageFeed& feed, PublishItems& items,
+                                             PublishAdmission& admission, size_t parallel,
+                                             const StartPass& pass, PublishCompletion& completion) {
+  const bool can_start_now = !admission.empty() && pool_->active() < parallel && !pass.held;
+  if (!can_start_now) {
+    const milliseconds wait = pool_->active() > 0 ? std::min(pass.wait, feed.Pause()) : pass.wait;
+    if (auto waited = pool_->Wait(std::max(wait, milliseconds(0))); !waited) {
+      return waited;
+    }
+  }
+  if (pool_->active() == 0) {
+    return {};
+  }
+  std::vector<TransferPool::Finished> finished;
+  auto performed = pool_->Perform(finished);
+  for (const TransferPool::Finished& done : finished) {
+    const PublishItem& item = items[done.tag];
+    const milliseconds item_timeout(item.deadline_ms - item.start_ms);
+    completion.Complete(done.tag, TransferOutcome(done, item_timeout, endpoint_.target),
+                        clock_.SteadyMs());
+  }
+  return performed;
 }
 
 Result<void> TencentImPublisher::StartTransfer(size_t index, const PublishItem& item,

@@ -284,7 +284,16 @@ UserSigCache::UserSigCache(uint64_t sdk_app_id, std::string identifier, std::str
       secret_key_(std::move(secret_key)),
       ttl_s_(ttl.count() > 0 ? ttl.count() : kDefaultTtlS),
       renew_margin_s_(std::min<int64_t>(ttl_s_ / 10, kMaxRenewMarginS)),
-      now_seconds_(std::move(now_seconds)) {}
+      now_seconds_(std::move(now_seconds)) {
+  WipeString(secret_key);  // what the move left in the parameter
+}
+
+void UserSigCache::Invalidate() {
+  if (sig_) {
+    WipeString(*sig_);
+  }
+  sig_.reset();
+}
 
 void UserSigCache::Wipe() {
   WipeString(secret_key_);
@@ -320,7 +329,12 @@ Result<std::string> UserSigCache::Get() {
     if (!fresh) {
       return Fail(fresh.error());
     }
-    sig_ = std::move(*fresh);
+    if (sig_) {
+      ReplaceSecret(*sig_, std::move(*fresh));
+    } else {
+      sig_.emplace(std::move(*fresh));
+      WipeString(*fresh);
+    }
     generated_at_ = now;
   }
   return *sig_;

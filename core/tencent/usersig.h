@@ -66,13 +66,14 @@ class UserSigCache {
   Result<std::string> Get();
 
   // The key and the cached sig are wiped from memory (wipe.h) when the cache is destroyed or
-  // replaced by assignment.
+  // replaced by assignment, and an old sig when a new one replaces it.
   ~UserSigCache();
   UserSigCache(UserSigCache&&) = default;
   UserSigCache& operator=(UserSigCache&& other) noexcept;
 
-  // Forces a new sig on the next Get(), e.g. after IM answered 70001 (sig expired).
-  void Invalidate() { sig_.reset(); }
+  // Forces a new sig on the next Get(), e.g. after IM answered 70001 (sig expired). The old
+  // sig is wiped.
+  void Invalidate();
 
   // Unix seconds at which the cached sig was made (0 when none is cached).
   int64_t generated_at() const { return sig_ ? generated_at_ : 0; }

@@ -64,7 +64,10 @@ func (s *statementsGoroutines) holds() bool {
 
 // Open reads the hook's options from the relay.toml at configPath (empty: none, only the
 // defaults, the environment's secrets and opts), applies opts in order, connects to the
-// database and prepares the IM publisher. Errors are *Error: CodeInvalidArgument naming the
+// database and prepares the IM publisher. Before connecting it gives the logger (WithLogger)
+// the configuration's warnings, once however large the pool, each at LevelWarn and starting
+// "configuration warning: ": a secret file its group or other users may read, and a TCP link to
+// a database host that is not loopback with an ssl_mode that does not verify the server. Errors are *Error: CodeInvalidArgument naming the
 // key ("relay.toml:4:8: mysql.port: must be 1..65535, got 0"), CodeNotFound for an unreadable
 // file, CodeUnavailable when the database cannot be reached.
 func Open(configPath string, opts ...Option) (*Hook, error) {
@@ -100,11 +103,21 @@ func Open(configPath string, opts ...Option) (*Hook, error) {
 	}
 	h := &Hook{members: make(chan *C.room_outbox_hook, o.poolSize), size: o.poolSize,
 		closed: make(chan struct{})}
+	// Every member is made from the same options: what the first logs while it is made (the
+	// configuration's warnings) the others would only repeat.
+	var quiet atomic.Bool
 	if o.logger != nil {
-		h.logger = cgo.NewHandle(o.logger)
+		logger := o.logger
+		h.logger = cgo.NewHandle(func(level Level, line string) {
+			if !quiet.Load() {
+				logger(level, line)
+			}
+		})
 		setLogger(copts, h.logger)
 	}
+	defer quiet.Store(false)
 	for i := 0; i < h.size; i++ {
+		quiet.Store(i > 0)
 		var c *C.room_outbox_hook
 		if status := C.room_outbox_hook_new(copts, &c, &cerr); status != C.ROOM_OUTBOX_OK {
 			h.size = i

@@ -3,6 +3,8 @@ package roomoutbox_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +91,35 @@ func TestOpenReportsAMissingFileAndAnUnreachableDatabase(t *testing.T) {
 		t.Fatalf("Open on a socket with no server: %v", err)
 	}
 	t.Logf("unreachable database: %v", err)
+}
+
+func TestConfigurationWarningsReachTheLoggerOnceAPool(t *testing.T) {
+	env := environment(t)
+	password := filepath.Join(t.TempDir(), "mysql-password")
+	// Root over the test server's socket ignores the password; the file's mode is what counts.
+	if err := os.WriteFile(password, []byte("unused-by-root\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(password, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var warnings []string
+	logger := func(level roomoutbox.Level, line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if level == roomoutbox.LevelWarn && strings.HasPrefix(line, "configuration warning: ") {
+			warnings = append(warnings, line)
+		}
+	}
+	openUp(t, env, roomoutbox.WithSetting("mysql.password_file", password),
+		roomoutbox.WithPoolSize(3), roomoutbox.WithLogger(logger))
+	mu.Lock()
+	defer mu.Unlock()
+	want := "mysql.password_file: \"" + password + "\" is readable by its group or other users (mode 640)"
+	if len(warnings) != 1 || !strings.Contains(warnings[0], want) {
+		t.Fatalf("warnings %q, want exactly one containing %q", warnings, want)
+	}
 }
 
 func TestCommitWithIMUpPublishesAndWritesTheSnapshot(t *testing.T) {

@@ -12,7 +12,9 @@ import (
 
 // Metrics is what a Hook counted since Open (room_outbox/hook_metrics.h; docs/hook.md,
 // "Metrics"). Commits by outcome; the sync publish's IM requests by outcome; the pending events
-// it did not try, by reason; the sync breaker; the rows left to outbox-relay; the time in Commit.
+// it did not try, by reason; the sync breaker; the rows left to outbox-relay; the marks published
+// that failed after IM took the rows (waiting now, written late, dropped at the bound); the time
+// in Commit.
 type Metrics struct {
 	CommitsCommitted, CommitsDuplicate, CommitsFailed, CommitsUnknown uint64
 
@@ -20,9 +22,12 @@ type Metrics struct {
 
 	SyncSkippedSyncOff, SyncSkippedBreakerOpen, SyncSkippedQueueFull     uint64
 	SyncSkippedRoomOrder, SyncSkippedOutOfTime, SyncSkippedCommandFailed uint64
+	SyncSkippedRoomRefused                                               uint64
 
 	SyncBreakerOpen bool
 	RowsLeftToRelay uint64
+
+	LateMarksWaiting, LateMarksWritten, LateMarksDropped uint64
 
 	CommitDurationCount uint64
 	CommitDurationSum   time.Duration
@@ -66,8 +71,12 @@ func memberMetrics(c *C.room_outbox_hook) (Metrics, error) {
 		SyncSkippedRoomOrder:     uint64(m.sync_skipped_room_order),
 		SyncSkippedOutOfTime:     uint64(m.sync_skipped_out_of_time),
 		SyncSkippedCommandFailed: uint64(m.sync_skipped_command_failed),
+		SyncSkippedRoomRefused:   uint64(m.sync_skipped_room_refused),
 		SyncBreakerOpen:          m.sync_breaker_open != 0,
 		RowsLeftToRelay:          uint64(m.rows_left_to_relay),
+		LateMarksWaiting:         uint64(m.late_marks_waiting),
+		LateMarksWritten:         uint64(m.late_marks_written),
+		LateMarksDropped:         uint64(m.late_marks_dropped),
 		CommitDurationCount:      uint64(m.commit_duration_count),
 		CommitDurationSum:        time.Duration(m.commit_duration_sum_us) * time.Microsecond,
 	}, nil
@@ -90,8 +99,12 @@ func (m *Metrics) add(o Metrics) {
 	m.SyncSkippedRoomOrder += o.SyncSkippedRoomOrder
 	m.SyncSkippedOutOfTime += o.SyncSkippedOutOfTime
 	m.SyncSkippedCommandFailed += o.SyncSkippedCommandFailed
+	m.SyncSkippedRoomRefused += o.SyncSkippedRoomRefused
 	m.SyncBreakerOpen = m.SyncBreakerOpen || o.SyncBreakerOpen
 	m.RowsLeftToRelay += o.RowsLeftToRelay
+	m.LateMarksWaiting += o.LateMarksWaiting
+	m.LateMarksWritten += o.LateMarksWritten
+	m.LateMarksDropped += o.LateMarksDropped
 	m.CommitDurationCount += o.CommitDurationCount
 	m.CommitDurationSum += o.CommitDurationSum
 }

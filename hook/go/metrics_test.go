@@ -20,6 +20,7 @@ func TestMetricsCountCommitsByOutcome(t *testing.T) {
 	}
 	if m.CommitsCommitted != 1 || m.CommitsDuplicate != 1 || m.CommitsFailed != 0 ||
 		m.SyncPublished != 1 || m.RowsLeftToRelay != 0 || m.SyncBreakerOpen ||
+		m.SyncSkippedRoomRefused != 0 || m.LateMarksWaiting != 0 || m.LateMarksWritten != 0 ||
 		m.CommitDurationCount != 2 || m.CommitDurationSum <= 0 {
 		t.Fatalf("metrics %+v: want 1 committed, 1 duplicate, 1 published, nothing left, 2 timed", m)
 	}
@@ -32,6 +33,10 @@ func TestMetricsCountCommitsByOutcome(t *testing.T) {
 		`room_outbox_hook_commits_total{hook="go",outcome="duplicate"} 1`,
 		`room_outbox_hook_sync_publishes_total{hook="go",outcome="published"} 1`,
 		`room_outbox_hook_sync_breaker_open{hook="go"} 0`,
+		`room_outbox_hook_sync_skipped_total{hook="go",reason="room_refused"} 0`,
+		`room_outbox_hook_late_marks_waiting{hook="go"} 0`,
+		`room_outbox_hook_late_marks_written_total{hook="go"} 0`,
+		`room_outbox_hook_late_marks_dropped_total{hook="go"} 0`,
 	} {
 		if !strings.Contains(text, line+"\n") {
 			t.Fatalf("MetricsText lacks %q:\n%s", line, text)

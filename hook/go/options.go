@@ -52,8 +52,9 @@ func WithSecret(key, value string) Option {
 }
 
 // WithLogger gives the hook a logger (by default it logs nothing). It is called on the
-// goroutine of Commit and, with [hook] sync_publish = "background", from the hook's own thread:
-// it must be safe for concurrent use and must not call the Hook.
+// goroutine of Open (the configuration's warnings) and of Commit and, with [hook] sync_publish =
+// "background", from the hook's own thread: it must be safe for concurrent use and must not call
+// the Hook.
 func WithLogger(log func(level Level, line string)) Option {
 	return func(o *openOptions) { o.logger = log }
 }

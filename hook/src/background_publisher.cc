@@ -1,6 +1,8 @@
 #include "background_publisher.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -12,12 +14,15 @@ namespace {
 constexpr const char* kRoomHeld = "an earlier event of the room was left to the relay";
 constexpr const char* kBreakerOpen = "IM failing, breaker open";
 constexpr const char* kOutOfTime = "the sync lease ran out";
+constexpr const char* kRoomRefused =
+    "the room's group refused IM frequency control, the room is backed off";
 
 // The metrics' reason for a row left untried with `reason`.
 SyncSkip SkipOf(const std::string& reason) {
   if (reason == kBreakerOpen) return SyncSkip::kBreakerOpen;
   if (reason == kOutOfTime) return SyncSkip::kOutOfTime;
   if (reason == kRoomHeld) return SyncSkip::kRoomOrder;
+  if (reason == kRoomRefused) return SyncSkip::kRoomRefused;
   return SyncSkip::kCommandFailed;
 }
 
@@ -96,26 +101,60 @@ bool BackgroundPublisher::Offer(BackgroundJob job, const RoomView& before, bool 
 
 void BackgroundPublisher::Run() {
   BackgroundJob job;
-  while (Pop(job)) {
-    std::vector<int64_t> delivered;
-    FailedPack failed_pack;
-    std::vector<int64_t> left = Publish(job, delivered, failed_pack);
-    std::vector<BackgroundJob> later;
-    if (!left.empty()) {
-      later = HoldRoom(job.room_id);
+  for (;;) {
+    switch (Next(job)) {
+      case Work::kJob:
+        Process(job);
+        break;
+      case Work::kLateMarks:
+        WriteLateMarks();
+        break;
+      case Work::kStop:
+        return;
     }
-    HandBack(job.token, delivered, left, failed_pack);
-    for (const BackgroundJob& held : later) {
-      HandBack(held.token, {}, RowIds(held));
-      Count(SyncSkip::kRoomOrder, held.rows.size());
-    }
-    bool wake = !left.empty();
-    for (size_t i = 0; i <= later.size(); ++i) {
-      wake = Finish(job.room_id) || wake;
-    }
-    if (wake) {
-      wake_.Notify();
-    }
+  }
+}
+
+void BackgroundPublisher::Process(const BackgroundJob& job) {
+  std::vector<int64_t> delivered;
+  FailedPack failed_pack;
+  std::vector<int64_t> left = Publish(job, delivered, failed_pack);
+  std::vector<BackgroundJob> later;
+  if (!left.empty()) {
+    later = HoldRoom(job.room_id);
+  }
+  HandBack(job.token, delivered, left, failed_pack);
+  for (const BackgroundJob& held : later) {
+    HandBack(held.token, {}, RowIds(held));
+    Count(SyncSkip::kRoomOrder, held.rows.size());
+  }
+  bool wake = !left.empty();
+  for (size_t i = 0; i <= later.size(); ++i) {
+    wake = Finish(job.room_id) || wake;
+  }
+  if (wake) {
+    wake_.Notify();
+  }
+}
+
+void BackgroundPublisher::WriteLateMarks() {
+  LateMarks& late = *options_.late_marks;
+  auto written = late.Write(*store_, SIZE_MAX);
+  if (written) {
+    late_retry_.Succeeded();
+  }
+  if (late.empty()) {
+    late_due_ms_.reset();
+    return;
+  }
+  // Still waiting: the write failed, or a Commit was writing some of them meanwhile.
+  const std::chrono::milliseconds delay = late_retry_.Failed();
+  late_due_ms_ = clock_.SteadyMs() + delay.count();
+  if (!written) {
+    Log(LogLevel::kWarn,
+        "late marks not written, trying again: rows=" + std::to_string(late.waiting()) +
+            " next_retry_ms=" + std::to_string(delay.count()) +
+            " error=" + written.error().message);
   }
 }
 
@@ -124,16 +163,30 @@ void BackgroundPublisher::NoteLeftForRelay(const std::string& room_id) {
   if (outstanding_.count(room_id) > 0) behind_.insert(room_id);
 }
 
-bool BackgroundPublisher::Pop(BackgroundJob& job) {
+BackgroundPublisher::Work BackgroundPublisher::Next(BackgroundJob& job) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-  if (queue_.empty()) {
-    return false;  // stopping, and everything was handed back
+  for (;;) {
+    // Due late marks first: a few short UPDATEs, and their rows' leases are running out.
+    const int64_t late_wait_ms =
+        late_due_ms_ ? *late_due_ms_ - clock_.SteadyMs() : std::numeric_limits<int64_t>::max();
+    if (late_wait_ms <= 0) {
+      return Work::kLateMarks;
+    }
+    if (!queue_.empty()) {
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      if (slots_ > 0) --slots_;
+      return Work::kJob;
+    }
+    if (stopping_) {
+      return Work::kStop;  // everything was handed back; the Hook tries its late marks once more
+    }
+    if (late_due_ms_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(late_wait_ms));
+    } else {
+      cv_.wait(lock);
+    }
   }
-  job = std::move(queue_.front());
-  queue_.pop_front();
-  if (slots_ > 0) --slots_;
-  return true;
 }
 
 std::string BackgroundPublisher::HeldReason(const BackgroundJob& job) const {
@@ -142,6 +195,9 @@ std::string BackgroundPublisher::HeldReason(const BackgroundJob& job) const {
     if (held_.count(job.room_id) > 0) {
       return kRoomHeld;
     }
+  }
+  if (options_.room_backoff != nullptr && options_.room_backoff->BackedOff(job.room_id)) {
+    return kRoomRefused;
   }
   // Another command's failures may have opened the breaker since this one was admitted.
   if (!job.probe && breaker_->is_open()) {
@@ -188,8 +244,7 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
     core::PublishOutcome outcome = publisher_->Publish(message, call_timeout);
     // A call the command's deadline cut well short proves nothing about IM when it times out.
     const bool cut = call_timeout < options_.sync_publish_timeout * 9 / 10;
-    NoteSyncOutcome(*breaker_, outcome, cut, probing, clock_.SteadyMs(), options_.log);
-    if (options_.counters != nullptr) options_.counters->AddSyncPublish(outcome);
+    Note(job.room_id, outcome, cut, probing);
     probing = false;
     for (size_t i = begin; i < end; ++i) {
       (outcome.delivered() ? delivered : left).push_back(job.rows[i].row_id);
@@ -211,11 +266,22 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
   if (probing) {
     breaker_->CancelProbe();  // the probe made no request
   }
-  if (!left.empty() && left.size() == job.rows.size() && reason != kRoomHeld) {
+  // A held or backed-off room's commands are not logged one by one (its backoff logged once).
+  if (!left.empty() && left.size() == job.rows.size() && reason != kRoomHeld &&
+      reason != kRoomRefused) {
     Log(LogLevel::kInfo, "background publish skipped, left for the relay: room_id=" + job.room_id +
                              " reason=" + reason);
   }
   return left;
+}
+
+void BackgroundPublisher::Note(const std::string& room_id, const core::PublishOutcome& outcome,
+                               bool cut, bool probe) {
+  NoteSyncOutcome(*breaker_, outcome, cut, probe, clock_.SteadyMs(), options_.log);
+  if (options_.room_backoff != nullptr) {
+    NoteRoomOutcome(*options_.room_backoff, room_id, outcome, options_.log);
+  }
+  if (options_.counters != nullptr) options_.counters->AddSyncPublish(outcome);
 }
 
 std::vector<BackgroundJob> BackgroundPublisher::HoldRoom(const std::string& room_id) {
@@ -240,8 +306,11 @@ void BackgroundPublisher::Count(SyncSkip reason, size_t rows) {
 void BackgroundPublisher::HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                                    const std::vector<int64_t>& left, const FailedPack& failed_pack) {
   if (options_.counters != nullptr) options_.counters->AddLeftToRelay(left.size());
-  HandBackSyncRows(*store_, token, delivered, left, "background publish", options_.log,
-                   failed_pack);
+  const bool mark_failed = HandBackSyncRows(*store_, token, delivered, left, "background publish",
+                                            options_.log, options_.late_marks, failed_pack);
+  if (mark_failed && options_.late_marks != nullptr && !late_due_ms_) {
+    late_due_ms_ = clock_.SteadyMs() + late_retry_.Failed().count();
+  }
 }
 
 bool BackgroundPublisher::Finish(const std::string& room_id) {

@@ -28,6 +28,15 @@
 // released, then the thread is joined. Rows a Release could not reach stay leased; the relay
 // takes them when the lease ends, so nothing is lost.
 //
+// A room whose group refused a message for IM's frequency control is backed off (room_backoff.h):
+// while its backoff is open, a command of the room reaching the front of the queue is released
+// untried (reason room_refused) with the room's later queued commands, and the relay is woken.
+//
+// A mark published that fails after IM took the rows is kept in the Hook's LateMarks
+// (late_marks.h); this thread writes them on its own connection LateMarks::kFirstRetry after the
+// failure, doubling on each failed try to LateMarks::kMaxRetry, between commands or while the
+// queue is idle, for as long as the Hook lives.
+//
 // The thread has its own HookStore (a database connection) and Publisher (an HTTP client),
 // drawing on the process-wide IM rate budget like every publisher, and the hook's process-wide
 // sync breaker (sync_breaker.h). Reserve, View, Offer and the destructor are called by the
@@ -42,6 +51,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -50,6 +60,8 @@
 #include "core/clock.h"
 #include "core/publisher.h"
 #include "hook_counters.h"
+#include "late_marks.h"
+#include "room_backoff.h"
 #include "room_outbox/envelope.h"
 #include "room_outbox/hook.h"
 #include "store/hook_store.h"
@@ -92,6 +104,10 @@ class BackgroundPublisher {
     // Counts each request and each row left for the relay (may be null); outlives the thread.
     HookCounters* counters = nullptr;
     PackLimits packs{};  // its group_id_prefix must outlive the thread
+    // The Hook's room refusals, shared with its Commit (may be null: no room is backed off).
+    RoomBackoff* room_backoff = nullptr;
+    // The Hook's late marks (may be null: a failed mark is only logged).
+    LateMarks* late_marks = nullptr;
   };
 
   // `clock` and `wake` must outlive this object. `clock` is the one the jobs' deadlines are on
@@ -122,8 +138,17 @@ class BackgroundPublisher {
   void NoteLeftForRelay(const std::string& room_id);
 
  private:
+  // What the thread does next.
+  enum class Work { kJob, kLateMarks, kStop };
+
   void Run();
-  bool Pop(BackgroundJob& job);
+  // Waits for a queued command (taken into `job`), due late marks, or the end.
+  Work Next(BackgroundJob& job);
+  // Publishes one command and hands its rows back (with the room's later queued ones on a
+  // failure); wakes the relay when rows were left for it.
+  void Process(const BackgroundJob& job);
+  // Writes the waiting late marks; schedules the next try while some still wait.
+  void WriteLateMarks();
   // Publishes the job's rows in order; returns the ids left for the relay (failed, out of
   // time, held behind an earlier release of the room or the breaker open). `failed_pack`: the
   // pack whose send failed without a definite drop, if any.
@@ -132,10 +157,14 @@ class BackgroundPublisher {
   // The job's messages, as the number of rows of each, in order.
   std::vector<size_t> Messages(const BackgroundJob& job) const;
   std::string HeldReason(const BackgroundJob& job) const;
+  // One request's outcome to the sync breaker (`cut`: the deadline bounded the call; `probe`:
+  // the breaker's probe), the room backoff and the counters.
+  void Note(const std::string& room_id, const core::PublishOutcome& outcome, bool cut, bool probe);
   // The room's rows are the relay's from now on: no later queued row of it may be published.
   // Returns the room's queued jobs, taken out of the queue, to be released.
   std::vector<BackgroundJob> HoldRoom(const std::string& room_id);
-  // Marks and releases the rows, counting the released ones as left for the relay.
+  // Marks and releases the rows, counting the released ones as left for the relay; a failed mark
+  // schedules the late marks' retry.
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                 const std::vector<int64_t>& left, const FailedPack& failed_pack = {});
   // `rows` left untried for `reason` (Options::counters).
@@ -161,6 +190,10 @@ class BackgroundPublisher {
   std::set<std::string> held_;                 // rooms whose queued rows are being released
   std::set<std::string> behind_;  // outstanding rooms with rows left for the relay behind them
   uint64_t releases_ = 0;
+  // The thread's own: when it next writes the late marks (clock_.SteadyMs; none scheduled when
+  // empty) and the delay of the try after.
+  std::optional<int64_t> late_due_ms_;
+  LateMarkRetry late_retry_;
   std::thread thread_;  // last: started when every member above is ready
 };
 

@@ -26,6 +26,7 @@ enum class SyncMode {
   kBreakerSkipped,  // the breaker is open: the rows are written due at once for the relay
   kOff,             // HookOptions::sync_publish is kOff: the same
   kQueueFull,       // kBackground and its queue is full: the same
+  kRoomRefused,     // the room is backed off after IM's frequency control refused it: the same
 };
 
 // What Commit writes and what it publishes afterwards, built before BEGIN.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "app_budget_membership.h"
+#include "core/mysql/connect_options.h"
 #include "core/tencent/tencent_im_publisher.h"
 #include "core/wake_path.h"
 #include "hook_impl.h"
@@ -34,6 +35,16 @@ core::Result<internal::BackgroundParts> MakeBackgroundParts(const HookOptions& o
   return parts;
 }
 
+// The TLS warning about the database link (core/mysql/connect_options.h), through the host's log.
+void WarnAboutTheLink(const HookOptions& options) {
+  if (!options.log) {
+    return;
+  }
+  if (std::string warning = core::TlsExposureWarning(options.mysql); !warning.empty()) {
+    options.log(LogLevel::kWarn, "configuration warning: " + warning);
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
@@ -52,6 +63,7 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
                           " (0 means 1), got " +
                           std::to_string(options.tencent_im.pack_max_events)});
   }
+  WarnAboutTheLink(options);
   // The Hook's one clock: the store takes lease_start_ms from it and the Hook measures the
   // command's deadline on it. It moves into the Hook, which keeps it until everything built on
   // it is gone.

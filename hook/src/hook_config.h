@@ -24,8 +24,21 @@ enum class RelayKeys {
 // Errors land in the readers' shared error, naming the key.
 void ReadHookSections(core::TableReader& top, core::SharedConfig& config, RelayKeys relay_keys);
 
-// The HookOptions a host of this file runs with (log empty).
-HookOptions ToHookOptions(const core::SharedConfig& config);
+// Sets `options` to what a host of this file runs with (log left as it is), secrets included.
+void ToHookOptions(const core::SharedConfig& config, HookOptions& options);
+
+// Wipes the secrets of a HookOptions the hook made for itself (a public struct, which cannot wipe
+// itself) when the scope ends.
+class WipedOnExit {
+ public:
+  explicit WipedOnExit(HookOptions& options) : options_(options) {}
+  ~WipedOnExit();
+  WipedOnExit(const WipedOnExit&) = delete;
+  WipedOnExit& operator=(const WipedOnExit&) = delete;
+
+ private:
+  HookOptions& options_;
+};
 
 // Reads the file at `path` as LoadHookOptions does, secrets and node_id's default included.
 core::Result<core::SharedConfig> LoadHookConfig(const std::string& path);

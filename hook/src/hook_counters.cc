@@ -49,7 +49,10 @@ HookMetrics HookCounters::Snapshot() const {
   m.sync_skipped_room_order = Load(skipped_[static_cast<size_t>(SyncSkip::kRoomOrder)]);
   m.sync_skipped_out_of_time = Load(skipped_[static_cast<size_t>(SyncSkip::kOutOfTime)]);
   m.sync_skipped_command_failed = Load(skipped_[static_cast<size_t>(SyncSkip::kCommandFailed)]);
+  m.sync_skipped_room_refused = Load(skipped_[static_cast<size_t>(SyncSkip::kRoomRefused)]);
   m.rows_left_to_relay = Load(left_);
+  m.late_marks_written = Load(late_written_);
+  m.late_marks_dropped = Load(late_dropped_);
   for (size_t i = 0; i < buckets_.size(); ++i) {
     m.commit_duration_buckets[i] = Load(buckets_[i]);
   }

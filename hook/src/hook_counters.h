@@ -23,8 +23,9 @@ enum class SyncSkip {
   kRoomOrder,      // an earlier event of the room is pending or was left to the relay
   kOutOfTime,      // the command's sync_publish_timeout is spent
   kCommandFailed,  // an earlier event of the same command failed
+  kRoomRefused,    // the room's group refused IM frequency control: backed off (room_backoff.h)
 };
-inline constexpr size_t kSyncSkipCount = 6;
+inline constexpr size_t kSyncSkipCount = 7;
 
 class HookCounters {
  public:
@@ -33,9 +34,16 @@ class HookCounters {
   void AddSyncPublish(const core::PublishOutcome& outcome);
   void AddSyncSkipped(SyncSkip reason, uint64_t events);
   void AddLeftToRelay(uint64_t rows) { left_.fetch_add(rows, std::memory_order_relaxed); }
+  // Rows a late mark marked published (late_marks.h), and waiting marks dropped for the bound.
+  void AddLateMarksWritten(uint64_t rows) {
+    late_written_.fetch_add(rows, std::memory_order_relaxed);
+  }
+  void AddLateMarksDropped(uint64_t rows) {
+    late_dropped_.fetch_add(rows, std::memory_order_relaxed);
+  }
   void ObserveCommitDuration(std::chrono::microseconds duration);
 
-  // The counts so far; sync_breaker_open is the caller's.
+  // The counts so far; sync_breaker_open and late_marks_waiting are the caller's.
   HookMetrics Snapshot() const;
 
  private:
@@ -50,6 +58,8 @@ class HookCounters {
   std::atomic<uint64_t> rate_limited_{0};
   std::array<std::atomic<uint64_t>, kSyncSkipCount> skipped_{};
   std::atomic<uint64_t> left_{0};
+  std::atomic<uint64_t> late_written_{0};
+  std::atomic<uint64_t> late_dropped_{0};
   std::array<std::atomic<uint64_t>, HookMetrics::kCommitDurationBucketsUs.size() + 1> buckets_{};
   std::atomic<uint64_t> duration_count_{0};
   std::atomic<uint64_t> duration_sum_us_{0};

@@ -9,8 +9,11 @@
 #include "commit_checks.h"
 #include "core/claim_token.h"
 #include "core/host_name.h"
+#include "core/wipe.h"
 #include "hook_counters.h"
+#include "late_marks.h"
 #include "lost_commit.h"
+#include "room_backoff.h"
 #include "sync_hand_back.h"
 #include "sync_publish.h"
 
@@ -20,6 +23,9 @@ namespace {
 constexpr const char* kBreakerSkipped = "sync publish skipped: IM failing, breaker open";
 constexpr const char* kSyncOff = "sync publish off: left for the relay";
 constexpr const char* kQueueFull = "background publish queue full: left for the relay";
+constexpr const char* kRoomRefused =
+    "sync publish skipped: the room's group refused IM frequency control, backed off: left for "
+    "the relay";
 
 // Connection-class failures before COMMIT was sent: the server rolled the transaction back,
 // so running the command again on a new connection cannot write it twice. A deadlock victim is
@@ -77,14 +83,19 @@ class HookImpl final : public Hook {
         background.publisher) {
       background_ = std::make_unique<BackgroundPublisher>(
           BackgroundPublisher::Options{options_.background_queue, options_.sync_publish_timeout,
-                                       options_.log, &counters_, Packs()},
+                                       options_.log, &counters_, Packs(), &room_backoff_,
+                                       &late_marks_},
           std::move(background.store), std::move(background.publisher), sync_breaker_, *clock_,
           wake_);
     }
   }
 
-  // The background publisher first: it finishes or hands back its rows, then joins.
-  ~HookImpl() override { background_.reset(); }
+  // The background publisher first: it finishes or hands back its rows, then joins. Marks still
+  // waiting get one last attempt (without it the relay sends their rows again).
+  ~HookImpl() override {
+    background_.reset();
+    WriteLateMarks("as the hook closes", LateMarks::kMaxRows);
+  }
 
   CommitResult Commit(const Command& command, const std::vector<Event>& events,
                       const CallerStatements& caller_statements) override {
@@ -99,6 +110,7 @@ class HookImpl final : public Hook {
   HookMetrics Snapshot() const {
     HookMetrics metrics = counters_.Snapshot();
     metrics.sync_breaker_open = sync_breaker_->is_open();
+    metrics.late_marks_waiting = late_marks_.waiting();
     return metrics;
   }
 
@@ -138,6 +150,7 @@ class HookImpl final : public Hook {
       result.error = prepared.error();
       return result;
     }
+    WriteLateMarks("before a commit", LateMarks::kWritesPerCommit);
     ChooseSyncMode(*prepared);
     if (prepared->request.sync_lease.count() > 0) {
       AddEnvelopes(*prepared, options_, command, events);  // for the sync publish
@@ -165,7 +178,12 @@ class HookImpl final : public Hook {
     return result;
   }
 
-  static HookOptions Normalized(HookOptions options) {
+  // The options as the Hook keeps them: defaults applied, and without the secrets, which only
+  // the store and the publishers hold (core::SecretOwner copies).
+  static HookOptions Normalized(const HookOptions& given) {
+    HookOptions options = given;
+    core::WipeSecrets(options.mysql);
+    core::WipeSecrets(options.tencent_im);
     if (options.sync_publish_timeout.count() <= 0) {
       options.sync_publish_timeout = kDefaultSyncPublishTimeout;
     }
@@ -184,16 +202,35 @@ class HookImpl final : public Hook {
     return options;
   }
 
+  // The marks earlier sync publishes could not write (late_marks.h), up to `max_writes`
+  // statements on the Commit's connection, one attempt: a failure keeps them for later and never
+  // fails the Commit (a connection it found dead is replaced by the Commit's own first call).
+  void WriteLateMarks(const char* when, size_t max_writes) {
+    if (late_marks_.empty()) {
+      return;
+    }
+    auto written = late_marks_.Write(*store_, max_writes);
+    if (!written) {
+      Log(LogLevel::kInfo, std::string("late marks not written ") + when +
+                               ", kept: rows=" + std::to_string(late_marks_.waiting()) +
+                               " error=" + written.error().message);
+      return;
+    }
+    Log(LogLevel::kInfo, std::string("late marks written ") + when +
+                             ": rows=" + std::to_string(*written) +
+                             " waiting=" + std::to_string(late_marks_.waiting()));
+  }
+
   // Whether this commit's pending rows get a sync publish, inline or in the background: then
-  // they are written leased to a new claim token. Skipped (off, the sync breaker open, the
-  // background queue full), they are written with no lease: due for the relay at once, no
-  // Release needed.
+  // they are written leased to a new claim token. Skipped (off, the room backed off, the sync
+  // breaker open, the background queue full), they are written with no lease: due for the relay
+  // at once, no Release needed.
   void ChooseSyncMode(PreparedCommit& prepared) {
     CommitRequest& request = prepared.request;
     if (request.sync_lease.count() == 0) {
       return;  // nothing pending
     }
-    prepared.mode = AdmitSyncPublish();
+    prepared.mode = AdmitSyncPublish(request.command.room_id);
     if (prepared.mode == SyncMode::kPublish || prepared.mode == SyncMode::kProbe) {
       if (options_.sync_publish != SyncPublishMode::kBackground) {
         request.token = core::NewClaimToken();
@@ -213,9 +250,13 @@ class HookImpl final : public Hook {
     request.sync_lease = std::chrono::milliseconds(0);
   }
 
-  SyncMode AdmitSyncPublish() {
+  SyncMode AdmitSyncPublish(const std::string& room_id) {
     if (options_.sync_publish == SyncPublishMode::kOff) {
       return SyncMode::kOff;
+    }
+    // Before the breaker: a backed-off room must not take the breaker's probe.
+    if (room_backoff_.BackedOff(room_id)) {
+      return SyncMode::kRoomRefused;
     }
     switch (sync_breaker_->Admit(clock_->SteadyMs())) {
       case core::ImBreaker::Admission::kAllow:
@@ -300,6 +341,8 @@ class HookImpl final : public Hook {
         return SyncSkip::kSyncOff;
       case SyncMode::kQueueFull:
         return SyncSkip::kQueueFull;
+      case SyncMode::kRoomRefused:
+        return SyncSkip::kRoomRefused;
       default:
         return SyncSkip::kBreakerOpen;
     }
@@ -313,6 +356,8 @@ class HookImpl final : public Hook {
         return kBreakerSkipped;
       case SyncMode::kQueueFull:
         return kQueueFull;
+      case SyncMode::kRoomRefused:
+        return kRoomRefused;
       default:
         return nullptr;
     }
@@ -356,7 +401,7 @@ class HookImpl final : public Hook {
                    const CommitWrite& write, int64_t deadline_ms, ProbeGuard& probe,
                    CommitResult& result) {
     InlineSyncPublish sync(*publisher_, *sync_breaker_, *clock_, options_.sync_publish_timeout,
-                           options_.log, &counters_, Packs());
+                           options_.log, &counters_, Packs(), &room_backoff_);
     const SyncRows rows =
         sync.Publish(prepared.envelopes, prepared.request.rows, items, deadline_ms,
                      write.earlier_pending, prepared.mode == SyncMode::kProbe, result.events);
@@ -364,7 +409,7 @@ class HookImpl final : public Hook {
       probe.Disarm();
     }
     HandBackSyncRows(*store_, prepared.request.token, rows.delivered, rows.left, "sync publish",
-                     options_.log, rows.failed_pack);
+                     options_.log, &late_marks_, rows.failed_pack);
     counters_.AddLeftToRelay(rows.left.size());
     if (!rows.left.empty()) {
       wake_.Notify();
@@ -378,7 +423,7 @@ class HookImpl final : public Hook {
 
   void HandBack(const std::string& token, const std::vector<int64_t>& delivered,
                 const std::vector<int64_t>& left) {
-    HandBackSyncRows(*store_, token, delivered, left, "sync publish", options_.log);
+    HandBackSyncRows(*store_, token, delivered, left, "sync publish", options_.log, &late_marks_);
   }
 
   void Log(LogLevel level, const std::string& line) const {
@@ -398,6 +443,10 @@ class HookImpl final : public Hook {
   std::shared_ptr<core::ImBreaker> sync_breaker_;
   WakeSender wake_;
   HookCounters counters_;  // before background_, whose thread counts into it
+  // Marks the sync publish could not write; written by Commit and the background thread.
+  LateMarks late_marks_{&counters_, options_.log};
+  // The rooms IM's frequency control refused, shared by the inline and background publish.
+  RoomBackoff room_backoff_{*clock_};
   std::unique_ptr<BackgroundPublisher> background_;  // kBackground only
   CommitScratch scratch_;  // Commit's reused buffers (a Hook is used by one thread at a time)
   std::atomic<bool> committing_{false};  // a Commit is running

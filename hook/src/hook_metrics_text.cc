@@ -73,13 +73,26 @@ void RenderSync(std::ostream& out, const Hooks& hooks) {
                     {"queue_full", &HookMetrics::sync_skipped_queue_full},
                     {"room_order", &HookMetrics::sync_skipped_room_order},
                     {"out_of_time", &HookMetrics::sync_skipped_out_of_time},
-                    {"command_failed", &HookMetrics::sync_skipped_command_failed}});
+                    {"command_failed", &HookMetrics::sync_skipped_command_failed},
+                    {"room_refused", &HookMetrics::sync_skipped_room_refused}});
   PerHook(out, hooks, "room_outbox_hook_sync_breaker_open", "gauge",
           "1 while the sync publish breaker is open or half-open.",
           [](const HookMetrics& m) { return m.sync_breaker_open ? 1 : 0; });
   PerHook(out, hooks, "room_outbox_hook_rows_left_to_relay_total", "counter",
           "Committed pending rows the hook left for outbox-relay.",
           [](const HookMetrics& m) { return m.rows_left_to_relay; });
+}
+
+void RenderLateMarks(std::ostream& out, const Hooks& hooks) {
+  PerHook(out, hooks, "room_outbox_hook_late_marks_waiting", "gauge",
+          "Rows IM took whose mark published failed, waiting to be written.",
+          [](const HookMetrics& m) { return m.late_marks_waiting; });
+  PerHook(out, hooks, "room_outbox_hook_late_marks_written_total", "counter",
+          "Rows marked published late, once the database answered again.",
+          [](const HookMetrics& m) { return m.late_marks_written; });
+  PerHook(out, hooks, "room_outbox_hook_late_marks_dropped_total", "counter",
+          "Waiting marks dropped at the bound (the relay may send those rows again).",
+          [](const HookMetrics& m) { return m.late_marks_dropped; });
 }
 
 void RenderDuration(std::ostream& out, const Hooks& hooks) {
@@ -106,6 +119,7 @@ std::string HookMetricsText(const std::vector<LabelledHookMetrics>& hooks) {
   std::ostringstream out;
   RenderCommits(out, hooks);
   RenderSync(out, hooks);
+  RenderLateMarks(out, hooks);
   RenderDuration(out, hooks);
   return out.str();
 }

@@ -2,7 +2,9 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "core/wipe.h"
 #include "hook_config.h"
 #include "room_outbox/hook.h"
 
@@ -12,8 +14,7 @@ namespace internal {
 // The relay's sections, read by outbox-relay alone (its --check-config validates them).
 constexpr const char* kRelayOnlySections[] = {"log", "metrics"};
 
-HookOptions ToHookOptions(const core::SharedConfig& c) {
-  HookOptions options;
+void ToHookOptions(const core::SharedConfig& c, HookOptions& options) {
   options.mysql = c.mysql;
   options.tencent_im = c.tencent_im;
   options.sync_publish_timeout = c.hook.sync_publish_timeout;
@@ -21,7 +22,11 @@ HookOptions ToHookOptions(const core::SharedConfig& c) {
   options.wake_socket = c.wake_socket;
   options.node_id = c.node_id;
   options.per_room_order = c.per_room_order;
-  return options;
+}
+
+WipedOnExit::~WipedOnExit() {
+  core::WipeSecrets(options_.mysql);
+  core::WipeSecrets(options_.tencent_im);
 }
 
 void ReadHookSections(core::TableReader& top, core::SharedConfig& config, RelayKeys relay_keys) {
@@ -63,21 +68,35 @@ core::Result<core::SharedConfig> LoadHookConfig(const std::string& path) {
 }  // namespace internal
 
 std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error) {
-  core::Result<HookOptions> options;
+  return LoadHookOptions(path, error, nullptr);
+}
+
+std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error,
+                                           std::vector<std::string>* warnings) {
+  // Filled in place and returned as it is: no moved-from copy of the secrets is left behind.
+  std::optional<HookOptions> options;
+  Error failure;
   try {
     auto config = internal::LoadHookConfig(path);
-    options = config ? core::Result<HookOptions>(internal::ToHookOptions(*config))
-                     : core::Fail(config.error());
-  } catch (const std::exception& e) {  // std::bad_alloc: nothing throws across the API
-    options = core::Fail(ErrorCode::kInternal, std::string("LoadHookOptions: ") + e.what());
-  }
-  if (!options) {
-    if (error != nullptr) {
-      *error = options.error();
+    if (config) {
+      internal::ToHookOptions(*config, options.emplace());
+      if (warnings != nullptr) {
+        warnings->insert(warnings->end(), config->warnings.begin(), config->warnings.end());
+      }
+    } else {
+      failure = config.error();
     }
-    return std::nullopt;
+  } catch (const std::exception& e) {  // std::bad_alloc: nothing throws across the API
+    if (options) {
+      internal::WipedOnExit wiped(*options);
+    }
+    options.reset();
+    failure = Error{ErrorCode::kInternal, std::string("LoadHookOptions: ") + e.what()};
   }
-  return std::move(*options);
+  if (!options && error != nullptr) {
+    *error = std::move(failure);
+  }
+  return options;
 }
 
 }  // namespace room_outbox

@@ -13,9 +13,11 @@ add_library(room_outbox_hook STATIC
   hook/src/hook_counters.cc
   hook/src/hook_impl.cc
   hook/src/hook_metrics_text.cc
+  hook/src/late_marks.cc
   hook/src/library_init.cc
   hook/src/load_hook_options.cc
   hook/src/lost_commit.cc
+  hook/src/room_backoff.cc
   hook/src/sync_breaker.cc
   hook/src/sync_hand_back.cc
   hook/src/sync_packs.cc

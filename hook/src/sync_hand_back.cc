@@ -2,17 +2,26 @@
 
 namespace room_outbox::internal {
 
-void HandBackSyncRows(HookStore& store, const std::string& token,
+bool HandBackSyncRows(HookStore& store, const std::string& token,
                       const std::vector<int64_t>& delivered, const std::vector<int64_t>& left,
-                      std::string_view what, const LogCallback& log,
+                      std::string_view what, const LogCallback& log, LateMarks* late_marks,
                       const FailedPack& failed_pack) {
   auto warn = [&](const std::string& line) {
     if (log) log(LogLevel::kWarn, line);
   };
+  bool mark_failed = false;
   if (!delivered.empty()) {
     if (auto marked = store.MarkPublished(token, delivered); !marked) {
-      warn("mark published after " + std::string(what) +
-           " failed (may be sent again): " + marked.error().message);
+      mark_failed = true;
+      if (late_marks != nullptr) {
+        late_marks->Keep(token, delivered);
+        warn("mark published after " + std::string(what) + " failed, kept to be written when " +
+             "the database answers again: rows=" + std::to_string(delivered.size()) +
+             " error=" + marked.error().message);
+      } else {
+        warn("mark published after " + std::string(what) +
+             " failed (may be sent again): " + marked.error().message);
+      }
     }
   }
   if (failed_pack.events > 1) {
@@ -29,6 +38,7 @@ void HandBackSyncRows(HookStore& store, const std::string& token,
            " failed (due when the lease ends): " + released.error().message);
     }
   }
+  return mark_failed;
 }
 
 }  // namespace room_outbox::internal

@@ -92,6 +92,9 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
     core::PublishOutcome outcome = publisher_.Publish(message, call_timeout);
     NoteSyncOutcome(breaker_, outcome, !first && call_timeout < sync_publish_timeout_,
                     probe && !rows.probe_recorded, clock_.SteadyMs(), log_);
+    if (room_backoff_ != nullptr) {
+      NoteRoomOutcome(*room_backoff_, envelope.room_id, outcome, log_);
+    }
     if (counters_ != nullptr) counters_->AddSyncPublish(outcome);
     first = false;
     rows.probe_recorded = probe;

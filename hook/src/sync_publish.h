@@ -9,7 +9,8 @@
 // it, so they are left for the relay with it (one outcome decides every row of a pack). Rows behind
 // an earlier pending row of the room are left untried. Every publish is reported to the sync
 // breaker; a publish cut short by the deadline (not the command's first) proves nothing when it
-// times out.
+// times out. Every publish's answer about the room is reported to the Hook's RoomBackoff: a room
+// refusal backs the room off (Commit then leaves its rows to the relay), a delivery clears it.
 #pragma once
 
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "core/clock.h"
 #include "core/publisher.h"
 #include "hook_counters.h"
+#include "room_backoff.h"
 #include "room_outbox/hook.h"
 #include "store/hook_store.h"
 #include "sync_breaker.h"
@@ -50,17 +52,19 @@ struct SyncRows {
 class InlineSyncPublish {
  public:
   // Every argument must outlive this object. `counters` (may be null) counts each request and
-  // each row left untried.
+  // each row left untried; `room_backoff` (may be null) hears each answer about the room.
   InlineSyncPublish(core::Publisher& publisher, core::ImBreaker& breaker, core::Clock& clock,
                     std::chrono::milliseconds sync_publish_timeout, const LogCallback& log,
-                    HookCounters* counters = nullptr, PackLimits packs = {})
+                    HookCounters* counters = nullptr, PackLimits packs = {},
+                    RoomBackoff* room_backoff = nullptr)
       : publisher_(publisher),
         breaker_(breaker),
         clock_(clock),
         sync_publish_timeout_(sync_publish_timeout),
         log_(log),
         counters_(counters),
-        packs_(packs) {}
+        packs_(packs),
+        room_backoff_(room_backoff) {}
 
   // Publishes `items` (their envelopes in `envelopes`) until `deadline_ms` (the clock's
   // SteadyMs) and writes each row's state and error into `deliveries` (indexed like the
@@ -93,6 +97,7 @@ class InlineSyncPublish {
   const LogCallback& log_;
   HookCounters* counters_;
   const PackLimits packs_;
+  RoomBackoff* room_backoff_;
 };
 
 }  // namespace room_outbox::internal

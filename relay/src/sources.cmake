@@ -45,6 +45,7 @@ add_library(room_outbox_relay STATIC
   relay/src/worker/room_queues.cc
   relay/src/worker/pack_rule.cc
   relay/src/worker/room_sender.cc
+  relay/src/worker/unwritten_results.cc
   relay/src/worker/round_marks.cc
   relay/src/worker/wake_gap.cc
   relay/src/worker/worker_stats.cc
@@ -66,6 +67,7 @@ add_library(room_outbox_relay STATIC
   relay/src/daemon/journal_sink.cc
   relay/src/daemon/lifecycle_log.cc
   relay/src/daemon/node_lock_start.cc
+  relay/src/daemon/read_only_watch.cc
   relay/src/daemon/relay_app.cc
   relay/src/daemon/reload.cc
   relay/src/daemon/schema_wait.cc

@@ -29,7 +29,7 @@ struct BenchRelayOptions {
   std::optional<size_t> pack_max_events;
   // [outbox_worker] batch_size; nullopt: the shipped default (100).
   std::optional<size_t> batch_size;
-  // [outbox_worker] room_min_interval; nullopt: the shipped default (50ms).
+  // [outbox_worker] room_min_interval; nullopt: the shipped default.
   std::optional<std::chrono::milliseconds> room_min_interval;
 };
 

@@ -55,9 +55,12 @@ struct BenchContext {
   size_t scale_rows = 6000;      // benchmark 11: the backlog, over scale_rooms rooms
   size_t scale_rooms = 300;
   size_t app_limit_rows = 3300;  // benchmark 11g-11i: the backlog against the app-wide limit
+  // Benchmark 11m/11n: hot_scale_room_rows rows of one room, then hot_scale_rows over scale_rooms.
+  size_t hot_scale_room_rows = 2000;
+  size_t hot_scale_rows = 3100;
   size_t thread_commands = 4800;  // benchmark 13: timed commits of each path at each thread count
-  size_t pack_rooms = 50;          // benchmark 16: the busy rooms of the backlog
-  size_t pack_room_events = 400;   // benchmark 16: the events of each of them
+  size_t pack_rooms = 50;         // benchmark 16: the busy rooms of the backlog
+  size_t pack_room_events = 400;  // benchmark 16: the events of each of them
 };
 
 // Wall time since construction (steady clock).

@@ -61,7 +61,9 @@ std::vector<CostVariant> Variants() {
   unpaced.node_id = "bench-cost-nopace";
   unpaced.room_min_interval = milliseconds(0);
   return {
-      {"10a", "shipped", "shipped defaults (requests_per_second=200, room_min_interval=50ms)",
+      {"10a", "shipped",
+       "shipped defaults (requests_per_second=200, room_min_interval=" + ShippedRoomMinInterval() +
+           ")",
        shipped},
       {"10b", "nobudget", "defaults, budget off (requests_per_second=0)", unbudgeted},
       {"10c", "nopace", "defaults, budget off, pace off (room_min_interval=0ms)", unpaced},

@@ -65,6 +65,8 @@ void MakeQuick(BenchContext& ctx) {
   ctx.cost_rows = 2000;
   ctx.scale_rows = 1200;
   ctx.app_limit_rows = 1000;
+  ctx.hot_scale_room_rows = 400;
+  ctx.hot_scale_rows = 600;
   ctx.thread_commands = 960;
   ctx.pack_room_events = 40;
 }

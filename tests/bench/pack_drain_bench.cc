@@ -1,7 +1,7 @@
 // Benchmark 16: packed messages against the app's call limit. A backlog of busy rooms (the
 // events committed before the relay starts) is drained by one real outbox-relay process (shipped
 // defaults: requests_per_second 200, the app's 200 calls/s shared through the database,
-// max_in_flight 16, room_min_interval 50ms) against an IM stand-in with a 20 ms round trip that
+// max_in_flight 16, room_min_interval shipped) against an IM stand-in with a 20 ms round trip that
 // answers 60007 beyond 200 calls/s for the app and caps each group at 40 messages/s, once with
 // [tencent_im] pack_max_events 1 and once with 20, on the same backlog.
 //
@@ -16,6 +16,7 @@
 #include "bench/bench_database.h"
 #include "bench/bench_relay.h"
 #include "bench/benchmarks.h"
+#include "bench/worker_harness.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -37,8 +38,12 @@ struct PackRun {
   double cpu_seconds = 0;
   testing::FakeImStats im;
   bool relay_ok = true;  // ran to the end and stopped on SIGTERM
-  double EventsPerSecond() const { return seconds > 0 ? static_cast<double>(published) / seconds : 0; }
-  double CallsPerSecond() const { return seconds > 0 ? static_cast<double>(im.requests) / seconds : 0; }
+  double EventsPerSecond() const {
+    return seconds > 0 ? static_cast<double>(published) / seconds : 0;
+  }
+  double CallsPerSecond() const {
+    return seconds > 0 ? static_cast<double>(im.requests) / seconds : 0;
+  }
 };
 
 std::unique_ptr<testing::FakeImServer> StartLimitedStub() {
@@ -124,7 +129,8 @@ void RunPackedDrain(const BenchContext& ctx, Report& report) {
       std::to_string(ctx.pack_rooms) +
       " busy rooms, pending before the relay starts; one outbox-relay, shipped defaults "
       "(requests_per_second 200, app_requests_per_second 200, max_in_flight 16, "
-      "room_min_interval 50ms); IM stand-in: 20 ms round trip, the app limited to " +
+      "room_min_interval " +
+      ShippedRoomMinInterval() + "); IM stand-in: 20 ms round trip, the app limited to " +
       std::to_string(kAppLimit) + " calls/s (60007 beyond), each group to " +
       std::to_string(kGroupCap) + " messages/s";
   report.Add({"16a", "Events/s out of an app limited to 200 calls/s, 50 busy rooms, pack 1",
@@ -141,8 +147,8 @@ void RunPackedDrain(const BenchContext& ctx, Report& report) {
                   " vs pack 1; goal >= 2,000 events/s"});
   report.Add({"16c", "Relay CPU per event, pack 20 vs pack 1, the same drain",
               how + "; utime + stime of the relay process (/proc) over the events published",
-              "pack 20: " + FormatFixed(CpuMicrosPerEvent(packed), 1) + " us/event; pack 1: " +
-                  FormatFixed(CpuMicrosPerEvent(one), 1) + " us/event",
+              "pack 20: " + FormatFixed(CpuMicrosPerEvent(packed), 1) +
+                  " us/event; pack 1: " + FormatFixed(CpuMicrosPerEvent(one), 1) + " us/event",
               FormatRatio(CpuMicrosPerEvent(packed), CpuMicrosPerEvent(one)) + " of pack 1"});
 }
 

@@ -3,7 +3,8 @@
 // per relay (11a-11f), then with the relays' shipped defaults against a stub that limits the app
 // to 200 calls/s as Tencent does (11g-11i: calls refused with 60007, drain time against rows/200;
 // 11j-11l the same with each relay keeping its own budget, app_requests_per_second = 0, as
-// before the relays shared the app's budget).
+// before the relays shared the app's budget), and one relay against three, as shipped, on a
+// backlog one room holds 2,000 rows of (11m/11n: the drain time of three against one).
 // The stub counts what it delivered, so every run also shows whether each row went out exactly
 // once.
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "bench/bench_database.h"
 #include "bench/bench_relay.h"
 #include "bench/benchmarks.h"
+#include "bench/worker_harness.h"
 
 namespace room_outbox::bench {
 namespace {
@@ -50,6 +52,7 @@ struct ScaleSetup {
   std::optional<double> budget;  // requests_per_second of each relay; nullopt: 0 (off)
   int app_limit = 0;             // the stub's app-wide limit; 0: off, and the relays' budgets off
   bool shared = true;            // against the app limit: the app's budget shared (shipped)
+  size_t hot_rows = 0;           // rows of one room (room-busy), committed before the others
 };
 
 std::unique_ptr<testing::FakeImServer> StartScaleStub(int app_limit) {
@@ -84,10 +87,18 @@ BenchRelayOptions ScaleRelayOptions(const ScaleSetup& setup, size_t k) {
 // row published.
 ScaleRun RunRelays(const BenchContext& ctx, const ScaleSetup& setup) {
   const std::string name = "bench_scale_" + std::to_string(setup.relays) +
-                           (setup.budget ? "_budget" : "") +
-                           (setup.app_limit > 0 ? "_app" : "") + (setup.shared ? "" : "_own");
+                           (setup.budget ? "_budget" : "") + (setup.app_limit > 0 ? "_app" : "") +
+                           (setup.shared ? "" : "_own") + (setup.hot_rows > 0 ? "_hot" : "");
   auto stub = StartScaleStub(setup.app_limit);
   BenchDatabase db(ctx.socket, name);
+  if (setup.hot_rows > 0) {
+    OutboxFill hot;
+    hot.rows = setup.hot_rows;
+    hot.busy_every = 1;  // every row in room-busy
+    hot.id_prefix = name + "-hot";
+    hot.created_at_ms = NowMs();
+    InsertPendingRows(db, hot);
+  }
   OutboxFill fill;
   fill.rows = setup.rows;
   fill.rooms = ctx.scale_rooms;
@@ -96,7 +107,7 @@ ScaleRun RunRelays(const BenchContext& ctx, const ScaleSetup& setup) {
   InsertPendingRows(db, fill);
   ScaleRun run;
   run.relays = setup.relays;
-  run.rows = setup.rows;
+  run.rows = setup.rows + setup.hot_rows;
   std::vector<std::unique_ptr<BenchRelay>> processes;
   Stopwatch watch;
   for (size_t k = 1; k <= setup.relays; ++k) {
@@ -145,7 +156,8 @@ void AddRows(const BenchContext& ctx, Report& report, const std::vector<ScaleRun
   const std::string settings =
       std::string(
           "per relay: shipped [outbox_worker] defaults (max_in_flight=16, per_room, "
-          "room_min_interval=50ms, poll_interval=1s), requests_per_second=") +
+          "room_min_interval=" +
+          ShippedRoomMinInterval() + ", poll_interval=1s), requests_per_second=") +
       (budget ? FormatFixed(*budget, 0) : "0 (budget off)");
   for (size_t i = 0; i < runs.size(); ++i) {
     const ScaleRun& run = runs[i];
@@ -168,8 +180,8 @@ void AddRows(const BenchContext& ctx, Report& report, const std::vector<ScaleRun
 // against the limit's own pace.
 void AddAppLimitRows(const BenchContext& ctx, Report& report, const std::vector<ScaleRun>& runs,
                      const std::string& first_id, bool shared) {
-  const std::string backlog = FormatCount(static_cast<double>(ctx.app_limit_rows)) +
-                              " rows over " + std::to_string(ctx.scale_rooms) + " rooms";
+  const std::string backlog = FormatCount(static_cast<double>(ctx.app_limit_rows)) + " rows over " +
+                              std::to_string(ctx.scale_rooms) + " rooms";
   for (size_t i = 0; i < runs.size(); ++i) {
     const ScaleRun& run = runs[i];
     std::string id = first_id;
@@ -187,11 +199,37 @@ void AddAppLimitRows(const BenchContext& ctx, Report& report, const std::vector<
                          "budget shared through the database)"
                        : "per relay: shipped defaults but app_requests_per_second=0 (each relay "
                          "keeps requests_per_second=200 for itself)",
-                ScaleText(run) + "; refused with 60007: " +
-                    FormatCount(static_cast<double>(run.im.app_limited)),
+                ScaleText(run) +
+                    "; refused with 60007: " + FormatCount(static_cast<double>(run.im.app_limited)),
                 "refused " + FormatFixed(refused_percent, 1) + "% of rows; drain " +
                     FormatRatio(run.seconds, floor_seconds) + " of rows/" +
                     std::to_string(kAppLimit) + " (" + FormatFixed(floor_seconds, 2) + " s)"});
+  }
+}
+
+// 11m/11n: one relay against three on a backlog one room holds most of, the relays as shipped.
+void AddHotRoomRows(const BenchContext& ctx, Report& report) {
+  std::vector<ScaleRun> runs;
+  for (const size_t relays : {size_t{1}, kMaxRelays}) {
+    runs.push_back(RunRelays(ctx, ScaleSetup{relays, ctx.hot_scale_rows, std::nullopt, kAppLimit,
+                                             true, ctx.hot_scale_room_rows}));
+  }
+  const std::string backlog = FormatCount(static_cast<double>(runs[0].rows)) + " rows, " +
+                              FormatCount(static_cast<double>(ctx.hot_scale_room_rows)) +
+                              " of them in one room (committed first), the rest over " +
+                              std::to_string(ctx.scale_rooms) + " rooms";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ScaleRun& run = runs[i];
+    report.Add({i == 0 ? "11m" : "11n",
+                std::to_string(run.relays) + (run.relays == 1 ? " relay" : " relays") +
+                    " on one database, stub latency 20ms, the stub limits the app to " +
+                    std::to_string(kAppLimit) + " calls/s (60007 beyond), " + backlog,
+                "per relay: every key at its shipped default (room_min_interval=" +
+                    ShippedRoomMinInterval() + ", app_requests_per_second=200 shared)",
+                ScaleText(run) + "; drain " + FormatFixed(run.seconds, 1) + " s",
+                i == 0 ? "the base"
+                       : FormatRatio(run.seconds, runs[0].seconds) +
+                             " the drain time of one relay (goal <= x1.1)"});
   }
 }
 
@@ -209,11 +247,12 @@ void RunScaleOut(const BenchContext& ctx, Report& report) {
   for (const bool shared : {true, false}) {
     std::vector<ScaleRun> limited;
     for (size_t relays = 1; relays <= kMaxRelays; ++relays) {
-      limited.push_back(RunRelays(
-          ctx, ScaleSetup{relays, ctx.app_limit_rows, std::nullopt, kAppLimit, shared}));
+      limited.push_back(
+          RunRelays(ctx, ScaleSetup{relays, ctx.app_limit_rows, std::nullopt, kAppLimit, shared}));
     }
     AddAppLimitRows(ctx, report, limited, shared ? "11g" : "11j", shared);
   }
+  AddHotRoomRows(ctx, report);
   report.AddNote(
       "11: the relays are started together and timed from the first start until the database "
       "holds every row published; each relay is its own process with its own 16 requests in "

@@ -1,9 +1,9 @@
 // Benchmark 15: a gift storm. One room service (a Hook on this thread, the relay's [wake] socket)
 // commits 100 gift commands a second (one RoomGiftSent each) into one room and one a second into
 // each of 20 other rooms, for kStorm; one relay (the worker as outbox-relay runs it: wake socket,
-// poll_interval 200ms, batch_size 50, the other shipped defaults, room_min_interval 50ms). Hook
-// and relay send to one IM stand-in that caps every group at 40 messages a second as Tencent does
-// (what is over is answered OK with MsgDropReason "MsgFreqCtrl" and not delivered).
+// poll_interval 200ms, batch_size 50, the other shipped defaults, room_min_interval among them).
+// Hook and relay send to one IM stand-in that caps every group at 40 messages a second as Tencent
+// does (what is over is answered OK with MsgDropReason "MsgFreqCtrl" and not delivered).
 //
 // Each is run with [tencent_im] pack_max_events 1 and 20: the hook and the relay share the one
 // TencentImOptions (what one config file gives both), so both pack at 20.
@@ -58,8 +58,8 @@ std::vector<Planned> StormPlan() {
   for (int i = 0; i < hot; ++i) plan.push_back({milliseconds(i * 1000 / kHotPerSecond), kHotRoom});
   for (int s = 0; s < kStorm.count(); ++s) {
     for (size_t k = 0; k < kQuietRooms; ++k) {
-      plan.push_back({milliseconds(s * 1000 + static_cast<int>(k) * 47),
-                      "room-quiet-" + std::to_string(k)});
+      plan.push_back(
+          {milliseconds(s * 1000 + static_cast<int>(k) * 47), "room-quiet-" + std::to_string(k)});
     }
   }
   std::stable_sort(plan.begin(), plan.end(),
@@ -83,8 +83,11 @@ Committed CommitStorm(Hook& hook, const std::string& name) {
     std::this_thread::sleep_until(start + p.at);
     const Steady::time_point called = Steady::now();
     if (called - (start + p.at) > milliseconds(100)) ++out.late;
-    Command command{name + "-c" + std::to_string(n), p.room, "SendGift",
-                    "req-" + std::to_string(n), ++room_seq[p.room],
+    Command command{name + "-c" + std::to_string(n),
+                    p.room,
+                    "SendGift",
+                    "req-" + std::to_string(n),
+                    ++room_seq[p.room],
                     R"({"user_id":"u-)" + std::to_string(n) + R"(","gift":"rose"})"};
     Event event{command.command_id + "-e", "RoomGiftSent", command.room_seq, 0, command.payload};
     CommitResult result = hook.Commit(command, {event});
@@ -105,10 +108,10 @@ struct StormRun {
   double last_out_s = 0;
   size_t lost = 0;
   size_t duplicates = 0;
-  size_t dropped = 0;  // requests the group cap answered MsgFreqCtrl
-  size_t hot_messages = 0;         // messages delivered to the hot group
-  double hot_messages_per_s = 0;   // hot_messages over its first to last delivery
-  size_t hot_peak_per_s = 0;       // the most hot-group deliveries in any 1 s
+  size_t dropped = 0;             // requests the group cap answered MsgFreqCtrl
+  size_t hot_messages = 0;        // messages delivered to the hot group
+  double hot_messages_per_s = 0;  // hot_messages over its first to last delivery
+  size_t hot_peak_per_s = 0;      // the most hot-group deliveries in any 1 s
   size_t late_commits = 0;
   bool drained = false;
 };
@@ -209,16 +212,17 @@ std::string Counts(const StormRun& run) {
          (run.late_commits > 0
               ? "; " + FormatCount(static_cast<double>(run.late_commits)) + " commits started late"
               : "") +
-         "; hot group " + FormatCount(run.hot_messages_per_s) + " messages/s (most in 1 s: " +
-         FormatCount(static_cast<double>(run.hot_peak_per_s)) + ", " +
-         FormatCount(static_cast<double>(run.hot_messages)) + " messages)";
+         "; hot group " + FormatCount(run.hot_messages_per_s) +
+         " messages/s (most in 1 s: " + FormatCount(static_cast<double>(run.hot_peak_per_s)) +
+         ", " + FormatCount(static_cast<double>(run.hot_messages)) + " messages)";
 }
 
 std::string How(size_t pack) {
   return "100 commands/s into one room + 1/s into each of 20 rooms for 15 s; IM caps each group "
          "at 40 messages/s; [wake] socket, poll_interval 200ms, batch_size 50, "
-         "room_min_interval 50ms, pack_max_events " +
-         std::to_string(pack) + (pack > 1 ? " (hook and relay)" : "");
+         "room_min_interval " +
+         ShippedRoomMinInterval() + ", pack_max_events " + std::to_string(pack) +
+         (pack > 1 ? " (hook and relay)" : "");
 }
 
 }  // namespace

@@ -79,4 +79,8 @@ std::unique_ptr<relay::WakeListener> ListenForWakes(const std::string& what,
   return std::move(*listener);
 }
 
+std::string ShippedRoomMinInterval() {
+  return std::to_string(relay::WorkerConfig{}.room_min_interval.count()) + "ms";
+}
+
 }  // namespace room_outbox::bench

@@ -6,13 +6,13 @@
 // rounds on the caller's thread (worker().RunRound()), not both at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <ostream>
+#include <string>
 #include <thread>
 
 #include "core/publisher.h"
@@ -74,7 +74,10 @@ std::unique_ptr<relay::WakeListener> ListenForWakes(const std::string& what,
 // The worker's defaults as outbox-relay builds them from an empty [outbox_worker] section.
 relay::WorkerOptions DefaultWorkerOptions();
 
-// "max_in_flight=16, ordering=per_room, batch_size=100, room_min_interval=50ms, poll_interval=1s"
+// The shipped [outbox_worker] room_min_interval, e.g. "25ms", for the reports' texts.
+std::string ShippedRoomMinInterval();
+
+// "max_in_flight=16, ordering=per_room, batch_size=100, room_min_interval=25ms, poll_interval=1s"
 // plus ", requests_per_second=R".
 std::string DescribeSettings(const relay::WorkerOptions& options, double requests_per_second);
 

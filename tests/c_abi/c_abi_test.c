@@ -307,6 +307,73 @@ static room_outbox_hook *NewHook(const char *config, const char *secret_key) {
   return hook;
 }
 
+static int warning_lines;
+
+/* Counts the warnings about a secret file others may read. */
+static void LogWarnings(void *user_data, int32_t level, const char *message, size_t len) {
+  char line[1024];
+  (void)user_data;
+  snprintf(line, sizeof line, "%.*s", (int)len, message);
+  if (level == ROOM_OUTBOX_LOG_WARN && strstr(line, "configuration warning: ") == line &&
+      strstr(line, "mysql.password_file: ") != NULL &&
+      strstr(line, "is readable by its group or other users (mode 640)") != NULL) {
+    ++warning_lines;
+  }
+}
+
+/* The warnings of the options' files reach the log callback when a hook is made, from a loaded
+ * file and from a *_file key set later (the harness wrote SCRATCH_DIR/group-readable-password,
+ * mode 0640, and owner-only-password, 0600). */
+static void TestConfigWarningsReachTheLog(const char *up_config, const char *scratch) {
+  room_outbox_options *opts = room_outbox_options_new();
+  room_outbox_hook *hook = NULL;
+  room_outbox_error *err = NULL;
+  char path[512];
+  FILE *file;
+  /* A loaded file: the warning comes before the hook is made, which fails here (no IM app and
+   * no database server). */
+  snprintf(path, sizeof path, "%s/warning-relay.toml", scratch);
+  file = fopen(path, "w");
+  CHECK(file != NULL);
+  if (file != NULL) {
+    fprintf(file, "[mysql]\nsocket = \"%s/no-such-mysqld.sock\"\n"
+                  "password_file = \"group-readable-password\"\n", scratch);
+    fclose(file);
+  }
+  CHECK(room_outbox_options_load_file(opts, path, strlen(path), &err) == ROOM_OUTBOX_OK);
+  room_outbox_options_set_log(opts, LogWarnings, NULL);
+  warning_lines = 0;
+  CHECK(room_outbox_hook_new(opts, &hook, &err) != ROOM_OUTBOX_OK);
+  CHECK(hook == NULL);
+  CHECK(warning_lines == 1);
+  room_outbox_error_free(err);
+  err = NULL;
+  room_outbox_options_destroy(opts);
+
+  /* A key set later, on options that make a working hook; a better file drops the warning. */
+  opts = room_outbox_options_new();
+  CHECK(room_outbox_options_load_file(opts, up_config, strlen(up_config), &err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "tencent_im.secret_key", "k", 1, NULL) == ROOM_OUTBOX_OK);
+  snprintf(path, sizeof path, "%s/group-readable-password", scratch);
+  CHECK(room_outbox_options_set(opts, "mysql.password_file", path, strlen(path), &err) ==
+        ROOM_OUTBOX_OK);
+  room_outbox_options_set_log(opts, LogWarnings, NULL);
+  warning_lines = 0;
+  CHECK(room_outbox_hook_new(opts, &hook, &err) == ROOM_OUTBOX_OK);
+  CHECK(warning_lines == 1);
+  room_outbox_hook_destroy(hook);
+  hook = NULL;
+  snprintf(path, sizeof path, "%s/owner-only-password", scratch);
+  CHECK(room_outbox_options_set(opts, "mysql.password_file", path, strlen(path), &err) ==
+        ROOM_OUTBOX_OK);
+  warning_lines = 0;
+  CHECK(room_outbox_hook_new(opts, &hook, &err) == ROOM_OUTBOX_OK);
+  CHECK(warning_lines == 0);
+  room_outbox_hook_destroy(hook);
+  room_outbox_options_destroy(opts);
+  printf("c_abi_test: configuration warnings: ok\n");
+}
+
 /* IM up: the event sent to IM is published by the sync publish, the other one skipped. */
 static void TestImUp(room_outbox_hook *hook) {
   room_outbox_command *cmd = NewCommand("c-cmd-up", "c-room-up");
@@ -486,6 +553,8 @@ static void TestMetrics(room_outbox_hook *up, room_outbox_hook *down) {
   CHECK(m.commits_committed == 1 && m.commits_failed == 0);
   CHECK(m.sync_published == 0 && m.sync_failed + m.sync_timeout == 1);
   CHECK(m.rows_left_to_relay == 1);
+  CHECK(m.sync_skipped_room_refused == 0 && m.late_marks_waiting == 0);
+  CHECK(m.late_marks_written == 0 && m.late_marks_dropped == 0);
   CHECK(m.commit_duration_count == 1);
   CHECK(room_outbox_hook_metrics_get(up, &m, sizeof m, &err) == ROOM_OUTBOX_OK);
   CHECK(m.commits_committed >= 1 && m.sync_published >= 1 && m.rows_left_to_relay == 0);
@@ -507,6 +576,11 @@ static void TestMetrics(room_outbox_hook *up, room_outbox_hook *down) {
     CHECK(strstr(text, "room_outbox_hook_rows_left_to_relay_total{hook=\"c-down\"} 1\n") != NULL);
     CHECK(strstr(text, "room_outbox_hook_commits_total{hook=\"c-down\",outcome=\"committed\"} 1\n") !=
           NULL);
+    CHECK(strstr(text,
+                 "room_outbox_hook_sync_skipped_total{hook=\"c-down\",reason=\"room_refused\"} 0\n") !=
+          NULL);
+    CHECK(strstr(text, "room_outbox_hook_late_marks_waiting{hook=\"c-down\"} 0\n") != NULL);
+    CHECK(strstr(text, "room_outbox_hook_late_marks_written_total{hook=\"c-down\"} 0\n") != NULL);
     free(text);
   }
   both[1] = up;
@@ -546,6 +620,7 @@ int main(int argc, char **argv) {
   }
   TestVersionAndStatuses();
   TestBadOptions(argv[5]);
+  TestConfigWarningsReachTheLog(argv[1], argv[5]);
   /* The up config names no secret key file: the key is given from memory. */
   up = NewHook(argv[1], ReadSecretKey(argv[5], secret_key, sizeof secret_key));
   down = NewHook(argv[2], NULL);

@@ -16,5 +16,10 @@ gcc -std=c99 -Wall -Wextra -pedantic -Werror ${ROOM_OUTBOX_CONSUMER_CXXFLAGS:-} 
   "$here/c_abi_test.c" -o "$HOOK_ENV_SCRATCH/c_abi_test" $flags
 readelf -d "$HOOK_ENV_SCRATCH/c_abi_test" | grep -q 'NEEDED.*\[libroom_outbox_hook.so.1\]' ||
   hook_env_fail "c_abi_test does not link libroom_outbox_hook.so.1"
+# Password files for the configuration warnings (root over the socket ignores the password).
+printf 'unused-by-root\n' >"$HOOK_ENV_SCRATCH/group-readable-password"
+chmod 0640 "$HOOK_ENV_SCRATCH/group-readable-password"
+printf 'unused-by-root\n' >"$HOOK_ENV_SCRATCH/owner-only-password"
+chmod 0600 "$HOOK_ENV_SCRATCH/owner-only-password"
 "$HOOK_ENV_SCRATCH/c_abi_test" "$HOOK_ENV_UP_CONFIG" "$HOOK_ENV_DOWN_CONFIG" "$HOOK_ENV_SOCKET" \
   "$HOOK_ENV_DATABASE" "$HOOK_ENV_SCRATCH"

@@ -62,6 +62,30 @@ TEST_F(AppBudgetTest, MembersSplitTheLimitAndALeavingMemberTakesItsRow) {
       << a->status().share;
 }
 
+// A beat reads and writes under the app's budget lock: while another connection holds it, the
+// member computes nothing (it keeps the safe share), and it computes again once the lock is free.
+TEST_F(AppBudgetTest, ABeatReadsAndWritesUnderTheAppsLockAndNeverBesideAnother) {
+  ASSERT_TRUE(db_.valid());
+  const std::string key = core::AppKey("http://127.0.0.1:1", 1400000001);
+  auto holder = core::AppMemberStore::Connect(db_.Options());
+  ASSERT_TRUE(holder) << holder.error().message;
+  const std::string name = core::AppBudgetLockName(key);
+  EXPECT_EQ(name.size(), 35u) << "within MySQL's 64 characters";
+  auto taken = (*holder)->Lock(name, 1);
+  ASSERT_TRUE(taken && *taken);
+  auto a = Join("a");  // its first beat waits for the lock and gives up
+  EXPECT_FALSE(a->status().table_reached);
+  EXPECT_NE(a->status().error.find("budget lock"), std::string::npos) << a->status().error;
+  EXPECT_DOUBLE_EQ(a->status().share, kLimit / core::kAssumedMembersUnread)
+      << "no share computed beside the lock's holder";
+  EXPECT_EQ(Rows(), 0) << "nothing written without the lock";
+  ASSERT_TRUE((*holder)->Unlock(name));
+  ASSERT_TRUE(Eventually(
+      [&] { return a->status().table_reached && a->status().share == kLimit; }, kWait))
+      << a->status().error;
+  EXPECT_EQ(Rows(), 1);
+}
+
 TEST_F(AppBudgetTest, AMemberThatStopsBeatingDropsOutWithinTwoBeats) {
   ASSERT_TRUE(db_.valid());
   auto a = Join("a");

@@ -1,10 +1,15 @@
-// CreateHook refusing what it cannot use: an unreachable database, plain HTTP to a remote host.
+// CreateHook refusing what it cannot use: an unreachable database, plain HTTP to a remote host;
+// and a Hook that commits and is destroyed leaving no unwiped copy of its secrets on the heap.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
 
+#include "core/wipe.h"
 #include "room_outbox/hook.h"
+#include "support/fake_im_server.h"
+#include "support/freed_secret_watch.h"
+#include "support/test_database.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -41,6 +46,48 @@ TEST(CreateHookTest, RefusesPlainHttpToANonLoopbackHost) {
   EXPECT_EQ(hook, nullptr);
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_NE(error.message.find("tencent_im.endpoint"), std::string::npos) << error.message;
+}
+
+// The database password (short: it lives inside each std::string that holds it, so a copy in an
+// object on the heap is seen) and the IM key (long: each copy has a heap buffer of its own)
+// through CreateHook, a commit with its sync publish (the UserSig is signed with the key) and the
+// Hook's destruction: no heap block that held either was freed unwiped (FreedSecretWatch).
+TEST(CreateHookTest, AHookLeavesNoUnwipedCopyOfItsSecretsOnTheHeap) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  const std::string password = "pw-5c1e97ab";
+  const std::string user = "wipe_" + db.name().substr(db.name().size() - 8);
+  db.Exec("CREATE USER '" + user + "'@'localhost' IDENTIFIED BY '" + password + "'");
+  db.Exec("GRANT ALL ON `" + db.name() + "`.* TO '" + user + "'@'localhost'");
+  FakeImServerOptions im_options;
+  im_options.secret_key = "wipe-test-im-key-0f4e2d9c8b7a6e5d4c3b2a190817263544536271";
+  FakeImServer im(im_options);
+  ASSERT_TRUE(im.running()) << im.start_error();
+  HookOptions options;
+  options.mysql = db.Options();
+  options.mysql.user = user;
+  options.mysql.password = password;
+  options.tencent_im = im.ClientOptions();
+  {
+    FreedSecretWatch watch({password, im_options.secret_key});
+    {
+      Error error;
+      auto hook = CreateHook(options, &error);
+      ASSERT_TRUE(hook) << error.message;
+      Command command{"wipe-cmd-1", "wipe-room-1", "SendGift", "req-1", 1, "{}"};
+      CommitResult result =
+          hook->Commit(command, {Event{"wipe-evt-1", "RoomGiftSent", 1, 0, "{}"}});
+      EXPECT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
+      ASSERT_EQ(result.events.size(), 1u);
+      EXPECT_EQ(result.events[0].state, DeliveryState::kPublished) << result.events[0].error;
+      EXPECT_EQ(watch.hits(), 0) << "freed unwiped while the hook runs: " << watch.HitSizes();
+    }
+    EXPECT_EQ(watch.hits(), 0) << "freed unwiped: " << watch.HitSizes();
+    // The host's own copy is the host's to wipe.
+    core::WipeSecrets(options.mysql);
+    core::WipeSecrets(options.tencent_im);
+  }
+  db.Exec("DROP USER '" + user + "'@'localhost'");
 }
 
 }  // namespace

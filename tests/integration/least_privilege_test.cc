@@ -20,6 +20,7 @@
 #include "core/mysql/connection.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
+#include "support/grants.h"
 #include "support/mysql_admin.h"
 #include "support/relay_command.h"
 #include "support/relay_process.h"
@@ -40,29 +41,6 @@ std::string ReadFile(const std::filesystem::path& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
-}
-
-// The statements of docs/grants.sql, comment lines dropped, each ending in ';', placeholders
-// ({database}, {operator}, {hook}, {relay}) as written.
-std::vector<std::string> GrantStatements() {
-  std::istringstream in(ReadFile(kSource / "docs" / "grants.sql"));
-  std::vector<std::string> statements;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line.starts_with("--")) continue;
-    statements.push_back(line);
-  }
-  return statements;
-}
-
-std::string Substitute(std::string text, const std::map<std::string, std::string>& names) {
-  for (const auto& [placeholder, value] : names) {
-    for (size_t at = text.find(placeholder); at != std::string::npos;
-         at = text.find(placeholder, at + value.size())) {
-      text.replace(at, placeholder.size(), value);
-    }
-  }
-  return text;
 }
 
 class LeastPrivilegeTest : public ::testing::Test {
@@ -97,13 +75,9 @@ class LeastPrivilegeTest : public ::testing::Test {
                                                       {"{operator}", Account("op")},
                                                       {"{hook}", Account("hook")},
                                                       {"{relay}", Account("relay")}};
-    size_t ran = 0;
-    for (const std::string& statement : GrantStatements()) {
-      if (!statement.ends_with("TO " + target + ";")) continue;
-      db_.Exec(Substitute(statement, names));
-      ++ran;
-    }
-    return ran;
+    const std::vector<std::string> grants = GrantsTo(target, names);
+    for (const std::string& grant : grants) db_.Exec(grant);
+    return grants.size();
   }
 
   MysqlOptions Options(const std::string& role) const {

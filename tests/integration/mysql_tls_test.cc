@@ -14,7 +14,10 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "core/mysql/connect_options.h"
 #include "core/mysql/connection.h"
 #include "room_outbox/hook.h"
 #include "support/fake_im_server.h"
@@ -28,6 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A TCP port nobody listens on now (the kernel's choice for port 0).
 uint16_t FreePort() {
@@ -80,8 +84,9 @@ class MysqlTlsTest : public ::testing::Test {
     ASSERT_TRUE(AddUser(*tls_));
   }
 
-  // A second server with TCP and no TLS, for the tests that need one.
+  // A second server with TCP and no TLS, for the tests that need one (started once).
   static bool StartPlainServer() {
+    if (plain_ != nullptr) return true;
     plain_port_ = FreePort();
     plain_ = new PrivateMariaDb(*dir_ / "plain-db");
     return plain_->Start({"--bind-address=127.0.0.1", "--port=" + std::to_string(plain_port_)}) &&
@@ -193,7 +198,7 @@ TEST_F(MysqlTlsTest, RequiredRefusesAServerWithoutTlsAndPreferredFallsBack) {
   ASSERT_FALSE(plain);
   EXPECT_EQ(plain.error().code, ErrorCode::kPermissionDenied);
   EXPECT_THAT(plain.error().message,
-              HasSubstr("ssl_mode \"required\" requires TLS, but the server offered none"));
+              HasSubstr("SSL is required, but the server does not support it [errno 2026]"));
   EXPECT_FALSE(core::MariaDbConnection::Connect(Options(SslMode::kVerifyCa, "127.0.0.1", true)));
   EXPECT_FALSE(
       core::MariaDbConnection::Connect(Options(SslMode::kVerifyIdentity, "localhost", true)));
@@ -270,6 +275,74 @@ TEST_F(MysqlTlsTest, VerifyIdentityFailsBeforeAuthenticationWithoutTls) {
   EXPECT_THAT(conn.error().message,
               HasSubstr("SSL is required, but the server does not support it"));
   EXPECT_EQ(fake.packets(), 0) << "the client sent its login to a server without TLS";
+}
+
+// required and verify_ca against a server that offers no TLS fail before the login packet, as
+// verify_identity does: the server receives no user name and no answer to its challenge.
+TEST_F(MysqlTlsTest, RequiredAndVerifyCaSendNoLoginToAServerWithoutTls) {
+  for (SslMode mode : {SslMode::kRequired, SslMode::kVerifyCa}) {
+    EXPECT_TRUE(core::RefusesServerWithoutTlsBeforeLogin(mode)) << SslModeName(mode);
+    FakeMysqlServer fake;
+    MysqlOptions options = Options(mode, "127.0.0.1");
+    options.port = fake.port();
+    auto conn = core::MariaDbConnection::Connect(options);
+    ASSERT_FALSE(conn) << SslModeName(mode);
+    EXPECT_EQ(conn.error().code, ErrorCode::kPermissionDenied) << conn.error().message;
+    EXPECT_THAT(conn.error().message,
+                HasSubstr("SSL is required, but the server does not support it"));
+    EXPECT_EQ(fake.packets(), 0) << SslModeName(mode) << ": the client sent "
+                                 << fake.Received().size() << " bytes to a server without TLS";
+  }
+}
+
+// Over a unix socket the modes that require TLS ask for it as over TCP: the TLS server's socket
+// gives TLS, and the plain server's socket is refused by the client library before the login
+// (its error, not CheckTlsInUse's after the handshake).
+TEST_F(MysqlTlsTest, RequiredOverAUnixSocketNeedsTlsBeforeTheLogin) {
+  MysqlOptions over_socket = Options(SslMode::kRequired);
+  over_socket.socket = tls_->socket();
+  auto conn = core::MariaDbConnection::Connect(over_socket);
+  ASSERT_TRUE(conn) << conn.error().message;
+  EXPECT_NE(Cipher(**conn), "");
+
+  ASSERT_TRUE(StartPlainServer());
+  over_socket.socket = plain_->socket();
+  auto refused = core::MariaDbConnection::Connect(over_socket);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("SSL is required, but the server does not support it"));
+  MysqlOptions preferred = over_socket;
+  preferred.ssl_mode = SslMode::kPreferred;
+  auto plain = core::MariaDbConnection::Connect(preferred);
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(Cipher(**plain), "");
+}
+
+// CreateHook says through the host's log, before it connects, when the link to another host is
+// not verified: here a TCP link in required mode to a documentation address (nothing answers).
+TEST_F(MysqlTlsTest, CreateHookLogsTheTlsWarningOfAnUnverifiedLinkToAnotherHost) {
+  HookOptions options;
+  options.mysql = Options(SslMode::kRequired, "192.0.2.10");
+  options.mysql.connect_timeout = std::chrono::milliseconds(500);
+  options.tencent_im.sdk_app_id = 1400012345;
+  options.tencent_im.secret_key = "k";
+  options.sync_publish = SyncPublishMode::kOff;
+  std::vector<std::string> warnings;
+  options.log = [&](LogLevel level, std::string_view line) {
+    if (level == LogLevel::kWarn) warnings.emplace_back(line);
+  };
+  Error error;
+  EXPECT_FALSE(CreateHook(options, &error));
+  ASSERT_EQ(warnings.size(), 1u) << error.message;
+  EXPECT_THAT(warnings[0], HasSubstr("configuration warning: mysql.host \"192.0.2.10\" is "
+                                     "reached over TCP with ssl_mode \"required\""));
+  EXPECT_THAT(warnings[0], Not(HasSubstr("tls-pw")));
+
+  warnings.clear();
+  options.mysql = Options(SslMode::kVerifyIdentity);  // loopback and verified: nothing to say
+  auto hook = CreateHook(options, &error);
+  EXPECT_TRUE(hook) << error.message;
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
 }
 
 // --check-config and the start say when the link to another host is not verified.

@@ -23,7 +23,6 @@
 #include <thread>
 #include <vector>
 
-#include "core/envelope_codec.h"
 #include "core/fd.h"
 #include "store/mariadb_relay_store.h"
 #include "support/fake_im_server.h"
@@ -52,45 +51,6 @@ int64_t NowMs() {
   return std::chrono::duration_cast<milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-// INSERT statements for `count` pending rows spread over `rooms` rooms, due at `due_ms`.
-std::vector<std::string> InsertRowsSql(const std::string& prefix, int count, int rooms,
-                                       int64_t due_ms = 0) {
-  std::vector<std::string> statements;
-  std::ostringstream sql;
-  int in_statement = 0;
-  for (int i = 0; i < count; ++i) {
-    Envelope e;
-    e.event_id = prefix + "-" + std::to_string(i);
-    e.event_type = "RoomGiftSent";
-    e.room_id = prefix + "-room-" + std::to_string(i % rooms);
-    e.room_seq = i / rooms + 1;
-    e.command_id = "cmd-" + e.event_id;
-    e.request_id = "req-" + e.event_id;
-    e.node_id = "node-test";
-    e.occurred_at_ms = NowMs();
-    e.payload = R"({"gift":"rose"})";
-    const std::string envelope = core::EncodeEnvelope(e).value();
-    if (in_statement == 0) {
-      sql.str("");
-      sql << "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
-             "envelope, status, retry_count, next_attempt_at_ms, created_at_ms, updated_at_ms) "
-             "VALUES ";
-    } else {
-      sql << ",";
-    }
-    const int64_t now = NowMs();
-    sql << "(" << SqlQuote(e.event_id) << "," << SqlQuote(e.event_type) << ","
-        << SqlQuote(e.room_id) << "," << SqlQuote(e.command_id) << "," << SqlQuote(e.request_id)
-        << "," << SqlQuote(envelope) << ",'pending',0," << due_ms << "," << now << "," << now
-        << ")";
-    if (++in_statement == 200 || i + 1 == count) {
-      statements.push_back(sql.str());
-      in_statement = 0;
-    }
-  }
-  return statements;
 }
 
 // The relay these tests run: node id "relay-process-test", debug log, a 2s connect timeout, and
@@ -147,7 +107,7 @@ class RelayProcessDbTest : public RelayProcessTest {
     ASSERT_TRUE(db_.valid());
   }
   void Insert(const std::string& prefix, int count, int rooms, int64_t due_ms = 0) {
-    for (const std::string& sql : InsertRowsSql(prefix, count, rooms, due_ms)) db_.Exec(sql);
+    for (const std::string& sql : PendingRowsSql(prefix, count, rooms, due_ms)) db_.Exec(sql);
   }
   int64_t Count(const std::string& where) {
     return db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE " + where);
@@ -334,12 +294,12 @@ TEST_F(RelayProcessTest, SurvivesAMariaDbRestartWithoutRestarting) {
   RelayProcessOptions options = BaseOptions();
   options.outbox_worker["poll_interval"] = "\"200ms\"";
   auto relay = Start(mysql, options);
-  exec(InsertRowsSql("before", 10, 5));
+  exec(PendingRowsSql("before", 10, 5));
   ASSERT_TRUE(Eventually([&] { return pending() == 0; }, seconds(60))) << relay->StderrTail();
   EXPECT_EQ(im_.Stats().unique_event_ids, 10u);
 
   // Rows that come due while the server is down.
-  exec(InsertRowsSql("after", 10, 5, NowMs() + 2000));
+  exec(PendingRowsSql("after", 10, 5, NowMs() + 2000));
   server.Stop();
   std::this_thread::sleep_for(seconds(3));
   ASSERT_TRUE(relay->Alive()) << "the relay exited while the database was down\n"

@@ -2,11 +2,15 @@
 #include "core/tencent/tencent_im_publisher.h"
 
 #include <curl/curl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -336,6 +340,89 @@ TEST_F(TencentImPublisherTest, PublishManyOverlapsUpToMaxInFlight) {
   }
   EXPECT_LE(server_.Stats().connections, 8u);
   EXPECT_LE(server_.Stats().max_concurrent, 8u);
+}
+
+// A MessageFeed of per-room chains, as the relay's RoomSender keeps them: a room's next message
+// only once the one before it is Done. Records the order of the outcomes.
+class ChainFeed final : public core::MessageFeed {
+ public:
+  explicit ChainFeed(std::map<std::string, std::vector<core::PublishMessage>> rooms)
+      : rooms_(std::move(rooms)) {}
+
+  std::optional<core::FeedMessage> Next() override {
+    for (auto& [room, messages] : rooms_) {
+      if (in_flight_.count(room) != 0 || next_[room] >= messages.size()) continue;
+      in_flight_.insert(room);
+      tags_.push_back(room);
+      return core::FeedMessage{&messages[next_[room]++], tags_.size() - 1};
+    }
+    return std::nullopt;
+  }
+  void Done(size_t tag, core::PublishOutcome outcome) override {
+    const std::string& room = tags_.at(tag);
+    in_flight_.erase(room);
+    done_.push_back(room + ":" + core::PublishStatusName(outcome.status));
+  }
+  milliseconds Pause() override { return milliseconds(100); }
+  bool Idle() override {
+    for (auto& [room, messages] : rooms_) {
+      if (next_[room] < messages.size()) return true;
+    }
+    return false;
+  }
+
+  const std::vector<std::string>& done() const { return done_; }
+
+ private:
+  std::map<std::string, std::vector<core::PublishMessage>> rooms_;
+  std::map<std::string, size_t> next_;
+  std::set<std::string> in_flight_;
+  std::vector<std::string> tags_;  // by tag: the room
+  std::vector<std::string> done_;
+};
+
+TEST_F(TencentImPublisherTest, AStreamSendsARoomsNextMessageWhenItsAnswerComes) {
+  // The slow room's group answers after a second, the fast room's at once.
+  server_.SetFaultFunction([](const testing::FakeImRequest& r) -> std::optional<FakeImFault> {
+    if (r.room_id == "slow") return FakeImFault::Ok().After(milliseconds(1000));
+    return std::nullopt;
+  });
+  auto publisher = Make();
+  ASSERT_TRUE(publisher);
+  std::map<std::string, std::vector<core::PublishMessage>> rooms;
+  for (int i = 0; i < 3; ++i) {
+    rooms["fast"].push_back(Msg(Event("evt-fast-" + std::to_string(i), "RoomGiftSent", "fast")));
+  }
+  for (int i = 0; i < 2; ++i) {
+    rooms["slow"].push_back(Msg(Event("evt-slow-" + std::to_string(i), "RoomGiftSent", "slow")));
+  }
+  ChainFeed feed(std::move(rooms));
+  publisher->PublishStream(feed, kTimeout, 8);
+  // Sent in waves, the fast room's second message would wait for the slow room's answer.
+  EXPECT_THAT(feed.done(),
+              ::testing::ElementsAre("fast:published", "fast:published", "fast:published",
+                                     "slow:published", "slow:published"));
+  EXPECT_EQ(server_.Requests().size(), 5u);
+}
+
+TEST_F(TencentImPublisherTest, AStreamKeepsAtMostMaxInFlightRequestsOpen) {
+  server_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(100)));
+  auto publisher = Make();
+  ASSERT_TRUE(publisher);
+  std::map<std::string, std::vector<core::PublishMessage>> rooms;
+  for (int i = 0; i < 10; ++i) {
+    const std::string room = "room-" + std::to_string(i);
+    rooms[room].push_back(Msg(Event("evt-stream-" + std::to_string(i), "RoomGiftSent", room)));
+    rooms[room].push_back(Msg(Event("evt-stream-b" + std::to_string(i), "RoomGiftSent", room)));
+  }
+  ChainFeed feed(std::move(rooms));
+  publisher->PublishStream(feed, kTimeout, 3);
+  ASSERT_EQ(feed.done().size(), 20u);
+  for (const std::string& outcome : feed.done()) {
+    EXPECT_THAT(outcome, ::testing::EndsWith(":published"));
+  }
+  EXPECT_LE(server_.Stats().max_concurrent, 3u);
+  EXPECT_GT(server_.Stats().max_concurrent, 1u);
 }
 
 TEST_F(TencentImPublisherTest, RequestsPerSecondBudgetIsRespected) {

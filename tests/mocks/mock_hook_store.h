@@ -14,6 +14,7 @@ class MockHookStore : public internal::HookStore {
               (override));
   MOCK_METHOD(core::Result<std::optional<internal::FoundCommand>>, FindCommand,
               (const std::string& command_id), (override));
+  MOCK_METHOD(core::Result<bool>, ServerReadOnly, (), (override));
   MOCK_METHOD(core::Result<size_t>, MarkPublished,
               (const std::string& token, std::span<const int64_t> ids), (override));
   MOCK_METHOD(core::Result<size_t>, Release,

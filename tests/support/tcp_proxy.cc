@@ -115,6 +115,52 @@ TcpProxy::~TcpProxy() {
   // The listening socket and the pipe's read end close with their owners, after every thread.
 }
 
+void TcpProxy::Arm(Fault fault, int nth) {
+  std::lock_guard<std::mutex> lock(commit_mu_);
+  fault_ = fault;
+  fault_at_ = commits_seen_ + nth;
+}
+
+void TcpProxy::BeforeCommit(int nth, std::function<void()> action) {
+  std::lock_guard<std::mutex> lock(commit_mu_);
+  before_ = std::move(action);
+  before_at_ = commits_seen_ + nth;
+}
+
+void TcpProxy::SetUpstream(std::string upstream_socket) {
+  std::lock_guard<std::mutex> lock(commit_mu_);
+  upstream_ = std::move(upstream_socket);
+}
+
+std::string TcpProxy::Upstream() const {
+  std::lock_guard<std::mutex> lock(commit_mu_);
+  return upstream_;
+}
+
+int TcpProxy::commits_seen() const {
+  std::lock_guard<std::mutex> lock(commit_mu_);
+  return commits_seen_;
+}
+
+TcpProxy::Fault TcpProxy::OnCommit() {
+  std::function<void()> action;
+  Fault fault = Fault::kNone;
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    ++commits_seen_;
+    if (fault_ != Fault::kNone && commits_seen_ == fault_at_) {
+      fault = std::exchange(fault_, Fault::kNone);
+    }
+    if (before_ && commits_seen_ == before_at_) {
+      action = std::exchange(before_, nullptr);
+    }
+  }
+  if (action) {
+    action();  // outside the lock: it may take its time (a statement on another connection)
+  }
+  return fault;
+}
+
 void TcpProxy::AcceptLoop() {
   for (;;) {
     pollfd fds[2] = {{listen_.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
@@ -138,7 +184,7 @@ void TcpProxy::AcceptLoop() {
 }
 
 void TcpProxy::Pump(core::Fd client) {
-  core::Fd server = ConnectUnix(upstream_);
+  core::Fd server = ConnectUnix(Upstream());
   if (!server) {
     return;  // the client sees the connection closed at once
   }
@@ -183,10 +229,8 @@ bool TcpProxy::ForwardClientPackets(std::string& pending, int server_fd) {
     if (pending.size() - at < 4 + length) {
       break;
     }
-    Fault fault = Fault::kNone;
-    if (IsCommit(std::string_view(pending).substr(at + 4, length))) {
-      fault = fault_.exchange(Fault::kNone);
-    }
+    const Fault fault =
+        IsCommit(std::string_view(pending).substr(at + 4, length)) ? OnCommit() : Fault::kNone;
     if (fault == Fault::kDropCommit) {
       commits_dropped_.fetch_add(1);
       return false;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace room_outbox::testing {
 
@@ -16,5 +17,10 @@ std::string SqlQuote(const std::string& s);
 // A valid RoomGiftSent envelope (JSON text) for `event_id` of `room_id` at `seq`.
 std::string TestEnvelope(const std::string& event_id, const std::string& room_id, int64_t seq,
                          const std::string& node_id);
+
+// INSERT statements (200 rows each) for `count` pending RoomGiftSent rows "<prefix>-<i>" spread
+// over `rooms` rooms "<prefix>-room-<i % rooms>" in commit order, due at `due_ms` (0: now).
+std::vector<std::string> PendingRowsSql(const std::string& prefix, int count, int rooms,
+                                        int64_t due_ms = 0);
 
 }  // namespace room_outbox::testing

@@ -39,7 +39,7 @@ TEST_F(ConfigTest, EmptyFileGivesTheSeedDefaults) {
   EXPECT_EQ(w.max_in_flight, 16u);
   EXPECT_EQ(w.ordering, Ordering::kPerRoom);
   EXPECT_EQ(w.lease, milliseconds(30000));
-  EXPECT_EQ(w.room_min_interval, milliseconds(50));
+  EXPECT_EQ(w.room_min_interval, milliseconds(25));
   EXPECT_EQ(c->tencent_im.endpoint, "https://console.tim.qq.com");
   EXPECT_EQ(c->tencent_im.usersig_ttl, std::chrono::seconds(86400));
   EXPECT_EQ(c->tencent_im.skip_event_types,
@@ -277,9 +277,9 @@ TEST_F(ConfigTest, RoomMinIntervalMustNotExceedPollInterval) {
   EXPECT_THAT(ErrorOf("[outbox_worker]\nroom_min_interval = \"2s\"\n"),
               HasSubstr(":2:21: outbox_worker.room_min_interval: 2s must not exceed "
                         "poll_interval (1s)"));
-  // The default pace (50ms) above a shorter poll_interval names room_min_interval too.
+  // The default pace (25ms) above a shorter poll_interval names room_min_interval too.
   EXPECT_THAT(ErrorOf("[outbox_worker]\npoll_interval = \"20ms\"\n"),
-              HasSubstr(":2:17: outbox_worker.room_min_interval: 50ms must not exceed "
+              HasSubstr(":2:17: outbox_worker.room_min_interval: 25ms must not exceed "
                         "poll_interval (20ms)"));
   auto equal = Load("[outbox_worker]\npoll_interval = \"200ms\"\nroom_min_interval = \"200ms\"\n");
   ASSERT_TRUE(equal) << equal.error().message;

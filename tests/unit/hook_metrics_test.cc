@@ -36,8 +36,12 @@ HookMetrics Sample() {
   m.sync_timeout = 1;
   m.sync_skipped_breaker_open = 4;
   m.sync_skipped_command_failed = 2;
+  m.sync_skipped_room_refused = 8;
   m.sync_breaker_open = true;
   m.rows_left_to_relay = 9;
+  m.late_marks_waiting = 11;
+  m.late_marks_written = 12;
+  m.late_marks_dropped = 13;
   m.commit_duration_buckets[0] = 6;  // <= 1 ms
   m.commit_duration_buckets[3] = 3;  // <= 10 ms
   m.commit_duration_buckets[13] = 1;  // +Inf
@@ -62,10 +66,16 @@ TEST(HookMetricsTextTest, OneUnnamedHookHasNoHookLabel) {
       "room_outbox_hook_sync_publishes_total{outcome=\"rate_limited\"} 0\n",
       "room_outbox_hook_sync_skipped_total{reason=\"sync_off\"} 0\n"
       "room_outbox_hook_sync_skipped_total{reason=\"breaker_open\"} 4\n",
-      "room_outbox_hook_sync_skipped_total{reason=\"command_failed\"} 2\n",
+      "room_outbox_hook_sync_skipped_total{reason=\"command_failed\"} 2\n"
+      "room_outbox_hook_sync_skipped_total{reason=\"room_refused\"} 8\n",
       "# TYPE room_outbox_hook_sync_breaker_open gauge\nroom_outbox_hook_sync_breaker_open 1\n",
       "# TYPE room_outbox_hook_rows_left_to_relay_total counter\n"
       "room_outbox_hook_rows_left_to_relay_total 9\n",
+      "# TYPE room_outbox_hook_late_marks_waiting gauge\nroom_outbox_hook_late_marks_waiting 11\n",
+      "# TYPE room_outbox_hook_late_marks_written_total counter\n"
+      "room_outbox_hook_late_marks_written_total 12\n",
+      "# TYPE room_outbox_hook_late_marks_dropped_total counter\n"
+      "room_outbox_hook_late_marks_dropped_total 13\n",
       "# TYPE room_outbox_hook_commit_duration_seconds histogram\n"
       "room_outbox_hook_commit_duration_seconds_bucket{le=\"0.001\"} 6\n"
       "room_outbox_hook_commit_duration_seconds_bucket{le=\"0.0025\"} 6\n"
@@ -102,7 +112,9 @@ TEST(HookMetricsTextTest, NamedHooksShareEachFamilyAndCarryTheirLabel) {
   for (const char* family :
        {"room_outbox_hook_commits_total", "room_outbox_hook_sync_publishes_total",
         "room_outbox_hook_sync_skipped_total", "room_outbox_hook_sync_breaker_open",
-        "room_outbox_hook_rows_left_to_relay_total", "room_outbox_hook_commit_duration_seconds"}) {
+        "room_outbox_hook_rows_left_to_relay_total", "room_outbox_hook_late_marks_waiting",
+        "room_outbox_hook_late_marks_written_total", "room_outbox_hook_late_marks_dropped_total",
+        "room_outbox_hook_commit_duration_seconds"}) {
     const std::string type = std::string("# TYPE ") + family + " ";
     const size_t first = text.find(type);
     ASSERT_NE(first, std::string::npos) << family;
@@ -115,6 +127,10 @@ TEST(HookMetricsTextTest, SumAddsEveryCounterAndOrsTheBreaker) {
   HookMetrics other;
   other.commits_unknown = 3;
   other.rows_left_to_relay = 1;
+  other.sync_skipped_room_refused = 2;
+  other.late_marks_waiting = 1;
+  other.late_marks_written = 1;
+  other.late_marks_dropped = 1;
   other.commit_duration_buckets[13] = 2;
   other.commit_duration_count = 2;
   other.commit_duration_sum_us = 20000000;
@@ -122,6 +138,10 @@ TEST(HookMetricsTextTest, SumAddsEveryCounterAndOrsTheBreaker) {
   EXPECT_EQ(sum.commits_committed, 7u);
   EXPECT_EQ(sum.commits_unknown, 3u);
   EXPECT_EQ(sum.rows_left_to_relay, 10u);
+  EXPECT_EQ(sum.sync_skipped_room_refused, 10u);
+  EXPECT_EQ(sum.late_marks_waiting, 12u);
+  EXPECT_EQ(sum.late_marks_written, 13u);
+  EXPECT_EQ(sum.late_marks_dropped, 14u);
   EXPECT_TRUE(sum.sync_breaker_open);
   EXPECT_EQ(sum.commit_duration_buckets[13], 3u);
   EXPECT_EQ(sum.commit_duration_count, 12u);
@@ -145,7 +165,10 @@ TEST(HookCountersTest, CountsEachSyncOutcomeUnderItsLabel) {
   counters.AddSyncPublish(Outcome(core::PublishStatus::kNotAttempted));
   counters.AddSyncSkipped(SyncSkip::kRoomOrder, 3);
   counters.AddSyncSkipped(SyncSkip::kQueueFull, 2);
+  counters.AddSyncSkipped(SyncSkip::kRoomRefused, 4);
   counters.AddLeftToRelay(5);
+  counters.AddLateMarksWritten(6);
+  counters.AddLateMarksDropped(7);
   counters.AddCommit(CommitStatus::kCommitted);
   counters.AddCommit(CommitStatus::kUnknown);
   const HookMetrics m = counters.Snapshot();
@@ -155,7 +178,11 @@ TEST(HookCountersTest, CountsEachSyncOutcomeUnderItsLabel) {
   EXPECT_EQ(m.sync_failed, 3u);
   EXPECT_EQ(m.sync_skipped_room_order, 3u);
   EXPECT_EQ(m.sync_skipped_queue_full, 2u);
+  EXPECT_EQ(m.sync_skipped_room_refused, 4u);
   EXPECT_EQ(m.rows_left_to_relay, 5u);
+  EXPECT_EQ(m.late_marks_written, 6u);
+  EXPECT_EQ(m.late_marks_dropped, 7u);
+  EXPECT_EQ(m.late_marks_waiting, 0u) << "the gauge is the Hook's (LateMarks), not a counter";
   EXPECT_EQ(m.commits_committed, 1u);
   EXPECT_EQ(m.commits_unknown, 1u);
   EXPECT_EQ(m.commits_failed, 0u);

@@ -90,9 +90,10 @@ class HookTest : public ::testing::Test {
   StrictMock<MockHookStore>* store_;
   StrictMock<MockPublisher>* publisher_;
   FakeClock* clock_;  // the Hook's; time moves only when a test says so
+  // Before hook_, which may log as it closes.
+  std::vector<std::string> logs_;
   std::unique_ptr<Hook> hook_;
   internal::CommitRequest last_request_;
-  std::vector<std::string> logs_;
 };
 
 TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) {
@@ -142,8 +143,7 @@ TEST_F(HookTest, CommitCarriesALeaseDurationAndNoHostTime) {
 
 TEST_F(HookTest, SkippedTypesAreNeitherSentNorMarkedNorReleased) {
   ExpectCommit({11, 12});
-  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _))
-      .WillOnce(Return(Published()));
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _)).WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{11})))
       .WillOnce([this](const std::string& token, std::span<const int64_t>) {
         EXPECT_EQ(token, last_request_.token);
@@ -168,11 +168,12 @@ TEST_F(HookTest, OnlySkippedTypesMeanNoLeaseAndNoSyncPublish) {
   EXPECT_EQ(last_request_.sync_lease, std::chrono::milliseconds(0));
 }
 
-TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
+TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommandAndIsKept) {
   ExpectCommit({11});
   EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, _))
-      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "server gone")))
+      .WillOnce(Return(size_t{1}));  // the late mark, as the Hook closes
 
   CommitResult result =
       hook_->Commit(JoinCommand(), {Event{"evt-1", "RoomUserJoined", 5, 0, "{}"}});
@@ -180,7 +181,9 @@ TEST_F(HookTest, FailedMarkAfterSyncSuccessDoesNotFailTheCommand) {
   EXPECT_EQ(result.status, CommitStatus::kCommitted);
   EXPECT_EQ(result.events[0].state, DeliveryState::kPublished);
   ASSERT_FALSE(logs_.empty());
-  EXPECT_NE(logs_.back().find("may be sent again"), std::string::npos);
+  EXPECT_NE(logs_.back().find("kept to be written when the database answers again"),
+            std::string::npos);
+  EXPECT_EQ(hook_->Metrics().late_marks_waiting, 1u);
 }
 
 TEST_F(HookTest, EarlierPendingRowOfTheRoomHoldsTheSyncPublish) {
@@ -276,7 +279,7 @@ TEST_F(HookTest, TheCommandsTimeCountsFromTheLeaseStartNotFromTheCall) {
       .WillOnce([this](const internal::CommitRequest&, const CallerStatements&) {
         clock_->Advance(milliseconds(80));  // BEGIN, the command log, the caller's statements
         internal::CommitWrite write = Written({11});  // the lease starts with the outbox insert
-        clock_->Advance(milliseconds(30));  // the insert and COMMIT
+        clock_->Advance(milliseconds(30));            // the insert and COMMIT
         return core::Result<internal::CommitWrite>(write);
       });
   // 250ms from the lease start, 30ms of which are gone: not 250 from the publish, not 170 from
@@ -348,8 +351,7 @@ TEST_F(HookTest, LostCommitFoundInTheLogIsCommittedAndGoesOnToTheSyncPublish) {
   internal::FoundCommand found{{31, 32}};  // the ids as read back by command_id
   EXPECT_CALL(*store_, FindCommand("cmd-1"))
       .WillOnce(Return(core::Result<std::optional<internal::FoundCommand>>(found)));
-  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _))
-      .WillOnce(Return(Published()));
+  EXPECT_CALL(*publisher_, Publish(EventIdIs("evt-1"), _)).WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{31})))
       .WillOnce(Return(size_t{1}));
 
@@ -364,12 +366,39 @@ TEST_F(HookTest, LostCommitAbsentFromTheLogIsFailed) {
   ExpectCommit(Written({11, 12}, internal::CommitOutcome::kCommitLost));
   EXPECT_CALL(*store_, FindCommand("cmd-1"))
       .WillOnce(Return(core::Result<std::optional<internal::FoundCommand>>(std::nullopt)));
+  EXPECT_CALL(*store_, ServerReadOnly()).WillOnce(Return(core::Result<bool>(false)));
 
   CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
 
   EXPECT_EQ(result.status, CommitStatus::kFailed);
   EXPECT_EQ(result.error.code, ErrorCode::kUnavailable);  // worth a retry
   EXPECT_TRUE(result.events.empty());
+}
+
+TEST_F(HookTest, LostCommitAbsentFromAReadOnlyServersLogIsUnknown) {
+  ExpectCommit(Written({11, 12}, internal::CommitOutcome::kCommitLost));
+  EXPECT_CALL(*store_, FindCommand("cmd-1"))
+      .WillOnce(Return(core::Result<std::optional<internal::FoundCommand>>(std::nullopt)));
+  EXPECT_CALL(*store_, ServerReadOnly()).WillOnce(Return(core::Result<bool>(true)));
+
+  CommitResult result = hook_->Commit(JoinCommand(), JoinEvents());
+
+  // A replica the failover reached may not have the command yet: no proof of a rollback.
+  EXPECT_EQ(result.status, CommitStatus::kUnknown);
+  EXPECT_NE(result.error.message.find("read-only server"), std::string::npos)
+      << result.error.message;
+  EXPECT_NE(result.error.message.find("retry with the same command_id"), std::string::npos);
+  EXPECT_TRUE(result.events.empty());
+}
+
+TEST_F(HookTest, LostCommitAbsentFromTheLogOfAServerThatCannotSayIsFailed) {
+  ExpectCommit(Written({11}, internal::CommitOutcome::kCommitLost));
+  EXPECT_CALL(*store_, FindCommand("cmd-1"))
+      .WillOnce(Return(core::Result<std::optional<internal::FoundCommand>>(std::nullopt)));
+  EXPECT_CALL(*store_, ServerReadOnly())
+      .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute: lost")));
+
+  EXPECT_EQ(hook_->Commit(JoinCommand(), JoinEvents()).status, CommitStatus::kFailed);
 }
 
 TEST_F(HookTest, LostCommitWhoseLookupCannotBeMadeIsUnknown) {
@@ -404,6 +433,7 @@ TEST_F(HookTest, LostCommitIsNeverRunAgain) {
       .WillOnce(Return(Written({11}, internal::CommitOutcome::kCommitLost)));
   EXPECT_CALL(*store_, FindCommand(_))
       .WillOnce(Return(core::Result<std::optional<internal::FoundCommand>>(std::nullopt)));
+  EXPECT_CALL(*store_, ServerReadOnly()).WillOnce(Return(core::Result<bool>(false)));
 
   EXPECT_EQ(hook_->Commit(JoinCommand(), JoinEvents()).status, CommitStatus::kFailed);
 }

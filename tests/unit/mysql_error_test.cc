@@ -38,6 +38,7 @@ TEST(MysqlErrorTest, MapsEachErrnoToItsCode) {
       {ER_LOCK_DEADLOCK, ErrorCode::kAborted},
       {ER_OPTION_PREVENTS_STATEMENT, ErrorCode::kUnavailable},
       {ER_READ_ONLY_MODE, ErrorCode::kUnavailable},
+      {ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, ErrorCode::kUnavailable},
       {ER_LOCK_WAIT_TIMEOUT, ErrorCode::kAborted},
       {ER_DUP_ENTRY, ErrorCode::kAlreadyExists},
       {ER_DUP_ENTRY_WITH_KEY_NAME, ErrorCode::kAlreadyExists},
@@ -49,6 +50,7 @@ TEST(MysqlErrorTest, MapsEachErrnoToItsCode) {
       {ER_COLUMNACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
       {ER_SPECIFIC_ACCESS_DENIED_ERROR, ErrorCode::kPermissionDenied},
       {ER_ACCESS_DENIED_NO_PASSWORD_ERROR, ErrorCode::kPermissionDenied},
+      {CR_SSL_CONNECTION_ERROR, ErrorCode::kPermissionDenied},
       {ER_BAD_DB_ERROR, ErrorCode::kNotFound},
       {ER_NO_SUCH_TABLE, ErrorCode::kNotFound},
       {ER_STATEMENT_TIMEOUT, ErrorCode::kDeadlineExceeded},
@@ -94,6 +96,50 @@ TEST(MysqlErrorTest, MessageNamesTheCallTheLibraryTextAndTheErrno) {
 TEST(MysqlErrorTest, EmptyLibraryTextStillSaysSomething) {
   Error e = core::FromMysqlErrno(CR_SERVER_LOST, "mysql_ping", "");
   EXPECT_EQ(e.message, "mysql_ping: unknown error [errno 2013]");
+}
+
+TEST(MysqlErrorTest, ReadOnlyRefusalsSaySoAndAreToldApart) {
+  struct ReadOnlyCase {
+    unsigned err;
+    const char* text;
+    bool read_only;
+  };
+  const ReadOnlyCase cases[] = {
+      {ER_OPTION_PREVENTS_STATEMENT,
+       "The MariaDB server is running with the --read-only option so it cannot execute this "
+       "statement",
+       true},
+      {ER_OPTION_PREVENTS_STATEMENT,
+       "The MySQL server is running with the --super-read-only option so it cannot execute this "
+       "statement",
+       true},
+      {ER_READ_ONLY_MODE, "Running in read-only mode", true},
+      {ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
+       "Cannot execute statement in a READ ONLY transaction", true},
+      // 1290 for another option: kUnavailable still, but not a read-only server.
+      {ER_OPTION_PREVENTS_STATEMENT,
+       "The MariaDB server is running with the --secure-file-priv option so it cannot execute "
+       "this statement",
+       false},
+      {CR_SERVER_LOST, "Lost connection to server during query", false},
+      {ER_LOCK_DEADLOCK, "Deadlock found when trying to get lock", false},
+  };
+  for (const ReadOnlyCase& c : cases) {
+    Error e = core::FromMysqlErrno(c.err, "mysql_stmt_execute(lease_1)", c.text);
+    EXPECT_EQ(core::IsReadOnlyRefusal(e), c.read_only) << c.err << " " << c.text;
+    EXPECT_EQ(e.message.find("database is read-only") != std::string::npos, c.read_only)
+        << e.message;
+  }
+  Error refused = core::FromMysqlErrno(ER_READ_ONLY_MODE, "mysql_real_query(commit)",
+                                       "Running in read-only mode");
+  EXPECT_EQ(refused.message,
+            "mysql_real_query(commit): database is read-only: Running in read-only mode "
+            "[errno 1836]");
+  // Wrapped by a caller (the hook's lookup, a composed message): still told.
+  EXPECT_TRUE(
+      core::IsReadOnlyRefusal(Error{ErrorCode::kUnavailable, "commit failed: " + refused.message}));
+  // Only a connection-class error is one: the phrase in another kind's text is not.
+  EXPECT_FALSE(core::IsReadOnlyRefusal(Error{ErrorCode::kInternal, refused.message}));
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ class PublishAdmissionTest : public ::testing::Test {
 
   testing::FakeClock clock_;
   core::ImBreaker breaker_{{.cooldown = kCooldown}};
-  std::vector<core::PublishItem> items_;
+  core::PublishItems items_;
   std::optional<core::PublishAdmission> admission_;
 };
 

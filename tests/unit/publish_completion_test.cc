@@ -116,7 +116,7 @@ class PublishCompletionTest : public ::testing::Test {
   core::SharedRateBudget budget_{40, clock_};
   core::UserSigCache sig_cache_{1400000000, "admin", "secret", std::chrono::seconds(86400),
                                 [] { return int64_t{1'700'000'000}; }};
-  std::vector<core::PublishItem> items_;
+  core::PublishItems items_;
   std::optional<core::PublishAdmission> admission_;
   std::optional<core::PublishCompletion> completion_;
 };

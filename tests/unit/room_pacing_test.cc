@@ -96,5 +96,55 @@ TEST(RoomPacingTest, TheLongestSleepIsThePollIntervalOrTheGap) {
   EXPECT_EQ(RoomPacing(milliseconds(500)).MaxSleep(milliseconds(200)), milliseconds(500));
 }
 
+TEST(RoomPacingTest, ARefusedRoomsGapDoublesUpToItsCapAndTheOtherRoomsKeepTheirs) {
+  RoomPacing pacing(milliseconds(25));
+  pacing.Sent("hot", 1000);
+  pacing.Sent("quiet", 1000);
+  pacing.Refused("hot");
+  EXPECT_EQ(pacing.GapMs("hot"), 50);
+  EXPECT_EQ(pacing.WaitMs("hot", 1025), 25) << "the refused room waits its wider gap";
+  EXPECT_EQ(pacing.WaitMs("quiet", 1025), 0) << "another room keeps room_min_interval";
+  EXPECT_EQ(pacing.backed_off(), 1u);
+  for (int i = 0; i < 10; ++i) pacing.Refused("hot");
+  EXPECT_EQ(pacing.GapMs("hot"), 25 * kMaxGapFactor);
+  relay::ClaimOptions options;
+  pacing.AddPaced(options, 1100);
+  ASSERT_EQ(options.paced_rooms.size(), 1u) << "quiet's gap has passed";
+  EXPECT_EQ(options.paced_rooms[0].room_id, "hot");
+  EXPECT_EQ(options.paced_rooms[0].paced_for_ms, 1000 + 25 * kMaxGapFactor - 1100);
+}
+
+TEST(RoomPacingTest, DeliveriesBringAWidenedGapBackToRoomMinInterval) {
+  RoomPacing pacing(milliseconds(25));
+  pacing.Refused("hot");
+  pacing.Refused("hot");
+  ASSERT_EQ(pacing.GapMs("hot"), 100);
+  pacing.Delivered("hot");
+  EXPECT_EQ(pacing.GapMs("hot"), 100 - 10) << "1/8 of the way back (75 / 8, rounded up)";
+  int deliveries = 1;
+  while (pacing.GapMs("hot") > 25 && deliveries < 100) {
+    pacing.Delivered("hot");
+    ++deliveries;
+  }
+  EXPECT_EQ(pacing.GapMs("hot"), 25);
+  EXPECT_LT(deliveries, 40) << "back within a few dozen messages";
+  EXPECT_EQ(pacing.backed_off(), 0u);
+  pacing.Delivered("never-refused");
+  EXPECT_EQ(pacing.GapMs("never-refused"), 25);
+}
+
+TEST(RoomPacingTest, AWidenedGapIsForgottenWhenTheRoomWentQuiet) {
+  RoomPacing pacing(milliseconds(25));
+  pacing.Sent("hot", 1000);
+  pacing.Refused("hot");
+  pacing.Forget(1000 + kGapMemory.count() - 1);
+  EXPECT_EQ(pacing.GapMs("hot"), 50);
+  pacing.Forget(1000 + kGapMemory.count());
+  EXPECT_EQ(pacing.GapMs("hot"), 25);
+  RoomPacing off(milliseconds(0));
+  off.Refused("hot");
+  EXPECT_EQ(off.backed_off(), 0u) << "no pacing, no backoff";
+}
+
 }  // namespace
 }  // namespace room_outbox::relay

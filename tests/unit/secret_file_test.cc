@@ -11,10 +11,13 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <string>
+#include <vector>
 
 #include "core/config/secrets.h"
 #include "core/mysql/connect_options.h"
 #include "core/wipe.h"
+#include "room_outbox/hook.h"
 #include "support/config_fixture.h"
 
 namespace room_outbox::testing {
@@ -142,6 +145,32 @@ TEST_F(SecretFileTest, AWipedStringLeavesNoByteOfTheSecretInItsBuffer) {
   }
 }
 
+// The hook's loader hands its caller the warnings of the files it read; the TLS warning about a
+// link to another host is CreateHook's (through HookOptions::log), not the loader's.
+TEST_F(SecretFileTest, LoadHookOptionsReturnsTheWarningOfAGroupReadableSecretFile) {
+  const std::string password = Secret("pw", "db-pw\n", 0640);
+  Secret("key", "k3y\n", 0600);
+  const std::string config = Write("relay.toml",
+                                   "[mysql]\nhost = \"db.internal\"\npassword_file = \"pw\"\n"
+                                   "[tencent_im]\nsecret_key_file = \"key\"\n");
+  Error error;
+  std::vector<std::string> warnings{"kept"};
+  auto options = LoadHookOptions(config, &error, &warnings);
+  ASSERT_TRUE(options) << error.message;
+  EXPECT_EQ(options->mysql.password, "db-pw");
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0], "kept") << "appended, never replaced";
+  EXPECT_THAT(warnings[1], HasSubstr("mysql.password_file: \"" + password +
+                                     "\" is readable by its group or other users (mode 640)"));
+  EXPECT_THAT(warnings[1], Not(HasSubstr("db-pw")));
+  EXPECT_TRUE(LoadHookOptions(config, &error).has_value()) << "the form without warnings";
+
+  ASSERT_EQ(::chmod(password.c_str(), 0600), 0);
+  warnings.clear();
+  ASSERT_TRUE(LoadHookOptions(config, &error, &warnings)) << error.message;
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+}
+
 TEST(TlsExposureWarningTest, WarnsForAnUnverifiedTcpLinkToAnotherHostOnly) {
   MysqlOptions o;
   o.host = "db.internal";
@@ -162,6 +191,22 @@ TEST(TlsExposureWarningTest, WarnsForAnUnverifiedTcpLinkToAnotherHostOnly) {
   o.host = "db.internal";
   o.socket = "/run/mysqld/mysqld.sock";
   EXPECT_EQ(core::TlsExposureWarning(o), "");
+}
+
+// Connector/C 3.3 (Debian 12) refuses a server without TLS before the login in every mode that
+// requires TLS (MysqlTlsTest shows it on the wire); what --check-config prints says so.
+TEST(TlsExposureWarningTest, EveryModeThatRequiresTlsRefusesBeforeTheLoginAndSaysSo) {
+  for (SslMode mode : {SslMode::kRequired, SslMode::kVerifyCa, SslMode::kVerifyIdentity}) {
+    EXPECT_TRUE(core::RefusesServerWithoutTlsBeforeLogin(mode)) << SslModeName(mode);
+    EXPECT_THAT(core::SslModeProtection(mode),
+                HasSubstr("a server that offers no TLS is refused before the login is sent"));
+  }
+  for (SslMode mode : {SslMode::kDisabled, SslMode::kPreferred}) {
+    EXPECT_FALSE(core::RefusesServerWithoutTlsBeforeLogin(mode)) << SslModeName(mode);
+    EXPECT_THAT(core::SslModeProtection(mode), Not(HasSubstr("refused")));
+  }
+  EXPECT_THAT(core::SslModeProtection(SslMode::kRequired),
+              HasSubstr("not against one who poses as the server with a certificate of its own"));
 }
 
 }  // namespace

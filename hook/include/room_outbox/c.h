@@ -155,9 +155,10 @@ ROOM_OUTBOX_EXPORT room_outbox_status room_outbox_options_set(room_outbox_option
 #define ROOM_OUTBOX_LOG_ERROR 3
 
 /* One log line of the hook: `level` is a ROOM_OUTBOX_LOG_* value, (message, message_len) is
- * valid during the call only. Called on the thread that runs room_outbox_hook_commit and, with
- * [hook] sync_publish = "background", also on the hook's own publishing thread: it must be safe
- * to call from another thread than the caller's. It must not call back into the hook. */
+ * valid during the call only. Called on the thread that runs room_outbox_hook_new (its
+ * configuration warnings) and room_outbox_hook_commit and, with [hook] sync_publish =
+ * "background", also on the hook's own publishing thread: it must be safe to call from another
+ * thread than the caller's. It must not call back into the hook. */
 typedef void (*room_outbox_log_fn)(void *user_data, int32_t level, const char *message,
                                    size_t message_len);
 
@@ -174,7 +175,12 @@ typedef struct room_outbox_hook room_outbox_hook;
 /* Connects to the database and prepares the IM publisher from a copy of `opts` (the caller
  * destroys `opts` whenever it likes). On success stores the new hook in *hook; on failure
  * stores NULL and returns why (a connection or configuration problem, never a secret).
- * room_outbox_library_init must have run. Any thread (each call makes its own hook). */
+ * room_outbox_library_init must have run. Any thread (each call makes its own hook).
+ * Before it connects it logs, through the options' log callback at ROOM_OUTBOX_LOG_WARN, one
+ * line "configuration warning: ..." for each secret file of `opts` (loaded or set by a *_file
+ * key) that its group or other users may read, and one when the database link is TCP to a host
+ * that is not loopback with an ssl_mode that does not verify the server. Each hook made logs
+ * them. */
 ROOM_OUTBOX_EXPORT room_outbox_status room_outbox_hook_new(const room_outbox_options *opts,
                                                            room_outbox_hook **hook,
                                                            room_outbox_error **err);
@@ -364,6 +370,14 @@ typedef struct room_outbox_hook_metrics {
   uint64_t commit_duration_count;  /* commits timed */
   uint64_t commit_duration_sum_us; /* their total time in microseconds */
   int32_t sync_breaker_open;       /* 1 while the sync breaker is open or half-open */
+  /* Pending events the sync publish did not try because their room is backed off after IM's
+   * frequency control refused it. */
+  uint64_t sync_skipped_room_refused;
+  /* Marks published that failed after IM took the rows: waiting to be written now, written late
+   * since, dropped at the bound of 10,000 (those rows may be sent again). */
+  uint64_t late_marks_waiting;
+  uint64_t late_marks_written;
+  uint64_t late_marks_dropped;
 } room_outbox_hook_metrics;
 
 /* Fills *out with `hook`'s counts. `out_size` is sizeof(room_outbox_hook_metrics) as the caller

@@ -253,10 +253,20 @@ class ROOM_OUTBOX_EXPORT LibraryInit {
 // kInvalidArgument naming the key ("path:line:col: mysql.port: ..."); an unreadable file with
 // kNotFound. On failure returns nullopt and fills *error (never with a secret). `log` is empty.
 ROOM_OUTBOX_EXPORT std::optional<HookOptions> LoadHookOptions(const std::string& path,
-                                                           Error* error);
+                                                              Error* error);
+// The same, and on success appends to *warnings (when not null) one sentence for each thing the
+// file's secrets allow that is unsafe: a secret file (mysql.password_file,
+// tencent_im.secret_key_file, mysql.ssl_key) that its group or other users may read. Log them
+// as warnings. The TLS warning about the database link is CreateHook's (through
+// HookOptions::log), since it depends on the options a host may still change.
+ROOM_OUTBOX_EXPORT std::optional<HookOptions> LoadHookOptions(const std::string& path, Error* error,
+                                                              std::vector<std::string>* warnings);
 
 // Connects to MariaDB and prepares the IM publisher. On failure returns null and fills *error
-// (connection or configuration problem, never a secret).
+// (connection or configuration problem, never a secret). Before connecting it logs through
+// options.log, at kWarn and on the calling thread, "configuration warning: " and what the
+// database link's TLS leaves open when it is a TCP connection to a host that is not loopback
+// and ssl_mode does not verify the server (docs/databases.md, "TLS to the database").
 ROOM_OUTBOX_EXPORT std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error);
 
 }  // namespace room_outbox

@@ -9,11 +9,16 @@
 //   room_outbox_hook_sync_skipped_total{reason}      counter  pending events the sync publish did
 //                                                             not try: sync_off|breaker_open|
 //                                                             queue_full|room_order|out_of_time|
-//                                                             command_failed
+//                                                             command_failed|room_refused
 //   room_outbox_hook_sync_breaker_open               gauge    1 while the sync breaker is open or
 //                                                             half-open (process-wide per IM app)
 //   room_outbox_hook_rows_left_to_relay_total        counter  committed pending rows the hook left
 //                                                             for outbox-relay
+//   room_outbox_hook_late_marks_waiting              gauge    rows IM took whose mark published
+//                                                             failed, kept to be written later
+//   room_outbox_hook_late_marks_written_total        counter  rows such a late mark marked
+//   room_outbox_hook_late_marks_dropped_total        counter  waiting marks dropped at the bound
+//                                                             (those rows may be sent again)
 //   room_outbox_hook_commit_duration_seconds         histogram  time in Commit, sync publish
 //                                                             included (what the caller waits)
 //
@@ -56,19 +61,28 @@ struct HookMetrics {
   // Pending events the sync publish did not try, by reason: [hook] sync_publish = "off"; the
   // sync breaker open; the background queue full; an earlier event of the room still pending or
   // left to the relay (per-room order); the command's sync_publish_timeout spent; an earlier
-  // event of the same command failed.
+  // event of the same command failed; the room's group refused a message for IM's frequency
+  // control and the hook backs off that room (1 s doubling to 16 s, cleared by a delivery).
   uint64_t sync_skipped_sync_off = 0;
   uint64_t sync_skipped_breaker_open = 0;
   uint64_t sync_skipped_queue_full = 0;
   uint64_t sync_skipped_room_order = 0;
   uint64_t sync_skipped_out_of_time = 0;
   uint64_t sync_skipped_command_failed = 0;
+  uint64_t sync_skipped_room_refused = 0;
   // The sync breaker this Hook uses is open or half-open (it is shared by the process's Hooks
   // aimed at the same IM app).
   bool sync_breaker_open = false;
   // Committed pending rows the hook left for outbox-relay: written due at once, released after
   // a failed or untried sync publish, or (a store fault) left to their lease's end.
   uint64_t rows_left_to_relay = 0;
+  // Marks published the hook could not write after IM took the rows (the connection dropped
+  // between the publish and the mark): waiting now (a gauge), written later (before a later
+  // Commit's transaction, or by the background thread), dropped because 10,000 were waiting (the
+  // relay may send those rows again after their lease: a duplicate, never a loss).
+  uint64_t late_marks_waiting = 0;
+  uint64_t late_marks_written = 0;
+  uint64_t late_marks_dropped = 0;
   // Commit duration: per-bucket (non-cumulative) counts, the +Inf bucket last; the sum in
   // microseconds.
   std::array<uint64_t, kCommitDurationBucketsUs.size() + 1> commit_duration_buckets{};
@@ -92,8 +106,12 @@ struct HookMetrics {
     sync_skipped_room_order += other.sync_skipped_room_order;
     sync_skipped_out_of_time += other.sync_skipped_out_of_time;
     sync_skipped_command_failed += other.sync_skipped_command_failed;
+    sync_skipped_room_refused += other.sync_skipped_room_refused;
     sync_breaker_open = sync_breaker_open || other.sync_breaker_open;
     rows_left_to_relay += other.rows_left_to_relay;
+    late_marks_waiting += other.late_marks_waiting;
+    late_marks_written += other.late_marks_written;
+    late_marks_dropped += other.late_marks_dropped;
     for (size_t i = 0; i < commit_duration_buckets.size(); ++i) {
       commit_duration_buckets[i] += other.commit_duration_buckets[i];
     }

@@ -30,7 +30,8 @@ ROOM_OUTBOX_EXPORT std::optional<SqlDialect> ParseSqlDialect(std::string_view na
 //   kDisabled        never
 //   kPreferred       when the server offers it, without verifying its certificate; not over a
 //                    unix socket (the default)
-//   kRequired        always (the connection fails when the server offers none), unverified
+//   kRequired        always, unverified: a server that offers none is refused before the login
+//                    is sent (docs/databases.md, "TLS to the database": what this does not stop)
 //   kVerifyCa        always, the certificate chain verified against ssl_ca
 //   kVerifyIdentity  always, the chain verified (ssl_ca, else the system's CAs) and the host name
 //                    checked against the certificate
@@ -44,7 +45,7 @@ ROOM_OUTBOX_EXPORT std::optional<SslMode> ParseSslMode(std::string_view name);
 struct MysqlOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 3306;
-  std::string socket;    // when set, a unix socket is used instead of host:port
+  std::string socket;  // when set, a unix socket is used instead of host:port
   std::string user = "room_outbox";
   std::string password;  // secret: never logged
   std::string database = "room_outbox";

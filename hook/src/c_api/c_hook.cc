@@ -15,23 +15,38 @@ namespace {
 
 int32_t LogLevelOf(room_outbox::LogLevel level) {
   switch (level) {
-    case room_outbox::LogLevel::kDebug: return ROOM_OUTBOX_LOG_DEBUG;
-    case room_outbox::LogLevel::kInfo: return ROOM_OUTBOX_LOG_INFO;
-    case room_outbox::LogLevel::kWarn: return ROOM_OUTBOX_LOG_WARN;
-    case room_outbox::LogLevel::kError: return ROOM_OUTBOX_LOG_ERROR;
+    case room_outbox::LogLevel::kDebug:
+      return ROOM_OUTBOX_LOG_DEBUG;
+    case room_outbox::LogLevel::kInfo:
+      return ROOM_OUTBOX_LOG_INFO;
+    case room_outbox::LogLevel::kWarn:
+      return ROOM_OUTBOX_LOG_WARN;
+    case room_outbox::LogLevel::kError:
+      return ROOM_OUTBOX_LOG_ERROR;
   }
   return ROOM_OUTBOX_LOG_ERROR;
 }
 
-room_outbox::HookOptions HookOptionsOf(const room_outbox_options& opts) {
-  room_outbox::HookOptions options = room_outbox::internal::ToHookOptions(opts.config);
+// `options` as CreateHook takes them from `opts`, with the C log callback.
+void HookOptionsOf(const room_outbox_options& opts, room_outbox::HookOptions& options) {
+  room_outbox::internal::ToHookOptions(opts.config, options);
   if (opts.log != nullptr) {
     options.log = [log = opts.log, user_data = opts.log_user_data](room_outbox::LogLevel level,
                                                                    std::string_view line) {
       log(user_data, LogLevelOf(level), line.data(), line.size());
     };
   }
-  return options;
+}
+
+// What the files behind `opts` expose (room_outbox_options_load_file, a *_file key set), one
+// warning line each, before the hook connects.
+void LogFileWarnings(const room_outbox_options& opts, const room_outbox::LogCallback& log) {
+  if (!log) {
+    return;
+  }
+  for (const std::string& warning : opts.config.warnings) {
+    log(room_outbox::LogLevel::kWarn, "configuration warning: " + warning);
+  }
 }
 
 // The caller's C callback as the C++ API's CallerStatements. A status other than OK rolls back
@@ -49,28 +64,36 @@ room_outbox::CallerStatements Statements(room_outbox_statements_fn fn, void* use
     if (tx.failure) {
       return *tx.failure;
     }
-    return room_outbox::Error{room_outbox::c_api::CodeOf(status),
-                              std::string("caller statements returned ") +
-                                  room_outbox_status_name(status)};
+    return room_outbox::Error{
+        room_outbox::c_api::CodeOf(status),
+        std::string("caller statements returned ") + room_outbox_status_name(status)};
   };
 }
 
 int32_t CommitStatusOf(room_outbox::CommitStatus status) {
   switch (status) {
-    case room_outbox::CommitStatus::kCommitted: return ROOM_OUTBOX_COMMITTED;
-    case room_outbox::CommitStatus::kDuplicate: return ROOM_OUTBOX_DUPLICATE;
-    case room_outbox::CommitStatus::kFailed: return ROOM_OUTBOX_FAILED;
-    case room_outbox::CommitStatus::kUnknown: return ROOM_OUTBOX_UNKNOWN;
+    case room_outbox::CommitStatus::kCommitted:
+      return ROOM_OUTBOX_COMMITTED;
+    case room_outbox::CommitStatus::kDuplicate:
+      return ROOM_OUTBOX_DUPLICATE;
+    case room_outbox::CommitStatus::kFailed:
+      return ROOM_OUTBOX_FAILED;
+    case room_outbox::CommitStatus::kUnknown:
+      return ROOM_OUTBOX_UNKNOWN;
   }
   return ROOM_OUTBOX_FAILED;
 }
 
 int32_t DeliveryStateOf(room_outbox::DeliveryState state) {
   switch (state) {
-    case room_outbox::DeliveryState::kPublished: return ROOM_OUTBOX_PUBLISHED;
-    case room_outbox::DeliveryState::kSkipped: return ROOM_OUTBOX_SKIPPED;
-    case room_outbox::DeliveryState::kPending: return ROOM_OUTBOX_PENDING;
-    case room_outbox::DeliveryState::kQueued: return ROOM_OUTBOX_QUEUED;
+    case room_outbox::DeliveryState::kPublished:
+      return ROOM_OUTBOX_PUBLISHED;
+    case room_outbox::DeliveryState::kSkipped:
+      return ROOM_OUTBOX_SKIPPED;
+    case room_outbox::DeliveryState::kPending:
+      return ROOM_OUTBOX_PENDING;
+    case room_outbox::DeliveryState::kQueued:
+      return ROOM_OUTBOX_QUEUED;
   }
   return ROOM_OUTBOX_PENDING;
 }
@@ -105,7 +128,11 @@ room_outbox_status room_outbox_hook_new(const room_outbox_options* opts, room_ou
     }
     auto made = std::make_unique<room_outbox_hook>();
     room_outbox::Error error;
-    made->hook = room_outbox::CreateHook(HookOptionsOf(*opts), &error);
+    room_outbox::HookOptions options;
+    const room_outbox::internal::WipedOnExit wiped(options);
+    HookOptionsOf(*opts, options);
+    LogFileWarnings(*opts, options.log);
+    made->hook = room_outbox::CreateHook(options, &error);
     if (!made->hook) {
       return StoreError(err, error);
     }

@@ -33,6 +33,10 @@ room_outbox_hook_metrics CMetricsOf(const room_outbox::HookMetrics& m) {
   c.commit_duration_count = m.commit_duration_count;
   c.commit_duration_sum_us = m.commit_duration_sum_us;
   c.sync_breaker_open = m.sync_breaker_open ? 1 : 0;
+  c.sync_skipped_room_refused = m.sync_skipped_room_refused;
+  c.late_marks_waiting = m.late_marks_waiting;
+  c.late_marks_written = m.late_marks_written;
+  c.late_marks_dropped = m.late_marks_dropped;
   return c;
 }
 

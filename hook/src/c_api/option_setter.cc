@@ -7,6 +7,7 @@
 
 #include "core/config/secrets.h"
 #include "core/config/toml_reader.h"
+#include "core/wipe.h"
 #include "hook_config.h"
 
 namespace room_outbox::c_api {
@@ -51,8 +52,14 @@ toml::table Document(std::string_view key, const toml::node& node) {
   return root;
 }
 
+// Removes the warnings that name `key` (each starts with "<key>: ").
+void DropWarningsAbout(std::vector<std::string>& warnings, std::string_view key) {
+  const std::string prefix = std::string(key) + ": ";
+  std::erase_if(warnings, [&](const std::string& w) { return w.rfind(prefix, 0) == 0; });
+}
+
 // Reads `document` over a copy of `config` with the hook's readers; the secret of a *_file key
-// it changed is read as well.
+// it changed is read as well, and the warning about its file replaces the old one.
 core::Result<core::SharedConfig> Apply(const core::SharedConfig& config,
                                        const toml::table& document) {
   core::SharedConfig next = config;
@@ -62,21 +69,36 @@ core::Result<core::SharedConfig> Apply(const core::SharedConfig& config,
   if (error) {
     return core::Fail(std::move(*error));
   }
-  if (next.mysql_password_file != config.mysql_password_file) {
-    auto secret = core::LoadSecret("mysql.password_file", next.mysql_password_file,
-                                   core::kMysqlPasswordEnv, next.path);
+  struct SecretFile {
+    const char* key;
+    const std::string& (*file)(const core::SharedConfig&);
+    std::string& (*secret)(core::SharedConfig&);
+    const char* env;
+  };
+  for (const SecretFile& s : {
+           SecretFile{"mysql.password_file",
+                      [](const core::SharedConfig& c) -> const std::string& {
+                        return c.mysql_password_file;
+                      },
+                      [](core::SharedConfig& c) -> std::string& { return c.mysql.password; },
+                      core::kMysqlPasswordEnv},
+           SecretFile{"tencent_im.secret_key_file",
+                      [](const core::SharedConfig& c) -> const std::string& {
+                        return c.tim_secret_key_file;
+                      },
+                      [](core::SharedConfig& c) -> std::string& { return c.tencent_im.secret_key; },
+                      core::kTimSecretKeyEnv},
+       }) {
+    if (s.file(next) == s.file(config)) {
+      continue;
+    }
+    // The warning about the file this key named before goes; one about the new file comes.
+    DropWarningsAbout(next.warnings, s.key);
+    auto secret = core::LoadSecret(s.key, s.file(next), s.env, next.path, &next.warnings);
     if (!secret) {
       return core::Fail(secret.error());
     }
-    next.mysql.password = std::move(*secret);
-  }
-  if (next.tim_secret_key_file != config.tim_secret_key_file) {
-    auto secret = core::LoadSecret("tencent_im.secret_key_file", next.tim_secret_key_file,
-                                   core::kTimSecretKeyEnv, next.path);
-    if (!secret) {
-      return core::Fail(secret.error());
-    }
-    next.tencent_im.secret_key = std::move(*secret);
+    core::ReplaceSecret(s.secret(next), std::move(*secret));
   }
   return next;
 }
@@ -91,11 +113,11 @@ bool ValidKey(std::string_view key) {
 core::Result<void> SetOption(core::SharedConfig& config, std::string_view key,
                              std::string_view value) {
   if (key == kMysqlPasswordKey) {
-    config.mysql.password = std::string(value);
+    core::ReplaceSecret(config.mysql.password, std::string(value));
     return {};
   }
   if (key == kTimSecretKeyKey) {
-    config.tencent_im.secret_key = std::string(value);
+    core::ReplaceSecret(config.tencent_im.secret_key, std::string(value));
     return {};
   }
   if (!ValidKey(key)) {

@@ -99,7 +99,8 @@ class HookStore {
   // caller_statements, then the outbox rows (the last writes before COMMIT; when they are leased,
   // the MySQL set then reads the rows' ids, the clock and the earlier-pending check back in one
   // SELECT). A failure before COMMIT was sent rolls back and is returned (nothing was written:
-  // with kUnavailable the connection is gone and the server rolled the transaction back). A
+  // with kUnavailable the connection is gone and the server rolled the transaction back), and so
+  // is a COMMIT the server answered with an error (a read-only refusal included: kUnavailable). A
   // duplicate command_id is not an error (kDuplicate); neither is a COMMIT whose answer was lost
   // (kCommitLost).
   virtual core::Result<CommitWrite> CommitCommand(const CommitRequest& request,
@@ -109,6 +110,10 @@ class HookStore {
   // command still in flight on the server is waited for (bounded by the lock wait timeout).
   // nullopt: not committed. An error: the lookup could not be made.
   virtual core::Result<std::optional<FoundCommand>> FindCommand(const std::string& command_id) = 0;
+
+  // Whether the server of the store's connection is read-only (a replica, or a primary demoted
+  // in a failover): a command FindCommand did not find there may not have reached it yet.
+  virtual core::Result<bool> ServerReadOnly() = 0;
 
   // status='published', last_error=NULL, published_at_ms=server now for the rows still held by
   // `token` (the sync lease). Returns how many rows were marked (a row whose lease ran out and

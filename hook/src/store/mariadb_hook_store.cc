@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "caller_statement_check.h"
+#include "core/mysql/mysql_error.h"
 #include "core/mysql/outbox_sql.h"
 #include "counting_transaction.h"
 #include "store/outbox_insert.h"
@@ -250,9 +251,11 @@ core::Result<CommitWrite> MariaDbHookStore::CommitCommand(
       return write;
     }
     if (auto committed = conn.Commit(); !committed) {
-      if (committed.error().code != ErrorCode::kUnavailable) {
+      if (committed.error().code != ErrorCode::kUnavailable ||
+          core::IsReadOnlyRefusal(committed.error())) {
         // The server answered: rolled back (a cluster's certification conflict is a 1213 here,
-        // kAborted: nothing was committed).
+        // kAborted; a server turned read-only under the transaction refuses its COMMIT: nothing
+        // was committed either way).
         session_.Abort(conn);
         return core::Fail(committed.error());
       }
@@ -306,6 +309,31 @@ core::Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(
       }
       return Found{FoundCommand{std::move(*rows)}};
     });
+  });
+}
+
+core::Result<bool> MariaDbHookStore::ServerReadOnly() {
+  return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<bool> {
+    auto stmt = conn.Prepared(core::sql::Stmt::kServerReadOnly);
+    if (!stmt) {
+      return core::Fail(stmt.error());
+    }
+    if (auto done = (*stmt)->Execute({}); !done) {
+      return core::Fail(done.error());
+    }
+    auto rows = (*stmt)->FetchAll();
+    if (!rows) {
+      return core::Fail(rows.error());
+    }
+    if (rows->size() != 1) {
+      return core::Fail(ErrorCode::kInternal,
+                        "server_read_only: " + std::to_string(rows->size()) + " rows");
+    }
+    auto read_only = (*rows)[0].Int(0);
+    if (!read_only) {
+      return core::Fail(read_only.error());
+    }
+    return *read_only != 0;
   });
 }
 

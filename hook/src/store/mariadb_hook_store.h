@@ -36,6 +36,7 @@ inline constexpr const core::sql::Statement* kHookStatements[] = {
     &core::sql::Stmt::kCommitReadBack,
     &core::sql::Stmt::kCommitReadBackChecked,
     &core::sql::Stmt::kFindCommand,
+    &core::sql::Stmt::kServerReadOnly,
     &core::sql::Stmt::kCommandRows,
     &core::sql::Stmt::kMarkPublished,
     &core::sql::Stmt::kRelease,
@@ -45,10 +46,10 @@ inline constexpr const core::sql::Statement* kHookStatements[] = {
 class MariaDbHookStore final : public HookStore {
  public:
   // On a SystemClock of its own.
-  explicit MariaDbHookStore(MysqlOptions options) : session_(std::move(options), kHookStatements) {}
+  explicit MariaDbHookStore(const MysqlOptions& options) : session_(options, kHookStatements) {}
   // On `clock` (CommitWrite::lease_start_ms, the idle ping), which must outlive the store.
-  MariaDbHookStore(MysqlOptions options, core::Clock& clock)
-      : session_(std::move(options), kHookStatements, clock) {}
+  MariaDbHookStore(const MysqlOptions& options, core::Clock& clock)
+      : session_(options, kHookStatements, clock) {}
 
   // Connects now unless connected (StoreSession::Connect).
   [[nodiscard]] core::Result<void> Connect() { return session_.Connect(); }
@@ -60,6 +61,7 @@ class MariaDbHookStore final : public HookStore {
       const CommitRequest& request, const CallerStatements& caller_statements) override;
   [[nodiscard]] core::Result<std::optional<FoundCommand>> FindCommand(
       const std::string& command_id) override;
+  [[nodiscard]] core::Result<bool> ServerReadOnly() override;
   [[nodiscard]] core::Result<size_t> MarkPublished(const std::string& token,
                                                    std::span<const int64_t> ids) override {
     return session_.MarkPublished(token, ids);

@@ -7,6 +7,7 @@
 #include "core/config/duration.h"
 #include "core/config/duration_limits.h"
 #include "core/config/toml_reader.h"
+#include "core/mysql/connect_options.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -178,6 +179,9 @@ core::Result<Config> LoadConfig(const std::string& path, core::SecretUse secrets
   if (auto loaded = core::LoadSharedSecretsAndDefaults(c, secrets); !loaded) {
     return core::Fail(loaded.error());
   }
+  if (std::string tls = core::TlsExposureWarning(c.mysql); !tls.empty()) {
+    c.warnings.push_back(std::move(tls));
+  }
   return c;
 }
 
@@ -188,8 +192,7 @@ Status CheckRunnable(const Config& config) {
   }
   if (config.tencent_im.sdk_app_id == kPlaceholderSdkAppId) {
     return Error{ErrorCode::kInvalidArgument,
-                 config.path + ": tencent_im.sdk_app_id = " +
-                     std::to_string(kPlaceholderSdkAppId) +
+                 config.path + ": tencent_im.sdk_app_id = " + std::to_string(kPlaceholderSdkAppId) +
                      " is the shipped template's placeholder: set the SDKAppID of your IM "
                      "application (Tencent Cloud IM console)"};
   }

@@ -18,6 +18,7 @@
 #include "daemon/journal_sink.h"
 #include "daemon/lifecycle_log.h"
 #include "daemon/node_lock_start.h"
+#include "daemon/read_only_watch.h"
 #include "daemon/reload.h"
 #include "daemon/schema_wait.h"
 #include "daemon/signals.h"
@@ -346,8 +347,13 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   std::unique_ptr<core::AppBudgetMember> budget_member =
       JoinAppBudget(config, telemetry.metrics, logger);
 
-  const int exit_code = RunWorker(cli, config, locked ? *locked->store : *store,
-                                  locked ? locked->ahead.get() : ahead_store.get(), im, clock, stop,
+  // A database that refuses writes is told apart from one that is away (read_only_watch.h).
+  ReadOnlyWatch read_only(telemetry.metrics, logger, system_clock, config.node_id);
+  ReadOnlyWatchedStore watched(locked ? *locked->store : *store, read_only);
+  RelayStore* ahead = locked ? locked->ahead.get() : ahead_store.get();
+  std::unique_ptr<ReadOnlyWatchedStore> watched_ahead =
+      ahead != nullptr ? std::make_unique<ReadOnlyWatchedStore>(*ahead, read_only) : nullptr;
+  const int exit_code = RunWorker(cli, config, watched, watched_ahead.get(), im, clock, stop,
                                   telemetry.metrics, logger);
   // Leaves the app's budget (its row deleted) while the database is still there.
   budget_member.reset();

@@ -6,12 +6,13 @@
 
 namespace room_outbox::relay::ops {
 
-std::unique_ptr<ParkedRowsGauge> ParkedRowsGauge::Start(MysqlOptions mysql, Metrics& metrics,
+std::unique_ptr<ParkedRowsGauge> ParkedRowsGauge::Start(const MysqlOptions& mysql, Metrics& metrics,
                                                         std::chrono::milliseconds interval) {
   // A short connect timeout: the gauge must not hold up the shutdown for long.
-  mysql.connect_timeout = std::min(mysql.connect_timeout, std::chrono::milliseconds(2000));
-  std::unique_ptr<ParkedRowsGauge> gauge(new ParkedRowsGauge(
-      std::move(mysql), metrics, std::max(interval, std::chrono::milliseconds(100))));
+  core::SecretOwner<MysqlOptions> options = mysql;
+  options.connect_timeout = std::min(options.connect_timeout, std::chrono::milliseconds(2000));
+  std::unique_ptr<ParkedRowsGauge> gauge(
+      new ParkedRowsGauge(options, metrics, std::max(interval, std::chrono::milliseconds(100))));
   gauge->thread_ = std::thread([g = gauge.get()] { g->Loop(); });
   return gauge;
 }

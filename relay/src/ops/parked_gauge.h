@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/wipe.h"
 #include "room_outbox/options.h"
 #include "telemetry/metrics.h"
 #include "worker/loop_clock.h"
@@ -21,18 +22,18 @@ namespace room_outbox::relay::ops {
 class ParkedRowsGauge {
  public:
   // `metrics` must outlive the gauge.
-  static std::unique_ptr<ParkedRowsGauge> Start(MysqlOptions mysql, Metrics& metrics,
+  static std::unique_ptr<ParkedRowsGauge> Start(const MysqlOptions& mysql, Metrics& metrics,
                                                 std::chrono::milliseconds interval);
   ~ParkedRowsGauge();
   ParkedRowsGauge(const ParkedRowsGauge&) = delete;
   ParkedRowsGauge& operator=(const ParkedRowsGauge&) = delete;
 
  private:
-  ParkedRowsGauge(MysqlOptions mysql, Metrics& metrics, std::chrono::milliseconds interval)
-      : mysql_(std::move(mysql)), metrics_(metrics), interval_(interval) {}
+  ParkedRowsGauge(const MysqlOptions& mysql, Metrics& metrics, std::chrono::milliseconds interval)
+      : mysql_(mysql), metrics_(metrics), interval_(interval) {}
   void Loop();
 
-  MysqlOptions mysql_;
+  core::SecretOwner<MysqlOptions> mysql_;
   Metrics& metrics_;
   std::chrono::milliseconds interval_;
   LoopSignal stop_;

@@ -13,6 +13,7 @@
 
 #include "core/claim_token.h"
 #include "core/mysql/id_lists.h"
+#include "core/mysql/mysql_error.h"
 #include "core/mysql/outbox_sql.h"
 #include "store/claim_plan.h"
 #include "store/mariadb_relay_store.h"
@@ -398,7 +399,11 @@ core::Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
   if (options.limit == 0) {
     return Claim{};
   }
-  return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<Claim> {
+  // Rows a claim may have leased without knowing it go back first, so this claim can take them.
+  if (auto given_back = ReleaseUncertainLeases(); !given_back) {
+    return core::Fail(given_back.error());
+  }
+  auto claimed = session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<Claim> {
     const core::sql::Statement* heads = nullptr;
     if (options.rooms.per_room_order) {
       auto chosen = RoomHeadsOf(conn);
@@ -406,13 +411,61 @@ core::Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
       heads = chosen->due;
     }
     for (int attempt = 1;; ++attempt) {
-      auto claim = session_.InTransaction(conn, [&]() { return ClaimOnce(conn, options, heads); });
+      auto claim = ClaimTransaction(conn, options, heads);
       // A deadlock or lock wait timeout rolled the whole claim back: run it again at once.
       if (claim || claim.error().code != ErrorCode::kAborted || attempt == kClaimAttempts) {
         return claim;
       }
     }
   });
+  if (!claimed && !uncertain_.empty()) {
+    // A cut connection: the server may answer a new one at once; if not, the next claim tries.
+    (void)ReleaseUncertainLeases();
+  }
+  return claimed;
+}
+
+core::Result<Claim> MariaDbRelayStore::ClaimTransaction(core::MariaDbConnection& conn,
+                                                        const ClaimOptions& options,
+                                                        const core::sql::Statement* heads) {
+  if (auto begun = conn.Begin(); !begun) return core::Fail(begun.error());
+  auto claim = ClaimOnce(conn, options, heads);
+  if (!claim) {
+    session_.Abort(conn);
+    return claim;
+  }
+  if (auto committed = conn.Commit(); !committed) {
+    session_.Abort(conn);
+    // No answer (a read-only refusal or any other server error is one: rolled back): the lease
+    // may be on the server, held by a token nobody will use.
+    if (committed.error().code == ErrorCode::kUnavailable &&
+        !core::IsReadOnlyRefusal(committed.error()) && !claim->rows.empty()) {
+      NoteUncertainLease(*claim);
+    }
+    return core::Fail(committed.error());
+  }
+  return claim;
+}
+
+void MariaDbRelayStore::NoteUncertainLease(const Claim& claim) {
+  if (uncertain_.size() == kMaxUncertainLeases) {
+    uncertain_.erase(uncertain_.begin());  // its rows wait out their lease
+  }
+  UncertainLease lease{claim.token, {}};
+  lease.ids.reserve(claim.rows.size());
+  for (const OutboxRow& row : claim.rows) lease.ids.push_back(row.id);
+  uncertain_.push_back(std::move(lease));
+}
+
+core::Result<void> MariaDbRelayStore::ReleaseUncertainLeases() {
+  while (!uncertain_.empty()) {
+    // Token-checked: rows the lost COMMIT did not lease, or that another claim holds since,
+    // are left as they are.
+    auto released = session_.Release(uncertain_.front().token, uncertain_.front().ids);
+    if (!released) return core::Fail(released.error());
+    uncertain_.erase(uncertain_.begin());
+  }
+  return {};
 }
 
 }  // namespace room_outbox::relay

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/mysql/store_session.h"
 #include "room_outbox/options.h"
@@ -49,8 +50,7 @@ inline constexpr const core::sql::Statement* kRelayStatements[] = {
 
 class MariaDbRelayStore final : public RelayStore {
  public:
-  explicit MariaDbRelayStore(MysqlOptions options)
-      : session_(std::move(options), kRelayStatements) {}
+  explicit MariaDbRelayStore(const MysqlOptions& options) : session_(options, kRelayStatements) {}
 
   // Connects now unless connected (StoreSession::Connect).
   [[nodiscard]] core::Result<void> Connect() { return session_.Connect(); }
@@ -92,7 +92,26 @@ class MariaDbRelayStore final : public RelayStore {
   };
   [[nodiscard]] core::Result<RoomHeads> RoomHeadsOf(core::MariaDbConnection& conn);
 
+  // The claim's transaction: ClaimOnce, then COMMIT. A COMMIT without an answer records the
+  // claim's rows as an uncertain lease.
+  [[nodiscard]] core::Result<Claim> ClaimTransaction(core::MariaDbConnection& conn,
+                                                     const ClaimOptions& options,
+                                                     const core::sql::Statement* heads);
+  // A claim whose COMMIT got no answer (the connection was cut while it was in flight): the
+  // server may or may not hold its lease. Its rows are given back (Release by its token, due at
+  // once) before the next claim, so they wait neither for the lease nor for nobody.
+  struct UncertainLease {
+    std::string token;
+    std::vector<int64_t> ids;
+  };
+  // At most this many are kept; beyond, the oldest one's rows wait out their lease.
+  static constexpr size_t kMaxUncertainLeases = 16;
+  void NoteUncertainLease(const Claim& claim);
+  // Gives back every uncertain lease; stops at the first failure (kept for the next call).
+  [[nodiscard]] core::Result<void> ReleaseUncertainLeases();
+
   core::StoreSession session_;
+  std::vector<UncertainLease> uncertain_;
   RoomHeads heads_;
   uint64_t heads_connection_ = 0;  // the connection heads_ was read on
 };

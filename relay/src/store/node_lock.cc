@@ -50,8 +50,8 @@ std::string NodeLockName(std::string_view database, std::string_view node_id) {
   return "room_outbox.relay." + core::ShortHash(key);
 }
 
-NodeLock::NodeLock(MysqlOptions options, std::string node_id)
-    : options_(std::move(options)),
+NodeLock::NodeLock(const MysqlOptions& options, std::string node_id)
+    : options_(options),
       node_id_(std::move(node_id)),
       name_(NodeLockName(options_.database, node_id_)),
       node_prefix_(core::RelayNodeTokenPrefix(node_id_)),

@@ -22,6 +22,7 @@
 #include "core/mysql/connection.h"
 #include "core/mysql/outbox_sql.h"
 #include "core/result.h"
+#include "core/wipe.h"
 #include "room_outbox/options.h"
 
 namespace room_outbox::relay {
@@ -51,7 +52,7 @@ struct NodeLockHold {
 
 class NodeLock {
  public:
-  NodeLock(MysqlOptions options, std::string node_id);
+  NodeLock(const MysqlOptions& options, std::string node_id);
   NodeLock(const NodeLock&) = delete;
   NodeLock& operator=(const NodeLock&) = delete;
 
@@ -68,7 +69,7 @@ class NodeLock {
  private:
   [[nodiscard]] core::Result<NodeLockHold> Take();
 
-  const MysqlOptions options_;
+  const core::SecretOwner<MysqlOptions> options_;
   const std::string node_id_;
   const std::string name_;
   const std::string node_prefix_;

@@ -15,7 +15,9 @@
 // fresh claim token and a lease (next_attempt_at_ms = server now + lease), commits and returns
 // them. Every later write of the row's result names that token, so a relay whose lease ran out
 // cannot overwrite the result of the relay that took the row over. A relay that dies leaves its
-// rows pending; they are due again when the lease ends.
+// rows pending; they are due again when the lease ends. A claim whose COMMIT got no answer (the
+// connection cut while it was in flight) fails with kUnavailable, and the lease it may have left
+// on the server is given back (by its token, due at once) before the store's next claim.
 //
 // Thread-safety: a RelayStore owns one connection; use it from one thread at a time.
 // Connection loss: the call fails with kUnavailable and the next call reconnects.

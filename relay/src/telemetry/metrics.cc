@@ -105,6 +105,17 @@ void Metrics::SetNotReadyReason(std::string reason) {
   not_ready_reason_ = std::move(reason);
 }
 
+void Metrics::SetDbReadOnly(std::string refusal) {
+  std::lock_guard<std::mutex> lock(not_ready_mu_);
+  db_read_only_.store(!refusal.empty(), std::memory_order_relaxed);
+  db_read_only_refusal_ = std::move(refusal);
+}
+
+std::string Metrics::db_read_only_refusal() const {
+  std::lock_guard<std::mutex> lock(not_ready_mu_);
+  return db_read_only_refusal_;
+}
+
 std::string Metrics::not_ready_reason() const {
   std::lock_guard<std::mutex> lock(not_ready_mu_);
   return not_ready_reason_;
@@ -171,6 +182,9 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
   Simple(out, "room_outbox_db_up", "gauge",
          "1 when the worker's last database call worked, 0 when the database cannot be read.",
          db_up() ? 1 : 0);
+  Simple(out, "room_outbox_db_read_only", "gauge",
+         "1 while the worker's last claim or mark was refused because the database is read-only.",
+         db_read_only() ? 1 : 0);
   Simple(out, "room_outbox_im_breaker_open", "gauge",
          "1 while the Tencent IM circuit breaker is open (no sends).", im_breaker_open() ? 1 : 0);
   const int64_t parked = parked_rows();
@@ -186,6 +200,10 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
          share < 0 || members < 0 ? kNaN : static_cast<double>(members));
   Simple(out, "room_outbox_in_flight_rows", "gauge", "Rows being published right now.",
          in_flight());
+  Simple(out, "room_outbox_results_unwritten", "gauge",
+         "Results (marks, releases) held since the database went away mid-round, written first "
+         "when it answers.",
+         results_unwritten());
   Simple(out, "room_outbox_stats_age_seconds", "gauge",
          "Seconds since the pending gauges were last read from the database (NaN: never).",
          stats_age_ms < 0 ? kNaN : static_cast<double>(stats_age_ms) / 1000.0);
@@ -215,6 +233,9 @@ void Metrics::RenderDelivery(std::ostream& out) const {
   Simple(out, "room_outbox_room_refusals_total", "counter",
          "Attempts a room's group refused for now (frequency control: MsgFreqCtrl, 10023).",
          room_refusals());
+  Simple(out, "room_outbox_rooms_backed_off", "gauge",
+         "Rooms sent to less often than room_min_interval allows after their group refused them.",
+         rooms_backed_off());
   Histogram(out, "room_outbox_publish_events_per_message",
             "Events carried by each message Tencent IM accepted.", kEventsPerMessageBuckets,
             per_message_, message_events(), messages_delivered());
@@ -343,6 +364,11 @@ void ServeReadyz(const Metrics& metrics, httplib::Response& res) {
   res.status = 503;
   if (std::string reason = metrics.not_ready_reason(); !reason.empty()) {
     res.set_content("not ready: " + reason + "\n", "text/plain");
+    return;
+  }
+  if (std::string refusal = metrics.db_read_only_refusal(); !refusal.empty()) {
+    // The server's answer names it: "<statement>: database is read-only: <text> [errno N]".
+    res.set_content("not ready: " + refusal + "\n", "text/plain");
     return;
   }
   std::string why = "not ready:";

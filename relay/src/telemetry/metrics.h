@@ -17,6 +17,8 @@
 //   room_outbox_room_refusals_total       counter  attempts a room's group refused for now (its
 //                                                  frequency control: MsgFreqCtrl, 10023;
 //                                                  FailureScope::kRoom)
+//   room_outbox_rooms_backed_off          gauge    rooms whose gap between sends is wider than
+//                                                  room_min_interval after refusals (RoomPacing)
 //   The oldest head's age is room_outbox_oldest_pending_age_ms: with per-room order the oldest
 //   pending row is always a room's head.
 // Operations:
@@ -27,9 +29,14 @@
 //        labelled samples would double every sum() over it (client libraries refuse such a
 //        family; promtool lets it pass).
 //   room_outbox_db_up                  gauge  1 when the last database call of the loop worked
+//   room_outbox_db_read_only           gauge  1 while the loop's last claim or mark was refused
+//        because the database is read-only (a failover's replica, a demoted primary); db_up is
+//        0 then too
 //   room_outbox_im_breaker_open        gauge  1 while the IM circuit breaker is open
 //   room_outbox_parked_rows            gauge  parked rows (NaN until first known)
 //   room_outbox_in_flight_rows         gauge  rows being published right now
+//   room_outbox_results_unwritten      gauge  results (marks, releases) the relay holds because
+//        the database went away mid-round; written first when it answers again
 //   room_outbox_stats_age_seconds      gauge  age of the pending gauges' last database read; the
 //        pending gauges read NaN (not 0) before the first read and once it is older than
 //        stats_stale_after, so a dashboard shows a gap instead of an empty outbox
@@ -138,6 +145,12 @@ class Metrics {
   void AddMessageDelivered(uint64_t events);
   // One attempt a room's group refused for now (FailureScope::kRoom).
   void AddRoomRefusal() { room_refusals_.fetch_add(1, std::memory_order_relaxed); }
+  void SetResultsUnwritten(int64_t rows) {
+    results_unwritten_.store(rows, std::memory_order_relaxed);
+  }
+  void SetRoomsBackedOff(int64_t rooms) {
+    rooms_backed_off_.store(rooms, std::memory_order_relaxed);
+  }
 
   // On a SystemClock of its own.
   Metrics() : clock_(system_clock_) {}
@@ -152,6 +165,9 @@ class Metrics {
   // total).
   void AddPublishFailureByReason(FailureReason reason, uint64_t n = 1);
   void SetDbUp(bool up) { db_up_.store(up ? 1 : 0, std::memory_order_relaxed); }
+  // The read-only refusal (core::IsReadOnlyRefusal) of the loop's last claim or mark; empty
+  // once one goes through or the database fails otherwise. Not ready while it is set.
+  void SetDbReadOnly(std::string refusal);
   // Why the relay cannot start its work yet (a schema older than it needs, with the command to
   // run); empty once it can. Not ready while it is set.
   void SetNotReadyReason(std::string reason);
@@ -201,6 +217,8 @@ class Metrics {
   void SetBuildInfo(std::string version, std::string revision);
 
   bool db_up() const { return db_up_.load(std::memory_order_relaxed) != 0; }
+  bool db_read_only() const { return db_read_only_.load(std::memory_order_relaxed); }
+  std::string db_read_only_refusal() const;
   bool im_breaker_open() const { return breaker_open_.load(std::memory_order_relaxed) != 0; }
   int64_t parked_rows() const { return parked_rows_.load(std::memory_order_relaxed); }
   int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
@@ -212,9 +230,11 @@ class Metrics {
   // Whether gauges read at `stats_age_ms` are unknown: never read, or older than
   // stats_stale_after.
   bool StatsStale(int64_t stats_age_ms) const;
-  // Ready: no not-ready reason, the database answered the loop's last call and the IM breaker
-  // is closed.
-  bool ready() const { return !has_not_ready_reason_.load() && db_up() && !im_breaker_open(); }
+  // Ready: no not-ready reason, the database answered the loop's last call and took its last
+  // write, and the IM breaker is closed.
+  bool ready() const {
+    return !has_not_ready_reason_.load() && db_up() && !db_read_only() && !im_breaker_open();
+  }
 
   uint64_t publish_success() const { return success_.load(std::memory_order_relaxed); }
   uint64_t publish_failure() const { return failure_.load(std::memory_order_relaxed); }
@@ -226,6 +246,8 @@ class Metrics {
   uint64_t messages_delivered() const { return messages_.load(std::memory_order_relaxed); }
   uint64_t message_events() const { return message_events_.load(std::memory_order_relaxed); }
   uint64_t room_refusals() const { return room_refusals_.load(std::memory_order_relaxed); }
+  int64_t rooms_backed_off() const { return rooms_backed_off_.load(std::memory_order_relaxed); }
+  int64_t results_unwritten() const { return results_unwritten_.load(std::memory_order_relaxed); }
 
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
@@ -257,12 +279,16 @@ class Metrics {
   std::atomic<uint64_t> messages_{0};
   std::atomic<uint64_t> message_events_{0};
   std::atomic<uint64_t> room_refusals_{0};
+  std::atomic<int64_t> rooms_backed_off_{0};
+  std::atomic<int64_t> results_unwritten_{0};
 
   std::array<std::atomic<uint64_t>, kFailureReasonCount> by_reason_{};
   std::atomic<int> db_up_{0};
   std::atomic<bool> has_not_ready_reason_{false};
   mutable std::mutex not_ready_mu_;  // rare writes (the schema wait), one read per /readyz
   std::string not_ready_reason_;
+  std::atomic<bool> db_read_only_{false};
+  std::string db_read_only_refusal_;  // guarded by not_ready_mu_
   std::atomic<int> breaker_open_{0};
   std::atomic<int64_t> parked_rows_{-1};     // -1: not known yet
   std::atomic<double> im_budget_share_{-1};  // < 0: no member
@@ -291,7 +317,9 @@ class Metrics {
 //   /healthz  200 "ok" while `heartbeat` is younger than `stale_after`, else 503 "stale: ..."
 //             (200 when no heartbeat is attached: nothing to judge by).
 //   /readyz   200 "ready" when Metrics::ready(), else 503 naming what is down (the not-ready
-//             reason when one is set: the schema version found and needed, the command to run).
+//             reason when one is set: the schema version found and needed, the command to run;
+//             the server's read-only refusal, "... database is read-only: <server's text>
+//             [errno N]").
 struct HealthOptions {
   const Heartbeat* heartbeat = nullptr;
   std::chrono::milliseconds stale_after{60000};
@@ -317,9 +345,9 @@ struct MetricsListenerLimits {
   // holding every worker.
   std::chrono::milliseconds connection_deadline;
 };
-inline constexpr MetricsListenerLimits kMetricsListenerLimits{
-    8, std::chrono::milliseconds(1000), std::chrono::milliseconds(1000),
-    std::chrono::milliseconds(3000)};
+inline constexpr MetricsListenerLimits kMetricsListenerLimits{8, std::chrono::milliseconds(1000),
+                                                              std::chrono::milliseconds(1000),
+                                                              std::chrono::milliseconds(3000)};
 
 // GET (and HEAD) /metrics, /healthz and /readyz over HTTP on `listen` ("host:port"), served by a
 // cpp-httplib thread and kMetricsListenerLimits.workers workers; any other method is answered

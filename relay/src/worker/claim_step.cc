@@ -9,13 +9,14 @@ namespace room_outbox::relay {
 
 ClaimStep::ClaimStep(const WorkerOptions& options, RelayStore& store, LoopClock& clock,
                      LoopSignal& signal, RoomPacing& pacing, Logger& logger,
-                     RelayStore* ahead_store)
+                     RelayStore* ahead_store, UnwrittenResults* unwritten)
     : options_(options),
       store_(store),
       clock_(clock),
       signal_(signal),
       pacing_(pacing),
-      logger_(logger) {
+      logger_(logger),
+      unwritten_(unwritten) {
   if (ahead_store != nullptr) ahead_ = std::make_unique<ClaimAhead>(*ahead_store, clock_);
 }
 
@@ -100,11 +101,17 @@ void ClaimStep::DiscardAhead() {
   for (const OutboxRow& row : taken.claim->rows) ids.push_back(row.id);
   auto released = store_.Release(taken.claim->token, ids);
   if (!released) {
-    logger_.Error(
-        WorkerLine(options_.node_id,
-                   "claim made ahead not given back: its rows are due when its lease ends")
-            .Add("rows", static_cast<uint64_t>(ids.size()))
-            .Add("error", released.error().message));
+    if (unwritten_ != nullptr) {
+      unwritten_->KeepIds(UnwrittenResults::Kind::kReleased, taken.claim->token, ids);
+    }
+    logger_.Error(WorkerLine(options_.node_id,
+                             unwritten_ != nullptr
+                                 ? "claim made ahead not given back yet: given back when the "
+                                   "database answers again"
+                                 : "claim made ahead not given back: its rows are due when its "
+                                   "lease ends")
+                      .Add("rows", static_cast<uint64_t>(ids.size()))
+                      .Add("error", released.error().message));
     return;
   }
   logger_.Debug(WorkerLine(options_.node_id, "claim made ahead given back unattempted")

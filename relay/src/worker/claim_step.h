@@ -20,6 +20,7 @@
 #include "worker/loop_clock.h"
 #include "worker/room_pacing.h"
 #include "worker/round_result.h"
+#include "worker/unwritten_results.h"
 #include "worker/worker_options.h"
 
 namespace room_outbox::relay {
@@ -27,9 +28,11 @@ namespace room_outbox::relay {
 class ClaimStep {
  public:
   // Every reference must outlive the step. `ahead_store`, when set, is a second store used by
-  // this step alone for the claims made ahead.
+  // this step alone for the claims made ahead. `unwritten`, when set, keeps the release of a
+  // claim made ahead that the store failed to give back (UnwrittenResults).
   ClaimStep(const WorkerOptions& options, RelayStore& store, LoopClock& clock, LoopSignal& signal,
-            RoomPacing& pacing, Logger& logger, RelayStore* ahead_store = nullptr);
+            RoomPacing& pacing, Logger& logger, RelayStore* ahead_store = nullptr,
+            UnwrittenResults* unwritten = nullptr);
 
   // The options of a claim in `mode`.
   ClaimOptions Options(RoundMode mode) const;
@@ -54,6 +57,7 @@ class ClaimStep {
   LoopSignal& signal_;
   RoomPacing& pacing_;
   Logger& logger_;
+  UnwrittenResults* unwritten_;
   std::unique_ptr<ClaimAhead> ahead_;  // set when a second store was given
 };
 

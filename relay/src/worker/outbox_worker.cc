@@ -24,7 +24,7 @@ OutboxWorker::OutboxWorker(WorkerOptions options, RelayStore& store, core::Publi
       park_(options_.park_permanent_after),
       pacing_(options_.per_room_order() ? options_.room_min_interval : milliseconds(0)),
       waits_(options_.poll_interval, options_.wake_min_interval, clock_, signal_, pacing_),
-      claims_(options_, store_, clock_, signal_, pacing_, logger_, ahead_store),
+      claims_(options_, store_, clock_, signal_, pacing_, logger_, ahead_store, &unwritten_),
       sender_(options_, publisher_, clock_, signal_, pacing_, waits_, metrics_, logger_),
       stats_(options_.stats_interval, store_, clock_, metrics_, logger_, options_.node_id) {}
 
@@ -33,6 +33,9 @@ RoundResult OutboxWorker::RunRound() { return Round(RoundMode::kDaemon); }
 RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
   if (signal_.stop_requested()) {
     return RoundResult{};
+  }
+  if (auto written = WriteUnwritten(); !written) {
+    return ClaimFailed(written.error());
   }
   ClaimAhead::Taken taken = claims_.Take(mode, woken);
   core::Result<Claim>& claim = taken.claim;
@@ -46,14 +49,15 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
   if (!claim) {
     return ClaimFailed(claim.error());
   }
+  last_claim_error_.clear();
   RoundResult result;
   ClaimOutcome& claimed = result.claim;
   claimed.claimed_ahead = taken.made_ahead;
   claimed.woken = woken;
   if (claim->next_due_in_ms) claimed.next_due_at = taken.claimed_at + *claim->next_due_in_ms;
   claimed.scheduled = !claim->paced_rooms.empty();
-  const MarkDeps deps{store_, metrics_, logger_,      clock_,
-                      retry_, park_,    &held_rooms_, options_.node_id};
+  const MarkDeps deps{store_, metrics_, logger_,      clock_,          retry_,
+                      park_,  &held_rooms_, options_.node_id, &unwritten_};
   RoundContext round(mode, std::move(*claim), taken.claimed_at + options_.lease.count(),
                      options_.per_room_order(), deps,
                      mode == RoundMode::kDrain ? &drain_ : nullptr);
@@ -98,14 +102,29 @@ RoundResult OutboxWorker::Finish(RoundContext& round, RoundResult& result) {
   round.marks.Summarize(round.queues.rooms_held(), result.marks.released);
   result.breaker_open = publisher_.breaker_open();
   metrics_.SetImBreakerOpen(result.breaker_open);
+  metrics_.SetResultsUnwritten(static_cast<int64_t>(unwritten_.rows()));
   metrics_.AddRound(result.error.has_value());
   stats_.AfterRound(round.queues.rooms_held());
   LogRound(result);
   return result;
 }
 
+// The results kept since the database went away come first: the rows IM took are marked (never
+// sent again), the rows held but not sent given back (due at once), before anything is claimed.
+core::Result<void> OutboxWorker::WriteUnwritten() {
+  if (unwritten_.empty()) return {};
+  auto written = unwritten_.WriteTo(store_, logger_, options_.node_id);
+  metrics_.SetResultsUnwritten(static_cast<int64_t>(unwritten_.rows()));
+  return written;
+}
+
 RoundResult OutboxWorker::ClaimFailed(const Error& error) {
-  logger_.Error(Line("outbox claim failed").Add("error", error.message));
+  // A failure that repeats round after round (the database away or read-only) is logged at
+  // error once, its repeats at debug, until a claim works or the error changes.
+  const bool repeated = error.message == last_claim_error_;
+  last_claim_error_ = error.message;
+  logger_.Log(repeated ? spdlog::level::debug : spdlog::level::err,
+              Line("outbox claim failed").Add("error", error.message));
   metrics_.AddRound(true);
   RoundResult result;
   result.error = error;

@@ -19,16 +19,18 @@
 //      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
 //   2. prepare (RoomQueues): decode each row, block rooms whose row is not attempted, queue the
 //      rows per room in id order (ordering=per_room) or one queue per row (ordering=none).
-//   3. waves: each wave holds at most one row per room and at most max_in_flight rows, sent by
-//      Publisher::PublishMany, each bounded by publish_timeout. Rows of types the publisher never
-//      sends are delivered in order without a send slot or pacing. A room's sends are at least
-//      room_min_interval apart, also across rounds (RoomPacing); when no room is ready the worker
-//      sleeps until the first one is. A failed row's later rows of its room are released (never
-//      overtaken). Before each wave: a stop request, or a lease left shorter than
-//      publish_timeout + lease_margin, releases the rows left. After each wave the results are
-//      marked (ResultWriter: one MarkPublished, one MarkFailed), so a relay killed mid-claim
-//      leaves at most its last wave (max_in_flight rows) delivered but unmarked. A failing mark
-//      ends the round. What else a failure holds back follows its scope (TENCENT_IM.md §9):
+//   3. send (RoomSender): one stream of messages (Publisher::PublishStream), at most one in
+//      flight per room and max_in_flight in all, each bounded by publish_timeout; a room's next
+//      message goes out as soon as the one before it is answered and room_min_interval allows.
+//      Rows of types the publisher never sends are delivered in order without a send slot or
+//      pacing. A room's sends are at least room_min_interval apart, also across rounds
+//      (RoomPacing); when no room is ready the worker sleeps until the first one is. A failed
+//      row's later rows of its room are released (never overtaken). Before each message: a stop
+//      request, or a lease left shorter than publish_timeout + kMarkMargin, releases the rows
+//      left. The results are marked in batches as the answers come (ResultWriter: one
+//      MarkPublished, one MarkFailed per batch), so a relay killed mid-claim leaves at most the
+//      messages in flight and those answered but not yet marked (2 x max_in_flight) delivered but
+//      unmarked. A failing mark ends the round. What else a failure holds back follows its scope (TENCENT_IM.md §9):
 //        row, undeliverable_row: the row is due again after poll_interval, its room's later rows of
 //          the claim are released;
 //        room (MsgFreqCtrl, 10023): the same, due after max(poll_interval, 1s); the other rooms
@@ -40,19 +42,19 @@
 //          Run() waits poll_interval between rounds until the breaker's probe closes it. The
 //          opening and the closing are logged once each.
 //   4. finish: the last marks, one Release for every row not attempted, metrics, the round line.
-//      A claim released whole without a single attempt (lease too short for one wave) is a
+//      A claim released whole without a single attempt (lease too short for one message) is a
 //      failed round (round error metric and a warning), and Run() does not claim again at once.
 //
 // Claim ahead (Run only, when the worker was given a second store, and only without
 // room_min_interval: with one, rows claimed ahead would wait it out in the next round): once a
 // round's claim is full (more rows are due), the next claim starts on the second store (ClaimAhead,
-// its own connection and thread) while this round's waves are sent and marked on the first; the
-// next round takes it instead of claiming. Its lease counts from its own start; WaveFits checks it
-// as any other. When the loop is not going on at once (a short claim, a database error, a rate
+// its own connection and thread) while this round's messages are sent and marked on the first; the
+// next round takes it instead of claiming. Its lease counts from its own start; the sender checks
+// it before each message as any other. When the loop is not going on at once (a short claim, a database error, a rate
 // limit, the breaker, a stop) the claim made ahead is released unattempted on the first store
 // before the loop sleeps or Run returns. An error of the claim made ahead is the next round's claim
-// error. Marks stay on the first connection after every wave, so a kill -9 still leaves at most one
-// wave delivered but unmarked. RunRound and Drain never claim ahead.
+// error. Marks stay on the first connection, so a kill -9 still leaves at most the messages in
+// flight and those answered but not yet marked delivered but unmarked. RunRound and Drain never claim ahead.
 //
 // Modes: RoundMode::kDaemon (Run, RunRound) and RoundMode::kDrain (--once, Drain): a drain tries
 // every row at most once and keeps whole runs of a room (no cut, nothing scheduled for later).
@@ -64,7 +66,7 @@
 // worker passes only durations (retry_after, lease, room_min_interval).
 //
 // Roles: ClaimStep (claim_step.h) claims and claims ahead; RoundMarks (round_marks.h) judges and
-// writes back each row's outcome; RoomSender (room_sender.h) sends the waves; LoopWaits
+// writes back each row's outcome; RoomSender (room_sender.h) sends the messages; LoopWaits
 // (loop_waits.h) sleeps and idles between rounds; WorkerStats (worker_stats.h) reads the outbox's
 // gauges. This class composes them: a round is Claim, Prepare, Send, Finish (outbox_worker.cc),
 // and the loops Run and Drain (outbox_worker_loop.cc).
@@ -97,6 +99,7 @@
 #include "worker/room_sender.h"
 #include "worker/round_context.h"
 #include "worker/round_result.h"
+#include "worker/unwritten_results.h"
 #include "worker/worker_options.h"
 #include "worker/worker_stats.h"
 
@@ -160,6 +163,7 @@ class OutboxWorker {
   void Prepare(RoundContext& round, ClaimOutcome& claimed);
   RoundResult Finish(RoundContext& round, RoundResult& result);
   RoundResult ClaimFailed(const Error& error);
+  core::Result<void> WriteUnwritten();
   void CheckReleasedWhole(const RoundContext& round, RoundResult& result);
   // The wait after a round of Run: Sleep while something holds the loop back, else the idle wait.
   // Returns true when a stop was requested; sets `woken` when a wake-up ended the wait.
@@ -179,12 +183,14 @@ class OutboxWorker {
   RetryPolicy retry_;
   ParkPolicy park_;       // [outbox_worker] park_permanent_after
   HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
+  UnwrittenResults unwritten_;  // results a failed store call kept, written before the next claim
   RoomPacing pacing_;
   LoopWaits waits_;  // sleeps, the idle wait and the wake gap
   ClaimStep claims_;
   RoomSender sender_;
   WorkerStats stats_;
   DrainState drain_;
+  std::string last_claim_error_;  // the last claim's error; empty after a claim that worked
 };
 
 }  // namespace room_outbox::relay

@@ -36,13 +36,14 @@ void HeldRooms::Forget(int64_t now_ms) {
 }
 
 ResultWriter::ResultWriter(RelayStore& store, Metrics& metrics, Logger& logger, std::string node_id,
-                           std::string token, HeldRooms* held_rooms)
+                           std::string token, HeldRooms* held_rooms, UnwrittenResults* unwritten)
     : store_(store),
       metrics_(metrics),
       logger_(logger),
       node_id_(std::move(node_id)),
       token_(std::move(token)),
-      held_rooms_(held_rooms) {}
+      held_rooms_(held_rooms),
+      unwritten_(unwritten) {}
 
 void ResultWriter::Delivered(const OutboxRow& row) {
   metrics_.AddPublishSuccess();
@@ -164,6 +165,7 @@ bool ResultWriter::MarkPublished(const std::vector<int64_t>& ids) {
   auto marked = store_.MarkPublished(token_, ids);
   if (!marked) {
     NoteStoreError(marked.error(), "marking rows published failed");
+    if (unwritten_ != nullptr) unwritten_->KeepIds(UnwrittenResults::Kind::kPublished, token_, ids);
     return false;
   }
   CheckCount(marked, ids.size(), "mark_published");
@@ -182,6 +184,11 @@ bool ResultWriter::MarkFailures(const std::vector<Outcome>& failures, Kind kind)
   auto marked = park ? store_.MarkParked(token_, attempts) : store_.MarkFailed(token_, attempts);
   if (!marked) {
     NoteStoreError(marked.error(), park ? "parking rows failed" : "marking rows failed failed");
+    if (unwritten_ != nullptr) {
+      unwritten_->KeepAttempts(
+          park ? UnwrittenResults::Kind::kParked : UnwrittenResults::Kind::kFailed, token_,
+          attempts);
+    }
     return false;
   }
   CheckCount(marked, attempts.size(), park ? "mark_parked" : "mark_failed");
@@ -195,6 +202,7 @@ void ResultWriter::Release(std::span<const int64_t> ids) {
   auto released = store_.Release(token_, ids);
   if (!released) {
     NoteStoreError(released.error(), "releasing rows failed");
+    if (unwritten_ != nullptr) unwritten_->KeepIds(UnwrittenResults::Kind::kReleased, token_, ids);
     return;
   }
   CheckCount(released, ids.size(), "release");
@@ -229,7 +237,9 @@ void ResultWriter::LogOutcome(const Outcome& o, bool marked) {
   fields.status = !marked ? "pending" : delivered ? "published" : parked ? "parked" : "pending";
   fields.error = o.verdict.error;
   if (!marked && fields.error.empty()) {
-    fields.error = "result not recorded: database error";
+    fields.error = unwritten_ != nullptr
+                       ? "result not recorded yet: database error; written when it answers again"
+                       : "result not recorded: database error";
   }
   std::string_view message = "outbox event failed";
   spdlog::level::level_enum level = o.verdict.level;

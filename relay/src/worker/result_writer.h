@@ -47,6 +47,7 @@
 #include "telemetry/log_line.h"
 #include "telemetry/metrics.h"
 #include "worker/retry_policy.h"
+#include "worker/unwritten_results.h"
 
 namespace room_outbox::relay {
 
@@ -79,9 +80,12 @@ class HeldRooms {
 class ResultWriter {
  public:
   // `held_rooms` (optional, must outlive the writer) carries the held state across rounds;
-  // without it every held room is logged at debug.
+  // without it every held room is logged at debug. `unwritten` (optional, must outlive the
+  // writer) keeps the results a failing store call could not write, to be written when the
+  // database answers again (UnwrittenResults).
   ResultWriter(RelayStore& store, Metrics& metrics, Logger& logger, std::string node_id,
-               std::string token, HeldRooms* held_rooms = nullptr);
+               std::string token, HeldRooms* held_rooms = nullptr,
+               UnwrittenResults* unwritten = nullptr);
 
   void Delivered(const OutboxRow& row);
   // A row of a type in skip_event_types, settled without a send: marked published like a
@@ -143,6 +147,7 @@ class ResultWriter {
   std::string node_id_;
   std::string token_;
   HeldRooms* held_rooms_;
+  UnwrittenResults* unwritten_;
   std::vector<Outcome> outcomes_;  // since the last Flush, in the order reported
   size_t published_ = 0;
   size_t skipped_ = 0;

@@ -2,7 +2,8 @@
 // that is never sent), or a failed attempt that is due again after a delay: the fixed interval
 // (poll_interval, retry_strategy "fixed_interval", unbounded retries), and for frequency-limited
 // answers (failure scope room or global_rate) max(poll_interval,
-// rate_limited_min) so that a per-second window has passed.
+// rate_limited_min) so that a per-second window has passed. (With room_min_interval the sender
+// gives a room's refusal the room's widened gap instead: RoomPacing.)
 //
 // The result is a delay (retry_after), never a due time: the store turns it into a time on one
 // clock (today the relay's when it marks the row; the database server's once the store reads it).

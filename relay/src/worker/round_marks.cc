@@ -7,7 +7,7 @@ namespace room_outbox::relay {
 RoundMarks::RoundMarks(const MarkDeps& deps, std::string token)
     : deps_(deps),
       writer_(deps.store, deps.metrics, deps.logger, std::string(deps.node_id), std::move(token),
-              deps.held_rooms) {}
+              deps.held_rooms, deps.unwritten) {}
 
 void RoundMarks::Undecodable(const UndecodableRow& bad) {
   AttemptVerdict verdict = deps_.retry.Undecodable(bad.why);
@@ -27,9 +27,11 @@ void RoundMarks::Expired(const OutboxRow& row, int64_t server_now_ms) {
 }
 
 AttemptMark RoundMarks::Attempted(const OutboxRow& row, const core::PublishOutcome& outcome,
-                                  size_t pack_events) {
+                                  size_t pack_events,
+                                  std::optional<std::chrono::milliseconds> retry_after) {
   if (pack_events > 0) deps_.metrics.ObservePublishLatency(outcome.latency.count());
   AttemptVerdict verdict = deps_.retry.Judge(outcome);
+  if (retry_after && !verdict.delivered) verdict.retry_after = *retry_after;
   if (pack_events > 1 && !verdict.delivered && !verdict.dropped) {
     verdict.pack_size = static_cast<uint32_t>(pack_events);
   }

@@ -10,6 +10,7 @@
 // One claim, one thread.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -40,6 +41,8 @@ struct MarkDeps {
   const ParkPolicy& park;
   HeldRooms* held_rooms;  // optional: rooms held across rounds (for the log)
   std::string_view node_id;
+  // Optional: keeps what a failing store call could not write, for the next round to write first.
+  UnwrittenResults* unwritten = nullptr;
 };
 
 // How an attempted row was marked.
@@ -62,8 +65,11 @@ class RoundMarks {
   // events of the message when `row` is the first of a pack (recorded with a failure IM did not
   // definitely drop, so the next send is the same pack), 0 for a later row of a pack (the
   // message's latency is observed once, with its first row), 1 for a message of one event.
+  // `retry_after`, when set, replaces RetryPolicy's delay of a failed attempt (a room's refusal
+  // is due again after the room's widened gap, RoomPacing).
   AttemptMark Attempted(const OutboxRow& row, const core::PublishOutcome& outcome,
-                        size_t pack_events = 1);
+                        size_t pack_events = 1,
+                        std::optional<std::chrono::milliseconds> retry_after = std::nullopt);
   // `rows` later rows of `room_id` are kept back behind `event_id` (empty: blocked at load).
   void HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows);
 

@@ -31,7 +31,9 @@ struct ClaimOutcome {
 };
 
 struct SendOutcome {
-  size_t waves = 0;           // PublishMany calls
+  // Bursts of sends: messages handed out together after an answer or a wait (with a publisher
+  // that sends in waves, its PublishMany calls).
+  size_t waves = 0;
   bool rate_limited = false;  // a global rate limit (not a room's refusal) was met
   bool lease_short = false;   // rows were released because the lease could not hold a wave
 };

@@ -60,10 +60,11 @@ struct WorkerConfig {
   // can be tried and marked; 30s leaves room for several waves of a batch, and a crashed relay's
   // rows are due again within half a minute.
   std::chrono::milliseconds lease{30000};
-  // Minimum gap between two sends to one room: 50ms = 20 msg/s per room, half of Tencent IM's
-  // 40 msg/s per-group cap, leaving room for the hook's sync publishes. 0 disables the pacing.
-  // At most poll_interval (a claim cuts a paced room at poll_interval / room_min_interval rows).
-  std::chrono::milliseconds room_min_interval{50};
+  // Minimum gap between two sends to one room: 25ms = 40 msg/s per room, Tencent IM's per-group
+  // cap; a room IM refuses for frequency backs off alone from there (RoomPacing). 0 disables the
+  // pacing. At most poll_interval (a claim cuts a paced room at poll_interval /
+  // room_min_interval messages).
+  std::chrono::milliseconds room_min_interval{25};
   // Park a row after this many attempts that failed with a permanent outcome (the publisher's
   // permanent class, an undecodable envelope, a body over the limit); 0 = never (unbounded
   // retries: no row is ever dropped). Transient failures are never parked.

@@ -1,0 +1,273 @@
+// Marks the hook could not write, at its seams (store, publisher, clock): a sync publish that IM
+// took and whose mark failed is marked by the next Commit before its transaction, with the
+// earlier command's token, one attempt that never fails that Commit; a Hook closing writes what
+// still waits; the background thread writes them on its own after 1 s, doubling on failures.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "background_publisher.h"
+#include "fake_clock.h"
+#include "hook_impl.h"
+#include "late_marks.h"
+#include "mock_hook_store.h"
+#include "mock_publisher.h"
+#include "support/wait.h"
+
+namespace room_outbox::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::_;
+using ::testing::AnyNumber;
+using ::testing::Eq;
+using ::testing::Field;
+using ::testing::InSequence;
+using ::testing::Return;
+using ::testing::StrictMock;
+
+MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
+
+core::Result<size_t> Lost() {
+  return core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): server gone");
+}
+
+class HookLateMarksTest : public ::testing::Test {
+ protected:
+  HookLateMarksTest() {
+    auto store = std::make_unique<StrictMock<MockHookStore>>();
+    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
+    store_ = store.get();
+    publisher_ = publisher.get();
+    EXPECT_CALL(*publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly(Return(true));
+    HookOptions options;
+    options.node_id = "node-a";
+    options.sync_publish_timeout = milliseconds(250);
+    options.log = [this](LogLevel, std::string_view line) { logs_.emplace_back(line); };
+    auto clock = std::make_unique<FakeClock>(1'000'000);
+    clock_ = clock.get();
+    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher), std::move(clock));
+  }
+
+  // The command's commit; its token is recorded in tokens_[id].
+  void ExpectCommit(int64_t id) {
+    EXPECT_CALL(*store_, CommitCommand(_, _))
+        .WillOnce([this, id](const internal::CommitRequest& request, const CallerStatements&) {
+          tokens_[id] = request.token;
+          internal::CommitWrite write;
+          write.row_ids = {id};
+          write.lease_start_ms = clock_->SteadyMs();
+          return core::Result<internal::CommitWrite>(write);
+        });
+  }
+  void ExpectPublished(int64_t id) {
+    EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, id), _))
+        .WillOnce(Return(Published()));
+  }
+  // The mark of `id`, under the token its own commit wrote.
+  auto MarkOf(int64_t id) {
+    return ::testing::Truly([this, id](const std::string& token) { return token == tokens_[id]; });
+  }
+
+  CommitResult CommitGift(int64_t n) {
+    const std::string id = std::to_string(n);
+    return hook_->Commit(Command{"cmd-" + id, "room-1", "SendGift", "req", n, "{}"},
+                         {Event{"evt-" + id, "RoomGiftSent", n, 0, "{}"}});
+  }
+
+  StrictMock<MockHookStore>* store_;
+  StrictMock<MockPublisher>* publisher_;
+  FakeClock* clock_;
+  // Before hook_, which may log as it closes.
+  std::vector<std::string> logs_;
+  std::unique_ptr<Hook> hook_;
+  std::map<int64_t, std::string> tokens_;
+};
+
+TEST_F(HookLateMarksTest, AFailedMarkIsWrittenBeforeTheNextCommitsTransactionWithItsOwnToken) {
+  ExpectCommit(1);
+  ExpectPublished(1);
+  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), IdsAre(std::vector<int64_t>{1})))
+      .WillOnce(Return(Lost()));
+  CommitResult first = CommitGift(1);
+  ASSERT_EQ(first.status, CommitStatus::kCommitted);
+  EXPECT_EQ(first.events[0].state, DeliveryState::kPublished);
+  EXPECT_EQ(hook_->Metrics().late_marks_waiting, 1u);
+
+  {
+    InSequence order;
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(1), IdsAre(std::vector<int64_t>{1})))
+        .WillOnce(Return(size_t{1}));
+    ExpectCommit(2);
+    ExpectPublished(2);
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(2), IdsAre(std::vector<int64_t>{2})))
+        .WillOnce(Return(size_t{1}));
+  }
+  EXPECT_EQ(CommitGift(2).status, CommitStatus::kCommitted);
+
+  const HookMetrics m = hook_->Metrics();
+  EXPECT_EQ(m.late_marks_waiting, 0u);
+  EXPECT_EQ(m.late_marks_written, 1u);
+  EXPECT_EQ(m.sync_published, 2u) << "no second request for row 1";
+}
+
+TEST_F(HookLateMarksTest, ALateWriteThatFailsIsTriedOnceAndNeverFailsTheCommit) {
+  ExpectCommit(1);
+  ExpectPublished(1);
+  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(Lost()));
+  CommitGift(1);
+
+  {
+    InSequence order;
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(Lost()));  // once only
+    ExpectCommit(2);
+    ExpectPublished(2);
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(2), _)).WillOnce(Return(size_t{1}));
+  }
+  CommitResult second = CommitGift(2);
+  EXPECT_EQ(second.status, CommitStatus::kCommitted);
+  EXPECT_EQ(second.events[0].state, DeliveryState::kPublished);
+  EXPECT_EQ(hook_->Metrics().late_marks_waiting, 1u);
+
+  {
+    InSequence order;
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(size_t{1}));
+    ExpectCommit(3);
+    ExpectPublished(3);
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(3), _)).WillOnce(Return(size_t{1}));
+  }
+  CommitGift(3);
+  EXPECT_EQ(hook_->Metrics().late_marks_written, 1u);
+  EXPECT_EQ(hook_->Metrics().late_marks_waiting, 0u);
+}
+
+TEST_F(HookLateMarksTest, AMarkARelayTookOverCountsAsNothingWritten) {
+  ExpectCommit(1);
+  ExpectPublished(1);
+  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(Lost()));
+  CommitGift(1);
+  {
+    InSequence order;
+    // The lease ran out meanwhile and a relay holds the row under its own token.
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(size_t{0}));
+    ExpectCommit(2);
+    ExpectPublished(2);
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(2), _)).WillOnce(Return(size_t{1}));
+  }
+  CommitGift(2);
+  EXPECT_EQ(hook_->Metrics().late_marks_written, 0u);
+  EXPECT_EQ(hook_->Metrics().late_marks_waiting, 0u);
+}
+
+TEST_F(HookLateMarksTest, AHookClosingWritesTheMarksStillWaitingOnce) {
+  ExpectCommit(1);
+  ExpectPublished(1);
+  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(Lost()));
+  CommitGift(1);
+  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), IdsAre(std::vector<int64_t>{1})))
+      .WillOnce(Return(size_t{1}));
+  hook_.reset();  // the store double checks its expectations as the Hook destroys it
+}
+
+// The background publisher with the Hook's LateMarks: its own failed mark is written by its
+// thread once LateMarks::kFirstRetry has passed on its clock, then after 2 s when that fails.
+class BackgroundLateMarksTest : public ::testing::Test {
+ protected:
+  BackgroundLateMarksTest() {
+    auto store = std::make_unique<StrictMock<MockHookStore>>();
+    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
+    store_ = store.get();
+    publisher_ = publisher.get();
+    internal::BackgroundPublisher::Options options{8, milliseconds(2000), {}, &counters_};
+    options.late_marks = &late_;
+    background_ = std::make_unique<internal::BackgroundPublisher>(
+        options, std::move(store), std::move(publisher), internal::MakeSyncBreaker(), clock_,
+        wake_);
+  }
+
+  internal::BackgroundJob Job(const std::string& token, int64_t id) {
+    internal::BackgroundJob job{
+        token, "room-" + std::to_string(id), clock_.SteadyMs() + 2000, {}, false};
+    job.rows.push_back(internal::BackgroundRow{id,
+                                               Envelope{"evt-" + std::to_string(id), "RoomGiftSent",
+                                                        job.room_id, 1, "cmd", "req", "n", 1, "{}"},
+                                               ""});
+    return job;
+  }
+  // Offers a job whose row is published and marked; returns once its mark was made.
+  void PublishOne(const std::string& token, int64_t id) {
+    std::atomic<bool> marked{false};
+    EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, id), _))
+        .WillOnce(Return(Published()));
+    EXPECT_CALL(*store_, MarkPublished(Eq(token), IdsAre(std::vector<int64_t>{id})))
+        .WillOnce([&](const std::string&, std::span<const int64_t>) {
+          marked = true;
+          return core::Result<size_t>(1);
+        });
+    ASSERT_TRUE(background_->Reserve());
+    internal::BackgroundJob job = Job(token, id);
+    const internal::RoomView view = background_->View(job.room_id);
+    ASSERT_TRUE(background_->Offer(std::move(job), view, false));
+    ASSERT_TRUE(Eventually([&] { return marked.load(); }, milliseconds(5000)));
+  }
+
+  FakeClock clock_;
+  internal::WakeSender wake_{""};
+  internal::HookCounters counters_;
+  internal::LateMarks late_{&counters_, {}};
+  StrictMock<MockHookStore>* store_ = nullptr;
+  StrictMock<MockPublisher>* publisher_ = nullptr;
+  std::unique_ptr<internal::BackgroundPublisher> background_;
+};
+
+TEST_F(BackgroundLateMarksTest, ItsThreadWritesAFailedMarkAfterOneSecondThenAfterTwoOnAFailure) {
+  std::atomic<int> late_tries{0};
+  std::atomic<bool> first_failed{false};
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 1), _))
+      .WillOnce(Return(Published()));
+  // The mark after the publish, then the late tries: fail, succeed.
+  EXPECT_CALL(*store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
+      .WillOnce([&](const std::string&, std::span<const int64_t>) {
+        first_failed = true;
+        return Lost();
+      })
+      .WillOnce([&](const std::string&, std::span<const int64_t>) {
+        ++late_tries;
+        return Lost();
+      })
+      .WillOnce([&](const std::string&, std::span<const int64_t>) {
+        ++late_tries;
+        return core::Result<size_t>(1);
+      });
+  ASSERT_TRUE(background_->Reserve());
+  internal::BackgroundJob job = Job("tok-a", 1);
+  const internal::RoomView view = background_->View(job.room_id);
+  ASSERT_TRUE(background_->Offer(std::move(job), view, false));
+  ASSERT_TRUE(Eventually([&] { return first_failed.load(); }, milliseconds(5000)));
+  ASSERT_TRUE(Eventually([&] { return late_.waiting() == 1; }, milliseconds(5000)));
+
+  // Not yet due: a command published meanwhile does not bring the late write forward.
+  clock_.Advance(milliseconds(999));
+  PublishOne("tok-b", 2);
+  EXPECT_EQ(late_tries.load(), 0);
+  // Due: the thread tries (it fails), without another command.
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(Eventually([&] { return late_tries.load() == 1; }, milliseconds(5000)));
+  // The next try is 2 s later.
+  clock_.Advance(milliseconds(1999));
+  PublishOne("tok-c", 3);
+  EXPECT_EQ(late_tries.load(), 1);
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(Eventually([&] { return late_tries.load() == 2; }, milliseconds(5000)));
+  ASSERT_TRUE(Eventually([&] { return late_.empty(); }, milliseconds(5000)));
+  EXPECT_EQ(counters_.Snapshot().late_marks_written, 1u);
+  EXPECT_EQ(counters_.Snapshot().sync_published, 3u) << "row 1 was sent once";
+  background_.reset();
+}
+
+}  // namespace
+}  // namespace room_outbox::testing

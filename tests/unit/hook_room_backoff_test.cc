@@ -1,0 +1,328 @@
+// The hook's room backoff at its seams (store, publisher, clock): a room refused by IM's
+// frequency control (core::FailureScope::kRoom) has its next commits written due for the relay
+// without a send, counted as room_refused, the relay woken; another room still sends; the backoff
+// ends on the Hook's clock; room refusals never open the sync breaker. Inline through the Hook,
+// and the background publisher's own check when a command of a refused room reaches the front
+// of its queue.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <future>
+
+#include "background_publisher.h"
+#include "core/fd.h"
+#include "fake_clock.h"
+#include "hook_impl.h"
+#include "mock_hook_store.h"
+#include "mock_publisher.h"
+#include "room_backoff.h"
+#include "support/wait.h"
+
+namespace room_outbox::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::_;
+using ::testing::AnyNumber;
+using ::testing::Eq;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::Return;
+using ::testing::StrictMock;
+
+MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
+
+core::PublishOutcome FreqCtrl() {
+  core::PublishOutcome out = FailedWith(core::PublishStatus::kRateLimited,
+                                        "dropped by IM: MsgFreqCtrl", core::FailureScope::kRoom);
+  out.definite_drop = true;
+  out.http_status = 200;
+  return out;
+}
+
+// A unix datagram socket standing where the relay's wake socket would be; counts datagrams.
+class WakeSink {
+ public:
+  WakeSink() {
+    char tmpl[] = "/tmp/hook-backoff-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    path_ = dir_ + "/wake.sock";
+    fd_ = core::Fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path_.data(), path_.size());
+    bound_ = fd_ && ::bind(fd_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~WakeSink() { std::filesystem::remove_all(dir_); }
+  bool bound() const { return bound_; }
+  const std::string& path() const { return path_; }
+  // The datagrams that arrived since the last call.
+  size_t Drain() {
+    size_t n = 0;
+    char buf[16];
+    while (::recv(fd_.get(), buf, sizeof buf, MSG_DONTWAIT) > 0) ++n;
+    return n;
+  }
+
+ private:
+  std::string dir_;
+  std::string path_;
+  core::Fd fd_;
+  bool bound_ = false;
+};
+
+class HookRoomBackoffTest : public ::testing::Test {
+ protected:
+  HookRoomBackoffTest() {
+    auto store = std::make_unique<StrictMock<MockHookStore>>();
+    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
+    store_ = store.get();
+    publisher_ = publisher.get();
+    EXPECT_CALL(*publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly(Return(true));
+    HookOptions options;
+    options.node_id = "node-a";
+    options.sync_publish_timeout = milliseconds(250);
+    options.wake_socket = wake_.path();
+    options.log = [this](LogLevel, std::string_view line) { logs_.emplace_back(line); };
+    auto clock = std::make_unique<FakeClock>(1'000'000);
+    clock_ = clock.get();
+    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher), std::move(clock),
+                               breaker_);
+  }
+
+  void ExpectCommit(int64_t id) {
+    EXPECT_CALL(*store_, CommitCommand(_, _))
+        .WillOnce([this, id](const internal::CommitRequest& request, const CallerStatements&) {
+          last_request_ = request;
+          internal::CommitWrite write;
+          write.row_ids = {id};
+          write.lease_start_ms = clock_->SteadyMs();
+          return core::Result<internal::CommitWrite>(write);
+        });
+  }
+
+  CommitResult CommitGift(const std::string& room, int64_t n) {
+    const std::string id = room + "-" + std::to_string(n);
+    return hook_->Commit(Command{"cmd-" + id, room, "SendGift", "req", n, "{}"},
+                         {Event{"evt-" + id, "RoomGiftSent", n, 0, "{}"}});
+  }
+
+  size_t LogLines(const std::string& part) const {
+    size_t n = 0;
+    for (const std::string& line : logs_) n += line.find(part) != std::string::npos ? 1 : 0;
+    return n;
+  }
+
+  WakeSink wake_;
+  std::shared_ptr<core::ImBreaker> breaker_ = internal::MakeSyncBreaker();
+  StrictMock<MockHookStore>* store_;
+  StrictMock<MockPublisher>* publisher_;
+  FakeClock* clock_;               // the Hook's
+  // Before hook_, which may log as it closes.
+  std::vector<std::string> logs_;
+  std::unique_ptr<Hook> hook_;
+  internal::CommitRequest last_request_;
+};
+
+TEST_F(HookRoomBackoffTest, ARefusedRoomsNextCommitsGoToTheRelayUnsentWhileAnotherRoomSends) {
+  ASSERT_TRUE(wake_.bound());
+  // The refused message itself: released to the relay, and the relay woken.
+  ExpectCommit(1);
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 1), _))
+      .WillOnce(Return(FreqCtrl()));
+  EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{1}))).WillOnce(Return(size_t{1}));
+  CommitResult refused = CommitGift("room-hot", 1);
+  ASSERT_EQ(refused.status, CommitStatus::kCommitted);
+  EXPECT_EQ(refused.events[0].state, DeliveryState::kPending);
+  EXPECT_EQ(wake_.Drain(), 1u);
+
+  // Backed off: no Publish, no Release (StrictMocks); the rows are written without a lease.
+  for (int64_t n = 2; n <= 4; ++n) {
+    ExpectCommit(n);
+    CommitResult held = CommitGift("room-hot", n);
+    ASSERT_EQ(held.status, CommitStatus::kCommitted);
+    EXPECT_EQ(held.events[0].state, DeliveryState::kPending);
+    EXPECT_THAT(held.events[0].error, HasSubstr("frequency control, backed off"));
+    EXPECT_TRUE(last_request_.token.empty());
+    EXPECT_EQ(last_request_.sync_lease, milliseconds(0));
+    EXPECT_EQ(wake_.Drain(), 1u) << "one wake-up per commit that left rows";
+  }
+
+  // Another room is not affected.
+  ExpectCommit(10);
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 10), _))
+      .WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{10})))
+      .WillOnce(Return(size_t{1}));
+  EXPECT_EQ(CommitGift("room-quiet", 1).events[0].state, DeliveryState::kPublished);
+  EXPECT_EQ(wake_.Drain(), 0u);
+
+  const HookMetrics m = hook_->Metrics();
+  EXPECT_EQ(m.sync_skipped_room_refused, 3u);
+  EXPECT_EQ(m.sync_rate_limited, 1u);
+  EXPECT_EQ(m.sync_published, 1u);
+  EXPECT_EQ(m.rows_left_to_relay, 4u);
+  EXPECT_FALSE(m.sync_breaker_open);
+  EXPECT_EQ(LogLines("room backoff open"), 1u) << "one line when it opens, none per command";
+  EXPECT_EQ(LogLines("backoff_ms=1000"), 1u);
+}
+
+TEST_F(HookRoomBackoffTest, TheBackoffEndsOnTheHooksClockAndADeliveryClearsIt) {
+  ExpectCommit(1);
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 1), _))
+      .WillOnce(Return(FreqCtrl()));
+  EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
+  CommitGift("room-hot", 1);
+
+  clock_->Advance(milliseconds(999));
+  ExpectCommit(2);
+  EXPECT_THAT(CommitGift("room-hot", 2).events[0].error, HasSubstr("backed off"));
+
+  clock_->Advance(milliseconds(1));  // the backoff is over: the next command is sent again
+  ExpectCommit(3);
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 3), _))
+      .WillOnce(Return(FreqCtrl()));
+  EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
+  CommitGift("room-hot", 3);
+  EXPECT_EQ(LogLines("backoff_ms=2000"), 1u) << "refused again: doubled";
+
+  clock_->Advance(milliseconds(2000));
+  ExpectCommit(4);
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 4), _))
+      .WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
+  EXPECT_EQ(CommitGift("room-hot", 4).events[0].state, DeliveryState::kPublished);
+
+  // Delivered: cleared, so the next refusal opens 1 s again and the next command is sent at once.
+  ExpectCommit(5);
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 5), _))
+      .WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
+  EXPECT_EQ(CommitGift("room-hot", 5).events[0].state, DeliveryState::kPublished);
+  EXPECT_EQ(hook_->Metrics().sync_skipped_room_refused, 1u);
+}
+
+TEST_F(HookRoomBackoffTest, RoomRefusalsNeverOpenTheSyncBreaker) {
+  for (int64_t n = 1; n <= 5; ++n) {
+    ExpectCommit(n);
+    EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, n), _))
+        .WillOnce(Return(FreqCtrl()));
+    EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
+    CommitGift("room-" + std::to_string(n), 1);
+  }
+  EXPECT_FALSE(breaker_->is_open());
+  ExpectCommit(6);
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 6), _))
+      .WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
+  EXPECT_EQ(CommitGift("room-6", 1).events[0].state, DeliveryState::kPublished);
+}
+
+// The background publisher with the Hook's RoomBackoff: a command of a room refused while it
+// waited in the queue is released untried when it reaches the front.
+class BackgroundRoomBackoffTest : public ::testing::Test {
+ protected:
+  BackgroundRoomBackoffTest() {
+    auto store = std::make_unique<StrictMock<MockHookStore>>();
+    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
+    store_ = store.get();
+    publisher_ = publisher.get();
+    internal::BackgroundPublisher::Options options{8, milliseconds(2000), {}, &counters_};
+    options.room_backoff = &backoff_;
+    background_ = std::make_unique<internal::BackgroundPublisher>(
+        options, std::move(store), std::move(publisher), internal::MakeSyncBreaker(), clock_,
+        wake_);
+  }
+
+  internal::BackgroundJob Job(const std::string& token, const std::string& room, int64_t id) {
+    internal::BackgroundJob job{token, room, clock_.SteadyMs() + 2000, {}, false};
+    job.rows.push_back(internal::BackgroundRow{
+        id,
+        Envelope{"evt-" + std::to_string(id), "RoomGiftSent", room, 1, "cmd", "req", "n", 1, "{}"},
+        ""});
+    return job;
+  }
+  bool Offer(internal::BackgroundJob job) {
+    EXPECT_TRUE(background_->Reserve());
+    const internal::RoomView view = background_->View(job.room_id);
+    return background_->Offer(std::move(job), view, false);
+  }
+  uint64_t Wakes() const { return wake_.sent() + wake_.refused(); }
+
+  FakeClock clock_;
+  internal::WakeSender wake_{"/tmp/hook-backoff-test-nobody-listens.sock"};
+  internal::HookCounters counters_;
+  internal::RoomBackoff backoff_{clock_};
+  StrictMock<MockHookStore>* store_ = nullptr;
+  StrictMock<MockPublisher>* publisher_ = nullptr;
+  std::unique_ptr<internal::BackgroundPublisher> background_;
+};
+
+TEST_F(BackgroundRoomBackoffTest, ARoomRefusedWhileItsCommandWaitedIsReleasedUntriedAndOthersGoOn) {
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  std::atomic<bool> first_sent{false};
+  std::atomic<int> handed_back{0};
+  auto count = [&](size_t n) {
+    return [&, n](const std::string&, std::span<const int64_t>) {
+      ++handed_back;
+      return core::Result<size_t>(n);
+    };
+  };
+  // room-2's command is in flight when room-1 is refused (another thread of the process, say):
+  // room-1's command behind it must not be sent.
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 1), _))
+      .WillOnce([&](const core::PublishMessage&, milliseconds) {
+        first_sent = true;
+        open.wait();
+        return Published();
+      });
+  EXPECT_CALL(*store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
+      .WillOnce(count(1));
+  EXPECT_CALL(*store_, Release(Eq("tok-b"), IdsAre(std::vector<int64_t>{2}))).WillOnce(count(1));
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 3), _))
+      .WillOnce(Return(Published()));
+  EXPECT_CALL(*store_, MarkPublished(Eq("tok-c"), IdsAre(std::vector<int64_t>{3})))
+      .WillOnce(count(1));
+
+  ASSERT_TRUE(Offer(Job("tok-a", "room-2", 1)));
+  ASSERT_TRUE(Eventually([&] { return first_sent.load(); }, milliseconds(5000)));
+  ASSERT_TRUE(Offer(Job("tok-b", "room-1", 2)));
+  ASSERT_TRUE(Offer(Job("tok-c", "room-3", 3)));
+  backoff_.Refused("room-1");
+  const uint64_t wakes_before = Wakes();
+  gate.set_value();
+  ASSERT_TRUE(Eventually([&] { return handed_back.load() == 3; }, milliseconds(5000)));
+  background_.reset();
+
+  const HookMetrics m = counters_.Snapshot();
+  EXPECT_EQ(m.sync_skipped_room_refused, 1u);
+  EXPECT_EQ(m.sync_published, 2u);
+  EXPECT_EQ(m.rows_left_to_relay, 1u);
+  EXPECT_EQ(Wakes(), wakes_before + 1) << "the relay is woken for the released row";
+}
+
+TEST_F(BackgroundRoomBackoffTest, ARefusalAnsweredToTheThreadBacksTheRoomOff) {
+  std::atomic<bool> released{false};
+  EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 1), _))
+      .WillOnce(Return(FreqCtrl()));
+  EXPECT_CALL(*store_, Release(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
+      .WillOnce([&](const std::string&, std::span<const int64_t>) {
+        released = true;
+        return core::Result<size_t>(1);
+      });
+  ASSERT_TRUE(Offer(Job("tok-a", "room-1", 1)));
+  ASSERT_TRUE(Eventually([&] { return released.load(); }, milliseconds(5000)));
+  EXPECT_TRUE(backoff_.BackedOff("room-1"));
+  EXPECT_FALSE(backoff_.BackedOff("room-2"));
+  background_.reset();
+  EXPECT_GE(Wakes(), 1u);
+}
+
+}  // namespace
+}  // namespace room_outbox::testing
