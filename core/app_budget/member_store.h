@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/app_budget/share_split.h"
-#include "core/mysql/outbox_sql.h"
 #include "core/mysql/connection.h"
+#include "core/mysql/outbox_sql.h"
 #include "core/result.h"
 #include "room_outbox/options.h"
 
@@ -19,12 +19,8 @@ namespace room_outbox::core {
 
 // The statements of a budget member, prepared right after connect.
 inline constexpr const sql::Statement* kAppBudgetStatements[] = {
-    &sql::Stmt::kImMemberBeat,
-    &sql::Stmt::kImMembers,
-    &sql::Stmt::kImMembersExpire,
-    &sql::Stmt::kImMemberLeave,
-    &sql::Stmt::kImBudgetLock,
-    &sql::Stmt::kImBudgetUnlock,
+    &sql::Stmt::kImMemberBeat,  &sql::Stmt::kImMembers,    &sql::Stmt::kImMembersExpire,
+    &sql::Stmt::kImMemberLeave, &sql::Stmt::kImBudgetLock, &sql::Stmt::kImBudgetUnlock,
 };
 
 // "room_outbox.budget.<ShortHash(app_key)>": the named lock a beat holds (kImBudgetLock).

@@ -224,7 +224,7 @@ TEST(RelayScaleTest, ThreeRelaysDrainTenThousandRowsEachEventOnce) {
               static_cast<long long>(kRows), drain_seconds, shares.c_str());
 }
 
-TEST(RelayScaleTest, KillNineMidDrainResendsAtMostTheDeadRelaysLastWave) {
+TEST(RelayScaleTest, KillNineMidDrainResendsAtMostWhatTheDeadRelayHadInFlightOrUnmarked) {
   constexpr int kRooms = 100;
   constexpr int kRowsPerRoom = 10;
   constexpr int64_t kRows = kRooms * kRowsPerRoom;
@@ -234,14 +234,15 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostTheDeadRelaysLastWave) {
   // Long enough for several publish_timeouts, so a wave bounded only by the lease would hold
   // several multiples of max_in_flight rows; the bound below must hold anyway.
   constexpr milliseconds kLease{6000};
-  // The bound on duplicates, from relay/src/outbox_worker.{h,cc} (OutboxWorker::Round): a relay
-  // holds one claim at a time and publishes it in waves of at most max_in_flight rows; after
-  // each wave it marks that wave's results (MarkPublished/MarkFailed with the claim token)
-  // before starting the next one. A kill -9 therefore leaves unmarked at most the rows of one
-  // wave: the wave in flight, or the wave just answered whose mark had not committed. Those
-  // rows stay pending under the dead claim's lease and the survivor sends them again once it
-  // ends; every row of an earlier wave is already published and is never claimed again.
-  constexpr size_t kMaxDuplicates = kMaxInFlight;
+  // The bound on duplicates, from relay/src/worker/room_sender.h: a relay holds one claim at a
+  // time and streams it with at most max_in_flight messages in flight; it marks the answered
+  // ones (MarkPublished/MarkFailed with the claim token) once max_in_flight answers wait, within
+  // kMarkDelay while it waits, and whenever nothing is in flight. A kill -9 therefore leaves
+  // unmarked at most the messages in flight and those answered since the last marks: fewer than
+  // 2 x max_in_flight rows. Those rows stay pending under the dead claim's lease and the
+  // survivor sends them again once it ends; every marked row is published and never claimed
+  // again.
+  constexpr size_t kMaxDuplicates = 2 * kMaxInFlight;
   // WorkerOptions::lease_margin: the end of a lease kept free for writing results.
   constexpr milliseconds kLeaseMargin{1000};
   FakeImServerOptions im_options;
@@ -259,7 +260,7 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostTheDeadRelaysLastWave) {
                            {"lease", TomlDuration(kLease)}};
   // The victim starts first and is killed in the middle of its first claim (about half of its
   // kBatchSize rows answered), with the second relay already running: a wave bounded only by the
-  // claim or the lease would leave far more than kMaxInFlight rows delivered but unmarked.
+  // claim or the lease would leave far more than 2 x kMaxInFlight rows delivered but unmarked.
   std::vector<std::unique_ptr<RelayProcess>> relays;
   options.node_id = "relay-1";
   relays.push_back(std::make_unique<RelayProcess>(db, im, options));

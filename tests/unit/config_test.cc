@@ -258,11 +258,11 @@ TEST_F(ConfigTest, TheDocsStateEveryDurationsDefaultAndMaximum) {
   }
 }
 
-TEST_F(ConfigTest, LeaseMustHoldOneWavePlusTheMarking) {
+TEST_F(ConfigTest, LeaseMustHoldOneMessagePlusTheMarking) {
   // publish_timeout 3s (default) + the 2s margin: 3500ms gives every claim back unsent.
   EXPECT_THAT(ErrorOf("[outbox_worker]\nlease = \"3500ms\"\n"),
               HasSubstr(":2:9: outbox_worker.lease: 3500ms must be at least publish_timeout (3s) "
-                        "+ 2s = 5s, so a claim holds one wave and the marking of its results"));
+                        "+ 2s = 5s, so a claim holds one message and the marking of its results"));
   EXPECT_THAT(ErrorOf("[outbox_worker]\npublish_timeout = \"5s\"\nlease = \"5s\"\n"),
               HasSubstr(":3:9: outbox_worker.lease: 5s must be at least publish_timeout (5s) + 2s"));
   // A publish_timeout the default lease cannot hold names the lease, at publish_timeout's place.

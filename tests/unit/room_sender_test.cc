@@ -255,7 +255,8 @@ TEST_F(RoomSenderTest, AWaveHoldsAtMostMaxInFlightRowsAndIsMarkedBeforeTheNext) 
                                   Row(4, "room-d"), Row(5, "room-e")})));
   ScriptPublisher();
   RecordMarks();
-  // What was marked when each wave started: a kill -9 loses at most one wave's marks.
+  // What was marked when each wave started: with a publisher that sends in waves, each wave is
+  // marked before the next (nothing is in flight between two waves).
   std::vector<size_t> marked_at_wave_start;
   during_publish_ = [&] { marked_at_wave_start.push_back(published_.size()); };
   auto worker = MakeWorker();

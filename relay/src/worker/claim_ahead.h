@@ -1,16 +1,15 @@
 // ClaimAhead: the daemon loop's next claim, made on a store of its own (a second database
-// connection) while the current claim's waves are sent, so the claim's database work overlaps
+// connection) while the current claim's messages are sent, so the claim's database work overlaps
 // the IM requests of the round before.
 //
 // Nothing about the guarantees changes:
 //   - per-room order: the store's head rule (a row is leased only in the run that starts at its
 //     room's oldest pending row) keeps a room whose rows the current claim holds out of the
 //     claim made ahead, exactly as it keeps two relays apart; and a room's later row can only be
-//     claimed once the earlier one's mark is committed (the worker marks every wave before the
-//     next, on its own connection);
+//     claimed once the earlier one's mark is committed (the worker marks on its own connection);
 //   - leases: the claim's lease is measured from just before its own ClaimDue call, on the
 //     monotonic clock (Taken::claimed_at, read when it is started, before the thread runs the
-//     call), and the worker checks it before every wave as usual;
+//     call), and the worker checks it before every message as usual;
 //   - kill -9: a claim made ahead holds leased rows nobody has sent; a killed relay leaves them
 //     pending until the lease ends, never delivered and unmarked.
 // The worker releases a claim made ahead that it will not send (a stop, a round that waits,

@@ -56,7 +56,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
   claimed.woken = woken;
   if (claim->next_due_in_ms) claimed.next_due_at = taken.claimed_at + *claim->next_due_in_ms;
   claimed.scheduled = !claim->paced_rooms.empty();
-  const MarkDeps deps{store_, metrics_, logger_,      clock_,          retry_,
+  const MarkDeps deps{store_, metrics_,     logger_,          clock_,     retry_,
                       park_,  &held_rooms_, options_.node_id, &unwritten_};
   RoundContext round(mode, std::move(*claim), taken.claimed_at + options_.lease.count(),
                      options_.per_room_order(), deps,
@@ -136,14 +136,14 @@ void OutboxWorker::CheckReleasedWhole(const RoundContext& round, RoundResult& re
   if (!result.sent.lease_short || round.attempted > 0) {
     return;
   }
-  // Every row given back unsent: a claim that cannot hold one wave would otherwise repeat
+  // Every row given back unsent: a claim that cannot hold one message would otherwise repeat
   // forever without anyone noticing.
   result.released_unsent = true;
   const std::string why = "claim of " + std::to_string(result.claim.claimed) +
                           " rows given back unsent: the lease left less than publish_timeout (" +
                           std::to_string(options_.publish_timeout.count()) +
                           "ms) + the mark margin (" + std::to_string(kMarkMargin.count()) +
-                          "ms) for one wave";
+                          "ms) for one message";
   logger_.Warn(Line("claim given back whole without an attempt: a failed round")
                    .Add("rows", static_cast<uint64_t>(result.claim.claimed))
                    .Add("lease_ms", static_cast<int64_t>(options_.lease.count()))

@@ -30,10 +30,12 @@
 //      left. The results are marked in batches as the answers come (ResultWriter: one
 //      MarkPublished, one MarkFailed per batch), so a relay killed mid-claim leaves at most the
 //      messages in flight and those answered but not yet marked (2 x max_in_flight) delivered but
-//      unmarked. A failing mark ends the round. What else a failure holds back follows its scope (TENCENT_IM.md §9):
+//      unmarked. A failing mark ends the round. What else a failure holds back follows its scope
+//      (TENCENT_IM.md §9):
 //        row, undeliverable_row: the row is due again after poll_interval, its room's later rows of
 //          the claim are released;
-//        room (MsgFreqCtrl, 10023): the same, due after max(poll_interval, 1s); the other rooms
+//        room (MsgFreqCtrl, 10023): the same, due after the room's widened gap (RoomPacing;
+//          max(poll_interval, 1s) without pacing); the room backs off alone; the other rooms
 //          of the batch go on;
 //        global_rate: as room, and the rest of the batch is given back; Run() waits
 //          poll_interval;
@@ -50,11 +52,12 @@
 // round's claim is full (more rows are due), the next claim starts on the second store (ClaimAhead,
 // its own connection and thread) while this round's messages are sent and marked on the first; the
 // next round takes it instead of claiming. Its lease counts from its own start; the sender checks
-// it before each message as any other. When the loop is not going on at once (a short claim, a database error, a rate
-// limit, the breaker, a stop) the claim made ahead is released unattempted on the first store
-// before the loop sleeps or Run returns. An error of the claim made ahead is the next round's claim
-// error. Marks stay on the first connection, so a kill -9 still leaves at most the messages in
-// flight and those answered but not yet marked delivered but unmarked. RunRound and Drain never claim ahead.
+// it before each message as any other. When the loop is not going on at once (a short claim, a
+// database error, a rate limit, the breaker, a stop) the claim made ahead is released unattempted
+// on the first store before the loop sleeps or Run returns. An error of the claim made ahead is the
+// next round's claim error. Marks stay on the first connection, so a kill -9 still leaves at most
+// the messages in flight and those answered but not yet marked delivered but unmarked. RunRound and
+// Drain never claim ahead.
 //
 // Modes: RoundMode::kDaemon (Run, RunRound) and RoundMode::kDrain (--once, Drain): a drain tries
 // every row at most once and keeps whole runs of a room (no cut, nothing scheduled for later).
@@ -181,8 +184,8 @@ class OutboxWorker {
   Logger& logger_;
   std::function<void(std::string_view)> on_status_;
   RetryPolicy retry_;
-  ParkPolicy park_;       // [outbox_worker] park_permanent_after
-  HeldRooms held_rooms_;  // rooms held behind a failing head, across rounds (for the log)
+  ParkPolicy park_;             // [outbox_worker] park_permanent_after
+  HeldRooms held_rooms_;        // rooms held behind a failing head, across rounds (for the log)
   UnwrittenResults unwritten_;  // results a failed store call kept, written before the next claim
   RoomPacing pacing_;
   LoopWaits waits_;  // sleeps, the idle wait and the wake gap

@@ -1,9 +1,9 @@
 // OutboxWorker's loops: Run (the daemon: rounds, the wait after each, the error back-off) and
 // Drain (--once).
-#include "worker/outbox_worker.h"
-
 #include <algorithm>
 #include <utility>
+
+#include "worker/outbox_worker.h"
 
 namespace room_outbox::relay {
 namespace {

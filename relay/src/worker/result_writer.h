@@ -1,13 +1,13 @@
 // ResultWriter: writes one claim's results back with its token and logs one line per row.
 //
 // The worker reports each row's outcome (Delivered / Failed / Parked / Expired) as it learns it;
-// Flush, called after every wave, writes what was gathered since the last call: one
-// MarkPublished, one MarkFailed and one MarkParked (parks and expired rows together). A relay
-// killed mid-claim therefore leaves at most its last wave delivered but unmarked. Then one outcome
-// line per row (written after the marks, so that `status` says what the database holds) with
-// worker, node_id, event_id, event_type, room_id, retry_count, status and error. Release gives back
-// rows that were not attempted (due at once, retry_count unchanged). A mark that counts fewer rows
-// than asked means the lease ran out and another claim holds them now (its result counts): a
+// Flush, called for every batch of answers (RoomSender), writes what was gathered since the last
+// call: one MarkPublished, one MarkFailed and one MarkParked (parks and expired rows together). A
+// store call that fails hands what it could not write to UnwrittenResults, when given. Then one
+// outcome line per row (written after the marks, so that `status` says what the database holds)
+// with worker, node_id, event_id, event_type, room_id, retry_count, status and error. Release gives
+// back rows that were not attempted (due at once, retry_count unchanged). A mark that counts fewer
+// rows than asked means the lease ran out and another claim holds them now (its result counts): a
 // warning, not an error. A failing store call is an error of the round (store_error), logged at
 // error.
 //

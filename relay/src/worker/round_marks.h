@@ -1,7 +1,7 @@
 // RoundMarks: what one claim's rows come to, written back. Each attempt's outcome is judged
 // (RetryPolicy: delivered, or failed and due again after a delay; ParkPolicy: a permanent failure
 // at the park_permanent_after-th attempt parks the row) and handed to the claim's ResultWriter,
-// which marks after every wave (Flush) and logs one line per row. A row too old to be sent
+// which marks each batch of answers (Flush) and logs one line per row. A row too old to be sent
 // ([tencent_im.max_age_by_type], decided by RoomSender) is parked as expired. An undecodable
 // envelope is a failed attempt (kept with "undecodable envelope: <why>", or parked as a permanent
 // one) and the round's first error. The failure metrics by reason and the publish latency are

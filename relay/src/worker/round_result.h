@@ -35,7 +35,7 @@ struct SendOutcome {
   // that sends in waves, its PublishMany calls).
   size_t waves = 0;
   bool rate_limited = false;  // a global rate limit (not a room's refusal) was met
-  bool lease_short = false;   // rows were released because the lease could not hold a wave
+  bool lease_short = false;   // rows were released: the lease could not hold another message
 };
 
 struct MarksOutcome {
@@ -53,7 +53,7 @@ struct RoundResult {
   MarksOutcome marks;
   bool breaker_open = false;  // the publisher's circuit breaker was open when the round ended
   // Rows were claimed but every one was given back without an attempt (the lease could not
-  // hold one wave): a failed round.
+  // hold one message): a failed round.
   bool released_unsent = false;
   // The first error of the round: a store call failed (store_error) or an envelope was
   // undecodable.

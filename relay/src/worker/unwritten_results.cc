@@ -20,8 +20,7 @@ const char* UnwrittenKindName(UnwrittenResults::Kind kind) {
   return "released";
 }
 
-void UnwrittenResults::KeepIds(Kind kind, const std::string& token,
-                               std::span<const int64_t> ids) {
+void UnwrittenResults::KeepIds(Kind kind, const std::string& token, std::span<const int64_t> ids) {
   if (ids.empty()) return;
   batches_.push_back(Batch{kind, token, std::vector<int64_t>(ids.begin(), ids.end()), {}});
   rows_ += ids.size();
@@ -57,8 +56,9 @@ core::Result<void> UnwrittenResults::WriteTo(RelayStore& store, Logger& logger,
                                                   counted.error().message);
     }
     if (*counted < batch.size()) {
-      logger.Warn(WorkerLine(node_id, "kept results of rows another claim holds now, or already "
-                                      "written: not written again")
+      logger.Warn(WorkerLine(node_id,
+                             "kept results of rows another claim holds now, or already "
+                             "written: not written again")
                       .Add("operation", UnwrittenKindName(batch.kind))
                       .Add("rows", static_cast<uint64_t>(batch.size() - *counted)));
     }

@@ -53,8 +53,8 @@ class UnwrittenResults {
   struct Batch {
     Kind kind = Kind::kPublished;
     std::string token;
-    std::vector<int64_t> ids;               // kPublished, kReleased
-    std::vector<FailedAttempt> attempts;    // kFailed, kParked
+    std::vector<int64_t> ids;             // kPublished, kReleased
+    std::vector<FailedAttempt> attempts;  // kFailed, kParked
     size_t size() const { return ids.size() + attempts.size(); }
   };
 

@@ -22,7 +22,7 @@ std::optional<WorkerConfigViolation> CheckTimes(const WorkerConfig& w) {
         core::FormatDuration(w.lease) + " must be at least publish_timeout (" +
             core::FormatDuration(w.publish_timeout) + ") + " + core::FormatDuration(kLeaseMargin) +
             " = " + core::FormatDuration(w.publish_timeout + kLeaseMargin) +
-            ", so a claim holds one wave and the marking of its results"};
+            ", so a claim holds one message and the marking of its results"};
   }
   if (w.room_min_interval.count() < 0) {
     return WorkerConfigViolation{"room_min_interval", "", "must not be negative"};
@@ -59,9 +59,9 @@ std::optional<WorkerConfigViolation> CheckWorkerConfig(const WorkerConfig& w) {
             std::to_string(kPublisherMaxInFlight)};
   }
   if (w.park_permanent_after < 0) {
-    return WorkerConfigViolation{"park_permanent_after", "",
-                                 "must be >= 0 (0 = never park), got " +
-                                     std::to_string(w.park_permanent_after)};
+    return WorkerConfigViolation{
+        "park_permanent_after", "",
+        "must be >= 0 (0 = never park), got " + std::to_string(w.park_permanent_after)};
   }
   return CheckTimes(w);
 }

@@ -24,19 +24,19 @@ enum class Ordering {
   kNone,
 };
 
-// The end of a claim's lease kept free for writing a wave's results: a wave starts only while
-// at least publish_timeout + kMarkMargin of the lease is left.
+// The end of a claim's lease kept free for writing the results: a message starts only while at
+// least publish_timeout + kMarkMargin of the lease is left.
 inline constexpr std::chrono::milliseconds kMarkMargin{1000};
-// The claim's own round trip and a wave that returns a little after its timeout.
+// The claim's own round trip and an answer that comes a little after its timeout.
 inline constexpr std::chrono::milliseconds kClaimMargin{1000};
-// lease >= publish_timeout + kLeaseMargin: a claim must hold one wave (each row bounded by
+// lease >= publish_timeout + kLeaseMargin: a claim must hold one message (bounded by
 // publish_timeout), the marking of its results and the claim itself. A shorter lease would give
 // every claim back unsent.
 inline constexpr std::chrono::milliseconds kLeaseMargin = kMarkMargin + kClaimMargin;
 
 // The most IM requests the relay's publisher runs at once (its pool). A larger max_in_flight
-// would queue a wave's rows behind each other, so one wave could take several publish_timeouts
-// and outlive the lease sized for one.
+// would queue messages behind each other, so one could take several publish_timeouts and outlive
+// the lease sized for one.
 inline constexpr size_t kPublisherMaxInFlight = core::kImPublisherPoolSize;
 
 // A claim larger than this is a config mistake.
