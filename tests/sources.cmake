@@ -70,6 +70,7 @@ add_executable(unit_tests
   tests/unit/hook_late_marks_test.cc
   tests/unit/hook_room_backoff_test.cc
   tests/unit/hook_test.cc
+  tests/unit/hook_unleased_test.cc
   tests/unit/late_marks_test.cc
   tests/unit/sync_packs_test.cc
   tests/unit/im_breaker_test.cc

@@ -2,14 +2,16 @@
 // end): one shared text unless a statement set overrides it. A program links the entries it uses
 // and no others, so the hook's library carries none of the relay's statements. The MariaDB set
 // (MariaDB 10.6+) and the MySQL set (MySQL 8.0.1+; MariaDB accepts it too, which is how CI runs it)
-// differ only where they must: MySQL has no INSERT ... RETURNING, so its commit reads back with one
-// SELECT what MariaDB's inserts return. Both sets avoid what either server deprecates where an
-// equivalent exists; LOCK IN SHARE MODE stays (MariaDB 10.11 rejects FOR SHARE).
+// differ only where they must: MySQL has no INSERT ... RETURNING, so its commit of leased rows
+// reads back with one SELECT what MariaDB's inserts return. Both sets avoid what either server
+// deprecates where an equivalent exists; LOCK IN SHARE MODE stays (MariaDB 10.11 rejects FOR
+// SHARE).
 //
 // Each statement names the index it relies on (schema/*.sql): idx_pending_due (status,
 // next_attempt_at_ms, id), idx_room_status (status, room_id, id since schema 006; room_id, status,
 // id before it: every statement but the heads reads names both columns by equality), idx_command_id
-// (command_id), uk_command_id, uk_event_id, and the primary key.
+// (command_id, id, event_id since schema 008; command_id before it: every statement reads it by
+// command_id alone), uk_command_id, uk_event_id, and the primary key.
 //
 // Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
 // (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes;
@@ -69,7 +71,9 @@ inline constexpr std::string_view kServerNowMs = ROOM_OUTBOX_SERVER_NOW_MS;
 
 // The commit is BEGIN, the command log INSERT, the caller's statements, one or a few multi-row
 // outbox INSERTs, COMMIT: with RETURNING (the MariaDB set) the statements it needs anyway, nothing
-// read separately; the MySQL set adds one SELECT before COMMIT (kCommitReadBack).
+// read separately. The MySQL set adds one SELECT before COMMIT (kCommitReadBack) when the rows
+// are leased to a sync publish, which needs their ids; rows written for the relay alone need
+// nothing read back, so that commit is the same four statements in both sets.
 
 // uk_command_id: a repeated command_id fails with a duplicate-key error and nothing is written.
 // The MariaDB set's RETURNING hands back the server's clock (created_at_ms,
@@ -115,26 +119,33 @@ inline constexpr std::string_view kInsertOutboxReturning = " RETURNING id, event
 // The most rows one outbox INSERT takes (the hook's chunk size, outbox_insert.h).
 inline constexpr size_t kMaxRowsPerOutboxInsert = 16;
 
-// MySQL set: what MariaDB's RETURNING hands back, read in one plain SELECT after the outbox
-// INSERTs, before COMMIT. A plain SELECT under READ COMMITTED is a consistent, non-locking read:
-// it sees this transaction's own rows and never waits for a claim's locks. Columns: the command
-// log row's created_at_ms (the server's clock, taken by its INSERT before the outbox rows were
-// written), the per-room check, then each new row's id and event_id in id order (one row of NULLs
-// for a command without events). The ids are read by command_id (idx_command_id) and matched by
-// event_id, never computed from LAST_INSERT_ID(): with innodb_autoinc_lock_mode 2, or a cluster's
-// auto-increment step, a multi-row INSERT's ids need not be consecutive. uk_command_id for the
-// log row. Placeholder: command_id.
+// MySQL set, leased rows: what MariaDB's RETURNING hands back, read in one plain SELECT after the
+// outbox INSERTs, before COMMIT. A plain SELECT under READ COMMITTED is a consistent, non-locking
+// read: it sees this transaction's own rows and never waits for a claim's locks. Columns: the
+// command log row's created_at_ms (the server's clock, taken by its INSERT before the outbox rows
+// were written), the per-room check, then each new row's id and event_id (one row of NULLs for a
+// command without events). The ids are read by command_id and matched by event_id, never computed
+// from LAST_INSERT_ID(): with innodb_autoinc_lock_mode 2, or a cluster's auto-increment step, a
+// multi-row INSERT's ids need not be consecutive. idx_command_id (command_id, id, event_id;
+// schema 008) holds both columns, so the rows come from the index alone ("Using index"); on an
+// older schema the same statement reads each row's event_id by primary key. No ORDER BY: the
+// rows come in the index's order (id order), and matching by event_id reads any order right,
+// while sorting the rows of a join would cost a temporary table. uk_command_id for the log row.
+// Placeholder: command_id.
 #define ROOM_OUTBOX_READ_BACK(check)            \
   "SELECT l.created_at_ms, " check              \
   ", o.id, o.event_id FROM room_command_log l " \
-  "LEFT JOIN room_outbox o ON o.command_id = l.command_id WHERE l.command_id = ? ORDER BY o.id"
+  "LEFT JOIN room_outbox o ON o.command_id = l.command_id WHERE l.command_id = ?"
 inline constexpr std::string_view kCommitReadBack = ROOM_OUTBOX_READ_BACK("0");
-// The same with the per-room order check: whether the room has a pending row of another command
-// (idx_room_status, then the row's command_id; this command's rows, written last, come last in
-// the range). Placeholders: room_id, command_id, command_id.
+// The same with the per-room order check: whether the room has a pending row before this
+// command's first (a lower id: one the relay sends first), as the MariaDB set's check finds the
+// room's pending rows before its insert. From the indexes alone: this command's first id is one
+// dive of idx_command_id, the earlier row one of idx_room_status (status, room_id, id), where the
+// range stops at the first entry. Placeholders: room_id, command_id, command_id.
 inline constexpr std::string_view kCommitReadBackChecked = ROOM_OUTBOX_READ_BACK(
-    "EXISTS (SELECT 1 FROM room_outbox e FORCE INDEX (idx_room_status) WHERE e.room_id = ? "
-    "AND e.status = 'pending' AND e.command_id <> ? LIMIT 1)");
+    "EXISTS (SELECT 1 FROM room_outbox e FORCE INDEX (idx_room_status) WHERE e.status = 'pending' "
+    "AND e.room_id = ? AND e.id < (SELECT MIN(f.id) FROM room_outbox f WHERE f.command_id = ?) "
+    "LIMIT 1)");
 #undef ROOM_OUTBOX_READ_BACK
 
 // uk_command_id, a locking read: when the command's transaction is still open on the server
@@ -148,7 +159,8 @@ inline constexpr std::string_view kFindCommand =
 // replica the failover reached), so its absence proves no rollback. No placeholder.
 inline constexpr std::string_view kServerReadOnly = "SELECT @@global.read_only";
 
-// idx_command_id: the command's outbox rows in commit order. Placeholder: command_id.
+// idx_command_id (from the index alone): the command's outbox rows in commit order. Placeholder:
+// command_id.
 inline constexpr std::string_view kCommandRows =
     "SELECT id FROM room_outbox WHERE command_id = ? ORDER BY id";
 

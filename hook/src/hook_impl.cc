@@ -287,39 +287,44 @@ class HookImpl final : public Hook {
   void Deliver(const PreparedCommit& prepared, const CommitWrite& write, ProbeGuard& probe,
                QueueSlot& slot, CommitResult& result) {
     const auto& rows = prepared.request.rows;
-    std::vector<SyncItem> items;
-    items.reserve(rows.size());
+    std::vector<size_t> pending;
+    pending.reserve(rows.size());
     result.events.reserve(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const bool skipped = rows[i].published;
       result.events.push_back(EventDelivery{
           rows[i].event_id, skipped ? DeliveryState::kSkipped : DeliveryState::kPending, ""});
-      if (!skipped && write.row_ids.size() == rows.size()) {
-        items.push_back(SyncItem{i, write.row_ids[i]});
+      if (!skipped) {
+        pending.push_back(i);
       }
     }
-    if (write.row_ids.size() != rows.size()) {
-      // The store broke its contract; leave every row to the relay (the lease ends soon).
-      for (auto& delivery : result.events) {
-        if (delivery.state == DeliveryState::kPending) {
-          delivery.error = "sync publish skipped: store returned no row ids";
-          counters_.AddLeftToRelay(1);
-        }
-      }
-      return;
-    }
-    if (items.empty()) {
+    if (pending.empty()) {
       return;
     }
     if (const char* reason = SkippedReason(prepared.mode)) {
-      for (const SyncItem& item : items) {
-        result.events[item.index].error = reason;
+      // Written unleased: the relay has them already, by no id of ours (the store need not
+      // read the ids of unleased rows back, hook_store.h).
+      for (const size_t i : pending) {
+        result.events[i].error = reason;
       }
-      counters_.AddSyncSkipped(SkipOf(prepared.mode), items.size());
-      counters_.AddLeftToRelay(items.size());
+      counters_.AddSyncSkipped(SkipOf(prepared.mode), pending.size());
+      counters_.AddLeftToRelay(pending.size());
       if (background_) background_->NoteLeftForRelay(prepared.request.command.room_id);
       wake_.Notify();
-      return;  // written unleased: the relay has them already
+      return;
+    }
+    if (write.row_ids.size() != rows.size()) {
+      // The store broke its contract; leave every row to the relay (the lease ends soon).
+      for (const size_t i : pending) {
+        result.events[i].error = "sync publish skipped: store returned no row ids";
+      }
+      counters_.AddLeftToRelay(pending.size());
+      return;
+    }
+    std::vector<SyncItem> items;
+    items.reserve(pending.size());
+    for (const size_t i : pending) {
+      items.push_back(SyncItem{i, write.row_ids[i]});
     }
     // One deadline for the whole command: what does not fit goes to the relay.
     const int64_t deadline_ms = write.lease_start_ms + options_.sync_publish_timeout.count();

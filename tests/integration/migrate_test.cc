@@ -2,7 +2,8 @@
 // a fresh database gets every step, a second run applies nothing, the schema files applied by
 // hand give the same schema, a database migrated by hand before the version table existed (or
 // half way through a step) is recognised and completed, a newer one is refused, --dry-run changes
-// nothing, and outbox-relay and its operator commands refuse a schema older than they need.
+// nothing, outbox-relay and its operator commands refuse a schema older than they need, and run on
+// one that lacks only a step they do not need (008).
 #include "migrate/migrate.h"
 
 #include <gmock/gmock.h>
@@ -74,14 +75,14 @@ class MigrateTest : public ::testing::Test {
   std::unique_ptr<RelayProcess> relay_;
 };
 
-const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6, 7};
+const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6, 7, 8};
 
 TEST_F(MigrateTest, AFreshDatabaseRecordsEveryStepAndASecondRunAppliesNothing) {
   EXPECT_EQ(Recorded(), kAllVersions);  // TestDatabase migrated it with the same code
   CommandResult again = Relay({"migrate"});
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
-  EXPECT_EQ(again.Json()["from_version"], 7) << again.Describe();
-  EXPECT_EQ(again.Json()["to_version"], 7);
+  EXPECT_EQ(again.Json()["from_version"], 8) << again.Describe();
+  EXPECT_EQ(again.Json()["to_version"], 8);
   EXPECT_TRUE(again.Json()["steps"].empty()) << again.Describe();
   EXPECT_EQ(Recorded(), kAllVersions);
 }
@@ -99,7 +100,7 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
     by_hand.Exec(text.str());  // as a client runs a file: every statement once, in order
   }
   EXPECT_EQ(SchemaOf(by_hand), SchemaOf(db_));
-  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 8);
+  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 9);
 }
 
 TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
@@ -116,7 +117,7 @@ TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   const auto steps = run.Json()["steps"];
-  ASSERT_EQ(steps.size(), 8u) << run.Describe();
+  ASSERT_EQ(steps.size(), 9u) << run.Describe();
   EXPECT_TRUE(run.Json()["from_version"].is_null());
   EXPECT_EQ(steps[3]["name"], "003_parked");
   EXPECT_EQ(steps[3]["already_applied"], 3) << run.Describe();  // a column and two indexes
@@ -135,7 +136,7 @@ TEST_F(MigrateTest, AStepAppliedHalfWayIsCompleted) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 3");
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  ASSERT_EQ(run.Json()["steps"].size(), 5u) << run.Describe();
+  ASSERT_EQ(run.Json()["steps"].size(), 6u) << run.Describe();
   EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 1) << run.Describe();
   EXPECT_EQ(run.Json()["from_version"], 2);
   EXPECT_EQ(SchemaOf(db_), migrated);
@@ -150,7 +151,7 @@ TEST_F(MigrateTest, DryRunListsTheMissingStepsAndChangesNothing) {
   CommandResult dry = Relay({"migrate", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.Describe();
   EXPECT_EQ(dry.Json()["dry_run"], true);
-  ASSERT_EQ(dry.Json()["steps"].size(), 4u) << dry.Describe();
+  ASSERT_EQ(dry.Json()["steps"].size(), 5u) << dry.Describe();
   EXPECT_EQ(dry.Json()["steps"][0]["version"], 4);
   ASSERT_EQ(dry.Json()["steps"][0]["sql"].size(), 2u) << dry.Describe();
   EXPECT_THAT(dry.Json()["steps"][0]["sql"][0].get<std::string>(),
@@ -164,7 +165,7 @@ TEST_F(MigrateTest, ADatabaseNewerThanTheBinaryIsRefused) {
   CommandResult run = Relay({"migrate"});
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_THAT(run.Json()["error"].get<std::string>(), HasSubstr("version 99, newer than"));
-  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 99}));
+  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 99}));
 }
 
 TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
@@ -184,6 +185,34 @@ TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   EXPECT_EQ(after.exit_code, 0) << after.Describe();
   CommandResult drained = Relay({"--once"});
   EXPECT_EQ(drained.exit_code, 0) << drained.Describe();
+}
+
+// Schema 008 only rebuilds idx_command_id to cover the MySQL set's read-back: a relay runs on
+// schema 7 (it needs nothing of 008), and migrate then applies 008 alone, online, to the same
+// schema a fresh database gets.
+TEST_F(MigrateTest, ARelayRunsOnSchema7AndMigrateThenRebuildsTheCommandIndex) {
+  const std::string migrated = SchemaOf(db_);
+  db_.Exec(
+      "ALTER TABLE room_outbox DROP INDEX idx_command_id, ADD INDEX idx_command_id (command_id)");
+  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 8");
+  CommandResult once = Relay({"--once"});
+  EXPECT_EQ(once.exit_code, 0) << once.Describe();
+
+  CommandResult run = Relay({"migrate"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_EQ(run.Json()["from_version"], 7);
+  EXPECT_EQ(run.Json()["to_version"], 8);
+  ASSERT_EQ(run.Json()["steps"].size(), 1u) << run.Describe();
+  EXPECT_EQ(run.Json()["steps"][0]["name"], "008_command_rows");
+  EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 0);
+  EXPECT_EQ(SchemaOf(db_), migrated);
+  auto columns = db_.Query(
+      "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics "
+      "WHERE table_schema = '" +
+      db_.name() + "' AND table_name = 'room_outbox' AND index_name = 'idx_command_id'");
+  ASSERT_EQ(columns.size(), 1u);
+  EXPECT_EQ(columns[0][0].value_or(""), "command_id,id,event_id");
+  EXPECT_EQ(Recorded(), kAllVersions);
 }
 
 // The server's SQL error log (MariaDB's sql_errlog plugin) lines of `user`: every statement the

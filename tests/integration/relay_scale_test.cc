@@ -99,7 +99,7 @@ void CommitCommands(const TestDatabase& db, const std::vector<std::vector<std::s
     }
     auto write = store->CommitCommand(request, {});
     ASSERT_TRUE(write) << write.error().message;
-    ASSERT_EQ(write->row_ids.size(), rooms.size());
+    ASSERT_EQ(write->outcome, internal::CommitOutcome::kCommitted);
   }
 }
 

@@ -42,7 +42,7 @@ int64_t DueAt(TestDatabase& db, int64_t id) {
 }
 
 // Commits one command with one event per entry of `rooms`, due at `due_ms` (server time) and
-// unclaimed.
+// unclaimed; returns their ids in the order of `rooms`.
 std::vector<int64_t> AddEvents(TestStores& store, const std::string& command_id,
                                const std::vector<std::string>& rooms, int64_t due_ms = kDue,
                                const std::string& envelope = "{}") {
@@ -74,7 +74,11 @@ std::vector<int64_t> AddEvents(TestStores& store, const std::string& command_id,
         {kT0, kT0, due_ms, command_id});
   });
   EXPECT_TRUE(timed) << timed.error().message;
-  return write ? write->row_ids : std::vector<int64_t>{};
+  // Rows written unleased: the MySQL set reads no ids back, so they are looked up (in id order,
+  // the order of `rooms`).
+  auto found = store.hook.FindCommand(command_id);
+  EXPECT_TRUE(found && *found) << command_id;
+  return found && *found ? (*found)->row_ids : std::vector<int64_t>{};
 }
 
 int64_t AddEvent(TestStores& store, const std::string& id, const std::string& room,

@@ -45,13 +45,13 @@ struct CommitRequest {
   // server's.
   std::string token;
   std::chrono::milliseconds sync_lease{0};
-  // Per-room order: look, inside the transaction, for an earlier pending row of the room (a
-  // pending row of another command; the MariaDB set looks with the command log insert, the MySQL
-  // set with its read-back after the outbox insert). Only when the rows are written
-  // leased (a token): the answer tells the lease holder (the sync publish) whether it may send
-  // ahead of the relay. Unleased rows go to the relay, which keeps each room's order itself, so
-  // the answer would go unused (earlier_pending is then false). The check costs the commit a
-  // secondary-index read.
+  // Per-room order: look, inside the transaction, for an earlier pending row of the room (the
+  // MariaDB set looks with the command log insert, before this command's rows exist; the MySQL
+  // set with its read-back after the outbox insert, for a pending row below this command's first
+  // id). Only when the rows are written leased (a token): the answer tells the lease holder (the
+  // sync publish) whether it may send ahead of the relay. Unleased rows go to the relay, which
+  // keeps each room's order itself, so the answer would go unused (earlier_pending is then
+  // false). The check costs the commit a secondary-index read.
   bool check_earlier_pending = true;
 };
 
@@ -67,12 +67,17 @@ enum class CommitOutcome {
 
 struct CommitWrite {
   CommitOutcome outcome = CommitOutcome::kCommitted;
-  std::vector<int64_t> row_ids;  // ids of the inserted outbox rows, in request order
+  // Ids of the inserted outbox rows, in request order, when they were written leased (a token):
+  // what the sync publish sends and marks by. Rows written unleased are the relay's alone and
+  // nobody here reads their ids: the MySQL set reads nothing back for them and leaves this empty
+  // (the MariaDB set's RETURNING fills it anyway).
+  std::vector<int64_t> row_ids;
   // The room had a pending row before this command's (read in the transaction; false when
   // not asked for or the rows were written unleased).
   bool earlier_pending = false;
   // The database server's clock (epoch ms), read in the transaction before lease_start_ms, so
-  // server_now_ms + (time since lease_start_ms) never runs ahead of the server.
+  // server_now_ms + (time since lease_start_ms) never runs ahead of the server. 0 when the MySQL
+  // set wrote the rows unleased (it read nothing back).
   int64_t server_now_ms = 0;
   // The store clock's monotonic milliseconds (Clock::SteadyMs), read just before the outbox
   // insert: the sync lease cannot have started earlier, so a deadline measured from here on the
@@ -91,12 +96,12 @@ class HookStore {
   virtual ~HookStore() = default;
 
   // In one transaction: the command log row (its insert takes the server's clock),
-  // caller_statements, then the outbox rows (the last writes before COMMIT; the MySQL set then
-  // reads the rows' ids, the clock and the earlier-pending check back in one SELECT). A failure
-  // before COMMIT was sent rolls back and is returned (nothing was written: with kUnavailable the
-  // connection is gone and the server rolled the transaction back), and so is a COMMIT the
-  // server answered with an error (a read-only refusal included: kUnavailable). A duplicate
-  // command_id is not an error (kDuplicate); neither is a COMMIT whose answer was lost
+  // caller_statements, then the outbox rows (the last writes before COMMIT; when they are leased,
+  // the MySQL set then reads the rows' ids, the clock and the earlier-pending check back in one
+  // SELECT). A failure before COMMIT was sent rolls back and is returned (nothing was written:
+  // with kUnavailable the connection is gone and the server rolled the transaction back), and so
+  // is a COMMIT the server answered with an error (a read-only refusal included: kUnavailable). A
+  // duplicate command_id is not an error (kDuplicate); neither is a COMMIT whose answer was lost
   // (kCommitLost).
   virtual core::Result<CommitWrite> CommitCommand(const CommitRequest& request,
                                                   const CallerStatements& caller_statements) = 0;

@@ -189,9 +189,16 @@ core::Result<void> CheckDuplicateHasEvents(core::MariaDbConnection& conn,
                         "Commit the events under a new command_id");
 }
 
+// Whether the commit reads its rows back after inserting them: in the MySQL set (no RETURNING),
+// when they are leased, since the sync publish sends and marks them by id; rows for the relay
+// alone need neither their ids nor the clock nor the per-room check (hook_store.h, CommitWrite).
+bool ReadsBack(const core::MariaDbConnection& conn, const CommitRequest& request) {
+  return !conn.dialect().returning && !request.token.empty();
+}
+
 // Everything of the commit between BEGIN and COMMIT: the command log row, the caller's
-// statements, the outbox rows and, in the MySQL set, the read-back. `write` gets what the
-// transaction wrote and saw (outcome kDuplicate: nothing was written).
+// statements, the outbox rows and, in the MySQL set with leased rows, the read-back. `write` gets
+// what the transaction wrote and saw (outcome kDuplicate: nothing was written).
 core::Result<void> WriteCommand(core::MariaDbConnection& conn, const CommitRequest& request,
                                 const CallerStatements& caller_statements, core::Clock& clock,
                                 CommitWrite& write) {
@@ -219,7 +226,7 @@ core::Result<void> WriteCommand(core::MariaDbConnection& conn, const CommitReque
       !inserted) {
     return inserted;
   }
-  if (conn.dialect().returning) {
+  if (!ReadsBack(conn, request)) {
     return {};
   }
   return ReadBackCommit(conn, request.command, request.rows, ChecksEarlierPending(request), write);

@@ -5,9 +5,12 @@
 // per-room order check; the caller's statements; the outbox rows in one multi-row INSERT per 16
 // rows (outbox_insert.h), which hands back their ids; COMMIT. For a command of up to 16 events
 // and no caller statement that is four round trips, the minimum for a transaction of two
-// inserts. The MySQL set (no RETURNING) adds one SELECT before COMMIT that reads the clock, the
-// check and the ids (five round trips). Every statement that carries a value is a server-side
-// prepared statement, prepared once per connection; their texts are in core/mysql/outbox_sql.h.
+// inserts. The MySQL set (no RETURNING) writes the same rows with plain INSERTs; when they are
+// leased to a sync publish, which needs their ids, it adds one SELECT before COMMIT that reads the
+// clock, the check and the ids (five round trips); rows for the relay alone need none of them, so
+// that commit is four round trips as in the MariaDB set. Every statement that carries a value is a
+// server-side prepared statement, prepared once per connection; their texts are in
+// core/mysql/outbox_sql.h.
 //
 // Thread-safety: none; one store per thread.
 #pragma once

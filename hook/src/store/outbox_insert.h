@@ -7,8 +7,9 @@
 //
 // The rows' ids: with RETURNING (the MariaDB set) each INSERT hands back its rows' ids with their
 // event_ids; without it (the MySQL set) ReadBackCommit reads them, with the server's clock and
-// the per-room check, in one SELECT after the last INSERT. Either way each id is matched to its
-// row by event_id, never computed from LAST_INSERT_ID().
+// the per-room check, in one SELECT after the last INSERT, when the rows are leased (unleased
+// rows' ids are not needed). Either way each id is matched to its row by event_id, never computed
+// from LAST_INSERT_ID().
 #pragma once
 
 #include <cstddef>

@@ -25,7 +25,8 @@ namespace room_outbox::relay::migrate {
 
 // The schema version this outbox-relay needs: its claim and marks use pack_size (007), it keeps
 // its share of the app's IM budget in room_outbox_im_member (005), its claim uses drop_count
-// (004), its operator commands the parked status (003).
+// (004), its operator commands the parked status (003). 008 (idx_command_id covering the MySQL
+// set's commit read-back) changes no statement's result, so it is not needed.
 inline constexpr int64_t kRequiredSchemaVersion = 7;
 
 struct SchemaState {
