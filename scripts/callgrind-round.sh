@@ -60,7 +60,7 @@ parts() {
     ir=$(echo "$annotated" | grep -F -- "$pattern" | awk '{ gsub(",", "", $1); v = $1 + 0; if (v > m) m = v } END { print m + 0 }')
     line="$line${line:+, }$label $(per_row "$ir")"
   done <<'PARTS'
-publish (TencentImPublisher::PublishMany)|TencentImPublisher::PublishMany(
+publish (TencentImPublisher::PublishStream)|TencentImPublisher::PublishStream(
 of which libcurl (curl_multi_perform)|:curl_multi_perform 
 of which request bodies (WriteSendGroupMsgBody)|WriteSendGroupMsgBody
 decode and per-room queues (RoomQueues::Load)|RoomQueues::Load(
@@ -72,7 +72,7 @@ PARTS
 
 cold=$(count_round cold '*CallgrindColdRound*')
 warm=$(count_round warm '*CallgrindWarmRound*')
-settings="worker defaults (max_in_flight=16, per_room, room_min_interval=50ms), budget off, publish_timeout=30s and lease=120s (valgrind is slow); $rows rows over 100,000 room ids (nearly always one row per room), instant stub in the same process"
+settings="worker defaults (max_in_flight=16, per_room, room_min_interval=25ms), budget off, publish_timeout=30s and lease=120s (valgrind is slow); $rows rows over 100,000 room ids (nearly always one row per room), instant stub in the same process"
 ratio=$(awk -v c="$cold" -v w="$warm" 'BEGIN { printf "x%.2f vs 10d", w / c }')
 echo "### 10d, 10e: instructions per row (scripts/callgrind-round.sh, valgrind $(valgrind --version | sed 's/^valgrind-//'))"
 echo

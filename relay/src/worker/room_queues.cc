@@ -56,10 +56,19 @@ void RoomQueues::NoteHeldAtLoad(const std::string& room_id) {
 }
 
 void RoomQueues::Enqueue(size_t item) {
-  auto [it, inserted] = queues_.try_emplace(items_[item].queue);
-  if (inserted) keys_.push_back(items_[item].queue);
-  it->second.push_back(item);
+  QueuedRow& row = items_[item];
+  auto [it, inserted] = index_.try_emplace(row.queue, queues_.size());
+  if (inserted) queues_.push_back(Queue{row.queue, {}});
+  row.queue_index = it->second;
+  queues_[it->second].rows.push_back(item);
   ++remaining_;
+}
+
+const QueuedRow* RoomQueues::PopFront(Queue& queue) {
+  const QueuedRow* front = &items_[queue.rows.front()];
+  queue.rows.pop_front();
+  --remaining_;
+  return front;
 }
 
 std::vector<const QueuedRow*> RoomQueues::PopNeverSent(
@@ -70,12 +79,9 @@ std::vector<const QueuedRow*> RoomQueues::PopNeverSent(
 std::vector<const QueuedRow*> RoomQueues::PopFrontWhile(
     const std::function<bool(const QueuedRow&)>& take) {
   std::vector<const QueuedRow*> out;
-  for (const std::string& key : keys_) {
-    auto& queue = queues_[key];
-    while (!queue.empty() && take(items_[queue.front()])) {
-      out.push_back(&items_[queue.front()]);
-      queue.pop_front();
-      --remaining_;
+  for (Queue& queue : queues_) {
+    while (!queue.rows.empty() && take(items_[queue.rows.front()])) {
+      out.push_back(PopFront(queue));
     }
   }
   return out;
@@ -84,43 +90,55 @@ std::vector<const QueuedRow*> RoomQueues::PopFrontWhile(
 std::vector<const QueuedRow*> RoomQueues::NextWave(
     size_t max_rows, const std::function<bool(const std::string&)>& ready) {
   std::vector<const QueuedRow*> wave;
-  for (const std::string& key : keys_) {
+  for (Queue& queue : queues_) {
     if (wave.size() >= max_rows) break;
-    auto& queue = queues_[key];
-    if (queue.empty() || !ready(key)) continue;
-    wave.push_back(&items_[queue.front()]);
-    queue.pop_front();
-    --remaining_;
+    if (queue.rows.empty() || !ready(queue.key)) continue;
+    wave.push_back(PopFront(queue));
   }
   return wave;
 }
 
+const QueuedRow* RoomQueues::PopNextToSend(const std::function<bool(const std::string&)>& open,
+                                           const std::function<bool(const QueuedRow&)>& unsent,
+                                           const std::function<void(const QueuedRow&)>& settle,
+                                           const std::function<bool(const std::string&)>& ready) {
+  for (Queue& queue : queues_) {
+    if (queue.rows.empty() || !open(queue.key)) continue;
+    while (!queue.rows.empty() && unsent(items_[queue.rows.front()])) {
+      settle(*PopFront(queue));
+    }
+    if (!queue.rows.empty() && ready(queue.key)) return PopFront(queue);
+  }
+  return nullptr;
+}
+
 const QueuedRow* RoomQueues::PopFrontIf(const std::string& queue,
                                         const std::function<bool(const QueuedRow&)>& take) {
-  auto it = queues_.find(queue);
-  if (it == queues_.end() || it->second.empty() || !take(items_[it->second.front()])) {
-    return nullptr;
-  }
-  const QueuedRow* front = &items_[it->second.front()];
-  it->second.pop_front();
-  --remaining_;
-  return front;
+  auto it = index_.find(queue);
+  if (it == index_.end()) return nullptr;
+  Queue& q = queues_[it->second];
+  if (q.rows.empty() || !take(items_[q.rows.front()])) return nullptr;
+  return PopFront(q);
 }
 
 std::vector<std::string> RoomQueues::QueuesLeft() const {
   std::vector<std::string> out;
-  for (const std::string& key : keys_) {
-    if (!queues_.at(key).empty()) out.push_back(key);
-  }
+  ForEachQueueLeft([&](const std::string& key) { out.push_back(key); });
   return out;
 }
 
+void RoomQueues::ForEachQueueLeft(const std::function<void(const std::string&)>& visit) const {
+  for (const Queue& queue : queues_) {
+    if (!queue.rows.empty()) visit(queue.key);
+  }
+}
+
 size_t RoomQueues::HoldBack(const QueuedRow& failed) {
-  auto& queue = queues_[failed.queue];
-  const size_t held = queue.size();
+  Queue& queue = queues_[failed.queue_index];
+  const size_t held = queue.rows.size();
   if (held == 0) return 0;
-  for (size_t i : queue) released_.push_back(items_[i].row->id);
-  queue.clear();
+  for (size_t i : queue.rows) released_.push_back(items_[i].row->id);
+  queue.rows.clear();
   remaining_ -= held;
   rooms_held_.insert(failed.row->room_id);
   return held;
@@ -128,17 +146,16 @@ size_t RoomQueues::HoldBack(const QueuedRow& failed) {
 
 void RoomQueues::GiveBack(const QueuedRow& unsent) {
   released_.push_back(unsent.row->id);
-  auto& queue = queues_[unsent.queue];
-  for (size_t i : queue) released_.push_back(items_[i].row->id);
-  remaining_ -= queue.size();
-  queue.clear();
+  Queue& queue = queues_[unsent.queue_index];
+  for (size_t i : queue.rows) released_.push_back(items_[i].row->id);
+  remaining_ -= queue.rows.size();
+  queue.rows.clear();
 }
 
 void RoomQueues::ReleaseAll() {
-  for (const std::string& key : keys_) {
-    auto& queue = queues_[key];
-    for (size_t i : queue) released_.push_back(items_[i].row->id);
-    queue.clear();
+  for (Queue& queue : queues_) {
+    for (size_t i : queue.rows) released_.push_back(items_[i].row->id);
+    queue.rows.clear();
   }
   remaining_ = 0;
 }

@@ -39,7 +39,8 @@ struct QueuedRow {
   // EncodeEnvelope(envelope), what the IM body carries: the row's stored text when it is that
   // (as the hook writes every row), else `encoded`.
   std::string_view envelope_json;
-  std::string encoded;  // EncodeEnvelope(envelope) when the stored text is not it; else empty
+  std::string encoded;     // EncodeEnvelope(envelope) when the stored text is not it; else empty
+  size_t queue_index = 0;  // its queue's place in the claim's order (set by RoomQueues)
 };
 
 struct UndecodableRow {
@@ -79,12 +80,22 @@ class RoomQueues {
   // Pops the next wave: the front row of each queue whose room is `ready`, at most max_rows.
   std::vector<const QueuedRow*> NextWave(size_t max_rows,
                                          const std::function<bool(const std::string&)>& ready);
+  // A room's next row to send, walking the queues in the claim's order: for each queue with rows
+  // whose room `open` accepts, the rows at its front that `unsent` takes are popped (and handed
+  // to `settle`, in order); then the front row of the first such queue that `ready` also accepts
+  // is popped and returned. nullptr when none is.
+  const QueuedRow* PopNextToSend(const std::function<bool(const std::string&)>& open,
+                                 const std::function<bool(const QueuedRow&)>& unsent,
+                                 const std::function<void(const QueuedRow&)>& settle,
+                                 const std::function<bool(const std::string&)>& ready);
   // Pops the front row of `queue` when `take` says so (a pack's next row, PackRule); nullptr
   // otherwise.
   const QueuedRow* PopFrontIf(const std::string& queue,
                               const std::function<bool(const QueuedRow&)>& take);
   // Rooms (queue keys) that still have rows.
   std::vector<std::string> QueuesLeft() const;
+  // Calls `visit` with each room (queue key) that still has rows, in the claim's order.
+  void ForEachQueueLeft(const std::function<void(const std::string&)>& visit) const;
   // `failed` was attempted and failed: the later rows of its queue are released. Returns how
   // many (always 0 with ordering = none).
   size_t HoldBack(const QueuedRow& failed);
@@ -95,13 +106,21 @@ class RoomQueues {
   void ReleaseAll();
 
  private:
+  // One room's rows (indexes into items_) in the order they may be sent.
+  struct Queue {
+    std::string key;
+    std::deque<size_t> rows;
+  };
+
   void Enqueue(size_t item);
   void NoteHeldAtLoad(const std::string& room_id);
+  // Takes the queue's front row off it.
+  const QueuedRow* PopFront(Queue& queue);
 
   bool per_room_order_;
   std::vector<QueuedRow> items_;
-  std::vector<std::string> keys_;  // queue keys in the order of their first row
-  std::unordered_map<std::string, std::deque<size_t>> queues_;
+  std::vector<Queue> queues_;                      // in the order of each queue's first row
+  std::unordered_map<std::string, size_t> index_;  // queue key -> its place in queues_
   std::vector<UndecodableRow> undecodable_;
   std::vector<HeldRoom> held_at_load_;
   std::unordered_set<std::string> rooms_held_;

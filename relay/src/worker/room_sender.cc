@@ -63,14 +63,14 @@ SendOutcome RoomSender::Send(RoundContext& round) {
 
 std::optional<core::FeedMessage> RoomSender::Next() {
   if (!SendingGoesOn()) return std::nullopt;
-  PopUnsent();
   const int64_t now = clock_.SteadyMs();
-  const std::vector<const QueuedRow*> fronts =
-      round_->queues.NextWave(1, [&](const std::string& room) {
-        return !InFlightRoom(room) && pacing_.WaitMs(room, now) == 0;
-      });
-  if (fronts.empty()) return std::nullopt;
-  const QueuedRow& front = *fronts.front();
+  const QueuedRow* next = round_->queues.PopNextToSend(
+      [&](const std::string& room) { return !InFlightRoom(room); },
+      [&](const QueuedRow& item) { return Unsent(*item.row); },
+      [&](const QueuedRow& item) { Settle(*item.row); },
+      [&](const std::string& room) { return pacing_.WaitMs(room, now) == 0; });
+  if (next == nullptr) return std::nullopt;
+  const QueuedRow& front = *next;
   pacing_.Sent(front.queue, now);  // room_min_interval counts messages
   Pack pack = PackFrom(front);
   const size_t tag = next_tag_++;
@@ -161,20 +161,24 @@ void RoomSender::EndSending() {
 // against the room's room_min_interval, so the room's next row to send is the front of its queue
 // afterwards. A room with a message in flight keeps its rows: they follow its answer.
 void RoomSender::PopUnsent() {
-  const int64_t server_now_ms = round_->claim.server_now_ms;
-  auto unsent = [&](const QueuedRow& item) {
-    const OutboxRow& row = *item.row;
-    return !InFlightRoom(item.queue) &&
-           (!publisher_.Sends(row.event_type) ||
-            expiry_.Expired(row.event_type, row.created_at_ms, row.parked_before, server_now_ms));
-  };
-  for (const QueuedRow* item : round_->queues.PopFrontWhile(unsent)) {
-    round_->NoteAttempt(*item->row);
-    if (publisher_.Sends(item->row->event_type)) {
-      round_->marks.Expired(*item->row, server_now_ms);
-    } else {
-      round_->marks.Skipped(*item->row);
-    }
+  for (const QueuedRow* item : round_->queues.PopFrontWhile(
+           [&](const QueuedRow& item) { return !InFlightRoom(item.queue) && Unsent(*item.row); })) {
+    Settle(*item->row);
+  }
+}
+
+bool RoomSender::Unsent(const OutboxRow& row) const {
+  return !publisher_.Sends(row.event_type) ||
+         expiry_.Expired(row.event_type, row.created_at_ms, row.parked_before,
+                         round_->claim.server_now_ms);
+}
+
+void RoomSender::Settle(const OutboxRow& row) {
+  round_->NoteAttempt(row);
+  if (publisher_.Sends(row.event_type)) {
+    round_->marks.Expired(row, round_->claim.server_now_ms);
+  } else {
+    round_->marks.Skipped(row);
   }
 }
 
@@ -278,9 +282,9 @@ bool RoomSender::FlushMarks() {
 
 int64_t RoomSender::ReadyInMs(int64_t now) const {
   int64_t wait = kNoReadyRoomMs;
-  for (const std::string& room : round_->queues.QueuesLeft()) {
+  round_->queues.ForEachQueueLeft([&](const std::string& room) {
     if (!InFlightRoom(room)) wait = std::min(wait, pacing_.WaitMs(room, now));
-  }
+  });
   return wait;
 }
 

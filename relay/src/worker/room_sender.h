@@ -81,6 +81,10 @@ class RoomSender final : public core::MessageFeed {
   bool SendingGoesOn();
   void EndSending();
   void PopUnsent();
+  // A row that needs no send: a type the publisher never sends, or expired (ExpiryPolicy).
+  bool Unsent(const OutboxRow& row) const;
+  // Settles such a row: skipped (marked published) or parked as expired.
+  void Settle(const OutboxRow& row);
   Pack PackFrom(const QueuedRow& front);
   static core::PublishMessage MessageOf(const Pack& pack);
   void RecordOutcome(const Pack& pack, const core::PublishOutcome& outcome);
