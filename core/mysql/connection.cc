@@ -114,6 +114,19 @@ Result<void> MariaDbConnection::Begin() { return Run(sql::Stmt::kBegin); }
 Result<void> MariaDbConnection::Commit() { return Run(sql::Stmt::kCommit); }
 Result<void> MariaDbConnection::Rollback() { return Run(sql::Stmt::kRollback); }
 
+Result<ResultRow> MariaDbConnection::QueryOneRow(const sql::Statement& id) {
+  auto stmt = Prepared(id);
+  if (!stmt) return Fail(stmt.error());
+  if (auto done = (*stmt)->Execute({}); !done) return Fail(done.error());
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) return Fail(rows.error());
+  if (rows->size() != 1) {
+    return Fail(ErrorCode::kInternal,
+                std::string(id.name) + ": expected one row, got " + std::to_string(rows->size()));
+  }
+  return std::move((*rows)[0]);
+}
+
 Result<PreparedStatement*> MariaDbConnection::Prepared(const sql::Statement& id, size_t n) {
   const EntryKey key{&id, n};
   if (auto it = table_statements_.find(key); it != table_statements_.end()) {

@@ -66,6 +66,9 @@ class MariaDbConnection {
   // this connection. The lookup makes no allocation once the statement is there. kInternal when the
   // set has no such statement.
   [[nodiscard]] Result<PreparedStatement*> Prepared(const sql::Statement& id, size_t n = 0);
+  // Runs statement `id` (no parameters; prepared as Prepared does) and returns its one result
+  // row; kInternal naming the statement when it returned another number of rows.
+  [[nodiscard]] Result<ResultRow> QueryOneRow(const sql::Statement& id);
   // Prepares each of `ids` in the set (at its smallest size) now, so a statement the server
   // cannot parse fails here rather than at its first use. Statements outside the set are skipped.
   [[nodiscard]] Result<void> PrepareNow(std::span<const sql::Statement* const> ids);

@@ -122,7 +122,10 @@ class TencentImPublisher final : public Publisher {
   // Hands the outcomes of items done since the last call to the feed; how many.
   size_t Report(MessageFeed& feed, PublishItems& items, size_t& first_unreported);
   Result<void> AwaitStream(MessageFeed& feed, PublishItems& items, PublishAdmission& admission,
-                           size_t parallel, const StartPass& pass, PublishCompletion& completion);
+                           size_t parallel, const StartPass& pass, PublishCompletion& completion,
+                           std::vector<TransferPool::Finished>& finished);
+  Result<void> PerformAndComplete(PublishItems& items, PublishCompletion& completion,
+                                  std::vector<TransferPool::Finished>& finished);
   Result<void> StartTransfer(size_t index, const PublishItem& item, int64_t now_ms);
   void Abandon(PublishAdmission& admission, const Error& why);
 
@@ -285,14 +288,7 @@ void TencentImPublisher::Run(PublishItems& items, PublishAdmission& admission, s
       }
       continue;
     }
-    finished.clear();
-    auto performed = pool_->Perform(finished);
-    for (const TransferPool::Finished& done : finished) {
-      const PublishItem& item = items[done.tag];
-      const milliseconds item_timeout(item.deadline_ms - item.start_ms);
-      completion.Complete(done.tag, TransferOutcome(done, item_timeout, endpoint_.target),
-                          clock_.SteadyMs());
-    }
+    auto performed = PerformAndComplete(items, completion, finished);
     if (!performed) {
       Abandon(admission, performed.error());
       break;
@@ -376,6 +372,7 @@ void TencentImPublisher::RunStream(MessageFeed& feed, PublishItems& items,
   PublishCompletion completion(items, admission, breaker_, budget_.get(), sig_cache_);
   JsonWriter body;
   JsonWriter scratch;
+  std::vector<TransferPool::Finished> finished;
   size_t first_unreported = 0;
   for (;;) {
     Pull(feed, items, admission, parallel, body, scratch);
@@ -387,7 +384,8 @@ void TencentImPublisher::RunStream(MessageFeed& feed, PublishItems& items,
       if (!feed.Idle()) return;
       continue;
     }
-    if (auto awaited = AwaitStream(feed, items, admission, parallel, pass, completion); !awaited) {
+    if (auto awaited = AwaitStream(feed, items, admission, parallel, pass, completion, finished);
+        !awaited) {
       Abandon(admission, awaited.error());  // what is not done fails; the feed hears it next pass
     }
   }
@@ -441,7 +439,8 @@ size_t TencentImPublisher::Report(MessageFeed& feed, PublishItems& items,
 // or the feed's next ready message, then completes what finished; libcurl's error when it failed.
 Result<void> TencentImPublisher::AwaitStream(MessageFeed& feed, PublishItems& items,
                                              PublishAdmission& admission, size_t parallel,
-                                             const StartPass& pass, PublishCompletion& completion) {
+                                             const StartPass& pass, PublishCompletion& completion,
+                                             std::vector<TransferPool::Finished>& finished) {
   const bool can_start_now = !admission.empty() && pool_->active() < parallel && !pass.held;
   if (!can_start_now) {
     const milliseconds wait = pool_->active() > 0 ? std::min(pass.wait, feed.Pause()) : pass.wait;
@@ -452,7 +451,15 @@ Result<void> TencentImPublisher::AwaitStream(MessageFeed& feed, PublishItems& it
   if (pool_->active() == 0) {
     return {};
   }
-  std::vector<TransferPool::Finished> finished;
+  return PerformAndComplete(items, completion, finished);
+}
+
+// Drives the transfers and completes each one that finished; libcurl's error, after the finished
+// ones were completed, when the multi handle failed.
+Result<void> TencentImPublisher::PerformAndComplete(PublishItems& items,
+                                                    PublishCompletion& completion,
+                                                    std::vector<TransferPool::Finished>& finished) {
+  finished.clear();
   auto performed = pool_->Perform(finished);
   for (const TransferPool::Finished& done : finished) {
     const PublishItem& item = items[done.tag];

@@ -314,22 +314,11 @@ core::Result<std::optional<FoundCommand>> MariaDbHookStore::FindCommand(
 
 core::Result<bool> MariaDbHookStore::ServerReadOnly() {
   return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<bool> {
-    auto stmt = conn.Prepared(core::sql::Stmt::kServerReadOnly);
-    if (!stmt) {
-      return core::Fail(stmt.error());
+    auto row = conn.QueryOneRow(core::sql::Stmt::kServerReadOnly);
+    if (!row) {
+      return core::Fail(row.error());
     }
-    if (auto done = (*stmt)->Execute({}); !done) {
-      return core::Fail(done.error());
-    }
-    auto rows = (*stmt)->FetchAll();
-    if (!rows) {
-      return core::Fail(rows.error());
-    }
-    if (rows->size() != 1) {
-      return core::Fail(ErrorCode::kInternal,
-                        "server_read_only: " + std::to_string(rows->size()) + " rows");
-    }
-    auto read_only = (*rows)[0].Int(0);
+    auto read_only = row->Int(0);
     if (!read_only) {
       return core::Fail(read_only.error());
     }

@@ -10,28 +10,6 @@ namespace room_outbox::relay {
 
 namespace {
 
-// Runs `statement` (no parameters) and returns its one result row.
-core::Result<core::ResultRow> OneRow(core::MariaDbConnection& conn,
-                                     const core::sql::Statement& statement) {
-  auto stmt = conn.Prepared(statement);
-  if (!stmt) {
-    return core::Fail(stmt.error());
-  }
-  if (auto done = (*stmt)->Execute({}); !done) {
-    return core::Fail(done.error());
-  }
-  auto rows = (*stmt)->FetchAll();
-  if (!rows) {
-    return core::Fail(rows.error());
-  }
-  if (rows->size() != 1) {
-    return core::Fail(
-        ErrorCode::kInternal,
-        std::string(statement.name) + ": expected one row, got " + std::to_string(rows->size()));
-  }
-  return std::move((*rows)[0]);
-}
-
 // The rooms whose head has waited longer than kRoomWaitingMs (kRoomsWaiting, prepared for this
 // read only: outbox_sql.h says why).
 core::Result<int64_t> RoomsWaiting(core::MariaDbConnection& conn,
@@ -57,7 +35,7 @@ std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& opt
 
 core::Result<bool> MariaDbRelayStore::AnyDue() {
   return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<bool> {
-    auto row = OneRow(conn, core::sql::Stmt::kAnyDue);
+    auto row = conn.QueryOneRow(core::sql::Stmt::kAnyDue);
     if (!row) {
       return core::Fail(row.error());
     }
@@ -74,7 +52,7 @@ core::Result<MariaDbRelayStore::RoomHeads> MariaDbRelayStore::RoomHeadsOf(
   if (heads_.due != nullptr && heads_connection_ == conn.ConnectionId()) {
     return heads_;
   }
-  auto row = OneRow(conn, core::sql::Stmt::kRoomHeadsIndex);
+  auto row = conn.QueryOneRow(core::sql::Stmt::kRoomHeadsIndex);
   if (!row) {
     return core::Fail(ErrorCode::kInternal, "room_outbox has no index idx_room_status (" +
                                                 row.error().message +
@@ -95,7 +73,7 @@ core::Result<MariaDbRelayStore::RoomHeads> MariaDbRelayStore::RoomHeadsOf(
 
 core::Result<OutboxStats> MariaDbRelayStore::Stats() {
   return session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<OutboxStats> {
-    auto row = OneRow(conn, core::sql::Stmt::kStats);
+    auto row = conn.QueryOneRow(core::sql::Stmt::kStats);
     if (!row) {
       return core::Fail(row.error());
     }
