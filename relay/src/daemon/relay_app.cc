@@ -309,6 +309,19 @@ bool TakeNodeLock(const Config& config, RelayStore& store, RelayStore* ahead, Lo
 
 // The enabled and runnable relay: builds the publisher, the stores and the telemetry, runs the
 // worker and takes them down in the order of the shutdown contract. Returns the exit code.
+// The worker over stores whose refusals a ReadOnlyWatch reads, so a database that refuses writes
+// is told apart from one that is away (read_only_watch.h).
+int RunWatchedWorker(const CliOptions& cli, const Config& config, RelayStore& store,
+                     RelayStore* ahead, core::Publisher& publisher, LoopClock& clock,
+                     LoopSignal& stop, Telemetry& telemetry, Logger& logger) {
+  ReadOnlyWatch read_only(telemetry.metrics, logger, telemetry.clock, config.node_id);
+  ReadOnlyWatchedStore watched(store, read_only);
+  std::unique_ptr<ReadOnlyWatchedStore> watched_ahead =
+      ahead != nullptr ? std::make_unique<ReadOnlyWatchedStore>(*ahead, read_only) : nullptr;
+  return RunWorker(cli, config, watched, watched_ahead.get(), publisher, clock, stop,
+                   telemetry.metrics, logger);
+}
+
 int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactories& factories,
                   ConfigReloader& reloader, LoopSignal& stop, Logger& logger) {
   auto publisher = factories.make_publisher(config.tencent_im);
@@ -346,15 +359,9 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
   std::unique_ptr<core::AppBudgetMember> budget_member =
       JoinAppBudget(config, telemetry.metrics, logger);
-
-  // A database that refuses writes is told apart from one that is away (read_only_watch.h).
-  ReadOnlyWatch read_only(telemetry.metrics, logger, system_clock, config.node_id);
-  ReadOnlyWatchedStore watched(locked ? *locked->store : *store, read_only);
-  RelayStore* ahead = locked ? locked->ahead.get() : ahead_store.get();
-  std::unique_ptr<ReadOnlyWatchedStore> watched_ahead =
-      ahead != nullptr ? std::make_unique<ReadOnlyWatchedStore>(*ahead, read_only) : nullptr;
-  const int exit_code = RunWorker(cli, config, watched, watched_ahead.get(), im, clock, stop,
-                                  telemetry.metrics, logger);
+  const int exit_code = RunWatchedWorker(cli, config, locked ? *locked->store : *store,
+                                         locked ? locked->ahead.get() : ahead_store.get(), im,
+                                         clock, stop, telemetry, logger);
   // Leaves the app's budget (its row deleted) while the database is still there.
   budget_member.reset();
   // The worker has marked every result it got; only now may the database go away.
