@@ -49,7 +49,7 @@ AppBudgetMember::AppBudgetMember(AppBudgetSettings settings,
     : settings_(std::move(settings)),
       budget_(std::move(budget)),
       on_beat_(std::move(on_beat)),
-      lock_name_(AppBudgetLockName(settings_.app_key)),
+      lock_name_(AppBudgetLockName(settings_.mysql.database, settings_.app_key)),
       last_beat_(std::chrono::steady_clock::now()) {}
 
 AppBudgetMember::~AppBudgetMember() {

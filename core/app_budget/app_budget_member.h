@@ -109,7 +109,7 @@ class AppBudgetMember {
   AppBudgetSettings settings_;
   std::shared_ptr<SharedRateBudget> budget_;
   OnBeat on_beat_;
-  const std::string lock_name_;  // AppBudgetLockName(app_key)
+  const std::string lock_name_;  // AppBudgetLockName(database, app_key)
   std::unique_ptr<AppMemberStore> store_;
   std::optional<double> last_share_;
   std::chrono::steady_clock::time_point last_beat_;

@@ -55,8 +55,10 @@ Result<void> AppMemberStore::Expire(const std::string& app_key, int64_t age_ms) 
   return Run(sql::Stmt::kImMembersExpire, {SqlValue{app_key}, SqlValue{age_ms}});
 }
 
-std::string AppBudgetLockName(const std::string& app_key) {
-  return "room_outbox.budget." + ShortHash(app_key);
+std::string AppBudgetLockName(std::string_view database, std::string_view app_key) {
+  std::string key = std::to_string(database.size()) + ":";
+  key.append(database).append(app_key);
+  return "room_outbox.budget." + ShortHash(key);
 }
 
 Result<bool> AppMemberStore::Lock(const std::string& name, int64_t wait_seconds) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/app_budget/share_split.h"
@@ -23,8 +24,12 @@ inline constexpr const sql::Statement* kAppBudgetStatements[] = {
     &sql::Stmt::kImMemberLeave, &sql::Stmt::kImBudgetLock, &sql::Stmt::kImBudgetUnlock,
 };
 
-// "room_outbox.budget.<ShortHash(app_key)>": the named lock a beat holds (kImBudgetLock).
-std::string AppBudgetLockName(const std::string& app_key);
+// "room_outbox.budget." + ShortHash("<length of database>:<database><app_key>"): the named lock a
+// beat holds (kImBudgetLock). Named locks are the server's, not a database's: the database is in
+// the name because the members it guards are the rows of one database's room_outbox_im_member, so
+// two databases on one server (staging beside production, a test beside another) never wait on
+// each other's beats.
+std::string AppBudgetLockName(std::string_view database, std::string_view app_key);
 
 struct MemberReading {
   std::vector<MemberBeat> members;  // every row of the app, live or not

@@ -497,7 +497,7 @@ inline constexpr std::string_view kImMemberLeave =
     "DELETE FROM room_outbox_im_member WHERE app_key = ? AND member_id = ?";
 
 // A beat reads the members and writes its share under the app's named lock
-// (AppBudgetLockName, 36 characters), so two members that beat at once never both count on the
+// (AppBudgetLockName, 35 characters), so two members that beat at once never both count on the
 // same part of the limit. GET_LOCK answers 1 (taken), 0 (not within the wait) or NULL (an error);
 // no table, no privilege. Placeholders: name, wait seconds; then name.
 inline constexpr std::string_view kImBudgetLock = "SELECT GET_LOCK(?, ?)";

@@ -69,7 +69,7 @@ TEST_F(AppBudgetTest, ABeatReadsAndWritesUnderTheAppsLockAndNeverBesideAnother) 
   const std::string key = core::AppKey("http://127.0.0.1:1", 1400000001);
   auto holder = core::AppMemberStore::Connect(db_.Options());
   ASSERT_TRUE(holder) << holder.error().message;
-  const std::string name = core::AppBudgetLockName(key);
+  const std::string name = core::AppBudgetLockName(db_.Options().database, key);
   EXPECT_EQ(name.size(), 35u) << "within MySQL's 64 characters";
   auto taken = (*holder)->Lock(name, 1);
   ASSERT_TRUE(taken && *taken);
