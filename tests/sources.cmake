@@ -35,6 +35,7 @@ add_library(room_outbox_test_support STATIC
   tests/support/test_database.cc
   tests/support/test_rows.cc
   tests/support/wait.cc
+  tests/mocks/hook_fixture.cc
   tests/mocks/worker_fixture.cc)
 target_include_directories(room_outbox_test_support
   PUBLIC ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/mocks

@@ -11,11 +11,8 @@
 #include <vector>
 
 #include "background_publisher.h"
-#include "fake_clock.h"
-#include "hook_impl.h"
+#include "hook_fixture.h"
 #include "late_marks.h"
-#include "mock_hook_store.h"
-#include "mock_publisher.h"
 #include "support/wait.h"
 
 namespace room_outbox::testing {
@@ -23,47 +20,16 @@ namespace {
 
 using std::chrono::milliseconds;
 using ::testing::_;
-using ::testing::AnyNumber;
 using ::testing::Eq;
 using ::testing::Field;
 using ::testing::InSequence;
 using ::testing::Return;
 using ::testing::StrictMock;
 
-MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
-
-core::Result<size_t> Lost() {
-  return core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): server gone");
-}
-
-class HookLateMarksTest : public ::testing::Test {
+class HookLateMarksTest : public HookFixture {
  protected:
-  HookLateMarksTest() {
-    auto store = std::make_unique<StrictMock<MockHookStore>>();
-    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
-    store_ = store.get();
-    publisher_ = publisher.get();
-    EXPECT_CALL(*publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly(Return(true));
-    HookOptions options;
-    options.node_id = "node-a";
-    options.sync_publish_timeout = milliseconds(250);
-    options.log = [this](LogLevel, std::string_view line) { logs_.emplace_back(line); };
-    auto clock = std::make_unique<FakeClock>(1'000'000);
-    clock_ = clock.get();
-    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher), std::move(clock));
-  }
+  HookLateMarksTest() { Build(DefaultOptions()); }
 
-  // The command's commit; its token is recorded in tokens_[id].
-  void ExpectCommit(int64_t id) {
-    EXPECT_CALL(*store_, CommitCommand(_, _))
-        .WillOnce([this, id](const internal::CommitRequest& request, const CallerStatements&) {
-          tokens_[id] = request.token;
-          internal::CommitWrite write;
-          write.row_ids = {id};
-          write.lease_start_ms = clock_->SteadyMs();
-          return core::Result<internal::CommitWrite>(write);
-        });
-  }
   void ExpectPublished(int64_t id) {
     EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, id), _))
         .WillOnce(Return(Published()));
@@ -78,21 +44,13 @@ class HookLateMarksTest : public ::testing::Test {
     return hook_->Commit(Command{"cmd-" + id, "room-1", "SendGift", "req", n, "{}"},
                          {Event{"evt-" + id, "RoomGiftSent", n, 0, "{}"}});
   }
-
-  StrictMock<MockHookStore>* store_;
-  StrictMock<MockPublisher>* publisher_;
-  FakeClock* clock_;
-  // Before hook_, which may log as it closes.
-  std::vector<std::string> logs_;
-  std::unique_ptr<Hook> hook_;
-  std::map<int64_t, std::string> tokens_;
 };
 
 TEST_F(HookLateMarksTest, AFailedMarkIsWrittenBeforeTheNextCommitsTransactionWithItsOwnToken) {
-  ExpectCommit(1);
+  ExpectCommitOfRow(1);
   ExpectPublished(1);
   EXPECT_CALL(*store_, MarkPublished(MarkOf(1), IdsAre(std::vector<int64_t>{1})))
-      .WillOnce(Return(Lost()));
+      .WillOnce(Return(LostMark()));
   CommitResult first = CommitGift(1);
   ASSERT_EQ(first.status, CommitStatus::kCommitted);
   EXPECT_EQ(first.events[0].state, DeliveryState::kPublished);
@@ -102,7 +60,7 @@ TEST_F(HookLateMarksTest, AFailedMarkIsWrittenBeforeTheNextCommitsTransactionWit
     InSequence order;
     EXPECT_CALL(*store_, MarkPublished(MarkOf(1), IdsAre(std::vector<int64_t>{1})))
         .WillOnce(Return(size_t{1}));
-    ExpectCommit(2);
+    ExpectCommitOfRow(2);
     ExpectPublished(2);
     EXPECT_CALL(*store_, MarkPublished(MarkOf(2), IdsAre(std::vector<int64_t>{2})))
         .WillOnce(Return(size_t{1}));
@@ -116,15 +74,15 @@ TEST_F(HookLateMarksTest, AFailedMarkIsWrittenBeforeTheNextCommitsTransactionWit
 }
 
 TEST_F(HookLateMarksTest, ALateWriteThatFailsIsTriedOnceAndNeverFailsTheCommit) {
-  ExpectCommit(1);
+  ExpectCommitOfRow(1);
   ExpectPublished(1);
-  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(Lost()));
+  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(LostMark()));
   CommitGift(1);
 
   {
     InSequence order;
-    EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(Lost()));  // once only
-    ExpectCommit(2);
+    EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(LostMark()));  // once only
+    ExpectCommitOfRow(2);
     ExpectPublished(2);
     EXPECT_CALL(*store_, MarkPublished(MarkOf(2), _)).WillOnce(Return(size_t{1}));
   }
@@ -136,7 +94,7 @@ TEST_F(HookLateMarksTest, ALateWriteThatFailsIsTriedOnceAndNeverFailsTheCommit) 
   {
     InSequence order;
     EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(size_t{1}));
-    ExpectCommit(3);
+    ExpectCommitOfRow(3);
     ExpectPublished(3);
     EXPECT_CALL(*store_, MarkPublished(MarkOf(3), _)).WillOnce(Return(size_t{1}));
   }
@@ -146,15 +104,15 @@ TEST_F(HookLateMarksTest, ALateWriteThatFailsIsTriedOnceAndNeverFailsTheCommit) 
 }
 
 TEST_F(HookLateMarksTest, AMarkARelayTookOverCountsAsNothingWritten) {
-  ExpectCommit(1);
+  ExpectCommitOfRow(1);
   ExpectPublished(1);
-  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(Lost()));
+  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(LostMark()));
   CommitGift(1);
   {
     InSequence order;
     // The lease ran out meanwhile and a relay holds the row under its own token.
     EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(size_t{0}));
-    ExpectCommit(2);
+    ExpectCommitOfRow(2);
     ExpectPublished(2);
     EXPECT_CALL(*store_, MarkPublished(MarkOf(2), _)).WillOnce(Return(size_t{1}));
   }
@@ -164,9 +122,9 @@ TEST_F(HookLateMarksTest, AMarkARelayTookOverCountsAsNothingWritten) {
 }
 
 TEST_F(HookLateMarksTest, AHookClosingWritesTheMarksStillWaitingOnce) {
-  ExpectCommit(1);
+  ExpectCommitOfRow(1);
   ExpectPublished(1);
-  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(Lost()));
+  EXPECT_CALL(*store_, MarkPublished(MarkOf(1), _)).WillOnce(Return(LostMark()));
   CommitGift(1);
   EXPECT_CALL(*store_, MarkPublished(MarkOf(1), IdsAre(std::vector<int64_t>{1})))
       .WillOnce(Return(size_t{1}));
@@ -233,11 +191,11 @@ TEST_F(BackgroundLateMarksTest, ItsThreadWritesAFailedMarkAfterOneSecondThenAfte
   EXPECT_CALL(*store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
       .WillOnce([&](const std::string&, std::span<const int64_t>) {
         first_failed = true;
-        return Lost();
+        return LostMark();
       })
       .WillOnce([&](const std::string&, std::span<const int64_t>) {
         ++late_tries;
-        return Lost();
+        return LostMark();
       })
       .WillOnce([&](const std::string&, std::span<const int64_t>) {
         ++late_tries;

@@ -1,6 +1,8 @@
 // The hook's metrics with plain values: the Prometheus text of snapshots (HookMetricsText), the
 // counters' mapping of sync publish outcomes and commit durations (HookCounters), and the exact
 // decimals the text writes (core/prometheus_text.h).
+#include "room_outbox/hook_metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,7 +11,6 @@
 #include "core/prometheus_text.h"
 #include "core/publisher.h"
 #include "hook_counters.h"
-#include "room_outbox/hook_metrics.h"
 
 namespace room_outbox::internal {
 namespace {
@@ -42,8 +43,8 @@ HookMetrics Sample() {
   m.late_marks_waiting = 11;
   m.late_marks_written = 12;
   m.late_marks_dropped = 13;
-  m.commit_duration_buckets[0] = 6;  // <= 1 ms
-  m.commit_duration_buckets[3] = 3;  // <= 10 ms
+  m.commit_duration_buckets[0] = 6;   // <= 1 ms
+  m.commit_duration_buckets[3] = 3;   // <= 10 ms
   m.commit_duration_buckets[13] = 1;  // +Inf
   m.commit_duration_count = 10;
   m.commit_duration_sum_us = 12500250;
@@ -96,9 +97,11 @@ TEST(HookMetricsTextTest, NamedHooksShareEachFamilyAndCarryTheirLabel) {
   other.commits_committed = 1;
   const std::string text = HookMetricsText(
       {LabelledHookMetrics{"cell-\"a\"", Sample()}, LabelledHookMetrics{"b", other}});
-  EXPECT_NE(text.find("room_outbox_hook_commits_total{hook=\"cell-\\\"a\\\"\",outcome=\"committed\"} 7\n"
-                      "room_outbox_hook_commits_total{hook=\"cell-\\\"a\\\"\",outcome=\"duplicate\"} 2\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "room_outbox_hook_commits_total{hook=\"cell-\\\"a\\\"\",outcome=\"committed\"} 7\n"
+          "room_outbox_hook_commits_total{hook=\"cell-\\\"a\\\"\",outcome=\"duplicate\"} 2\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("room_outbox_hook_commits_total{hook=\"b\",outcome=\"committed\"} 1\n"),
             std::string::npos);

@@ -16,10 +16,7 @@
 
 #include "background_publisher.h"
 #include "core/fd.h"
-#include "fake_clock.h"
-#include "hook_impl.h"
-#include "mock_hook_store.h"
-#include "mock_publisher.h"
+#include "hook_fixture.h"
 #include "room_backoff.h"
 #include "support/wait.h"
 
@@ -28,14 +25,11 @@ namespace {
 
 using std::chrono::milliseconds;
 using ::testing::_;
-using ::testing::AnyNumber;
 using ::testing::Eq;
 using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::Return;
 using ::testing::StrictMock;
-
-MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
 
 core::PublishOutcome FreqCtrl() {
   core::PublishOutcome out = FailedWith(core::PublishStatus::kRateLimited,
@@ -76,35 +70,14 @@ class WakeSink {
   bool bound_ = false;
 };
 
-class HookRoomBackoffTest : public ::testing::Test {
+class HookRoomBackoffTest : public HookFixture {
  protected:
   HookRoomBackoffTest() {
-    auto store = std::make_unique<StrictMock<MockHookStore>>();
-    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
-    store_ = store.get();
-    publisher_ = publisher.get();
-    EXPECT_CALL(*publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly(Return(true));
-    HookOptions options;
-    options.node_id = "node-a";
-    options.sync_publish_timeout = milliseconds(250);
+    HookOptions options = DefaultOptions();
     options.wake_socket = wake_.path();
-    options.log = [this](LogLevel, std::string_view line) { logs_.emplace_back(line); };
-    auto clock = std::make_unique<FakeClock>(1'000'000);
-    clock_ = clock.get();
-    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher), std::move(clock),
-                               breaker_);
+    Build(options);
   }
-
-  void ExpectCommit(int64_t id) {
-    EXPECT_CALL(*store_, CommitCommand(_, _))
-        .WillOnce([this, id](const internal::CommitRequest& request, const CallerStatements&) {
-          last_request_ = request;
-          internal::CommitWrite write;
-          write.row_ids = {id};
-          write.lease_start_ms = clock_->SteadyMs();
-          return core::Result<internal::CommitWrite>(write);
-        });
-  }
+  ~HookRoomBackoffTest() override { hook_.reset(); }  // before wake_, which its wake-ups reach
 
   CommitResult CommitGift(const std::string& room, int64_t n) {
     const std::string id = room + "-" + std::to_string(n);
@@ -119,20 +92,12 @@ class HookRoomBackoffTest : public ::testing::Test {
   }
 
   WakeSink wake_;
-  std::shared_ptr<core::ImBreaker> breaker_ = internal::MakeSyncBreaker();
-  StrictMock<MockHookStore>* store_;
-  StrictMock<MockPublisher>* publisher_;
-  FakeClock* clock_;               // the Hook's
-  // Before hook_, which may log as it closes.
-  std::vector<std::string> logs_;
-  std::unique_ptr<Hook> hook_;
-  internal::CommitRequest last_request_;
 };
 
 TEST_F(HookRoomBackoffTest, ARefusedRoomsNextCommitsGoToTheRelayUnsentWhileAnotherRoomSends) {
   ASSERT_TRUE(wake_.bound());
   // The refused message itself: released to the relay, and the relay woken.
-  ExpectCommit(1);
+  ExpectCommitOfRow(1);
   EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 1), _))
       .WillOnce(Return(FreqCtrl()));
   EXPECT_CALL(*store_, Release(_, IdsAre(std::vector<int64_t>{1}))).WillOnce(Return(size_t{1}));
@@ -143,7 +108,7 @@ TEST_F(HookRoomBackoffTest, ARefusedRoomsNextCommitsGoToTheRelayUnsentWhileAnoth
 
   // Backed off: no Publish, no Release (StrictMocks); the rows are written without a lease.
   for (int64_t n = 2; n <= 4; ++n) {
-    ExpectCommit(n);
+    ExpectCommitOfRow(n);
     CommitResult held = CommitGift("room-hot", n);
     ASSERT_EQ(held.status, CommitStatus::kCommitted);
     EXPECT_EQ(held.events[0].state, DeliveryState::kPending);
@@ -154,7 +119,7 @@ TEST_F(HookRoomBackoffTest, ARefusedRoomsNextCommitsGoToTheRelayUnsentWhileAnoth
   }
 
   // Another room is not affected.
-  ExpectCommit(10);
+  ExpectCommitOfRow(10);
   EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 10), _))
       .WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, IdsAre(std::vector<int64_t>{10})))
@@ -173,18 +138,18 @@ TEST_F(HookRoomBackoffTest, ARefusedRoomsNextCommitsGoToTheRelayUnsentWhileAnoth
 }
 
 TEST_F(HookRoomBackoffTest, TheBackoffEndsOnTheHooksClockAndADeliveryClearsIt) {
-  ExpectCommit(1);
+  ExpectCommitOfRow(1);
   EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 1), _))
       .WillOnce(Return(FreqCtrl()));
   EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
   CommitGift("room-hot", 1);
 
   clock_->Advance(milliseconds(999));
-  ExpectCommit(2);
+  ExpectCommitOfRow(2);
   EXPECT_THAT(CommitGift("room-hot", 2).events[0].error, HasSubstr("backed off"));
 
   clock_->Advance(milliseconds(1));  // the backoff is over: the next command is sent again
-  ExpectCommit(3);
+  ExpectCommitOfRow(3);
   EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 3), _))
       .WillOnce(Return(FreqCtrl()));
   EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
@@ -192,14 +157,14 @@ TEST_F(HookRoomBackoffTest, TheBackoffEndsOnTheHooksClockAndADeliveryClearsIt) {
   EXPECT_EQ(LogLines("backoff_ms=2000"), 1u) << "refused again: doubled";
 
   clock_->Advance(milliseconds(2000));
-  ExpectCommit(4);
+  ExpectCommitOfRow(4);
   EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 4), _))
       .WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
   EXPECT_EQ(CommitGift("room-hot", 4).events[0].state, DeliveryState::kPublished);
 
   // Delivered: cleared, so the next refusal opens 1 s again and the next command is sent at once.
-  ExpectCommit(5);
+  ExpectCommitOfRow(5);
   EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 5), _))
       .WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));
@@ -209,14 +174,14 @@ TEST_F(HookRoomBackoffTest, TheBackoffEndsOnTheHooksClockAndADeliveryClearsIt) {
 
 TEST_F(HookRoomBackoffTest, RoomRefusalsNeverOpenTheSyncBreaker) {
   for (int64_t n = 1; n <= 5; ++n) {
-    ExpectCommit(n);
+    ExpectCommitOfRow(n);
     EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, n), _))
         .WillOnce(Return(FreqCtrl()));
     EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
     CommitGift("room-" + std::to_string(n), 1);
   }
   EXPECT_FALSE(breaker_->is_open());
-  ExpectCommit(6);
+  ExpectCommitOfRow(6);
   EXPECT_CALL(*publisher_, Publish(Field(&core::PublishMessage::row_id, 6), _))
       .WillOnce(Return(Published()));
   EXPECT_CALL(*store_, MarkPublished(_, _)).WillOnce(Return(size_t{1}));

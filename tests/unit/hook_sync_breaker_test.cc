@@ -3,47 +3,21 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "fake_clock.h"
-#include "hook_impl.h"
-#include "mock_hook_store.h"
-#include "mock_publisher.h"
+#include "hook_fixture.h"
 
 namespace room_outbox::testing {
 namespace {
 
 using ::testing::_;
-using ::testing::AnyNumber;
 using ::testing::HasSubstr;
 using ::testing::Return;
-using ::testing::StrictMock;
 
-class HookSyncBreakerTest : public ::testing::Test {
+class HookSyncBreakerTest : public HookFixture {
  protected:
   HookSyncBreakerTest() {
-    auto store = std::make_unique<StrictMock<MockHookStore>>();
-    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
-    store_ = store.get();
-    publisher_ = publisher.get();
-    EXPECT_CALL(*publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly(Return(true));
-    HookOptions options;
-    options.node_id = "node-a";
-    options.sync_publish_timeout = std::chrono::milliseconds(250);
+    HookOptions options = DefaultOptions();
     options.tencent_im.max_body_bytes = 1000;
-    auto clock = std::make_unique<FakeClock>(1'000'000);
-    clock_ = clock.get();
-    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher), std::move(clock),
-                               breaker_);
-  }
-
-  void ExpectCommit(int64_t id) {
-    EXPECT_CALL(*store_, CommitCommand(_, _))
-        .WillOnce([this, id](const internal::CommitRequest& request, const CallerStatements&) {
-          last_request_ = request;
-          internal::CommitWrite write;
-          write.row_ids = {id};
-          write.lease_start_ms = clock_->SteadyMs();
-          return core::Result<internal::CommitWrite>(write);
-        });
+    Build(options);
   }
 
   CommitResult CommitOne(int64_t n, const std::string& payload = "{}") {
@@ -51,18 +25,11 @@ class HookSyncBreakerTest : public ::testing::Test {
     return hook_->Commit(Command{"cmd-" + id, "room-" + id, "SendGift", "req", 1, "{}"},
                          {Event{"evt-" + id, "RoomGiftSent", 1, 0, payload}});
   }
-
-  std::shared_ptr<core::ImBreaker> breaker_ = internal::MakeSyncBreaker();
-  StrictMock<MockHookStore>* store_;
-  StrictMock<MockPublisher>* publisher_;
-  FakeClock* clock_;  // the Hook's
-  std::unique_ptr<Hook> hook_;
-  internal::CommitRequest last_request_;
 };
 
 TEST_F(HookSyncBreakerTest, ThreeFailingSyncPublishesOpenItAndThenCommitsMakeNoRequest) {
   for (int64_t n = 1; n <= 3; ++n) {
-    ExpectCommit(n);
+    ExpectCommitOfRow(n);
     EXPECT_CALL(*publisher_, Publish(_, _))
         .WillOnce(Return(FailedWith(core::PublishStatus::kUnknown, "timeout after 250ms")));
     EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
@@ -71,7 +38,7 @@ TEST_F(HookSyncBreakerTest, ThreeFailingSyncPublishesOpenItAndThenCommitsMakeNoR
   EXPECT_TRUE(breaker_->is_open());
 
   // Open: no Publish, no Release (a StrictMock fails on either); the rows carry no lease.
-  ExpectCommit(4);
+  ExpectCommitOfRow(4);
   CommitResult result = CommitOne(4);
   ASSERT_EQ(result.status, CommitStatus::kCommitted);
   EXPECT_EQ(result.events[0].state, DeliveryState::kPending);
@@ -83,7 +50,7 @@ TEST_F(HookSyncBreakerTest, ThreeFailingSyncPublishesOpenItAndThenCommitsMakeNoR
 TEST_F(HookSyncBreakerTest, AnswersAboutTheMessageDoNotCountAsImFailing) {
   core::PublishOutcome group_gone = FailedWith(core::PublishStatus::kPermanent, "im error 10010");
   for (int64_t n = 1; n <= 4; ++n) {
-    ExpectCommit(n);
+    ExpectCommitOfRow(n);
     EXPECT_CALL(*publisher_, Publish(_, _)).WillOnce(Return(group_gone));
     EXPECT_CALL(*store_, Release(_, _)).WillOnce(Return(size_t{1}));
     CommitOne(n);

@@ -5,10 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/claim_token.h"
-#include "fake_clock.h"
-#include "hook_impl.h"
-#include "mock_hook_store.h"
-#include "mock_publisher.h"
+#include "hook_fixture.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -16,34 +13,17 @@ namespace {
 using std::chrono::milliseconds;
 
 using ::testing::_;
-using ::testing::AnyNumber;
 using ::testing::ElementsAre;
 using ::testing::Eq;
 using ::testing::Field;
 using ::testing::NiceMock;
 using ::testing::Return;
-using ::testing::StrictMock;
 
-MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
-
-class HookTest : public ::testing::Test {
+class HookTest : public HookFixture {
  protected:
+  // As the Tencent IM publisher with the default skip_event_types.
   HookTest() {
-    auto store = std::make_unique<StrictMock<MockHookStore>>();
-    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
-    store_ = store.get();
-    publisher_ = publisher.get();
-    // As the Tencent IM publisher with the default skip_event_types.
-    EXPECT_CALL(*publisher_, Sends(_)).Times(AnyNumber()).WillRepeatedly([](std::string_view t) {
-      return t != "RoomHeatChanged";
-    });
-    HookOptions options;
-    options.node_id = "node-a";
-    options.sync_publish_timeout = std::chrono::milliseconds(250);
-    options.log = [this](LogLevel, std::string_view line) { logs_.emplace_back(line); };
-    auto clock = std::make_unique<FakeClock>(1'000'000);
-    clock_ = clock.get();
-    hook_ = internal::MakeHook(options, std::move(store), std::move(publisher), std::move(clock));
+    Build(DefaultOptions(), [](std::string_view t) { return t != "RoomHeatChanged"; });
   }
 
   static Command JoinCommand() {
@@ -86,14 +66,6 @@ class HookTest : public ::testing::Test {
         });
   }
   void ExpectCommit(std::vector<int64_t> ids) { ExpectCommit(Written(std::move(ids))); }
-
-  StrictMock<MockHookStore>* store_;
-  StrictMock<MockPublisher>* publisher_;
-  FakeClock* clock_;  // the Hook's; time moves only when a test says so
-  // Before hook_, which may log as it closes.
-  std::vector<std::string> logs_;
-  std::unique_ptr<Hook> hook_;
-  internal::CommitRequest last_request_;
 };
 
 TEST_F(HookTest, SyncFailureStillReportsCommittedAndLeavesRowsPendingUncounted) {
