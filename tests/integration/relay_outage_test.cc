@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,7 +88,7 @@ class RelayOutageTest : public ::testing::TestWithParam<Transport> {
       options.env = {std::string("ROOM_OUTBOX_MYSQL_PASSWORD=") + kTcpPassword};
     }
     options.outbox_worker = {{"poll_interval", "\"200ms\""}, {"batch_size", "100"},
-                             {"publish_timeout", "\"2s\""},  {"lease", "\"120s\""},
+                             {"publish_timeout", "\"10s\""}, {"lease", "\"120s\""},
                              {"max_in_flight", "16"},        {"room_min_interval", "\"0ms\""}};
     return options;
   }
@@ -100,6 +103,25 @@ class RelayOutageTest : public ::testing::TestWithParam<Transport> {
 TEST_P(RelayOutageTest, AnOutageMidDrainSendsNothingTwiceAndStallsNoRoomForTheLease) {
   // 16 requests of 100 ms at a time: the drain takes several seconds, so the outage meets it.
   im_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(100)));
+  // The outage meets rows in hand for sure: IM holds its answers while the server stops, then
+  // gives them (OK), so the relay has answers it cannot mark.
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool holding = false;
+  size_t held = 0;
+  im_.SetFaultFunction([&](const FakeImRequest&) -> std::optional<FakeImFault> {
+    std::unique_lock<std::mutex> lock(gate_mu);
+    if (holding) {
+      ++held;
+      gate_cv.wait(lock, [&] { return !holding; });
+    }
+    return std::nullopt;  // the default fault: OK after 100 ms
+  });
+  auto open_gate = [&] {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    holding = false;
+    gate_cv.notify_all();
+  };
   for (const std::string& sql : PendingRowsSql("outage", kRows, kRooms)) Exec(sql);
   MysqlOptions mysql = server_->Options(kDatabase);
   RelayProcess relay(mysql, im_, Options());
@@ -107,17 +129,23 @@ TEST_P(RelayOutageTest, AnOutageMidDrainSendsNothingTwiceAndStallsNoRoomForTheLe
   ASSERT_TRUE(Eventually([&] { return im_.Stats().unique_event_ids >= 200; }, seconds(60)))
       << relay.StderrTail();
 
-  ASSERT_TRUE(server_->Stop());
-  // The relay meets the outage with rows in hand: a mark or a claim fails.
-  ASSERT_TRUE(Eventually(
+  {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    holding = true;
+  }
+  const bool some_held = Eventually(
       [&] {
-        const std::string log = relay.Stderr();
-        for (const char* failed : {"marking rows published failed", "outbox claim failed",
-                                   "releasing rows failed", "marking rows failed failed"}) {
-          if (log.find(failed) != std::string::npos) return true;
-        }
-        return false;
+        std::lock_guard<std::mutex> lock(gate_mu);
+        return held > 0;
       },
+      seconds(30));
+  const bool stopped = some_held && server_->Stop();
+  open_gate();
+  ASSERT_TRUE(some_held) << relay.StderrTail();
+  ASSERT_TRUE(stopped);
+  // The relay meets the outage with IM's answers in hand: their marks fail.
+  ASSERT_TRUE(Eventually(
+      [&] { return relay.Stderr().find("marking rows published failed") != std::string::npos; },
       seconds(30)))
       << relay.StderrTail();
   std::this_thread::sleep_for(seconds(3));  // the outage itself
@@ -151,9 +179,10 @@ TEST_P(RelayOutageTest, AnOutageMidDrainSendsNothingTwiceAndStallsNoRoomForTheLe
   for (const auto& [room, at] : first_after) {
     slowest = std::max(slowest, std::chrono::duration_cast<milliseconds>(at - returned_at));
   }
-  std::printf("outage: %zu rooms with rows left; the slowest's first delivery %lld ms after the "
-              "database returned; %zu duplicates\n",
-              first_after.size(), static_cast<long long>(slowest.count()), stats.duplicates);
+  std::printf(
+      "outage: %zu rooms with rows left; the slowest's first delivery %lld ms after the "
+      "database returned; %zu duplicates\n",
+      first_after.size(), static_cast<long long>(slowest.count()), stats.duplicates);
   auto exit = relay.Stop(seconds(20));
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->exit_code, 0) << Describe(*exit) << "\n" << relay.StderrTail();
