@@ -1,6 +1,7 @@
 #include "core/mysql/store_session.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/mysql/id_lists.h"
 #include "core/mysql/outbox_sql.h"
@@ -15,15 +16,32 @@ Result<void> StoreSession::Connect() {
   return {};
 }
 
+namespace {
+
+std::atomic<uint64_t> connection_faults{0};
+
+}  // namespace
+
+void StoreSession::NoteConnectionFault() {
+  connection_faults.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t StoreSession::ConnectionFaults() {
+  return connection_faults.load(std::memory_order_relaxed);
+}
+
 Result<MariaDbConnection*> StoreSession::Live() {
   const int64_t idle_ms = clock_.SteadyMs() - last_used_ms_;
-  if (conn_ && idle_ms >= std::chrono::milliseconds(kPingAfterIdle).count()) {
+  const uint64_t faults = ConnectionFaults();
+  if (conn_ &&
+      (idle_ms >= std::chrono::milliseconds(kPingAfterIdle).count() || faults != faults_seen_)) {
     // Nothing is in flight between calls, so replacing a connection the server (or a
     // firewall) closed while idle loses nothing.
     if (!conn_->Ping()) {
       conn_.reset();
     }
   }
+  faults_seen_ = faults;
   if (!conn_) {
     auto conn = MariaDbConnection::Connect(options_);
     if (!conn) {

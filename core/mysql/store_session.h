@@ -9,7 +9,10 @@
 // statements; the next call connects anew. kAborted (deadlock, lock wait timeout) keeps the
 // connection: the transaction was rolled back and can run again at once. A connection idle for
 // kPingAfterIdle (on the session's monotonic clock) is pinged before use, so a server-side idle
-// timeout costs a reconnect, not a failed call. Right after each connect the session prepares
+// timeout costs a reconnect, not a failed call. So is every connection of the process after any
+// session of it saw a connection fault (NoteConnectionFault): a server that restarted or failed
+// over closed them all, and each finds out with a ping, not with a failed call that would cost its
+// caller a round and a back-off. Right after each connect the session prepares
 // the statements its owner names (kHookStatements, kRelayStatements): a statement the
 // server cannot parse fails the connect, not the first call that needs it.
 //
@@ -37,6 +40,11 @@ class StoreSession {
  public:
   // A connection unused for this long is pinged before the next call.
   static constexpr std::chrono::seconds kPingAfterIdle{30};
+
+  // A session of the process dropped its connection for a connection fault (kUnavailable): every
+  // other session pings its connection before its next call. Process-wide, thread-safe.
+  static void NoteConnectionFault();
+  static uint64_t ConnectionFaults();
 
   // `prepare_at_connect` must outlive the session (the lists above do). On a SystemClock of its
   // own.
@@ -101,6 +109,7 @@ class StoreSession {
   std::unique_ptr<MariaDbConnection> conn_;
   bool drop_after_call_ = false;
   int64_t last_used_ms_ = 0;  // clock_.SteadyMs() at the end of the last call
+  uint64_t faults_seen_ = 0;  // ConnectionFaults() when the connection was last known live
 };
 
 template <class Body>
@@ -112,7 +121,10 @@ auto StoreSession::WithConnection(Body&& body)
   }
   drop_after_call_ = false;
   auto result = body(**conn);
-  if ((!result && result.error().code == ErrorCode::kUnavailable) || drop_after_call_) {
+  if (!result && result.error().code == ErrorCode::kUnavailable) {
+    NoteConnectionFault();
+    conn_.reset();
+  } else if (drop_after_call_) {
     conn_.reset();
   } else {
     last_used_ms_ = clock_.SteadyMs();

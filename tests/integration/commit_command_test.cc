@@ -394,7 +394,8 @@ TEST(CommitCommandTest, AConnectionIdleForThePingIntervalIsPingedAndReplacedWhen
   db.Exec("KILL " + std::to_string(first));  // e.g. the server's idle timeout
   clock.Advance(core::StoreSession::kPingAfterIdle);
   auto found = store->FindCommand("c-none");
-  ASSERT_TRUE(found) << "pinged, found dead and replaced before the call: " << found.error().message;
+  ASSERT_TRUE(found) << "pinged, found dead and replaced before the call: "
+                     << found.error().message;
   EXPECT_FALSE(found->has_value());
   EXPECT_NE(store->connection_id(), first);
 }
@@ -414,6 +415,28 @@ TEST(CommitCommandTest, AConnectionIdleForLessThanThePingIntervalIsUsedAsItIs) {
   auto again = store->FindCommand("c-none");
   ASSERT_TRUE(again) << "the next call reconnects: " << again.error().message;
   EXPECT_NE(store->connection_id(), first);
+}
+
+// A server that restarted or failed over closed every connection: once one store met that, the
+// others ping theirs before their next call instead of failing it.
+TEST(CommitCommandTest, AConnectionFaultOfOneStoreMakesTheOthersPingBeforeTheirNextCall) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  FakeClock clock;
+  auto a = internal::MakeMariaDbHookStore(db.Options(), clock);
+  auto b = internal::MakeMariaDbHookStore(db.Options(), clock);
+  ASSERT_TRUE(a->Connect());
+  ASSERT_TRUE(b->Connect());
+  const uint64_t b_first = b->connection_id();
+  db.Exec("KILL " + std::to_string(a->connection_id()));
+  db.Exec("KILL " + std::to_string(b_first));
+  auto failed = a->FindCommand("c-none");
+  ASSERT_FALSE(failed) << "a meets the dead connection";
+  EXPECT_EQ(failed.error().code, ErrorCode::kUnavailable);
+  auto found = b->FindCommand("c-none");
+  ASSERT_TRUE(found) << "b pinged after a's fault and replaced its connection: "
+                     << found.error().message;
+  EXPECT_NE(b->connection_id(), b_first);
 }
 
 TEST(CommitCommandTest, FindCommandReadsACommittedCommandsRowsBackInOrder) {
