@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,32 @@ TEST_F(LoopWaitsTest, RepeatedDatabaseErrorsBackOffUpToTheCap) {
   EXPECT_THAT(clock_.sleeps(),
               ElementsAre(milliseconds(1000), milliseconds(2000), milliseconds(4000),
                           milliseconds(4000), milliseconds(4000)));
+}
+
+// The shipped cap: a failing database is tried at least once a second (at most 1 s after its
+// return delivery resumes), and the back-off's line is at warn for the 1st, 2nd, 4th, ... error.
+TEST_F(LoopWaitsTest, TheShippedBackOffStopsAtOneSecondAndWarnsAtPowersOfTwo) {
+  options_.poll_interval = milliseconds(200);
+  EXPECT_CALL(store_, ClaimDue(_))
+      .WillRepeatedly(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
+  clock_.on_sleep = [this] {
+    if (clock_.sleeps().size() == 6) stop_.RequestStop();
+  };
+  auto worker = MakeWorker();
+  worker.Run();
+  EXPECT_THAT(clock_.sleeps(),
+              ElementsAre(milliseconds(200), milliseconds(400), milliseconds(800),
+                          milliseconds(1000), milliseconds(1000), milliseconds(1000)));
+  std::vector<std::string> warned;
+  std::vector<std::string> debug;
+  std::istringstream lines(log_.str());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("database error: backing off") == std::string::npos) continue;
+    const std::string n = line.substr(line.find("consecutive_errors=") + 19, 1);
+    (line.rfind("warning ", 0) == 0 ? warned : debug).push_back(n);
+  }
+  EXPECT_THAT(warned, ElementsAre("1", "2", "4"));
+  EXPECT_THAT(debug, ElementsAre("3", "5", "6"));
 }
 
 TEST_F(LoopWaitsTest, EmptyClaimSleepsPollInterval) {

@@ -173,6 +173,9 @@ class OutboxWorker {
   bool WaitAfterRound(const RoundResult& round, bool& woken);
   void LogRound(const RoundResult& result);
   void LogStarted();
+  // "database error: backing off": at warn for the 1st, 2nd, 4th, 8th, ... error of a run, at
+  // debug between.
+  void LogBackoff(uint64_t consecutive_errors, std::chrono::milliseconds backoff);
   LogLine Line(std::string_view message) const;
 
   WorkerOptions options_;

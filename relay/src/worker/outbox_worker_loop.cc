@@ -30,9 +30,7 @@ void OutboxWorker::Run() {
       if (consecutive_errors == 1 && on_status_) {
         on_status_("database error, retrying: " + round.error->message);
       }
-      logger_.Warn(Line("database error: backing off")
-                       .Add("consecutive_errors", consecutive_errors)
-                       .Add("backoff_ms", static_cast<int64_t>(backoff.count())));
+      LogBackoff(consecutive_errors, backoff);
       // A fixed back-off, not derived from a clock reading: no clamp to the poll interval.
       if (clock_.SleepFor(backoff, signal_)) break;
       backoff = std::min(backoff * 2, max_backoff);
@@ -106,6 +104,19 @@ DrainResult OutboxWorker::Drain() {
   }
   drain.unattempted = drain_.unattempted();
   return drain;
+}
+
+void OutboxWorker::LogBackoff(uint64_t consecutive_errors, milliseconds backoff) {
+  LogLine line = Line("database error: backing off");
+  line.Add("consecutive_errors", consecutive_errors)
+      .Add("backoff_ms", static_cast<int64_t>(backoff.count()));
+  // At warn for the 1st, 2nd, 4th, 8th, ... error of a run: a long outage at the capped back-off
+  // writes a few lines, not one every max_error_backoff.
+  if ((consecutive_errors & (consecutive_errors - 1)) == 0) {
+    logger_.Warn(line);
+  } else {
+    logger_.Debug(line);
+  }
 }
 
 void OutboxWorker::LogStarted() {

@@ -81,8 +81,11 @@ struct WorkerOptions : WorkerConfig {
   // Earliest retry of a rate-limited row: max(poll_interval, this).
   std::chrono::milliseconds rate_limited_retry{1000};
   // Cap of the back-off while database errors repeat (it starts at poll_interval and doubles).
-  // A fixed duration, not derived from a clock reading.
-  std::chrono::milliseconds max_error_backoff{30000};
+  // A fixed duration, not derived from a clock reading. It bounds how long after the database's
+  // return delivery resumes, whatever the outage's length (a managed failover takes 10-30 s): a
+  // failing database is tried no more often than an idle one is polled at the default
+  // poll_interval, a connection attempt a second.
+  std::chrono::milliseconds max_error_backoff{1000};
   // Pending/oldest gauges are refreshed from RelayStore::Stats at most once per round and at
   // most this often (monotonic).
   std::chrono::milliseconds stats_interval{1000};
