@@ -35,6 +35,8 @@ add_library(room_outbox_test_support STATIC
   tests/support/test_database.cc
   tests/support/test_rows.cc
   tests/support/wait.cc
+  tests/support/wake_sink.cc
+  tests/mocks/background_fixture.cc
   tests/mocks/hook_fixture.cc
   tests/mocks/worker_fixture.cc)
 target_include_directories(room_outbox_test_support

@@ -1,70 +1,28 @@
 // HookOptions::sync_publish = kBackground and kOff, and the hook's wake-up of outbox-relay
 // (HookOptions::wake_socket), against the test MariaDB, the fake IM and real relays.
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/fd.h"
 #include "room_outbox/hook.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
 #include "support/relay_process.h"
 #include "support/test_database.h"
 #include "support/wait.h"
+#include "support/wake_sink.h"
 
 namespace room_outbox::testing {
 namespace {
 
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
-
-// A unix datagram socket bound where the relay's [wake] socket would be; counts wake-ups.
-class WakeListener {
- public:
-  WakeListener() {
-    char tmpl[] = "/tmp/hook-wake-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    path_ = dir_ + "/wake.sock";
-    fd_ = core::Fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path_.data(), path_.size());
-    bound_ = fd_ && ::bind(fd_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
-  ~WakeListener() { std::filesystem::remove_all(dir_); }
-  WakeListener(const WakeListener&) = delete;
-  WakeListener& operator=(const WakeListener&) = delete;
-
-  bool bound() const { return bound_; }
-  const std::string& path() const { return path_; }
-  // A path in the same directory where nothing is bound.
-  std::string unbound_path() const { return dir_ + "/nobody.sock"; }
-
-  // Reads every datagram waiting now; returns how many there were.
-  size_t Drain() {
-    size_t n = 0;
-    char buf[16];
-    while (::recv(fd_.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0) ++n;
-    return n;
-  }
-
- private:
-  std::string dir_;
-  std::string path_;
-  core::Fd fd_;
-  bool bound_ = false;
-};
 
 class HookSyncModeTest : public ::testing::Test {
  protected:
@@ -74,8 +32,7 @@ class HookSyncModeTest : public ::testing::Test {
     ASSERT_TRUE(wake_.bound()) << wake_.path();
   }
 
-  HookOptions Options(SyncPublishMode mode,
-                      milliseconds sync_publish_timeout = milliseconds(500)) {
+  HookOptions Options(SyncPublishMode mode, milliseconds sync_publish_timeout = milliseconds(500)) {
     HookOptions options;
     options.mysql = db_.Options();
     options.tencent_im = im_.ClientOptions();
@@ -157,7 +114,7 @@ class HookSyncModeTest : public ::testing::Test {
 
   TestDatabase db_;
   FakeImServer im_;
-  WakeListener wake_;
+  WakeSink wake_;
 };
 
 TEST_F(HookSyncModeTest, BackgroundPublishesEveryEventOnceInRoomOrderAndDoesNotWakeTheRelay) {

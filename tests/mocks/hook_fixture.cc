@@ -9,10 +9,6 @@ using ::testing::AnyNumber;
 using ::testing::Return;
 using ::testing::StrictMock;
 
-core::Result<size_t> LostMark() {
-  return core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): server gone");
-}
-
 HookOptions HookFixture::DefaultOptions() {
   HookOptions options;
   options.node_id = "node-a";

@@ -27,12 +27,6 @@
 
 namespace room_outbox::testing {
 
-// Row ids as the store's marks and releases receive them.
-MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
-
-// What a mark answers when the connection went away under it.
-core::Result<size_t> LostMark();
-
 class HookFixture : public ::testing::Test {
  protected:
   // node_id "node-a", sync_publish_timeout 250 ms, log lines into logs_.

@@ -1,7 +1,11 @@
-// gMock double of HookStore, one method per interface method.
+// gMock double of HookStore, one method per interface method; IdsAre matches the row ids a mark
+// or a release receives, LostMark is a mark's answer when the connection went away under it.
 #pragma once
 
 #include <gmock/gmock.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "store/hook_store.h"
 
@@ -22,5 +26,11 @@ class MockHookStore : public internal::HookStore {
   MOCK_METHOD(core::Result<size_t>, RecordPackSize,
               (const std::string& token, int64_t first_row_id, size_t events), (override));
 };
+
+MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
+
+inline core::Result<size_t> LostMark() {
+  return core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): server gone");
+}
 
 }  // namespace room_outbox::testing

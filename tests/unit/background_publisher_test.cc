@@ -8,25 +8,18 @@
 #include <atomic>
 #include <future>
 
-#include "fake_clock.h"
-#include "mock_hook_store.h"
-#include "mock_publisher.h"
+#include "background_fixture.h"
 #include "support/wait.h"
 
 namespace room_outbox::testing {
 namespace {
 
 using internal::BackgroundJob;
-using internal::BackgroundPublisher;
-using internal::BackgroundRow;
 using internal::RoomView;
 using std::chrono::milliseconds;
 using ::testing::_;
 using ::testing::Eq;
 using ::testing::Return;
-using ::testing::StrictMock;
-
-MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
 
 core::PublishOutcome Delivered() {
   core::PublishOutcome o;
@@ -43,41 +36,9 @@ core::PublishOutcome Failed() {
   return o;
 }
 
-class BackgroundPublisherTest : public ::testing::Test {
+class BackgroundPublisherTest : public BackgroundFixture {
  protected:
-  void Start(size_t capacity = 8) {
-    auto store = std::make_unique<StrictMock<MockHookStore>>();
-    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
-    store_ = store.get();
-    publisher_ = publisher.get();
-    background_ = std::make_unique<BackgroundPublisher>(
-        BackgroundPublisher::Options{capacity, milliseconds(2000), {}}, std::move(store),
-        std::move(publisher), internal::MakeSyncBreaker(), clock_, wake_);
-  }
-
-  // A command committed now: its deadline is 2 s away on the publisher's clock.
-  BackgroundJob Job(const std::string& token, const std::string& room, std::vector<int64_t> ids) {
-    BackgroundJob job{token, room, clock_.SteadyMs() + 2000, {}, false};
-    for (int64_t id : ids) {
-      job.rows.push_back(BackgroundRow{id,
-                                       Envelope{"evt-" + std::to_string(id), "RoomGiftSent", room,
-                                                1, "cmd", "req", "node", 1, "{}"},
-                                       ""});
-    }
-    return job;
-  }
-
-  bool Offer(BackgroundJob job, bool earlier_pending) {
-    EXPECT_TRUE(background_->Reserve());
-    const RoomView view = background_->View(job.room_id);
-    return background_->Offer(std::move(job), view, earlier_pending);
-  }
-
-  FakeClock clock_;
-  internal::WakeSender wake_{""};
-  StrictMock<MockHookStore>* store_ = nullptr;
-  StrictMock<MockPublisher>* publisher_ = nullptr;
-  std::unique_ptr<BackgroundPublisher> background_;
+  void Start(size_t capacity = 8) { BackgroundFixture::Start(DefaultOptions(capacity)); }
 };
 
 TEST_F(BackgroundPublisherTest, RowsBehindAnEarlierPendingRowThatIsNotTheQueuesAreRefused) {

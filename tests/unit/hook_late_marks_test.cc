@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "background_publisher.h"
+#include "background_fixture.h"
 #include "hook_fixture.h"
 #include "late_marks.h"
 #include "support/wait.h"
@@ -133,29 +133,14 @@ TEST_F(HookLateMarksTest, AHookClosingWritesTheMarksStillWaitingOnce) {
 
 // The background publisher with the Hook's LateMarks: its own failed mark is written by its
 // thread once LateMarks::kFirstRetry has passed on its clock, then after 2 s when that fails.
-class BackgroundLateMarksTest : public ::testing::Test {
+class BackgroundLateMarksTest : public BackgroundFixture {
  protected:
   BackgroundLateMarksTest() {
-    auto store = std::make_unique<StrictMock<MockHookStore>>();
-    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
-    store_ = store.get();
-    publisher_ = publisher.get();
-    internal::BackgroundPublisher::Options options{8, milliseconds(2000), {}, &counters_};
+    internal::BackgroundPublisher::Options options = DefaultOptions();
     options.late_marks = &late_;
-    background_ = std::make_unique<internal::BackgroundPublisher>(
-        options, std::move(store), std::move(publisher), internal::MakeSyncBreaker(), clock_,
-        wake_);
+    Start(options);
   }
 
-  internal::BackgroundJob Job(const std::string& token, int64_t id) {
-    internal::BackgroundJob job{
-        token, "room-" + std::to_string(id), clock_.SteadyMs() + 2000, {}, false};
-    job.rows.push_back(internal::BackgroundRow{id,
-                                               Envelope{"evt-" + std::to_string(id), "RoomGiftSent",
-                                                        job.room_id, 1, "cmd", "req", "n", 1, "{}"},
-                                               ""});
-    return job;
-  }
   // Offers a job whose row is published and marked; returns once its mark was made.
   void PublishOne(const std::string& token, int64_t id) {
     std::atomic<bool> marked{false};
@@ -166,20 +151,9 @@ class BackgroundLateMarksTest : public ::testing::Test {
           marked = true;
           return core::Result<size_t>(1);
         });
-    ASSERT_TRUE(background_->Reserve());
-    internal::BackgroundJob job = Job(token, id);
-    const internal::RoomView view = background_->View(job.room_id);
-    ASSERT_TRUE(background_->Offer(std::move(job), view, false));
+    ASSERT_TRUE(Offer(Job(token, "room-" + std::to_string(id), {id})));
     ASSERT_TRUE(Eventually([&] { return marked.load(); }, milliseconds(5000)));
   }
-
-  FakeClock clock_;
-  internal::WakeSender wake_{""};
-  internal::HookCounters counters_;
-  internal::LateMarks late_{&counters_, {}};
-  StrictMock<MockHookStore>* store_ = nullptr;
-  StrictMock<MockPublisher>* publisher_ = nullptr;
-  std::unique_ptr<internal::BackgroundPublisher> background_;
 };
 
 TEST_F(BackgroundLateMarksTest, ItsThreadWritesAFailedMarkAfterOneSecondThenAfterTwoOnAFailure) {
@@ -201,10 +175,7 @@ TEST_F(BackgroundLateMarksTest, ItsThreadWritesAFailedMarkAfterOneSecondThenAfte
         ++late_tries;
         return core::Result<size_t>(1);
       });
-  ASSERT_TRUE(background_->Reserve());
-  internal::BackgroundJob job = Job("tok-a", 1);
-  const internal::RoomView view = background_->View(job.room_id);
-  ASSERT_TRUE(background_->Offer(std::move(job), view, false));
+  ASSERT_TRUE(Offer(Job("tok-a", "room-1", {1})));
   ASSERT_TRUE(Eventually([&] { return first_failed.load(); }, milliseconds(5000)));
   ASSERT_TRUE(Eventually([&] { return late_.waiting() == 1; }, milliseconds(5000)));
 

@@ -6,19 +6,15 @@
 // of its queue.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <atomic>
-#include <cstring>
-#include <filesystem>
 #include <future>
 
-#include "background_publisher.h"
-#include "core/fd.h"
+#include "background_fixture.h"
 #include "hook_fixture.h"
 #include "room_backoff.h"
 #include "support/wait.h"
+#include "support/wake_sink.h"
 
 namespace room_outbox::testing {
 namespace {
@@ -38,37 +34,6 @@ core::PublishOutcome FreqCtrl() {
   out.http_status = 200;
   return out;
 }
-
-// A unix datagram socket standing where the relay's wake socket would be; counts datagrams.
-class WakeSink {
- public:
-  WakeSink() {
-    char tmpl[] = "/tmp/hook-backoff-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    path_ = dir_ + "/wake.sock";
-    fd_ = core::Fd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path_.data(), path_.size());
-    bound_ = fd_ && ::bind(fd_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~WakeSink() { std::filesystem::remove_all(dir_); }
-  bool bound() const { return bound_; }
-  const std::string& path() const { return path_; }
-  // The datagrams that arrived since the last call.
-  size_t Drain() {
-    size_t n = 0;
-    char buf[16];
-    while (::recv(fd_.get(), buf, sizeof buf, MSG_DONTWAIT) > 0) ++n;
-    return n;
-  }
-
- private:
-  std::string dir_;
-  std::string path_;
-  core::Fd fd_;
-  bool bound_ = false;
-};
 
 class HookRoomBackoffTest : public HookFixture {
  protected:
@@ -190,42 +155,14 @@ TEST_F(HookRoomBackoffTest, RoomRefusalsNeverOpenTheSyncBreaker) {
 
 // The background publisher with the Hook's RoomBackoff: a command of a room refused while it
 // waited in the queue is released untried when it reaches the front.
-class BackgroundRoomBackoffTest : public ::testing::Test {
+class BackgroundRoomBackoffTest : public BackgroundFixture {
  protected:
   BackgroundRoomBackoffTest() {
-    auto store = std::make_unique<StrictMock<MockHookStore>>();
-    auto publisher = std::make_unique<StrictMock<MockPublisher>>();
-    store_ = store.get();
-    publisher_ = publisher.get();
-    internal::BackgroundPublisher::Options options{8, milliseconds(2000), {}, &counters_};
+    internal::BackgroundPublisher::Options options = DefaultOptions();
     options.room_backoff = &backoff_;
-    background_ = std::make_unique<internal::BackgroundPublisher>(
-        options, std::move(store), std::move(publisher), internal::MakeSyncBreaker(), clock_,
-        wake_);
-  }
-
-  internal::BackgroundJob Job(const std::string& token, const std::string& room, int64_t id) {
-    internal::BackgroundJob job{token, room, clock_.SteadyMs() + 2000, {}, false};
-    job.rows.push_back(internal::BackgroundRow{
-        id,
-        Envelope{"evt-" + std::to_string(id), "RoomGiftSent", room, 1, "cmd", "req", "n", 1, "{}"},
-        ""});
-    return job;
-  }
-  bool Offer(internal::BackgroundJob job) {
-    EXPECT_TRUE(background_->Reserve());
-    const internal::RoomView view = background_->View(job.room_id);
-    return background_->Offer(std::move(job), view, false);
+    Start(options);
   }
   uint64_t Wakes() const { return wake_.sent() + wake_.refused(); }
-
-  FakeClock clock_;
-  internal::WakeSender wake_{"/tmp/hook-backoff-test-nobody-listens.sock"};
-  internal::HookCounters counters_;
-  internal::RoomBackoff backoff_{clock_};
-  StrictMock<MockHookStore>* store_ = nullptr;
-  StrictMock<MockPublisher>* publisher_ = nullptr;
-  std::unique_ptr<internal::BackgroundPublisher> background_;
 };
 
 TEST_F(BackgroundRoomBackoffTest, ARoomRefusedWhileItsCommandWaitedIsReleasedUntriedAndOthersGoOn) {
@@ -255,10 +192,10 @@ TEST_F(BackgroundRoomBackoffTest, ARoomRefusedWhileItsCommandWaitedIsReleasedUnt
   EXPECT_CALL(*store_, MarkPublished(Eq("tok-c"), IdsAre(std::vector<int64_t>{3})))
       .WillOnce(count(1));
 
-  ASSERT_TRUE(Offer(Job("tok-a", "room-2", 1)));
+  ASSERT_TRUE(Offer(Job("tok-a", "room-2", {1})));
   ASSERT_TRUE(Eventually([&] { return first_sent.load(); }, milliseconds(5000)));
-  ASSERT_TRUE(Offer(Job("tok-b", "room-1", 2)));
-  ASSERT_TRUE(Offer(Job("tok-c", "room-3", 3)));
+  ASSERT_TRUE(Offer(Job("tok-b", "room-1", {2})));
+  ASSERT_TRUE(Offer(Job("tok-c", "room-3", {3})));
   backoff_.Refused("room-1");
   const uint64_t wakes_before = Wakes();
   gate.set_value();
@@ -281,7 +218,7 @@ TEST_F(BackgroundRoomBackoffTest, ARefusalAnsweredToTheThreadBacksTheRoomOff) {
         released = true;
         return core::Result<size_t>(1);
       });
-  ASSERT_TRUE(Offer(Job("tok-a", "room-1", 1)));
+  ASSERT_TRUE(Offer(Job("tok-a", "room-1", {1})));
   ASSERT_TRUE(Eventually([&] { return released.load(); }, milliseconds(5000)));
   EXPECT_TRUE(backoff_.BackedOff("room-1"));
   EXPECT_FALSE(backoff_.BackedOff("room-2"));

@@ -25,12 +25,6 @@ using ::testing::InSequence;
 using ::testing::Return;
 using ::testing::StrictMock;
 
-MATCHER_P(IdsAre, expected, "") { return std::vector<int64_t>(arg.begin(), arg.end()) == expected; }
-
-core::Result<size_t> Lost() {
-  return core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): server gone");
-}
-
 class LateMarksTest : public ::testing::Test {
  protected:
   void Keep(const std::string& token, std::vector<int64_t> ids) { late_.Keep(token, ids); }
@@ -49,7 +43,7 @@ TEST_F(LateMarksTest, AFailedWriteKeepsTheMarksAndALaterOneWritesThemWithTheirTo
   {
     InSequence order;
     EXPECT_CALL(store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{11, 12})))
-        .WillOnce(Return(Lost()));
+        .WillOnce(Return(LostMark()));
     EXPECT_CALL(store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{11, 12})))
         .WillOnce(Return(core::Result<size_t>(2)));
   }
@@ -78,7 +72,7 @@ TEST_F(LateMarksTest, AWriteStopsAtItsFirstFailureAndAtItsLimit) {
     EXPECT_CALL(store_, MarkPublished(Eq("tok-a"), IdsAre(std::vector<int64_t>{1})))
         .WillOnce(Return(core::Result<size_t>(1)));
     EXPECT_CALL(store_, MarkPublished(Eq("tok-b"), IdsAre(std::vector<int64_t>{2, 3})))
-        .WillOnce(Return(Lost()));
+        .WillOnce(Return(LostMark()));
   }
   EXPECT_FALSE(late_.Write(store_, 10));
   EXPECT_EQ(late_.waiting(), 3u);
