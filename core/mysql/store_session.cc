@@ -8,6 +8,12 @@
 
 namespace room_outbox::core {
 
+namespace {
+
+std::atomic<uint64_t> connection_faults{0};
+
+}  // namespace
+
 Result<void> StoreSession::Connect() {
   auto conn = Live();
   if (!conn) {
@@ -15,12 +21,6 @@ Result<void> StoreSession::Connect() {
   }
   return {};
 }
-
-namespace {
-
-std::atomic<uint64_t> connection_faults{0};
-
-}  // namespace
 
 void StoreSession::NoteConnectionFault() {
   connection_faults.fetch_add(1, std::memory_order_relaxed);

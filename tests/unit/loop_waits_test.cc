@@ -23,7 +23,21 @@ using ::testing::Invoke;
 using ::testing::Return;
 
 // The worker's collaborators, options and recorded marks: tests/mocks/worker_fixture.h.
-class LoopWaitsTest : public ::room_outbox::testing::WorkerFixture {};
+class LoopWaitsTest : public ::room_outbox::testing::WorkerFixture {
+ protected:
+  // Runs the worker against a database whose every claim fails, until it has slept `sleeps`
+  // times; returns the sleeps.
+  std::vector<milliseconds> RunWithTheDatabaseAway(size_t sleeps) {
+    EXPECT_CALL(store_, ClaimDue(_))
+        .WillRepeatedly(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
+    clock_.on_sleep = [this, sleeps] {
+      if (clock_.sleeps().size() == sleeps) stop_.RequestStop();
+    };
+    auto worker = MakeWorker();
+    worker.Run();
+    return clock_.sleeps();
+  }
+};
 
 TEST_F(LoopWaitsTest, ASleepIsClampedToThePollInterval) {
   RoomPacing pacing(milliseconds(0));
@@ -69,14 +83,7 @@ TEST_F(LoopWaitsTest, TheIdleEndsOneMillisecondAfterTheNextRowComesDue) {
 
 TEST_F(LoopWaitsTest, RepeatedDatabaseErrorsBackOffUpToTheCap) {
   options_.max_error_backoff = milliseconds(4000);
-  EXPECT_CALL(store_, ClaimDue(_))
-      .WillRepeatedly(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
-  clock_.on_sleep = [this] {
-    if (clock_.sleeps().size() == 5) stop_.RequestStop();
-  };
-  auto worker = MakeWorker();
-  worker.Run();
-  EXPECT_THAT(clock_.sleeps(),
+  EXPECT_THAT(RunWithTheDatabaseAway(5),
               ElementsAre(milliseconds(1000), milliseconds(2000), milliseconds(4000),
                           milliseconds(4000), milliseconds(4000)));
 }
@@ -85,14 +92,7 @@ TEST_F(LoopWaitsTest, RepeatedDatabaseErrorsBackOffUpToTheCap) {
 // return delivery resumes), and the back-off's line is at warn for the 1st, 2nd, 4th, ... error.
 TEST_F(LoopWaitsTest, TheShippedBackOffStopsAtOneSecondAndWarnsAtPowersOfTwo) {
   options_.poll_interval = milliseconds(200);
-  EXPECT_CALL(store_, ClaimDue(_))
-      .WillRepeatedly(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
-  clock_.on_sleep = [this] {
-    if (clock_.sleeps().size() == 6) stop_.RequestStop();
-  };
-  auto worker = MakeWorker();
-  worker.Run();
-  EXPECT_THAT(clock_.sleeps(),
+  EXPECT_THAT(RunWithTheDatabaseAway(6),
               ElementsAre(milliseconds(200), milliseconds(400), milliseconds(800),
                           milliseconds(1000), milliseconds(1000), milliseconds(1000)));
   std::vector<std::string> warned;
