@@ -8,6 +8,8 @@
 namespace room_outbox::core {
 namespace {
 
+constexpr std::string_view kRelayTokenStart = "relay-";
+
 // One generator per thread, seeded from the OS: no locking on the claim path.
 std::mt19937_64& Generator() {
   thread_local std::mt19937_64 generator{std::random_device{}()};
@@ -39,7 +41,11 @@ std::string ShortHash(std::string_view text) {
 }
 
 std::string RelayNodeTokenPrefix(std::string_view node_id) {
-  return "relay-" + ShortHash(node_id) + "-";
+  return std::string(kRelayTokenStart) + ShortHash(node_id) + "-";
+}
+
+bool IsRelayClaimToken(std::string_view token) {
+  return token.substr(0, kRelayTokenStart.size()) == kRelayTokenStart;
 }
 
 std::string NewRelayRunTag() { return RandomHex(8) + "-"; }

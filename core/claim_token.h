@@ -31,6 +31,10 @@ std::string NewRelayRunTag();
 // RelayNodeTokenPrefix + the run's tag (32 characters).
 std::string NewRelayClaimToken(std::string_view prefix);
 
+// True for a relay daemon's token (it starts with "relay-"), false for a commit's sync attempt or
+// a `--once` run's.
+bool IsRelayClaimToken(std::string_view token);
+
 // The first 16 hex characters of SHA-256(text): the stable short name of a node_id (token prefix,
 // lock name).
 std::string ShortHash(std::string_view text);

@@ -177,6 +177,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/relay_scale_test.cc
   tests/integration/relay_scopes_test.cc
   tests/integration/relay_store_test.cc
+  tests/integration/room_schedule_test.cc
   tests/integration/room_sim_test.cc
   tests/integration/schema_test.cc
   tests/integration/schema_wait_test.cc

@@ -9,9 +9,11 @@
 //
 // Each statement names the index it relies on (schema/*.sql): idx_pending_due (status,
 // next_attempt_at_ms, id), idx_room_status (status, room_id, id since schema 006; room_id, status,
-// id before it: every statement but the heads reads names both columns by equality), idx_command_id
+// id before it: every statement reads it with both columns by equality), idx_command_id
 // (command_id, id, event_id since schema 008; command_id before it: every statement reads it by
-// command_id alone), uk_command_id, uk_event_id, and the primary key.
+// command_id alone), idx_unlisted (room_listed, status, id; schema 009), uk_command_id,
+// uk_event_id, the primary key, and on room_outbox_room (schema 009) its primary key (room_id) and
+// idx_room_due (due_at_ms, room_id).
 //
 // Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
 // (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes;
@@ -173,21 +175,35 @@ inline constexpr std::string_view kRecordPackSize =
 
 // --- claim (relay) ---
 //
-// A claim is one short transaction (claim_plan.h). With per-room order: kServerNow, kDueHeads
-// (reads), kRoomPrefix (reads), kLockRows (locks), maybe kRoomAfter + kLockRows again, then kLease
-// and kSchedule, which write only rows the claim locked, by primary key, in ascending id order.
-// Without it: kServerNow, kClaimWindow (locks), kLease. Nothing in a claim waits for a lock (SKIP
-// LOCKED), so claims cannot deadlock each other.
+// A claim is one short transaction (claim_plan.h). With per-room order it works from the room
+// schedule (schema 009, room_outbox_room): the listing of rows that arrived (kListArrivals locks
+// them, kListRooms puts their rooms on the schedule, kListMark marks them listed);
+// kServerNowRooms; kDueRooms (locks the rooms due, oldest due first, at most the batch);
+// kRoomPrefix (reads); kLockRows (locks); maybe kRoomAfter + kLockRows again; then kLease and
+// kSchedule, which write only rows the claim locked, by primary key, in ascending id order, and
+// kRoomsDue / kRoomsDrop, which write only rooms the claim locked. So its cost follows the rows
+// that arrived and the rooms it serves, never the rooms backlogged. Without per-room order:
+// kServerNow, kClaimWindow (locks), kLease. No read of a claim waits for a lock (SKIP LOCKED); the
+// one write that may wait, kListRooms, takes room locks in room_id order, as the marks do after
+// their row writes, so claims and marks cannot deadlock each other.
 
-// The server's clock, read once per claim, and the time of the earliest pending row not yet due
-// (NULL when none): a lease the hook's sync publish holds, a retry, an interval slot. The relay
-// starts its next round when that row comes due if that is sooner than its poll, so a lease
-// nobody releases (a hook that died between commit and release) is claimed when it runs out.
+// Without per-room order: the server's clock, read once per claim, and the time of the earliest
+// pending row not yet due (NULL when none): a lease the hook's sync publish holds, a retry. The
+// relay starts its next round when that row comes due if that is sooner than its poll.
 // idx_pending_due (status, next_attempt_at_ms, id): the MIN is the first entry of the range.
 inline constexpr std::string_view kServerNow =
     "SELECT " ROOM_OUTBOX_SERVER_NOW_MS
     ", (SELECT MIN(next_attempt_at_ms) FROM room_outbox "
     "WHERE status = 'pending' AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS ")";
+
+// With per-room order: the server's clock and the time the earliest room not yet due comes due
+// (NULL when none): a lease, a retry, an interval slot, a head another claim or the hook holds. A
+// lease nobody gives back (a relay or a hook that died) is claimed when it runs out.
+// idx_room_due (due_at_ms, room_id): the MIN is the first entry of the range.
+inline constexpr std::string_view kServerNowRooms =
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS
+    ", (SELECT MIN(due_at_ms) FROM room_outbox_room WHERE due_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
+    ")";
 
 // The columns of a claimed row, in the order mariadb_claim.cc reads them.
 // parked_at_ms IS NOT NULL: the row was parked and requeued since (the expiry rule, ExpiryPolicy).
@@ -205,77 +221,76 @@ inline constexpr std::string_view kClaimWindow =
     "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? "
     "ORDER BY next_attempt_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED";
 
-// The rooms' heads: every room with pending rows and its head, the lowest pending id, by a loose
-// scan of idx_room_status (status, room_id, id) ("Using index for group-by": one dive per room
-// with pending rows), as CTE h; the statements below then read each head by primary key. Their
-// cost follows the rooms with pending rows, never the size of one room's backlog. A CTE, not a
-// derived table: MariaDB 10.11 keeps the loose scan of a derived table with a LIMIT placeholder
-// for the first execution of the prepared statement only; the stores prepare these statements
-// for each use (MariaDbConnection::PrepareOnce), which ClaimCostTest measures. The *ByRoom forms
-// fit a schema older than 006, whose idx_room_status is (room_id, status, id): a loose scan by
-// room_id, one dive per room the table holds (published rows included), so correct but dearer
-// until `outbox-relay migrate` applies 006.
-#define ROOM_OUTBOX_HEADS(group_by)                                                      \
-  "WITH h AS (SELECT MIN(id) AS head_id FROM room_outbox FORCE INDEX (idx_room_status) " \
-  "WHERE status = 'pending' GROUP BY " group_by ") "
-#define ROOM_OUTBOX_HEADS_BY_STATUS ROOM_OUTBOX_HEADS("status, room_id")
-#define ROOM_OUTBOX_HEADS_BY_ROOM ROOM_OUTBOX_HEADS("room_id")
+// The listing, first in every claim with per-room order: pending rows no relay has put on the
+// room schedule yet (room_listed = 0: rows written since, or given back by a relay or requeued),
+// oldest first, at most limit, locked (rows another transaction holds are skipped: the next claim
+// lists them). idx_unlisted (room_listed, status, id): the range holds only such rows, never the
+// backlog or the published history. Columns: id, room_id, in flight (1 | 0: a claim token and a
+// lease not over on the server's clock: the hook's sync publish, or a dead hook's lease). The
+// claim lists before it reads its now, so the rooms listed here count in its next due time.
+// Placeholder: limit.
+inline constexpr std::string_view kListArrivals =
+    "SELECT id, room_id, claim_token IS NOT NULL AND next_attempt_at_ms "
+    "> " ROOM_OUTBOX_SERVER_NOW_MS
+    " FROM room_outbox FORCE INDEX (idx_unlisted) WHERE room_listed = 0 AND status = 'pending' "
+    "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED";
 
-// The claim's due heads (per-room order): room_id, id and pack_size (schema 007: the pack the head
-// headed when that send failed without a definite drop, so the claim reads and holds that pack
-// whole), at most limit, in (next_attempt_at_ms, id) order. A non-locking read: the claim locks
-// what it takes by primary key (kLockRows), so a room is reached in the first claim after its head
-// comes due, whatever another room holds. Placeholders: now_ms, limit.
-#define ROOM_OUTBOX_DUE_HEADS                                                                   \
-  "SELECT o.room_id, o.id, o.pack_size FROM h STRAIGHT_JOIN room_outbox o ON o.id = h.head_id " \
-  "WHERE o.next_attempt_at_ms <= ? ORDER BY o.next_attempt_at_ms, o.id LIMIT ?"
-inline constexpr std::string_view kDueHeads = ROOM_OUTBOX_HEADS_BY_STATUS ROOM_OUTBOX_DUE_HEADS;
-inline constexpr std::string_view kDueHeadsByRoom = ROOM_OUTBOX_HEADS_BY_ROOM ROOM_OUTBOX_DUE_HEADS;
-#undef ROOM_OUTBOX_DUE_HEADS
+// The listed rows' rooms on the schedule, each due when its earliest listed row is (a row written
+// due at once: its commit time, so rooms come due oldest first; a row in flight: its lease's end,
+// so a lease nobody gives back is claimed when it runs out), or earlier when it already was. The
+// rows are the ones kListArrivals locked, read by primary key; rooms are inserted in room_id order,
+// so two listings lock rooms in the same order. Placeholders: ids...
+inline constexpr std::string_view kListRoomsPrefix =
+    "INSERT INTO room_outbox_room (room_id, due_at_ms) SELECT x.room_id, x.due_at_ms FROM "
+    "(SELECT room_id, MIN(next_attempt_at_ms) AS due_at_ms FROM room_outbox WHERE id IN ";
+inline constexpr std::string_view kListRoomsSuffix =
+    " GROUP BY room_id) AS x ORDER BY x.room_id ON DUPLICATE KEY UPDATE "
+    "due_at_ms = LEAST(room_outbox_room.due_at_ms, x.due_at_ms)";
 
-// The rooms whose head has waited longer than the placeholder (ms) since it was committed, on the
-// server's clock (the room_outbox_rooms_waiting gauge). Placeholder: wait_ms.
-#define ROOM_OUTBOX_ROOMS_WAITING                                           \
-  "SELECT COUNT(*) FROM h STRAIGHT_JOIN room_outbox o ON o.id = h.head_id " \
-  "WHERE o.created_at_ms < " ROOM_OUTBOX_SERVER_NOW_MS " - ?"
-inline constexpr std::string_view kRoomsWaiting =
-    ROOM_OUTBOX_HEADS_BY_STATUS ROOM_OUTBOX_ROOMS_WAITING;
-inline constexpr std::string_view kRoomsWaitingByRoom =
-    ROOM_OUTBOX_HEADS_BY_ROOM ROOM_OUTBOX_ROOMS_WAITING;
-#undef ROOM_OUTBOX_ROOMS_WAITING
-#undef ROOM_OUTBOX_HEADS_BY_ROOM
-#undef ROOM_OUTBOX_HEADS_BY_STATUS
-#undef ROOM_OUTBOX_HEADS
+// Primary key; rows kListArrivals locked that are not in flight (a row in flight stays unlisted:
+// when its holder gives it back, the next listing makes its room due at once). Placeholders: ids...
+inline constexpr std::string_view kListMarkPrefix =
+    "UPDATE room_outbox SET room_listed = 1 WHERE id IN ";
 
-// The first column of idx_room_status ('status' from schema 006 on, 'room_id' before): which of
-// the heads statements' forms fits the database. No placeholder.
-inline constexpr std::string_view kRoomHeadsIndex =
-    "SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
-    "AND TABLE_NAME = 'room_outbox' AND INDEX_NAME = 'idx_room_status' AND SEQ_IN_INDEX = 1";
+// The rooms due (due_at_ms <= the server's now, read in the statement: later than the listing's,
+// so the rooms it just put on the schedule are due), oldest due first, at most limit, locked: a
+// room another claim (or a listing, or a mark) holds is skipped, so concurrent claims serve
+// different rooms. idx_room_due walks the due range in order and stops at the limit.
+// Placeholder: limit.
+inline constexpr std::string_view kDueRooms =
+    "SELECT room_id FROM room_outbox_room FORCE INDEX (idx_room_due) "
+    "WHERE due_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS
+    " ORDER BY due_at_ms, room_id LIMIT ? FOR UPDATE SKIP LOCKED";
 
-// idx_pending_due: whether a pending row is due now on the server's clock (1) or not (0). The
-// relay asks it before claiming in a round a wake-up started: a datagram that brings no row then
-// costs this one read instead of a claim's transaction. A non-locking read that stops at the first
-// due row (or walks what the window would walk when none is due). No placeholder.
+// idx_pending_due (without per-room order) or the room schedule and idx_unlisted (with it):
+// whether something is due now on the server's clock (1) or not (0). The relay asks it before
+// claiming in a round a wake-up started: a datagram that brings no row then costs this one read
+// instead of a claim's transaction. Each EXISTS stops at its first entry. No placeholder.
 inline constexpr std::string_view kAnyDue =
     "SELECT EXISTS (SELECT 1 FROM room_outbox WHERE status = 'pending' "
     "AND next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
+inline constexpr std::string_view kAnyDueRooms =
+    "SELECT EXISTS (SELECT 1 FROM room_outbox_room WHERE due_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS
+    ") OR EXISTS (SELECT 1 FROM room_outbox FORCE INDEX (idx_unlisted) WHERE room_listed = 0 "
+    "AND status = 'pending' AND next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
 // idx_room_status (room_id and status by equality): one range per room from its head, LIMIT rows
 // each (the room's part of the batch plus one), not the room's whole backlog. A part is
-// "(kRoomPrefixPart) UNION ALL (...)"; unused parts of a fixed-size list get LIMIT 0.
+// "(kRoomPrefixPart) UNION ALL (...)"; unused parts of a fixed-size list get LIMIT 0. The claim
+// token (NULL when none) says whose lease holds a row in flight; pack_size on the head is the
+// pack it recorded (schema 007), so the claim reads the room's part with that pack whole.
 // Placeholders per part: room_id, limit.
-inline constexpr std::string_view kRoomPrefixPart =
-    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL "
-    "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
-    "ORDER BY id LIMIT ?";
+#define ROOM_OUTBOX_ROOM_ROWS                                                                  \
+  "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL, claim_token, " \
+  "pack_size FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = "   \
+  "'pending'"
+inline constexpr std::string_view kRoomPrefixPart = ROOM_OUTBOX_ROOM_ROWS " ORDER BY id LIMIT ?";
 
 // idx_room_status: the same range, after the last row of the room's run. Placeholders per part:
 // room_id, after_id, limit.
 inline constexpr std::string_view kRoomAfterPart =
-    "SELECT room_id, id, event_type, next_attempt_at_ms, claim_token IS NOT NULL "
-    "FROM room_outbox FORCE INDEX (idx_room_status) WHERE room_id = ? AND status = 'pending' "
-    "AND id > ? ORDER BY id LIMIT ?";
+    ROOM_OUTBOX_ROOM_ROWS " AND id > ? ORDER BY id LIMIT ?";
+#undef ROOM_OUTBOX_ROOM_ROWS
 
 // Primary key: locks the due rows the claim read (a room's first rows from its head, or after its
 // run; a lease that ran out is due), skipping any another transaction holds. Placeholders: now_ms,
@@ -285,19 +300,56 @@ inline constexpr std::string_view kLockRowsPrefix =
     "FROM room_outbox WHERE status = 'pending' AND next_attempt_at_ms <= ? AND id IN ";
 inline constexpr std::string_view kLockRowsSuffix = " ORDER BY id FOR UPDATE SKIP LOCKED";
 
-// Primary key; rows locked by this claim. Placeholders: token, lease_until_ms, now_ms, ids...
+// Primary key; rows locked by this claim. A leased row's room is on the schedule (the claim writes
+// its due time), so the row counts as listed. Placeholders: token, lease_until_ms, now_ms, ids...
 inline constexpr std::string_view kLeasePrefix =
-    "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ? "
-    "WHERE status = 'pending' AND id IN ";
+    "UPDATE room_outbox SET claim_token = ?, next_attempt_at_ms = ?, updated_at_ms = ?, "
+    "room_listed = 1 WHERE status = 'pending' AND id IN ";
 
-// Primary key; rows locked by this claim (pace slots, rows pushed behind their room's head). The
-// SET is "CASE id WHEN ? THEN ? ... END" with one pair per row (a short list repeats its last
-// pair). Placeholders: pairs..., now_ms, ids...
+// Primary key; rows locked by this claim (pace slots, rows pushed behind their room's head), listed
+// as leased rows are. The SET is "CASE id WHEN ? THEN ? ... END" with one pair per row (a short
+// list repeats its last pair). Placeholders: pairs..., now_ms, ids...
 inline constexpr std::string_view kScheduleHead =
     "UPDATE room_outbox SET next_attempt_at_ms = CASE id";
 inline constexpr std::string_view kScheduleWhen = " WHEN ? THEN ?";
 inline constexpr std::string_view kScheduleTail =
-    " END, updated_at_ms = ? WHERE status = 'pending' AND id IN ";
+    " END, updated_at_ms = ?, room_listed = 1 WHERE status = 'pending' AND id IN ";
+
+// Primary key of room_outbox_room; rooms locked by this claim: when each next needs a claim
+// ("CASE room_id WHEN ? THEN ? ... END", a short list repeating its last pair). Placeholders:
+// pairs..., room_ids...
+inline constexpr std::string_view kRoomsDueHead =
+    "UPDATE room_outbox_room SET due_at_ms = CASE room_id";
+inline constexpr std::string_view kRoomsDueTail = " END WHERE room_id IN ";
+
+// Primary key of room_outbox_room; rooms locked by this claim that have no pending row left. A row
+// committed or given back since is unlisted, so the listing puts its room back. Placeholders:
+// room_ids...
+inline constexpr std::string_view kRoomsDropPrefix =
+    "DELETE FROM room_outbox_room WHERE room_id IN ";
+
+// The rooms of rows a relay marked, read by primary key in the marks' transaction (before the
+// rooms are written, in room_id order). Columns: id, room_id. Placeholders: ids...
+inline constexpr std::string_view kRowRoomsPrefix =
+    "SELECT id, room_id FROM room_outbox WHERE id IN ";
+inline constexpr std::string_view kRowRoomsSuffix = "";
+
+// The rooms of rows a relay marked published or parked: due after the room's gap (the server's
+// now + the placeholder, ms: room_min_interval after a message, so the next message of the room
+// keeps it whichever relay sends it; 0 after a park), unless due earlier already. Written after the
+// rows, in the marks' transaction, by primary key in room_id order (the order the listing locks
+// rooms in, so the two cannot deadlock): a claim that read the room's head in flight before the
+// mark committed set the room's due time to that lease's end, and this (which waits for that
+// claim's lock on the room) brings it back. Placeholders: gap_ms, room_ids...
+inline constexpr std::string_view kRoomsProgressPrefix =
+    "UPDATE room_outbox_room SET due_at_ms = LEAST(due_at_ms, " ROOM_OUTBOX_SERVER_NOW_MS
+    " + GREATEST(?, 0)) WHERE room_id IN ";
+// The rooms of rows a relay marked failed: due at the failed head's retry, the server's now + the
+// placeholder (ms): nothing of the room goes before it. As kRoomsProgress otherwise.
+// Placeholders: retry_after_ms, room_ids...
+inline constexpr std::string_view kRoomsRetryPrefix =
+    "UPDATE room_outbox_room SET due_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " + GREATEST(?, 0) WHERE room_id IN ";
 
 // --- marks (relay and hook) ---
 //
@@ -309,10 +361,21 @@ inline constexpr std::string_view kMarkPublishedPrefix =
     ", claim_token = NULL WHERE claim_token = ? AND status = 'pending' AND id IN ";
 
 // Primary key. Placeholders: token, ids...
+#define ROOM_OUTBOX_RELEASE_SET                                            \
+  "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS \
+  ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+#define ROOM_OUTBOX_RELEASE_WHERE " WHERE claim_token = ? AND status = 'pending' AND id IN "
+// The hook's: it never reads room_listed (schema 009), so it runs on any schema the hook accepts.
+// A row the hook leased is not listed while its lease lasts (kListArrivals), so the listing puts
+// it on the schedule once it comes back.
 inline constexpr std::string_view kReleasePrefix =
-    "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
-    ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
-    " WHERE claim_token = ? AND status = 'pending' AND id IN ";
+    ROOM_OUTBOX_RELEASE_SET ROOM_OUTBOX_RELEASE_WHERE;
+// The relay's: the rows are listed again, so the next claim's listing makes their rooms due now
+// (a claim made them due at its lease's end).
+inline constexpr std::string_view kRelayReleasePrefix =
+    ROOM_OUTBOX_RELEASE_SET ", room_listed = 0" ROOM_OUTBOX_RELEASE_WHERE;
+#undef ROOM_OUTBOX_RELEASE_WHERE
+#undef ROOM_OUTBOX_RELEASE_SET
 
 // Primary key. drop_count (schema 004) grows by the third placeholder, 1 for a definite drop;
 // pack_size (schema 007) is the fourth: the events of the pack the row headed when IM did not
@@ -340,7 +403,8 @@ inline constexpr std::string_view kMarkFailed =
 inline constexpr std::string_view kNodeLockTake = "SELECT GET_LOCK(?, ?), IS_USED_LOCK(?)";
 
 // Right after the lock is taken: the rows an earlier run of this node_id still holds are given
-// back, due at once (server now), retry_count, drop_count and last_error kept: the lock says that
+// back, due at once (server now) and unlisted (the listing makes their rooms due), retry_count,
+// drop_count and last_error kept: the lock says that
 // run's connection is gone, so its leases hold nothing. Rows it had sent and not yet marked go out
 // again (the at-least-once that a kill allows). idx_pending_due: the range of pending rows not yet
 // due (leases, retry and pace times; an expired lease is due anyway), so the cost is bounded by
@@ -350,7 +414,7 @@ inline constexpr std::string_view kNodeLockTake = "SELECT GET_LOCK(?, ?), IS_USE
 inline constexpr std::string_view kReleaseNodeLeases =
     "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
-    " WHERE status = 'pending' AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
+    ", room_listed = 0 WHERE status = 'pending' AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
     " AND claim_token LIKE ? AND claim_token NOT LIKE ?";
 
 // --- stats ---
@@ -370,6 +434,18 @@ inline constexpr std::string_view kStats =
     "AND e.id < o.id) AND EXISTS (SELECT 1 FROM room_outbox l FORCE INDEX (idx_room_status) "
     "WHERE l.room_id = o.room_id AND l.status = 'pending' AND l.id > o.id)), 0) "
     "FROM room_outbox o WHERE o.status = 'pending'";
+
+// The room schedule's rooms that have pending rows, and of them those whose head has waited
+// longer than the placeholder (ms) since it was committed, on the server's clock (the
+// room_outbox_rooms_backlogged and room_outbox_rooms_waiting gauges). One dive of idx_room_status
+// per room on the schedule for its head, then the head by primary key: the cost follows the rooms
+// backlogged; the relay reads it once per stats interval, never in a claim. A room whose rows
+// are not listed yet is not counted until a claim lists them. Placeholder: wait_ms.
+inline constexpr std::string_view kRoomsBacklog =
+    "WITH h AS (SELECT (SELECT MIN(e.id) FROM room_outbox e FORCE INDEX (idx_room_status) "
+    "WHERE e.status = 'pending' AND e.room_id = r.room_id) AS head_id FROM room_outbox_room r) "
+    "SELECT COUNT(*), COALESCE(SUM(o.created_at_ms < " ROOM_OUTBOX_SERVER_NOW_MS
+    " - ?), 0) FROM h STRAIGHT_JOIN room_outbox o ON o.id = h.head_id";
 
 // --- operator commands ---
 // Used by relay/src/ops (outbox-relay stats|show|park|requeue|purge). Every absolute time is the
@@ -418,11 +494,12 @@ inline constexpr std::string_view kOpsPark =
     " WHERE event_id = ? AND status = 'pending' "
     "AND (claim_token IS NULL OR next_attempt_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS ")";
 
-// Parked -> pending, due at once, retry_count, last_error and parked_at_ms kept: parked_at_ms on a
+// Parked -> pending, due at once and unlisted (the relay's listing puts the room on the schedule),
+// retry_count, last_error and parked_at_ms kept: parked_at_ms on a
 // pending row says it was parked and requeued, so [tencent_im.max_age_by_type] never expires it
 // again (an operator's requeue means "send it").
-#define ROOM_OUTBOX_REQUEUE_SET                                     \
-  "UPDATE room_outbox SET status = 'pending', claim_token = NULL, " \
+#define ROOM_OUTBOX_REQUEUE_SET                                                      \
+  "UPDATE room_outbox SET status = 'pending', claim_token = NULL, room_listed = 0, " \
   "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
 // uk_event_id. Placeholder: event_id.
 inline constexpr std::string_view kOpsRequeueEvent =
@@ -595,14 +672,17 @@ inline constexpr Statement kServerReadOnly = Shared("server_read_only", sql::kSe
 inline constexpr Statement kCommandRows = Shared("command_rows", sql::kCommandRows);
 inline constexpr Statement kRecordPackSize = Shared("record_pack_size", sql::kRecordPackSize);
 inline constexpr Statement kServerNow = Shared("server_now", sql::kServerNow);
+inline constexpr Statement kServerNowRooms = Shared("server_now_rooms", sql::kServerNowRooms);
 inline constexpr Statement kClaimWindow = Shared("claim_window", sql::kClaimWindow);
-inline constexpr Statement kDueHeads = Shared("due_heads", sql::kDueHeads);
-inline constexpr Statement kDueHeadsByRoom = Shared("due_heads_by_room", sql::kDueHeadsByRoom);
-inline constexpr Statement kRoomsWaiting = Shared("rooms_waiting", sql::kRoomsWaiting);
-inline constexpr Statement kRoomsWaitingByRoom =
-    Shared("rooms_waiting_by_room", sql::kRoomsWaitingByRoom);
-inline constexpr Statement kRoomHeadsIndex = Shared("room_heads_index", sql::kRoomHeadsIndex);
+inline constexpr Statement kListArrivals = Shared("list_arrivals", sql::kListArrivals);
+inline constexpr Statement kListRooms =
+    Shared("list_rooms", Shape::kIdList, {sql::kListRoomsPrefix, {}, sql::kListRoomsSuffix});
+inline constexpr Statement kListMark =
+    Shared("list_mark", Shape::kIdList, {sql::kListMarkPrefix, {}, {}});
+inline constexpr Statement kDueRooms = Shared("due_rooms", sql::kDueRooms);
+inline constexpr Statement kRoomsBacklog = Shared("rooms_backlog", sql::kRoomsBacklog);
 inline constexpr Statement kAnyDue = Shared("any_due", sql::kAnyDue);
+inline constexpr Statement kAnyDueRooms = Shared("any_due_rooms", sql::kAnyDueRooms);
 inline constexpr Statement kRoomPrefix =
     Shared("room_prefix", Shape::kUnionAll, {{}, sql::kRoomPrefixPart, {}});
 inline constexpr Statement kRoomAfter =
@@ -612,10 +692,22 @@ inline constexpr Statement kLockRows =
 inline constexpr Statement kLease = Shared("lease", Shape::kIdList, {sql::kLeasePrefix, {}, {}});
 inline constexpr Statement kSchedule = Shared(
     "schedule", Shape::kCaseList, {sql::kScheduleHead, sql::kScheduleWhen, sql::kScheduleTail});
+inline constexpr Statement kRoomsDue = Shared(
+    "rooms_due", Shape::kCaseList, {sql::kRoomsDueHead, sql::kScheduleWhen, sql::kRoomsDueTail});
+inline constexpr Statement kRoomsDrop =
+    Shared("rooms_drop", Shape::kIdList, {sql::kRoomsDropPrefix, {}, {}});
+inline constexpr Statement kRowRooms =
+    Shared("row_rooms", Shape::kIdList, {sql::kRowRoomsPrefix, {}, sql::kRowRoomsSuffix});
+inline constexpr Statement kRoomsProgress =
+    Shared("rooms_progress", Shape::kIdList, {sql::kRoomsProgressPrefix, {}, {}});
+inline constexpr Statement kRoomsRetry =
+    Shared("rooms_retry", Shape::kIdList, {sql::kRoomsRetryPrefix, {}, {}});
 inline constexpr Statement kMarkPublished =
     Shared("mark_published", Shape::kIdList, {sql::kMarkPublishedPrefix, {}, {}});
 inline constexpr Statement kRelease =
     Shared("release", Shape::kIdList, {sql::kReleasePrefix, {}, {}});
+inline constexpr Statement kRelayRelease =
+    Shared("relay_release", Shape::kIdList, {sql::kRelayReleasePrefix, {}, {}});
 inline constexpr Statement kMarkFailed = Shared("mark_failed", sql::kMarkFailed);
 inline constexpr Statement kMarkParked = Shared("mark_parked", sql::kMarkParked);
 inline constexpr Statement kNodeLockTake = Shared("node_lock_take", sql::kNodeLockTake);
@@ -679,20 +771,28 @@ inline constexpr std::array kStatements = {
     &Stmt::kCommandRows,
     &Stmt::kRecordPackSize,
     &Stmt::kServerNow,
+    &Stmt::kServerNowRooms,
     &Stmt::kClaimWindow,
-    &Stmt::kDueHeads,
-    &Stmt::kDueHeadsByRoom,
-    &Stmt::kRoomsWaiting,
-    &Stmt::kRoomsWaitingByRoom,
-    &Stmt::kRoomHeadsIndex,
+    &Stmt::kListArrivals,
+    &Stmt::kListRooms,
+    &Stmt::kListMark,
+    &Stmt::kDueRooms,
+    &Stmt::kRoomsBacklog,
     &Stmt::kAnyDue,
+    &Stmt::kAnyDueRooms,
     &Stmt::kRoomPrefix,
     &Stmt::kRoomAfter,
     &Stmt::kLockRows,
     &Stmt::kLease,
     &Stmt::kSchedule,
+    &Stmt::kRoomsDue,
+    &Stmt::kRoomsDrop,
+    &Stmt::kRowRooms,
+    &Stmt::kRoomsProgress,
+    &Stmt::kRoomsRetry,
     &Stmt::kMarkPublished,
     &Stmt::kRelease,
+    &Stmt::kRelayRelease,
     &Stmt::kMarkFailed,
     &Stmt::kMarkParked,
     &Stmt::kNodeLockTake,

@@ -63,34 +63,39 @@ void StoreSession::Abort(MariaDbConnection& conn) {
   }
 }
 
+Result<size_t> StoreSession::UpdateHeldChunks(MariaDbConnection& conn, const sql::Statement& id,
+                                              const std::vector<SqlValue>& set_params,
+                                              const std::string& token,
+                                              std::span<const int64_t> ids) {
+  size_t total = 0;
+  auto updated =
+      ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
+        auto stmt = conn.Prepared(id, size);
+        if (!stmt) {
+          return Fail(stmt.error());
+        }
+        std::vector<SqlValue> params = set_params;
+        params.reserve(set_params.size() + 1 + size);
+        params.emplace_back(token);
+        for (size_t k = 0; k < size; ++k) {
+          params.emplace_back(ids[at + std::min(k, count - 1)]);
+        }
+        if (auto done = (*stmt)->Execute(params); !done) {
+          return done;
+        }
+        total += static_cast<size_t>((*stmt)->AffectedRows());
+        return {};
+      });
+  if (!updated) {
+    return Fail(updated.error());
+  }
+  return total;
+}
+
 Result<size_t> StoreSession::UpdateHeld(MariaDbConnection& conn, const sql::Statement& id,
                                         std::vector<SqlValue> set_params, const std::string& token,
                                         std::span<const int64_t> ids) {
-  auto run = [&]() -> Result<size_t> {
-    size_t total = 0;
-    auto updated =
-        ForEachChunk(ids.size(), [&](size_t size, size_t at, size_t count) -> Result<void> {
-          auto stmt = conn.Prepared(id, size);
-          if (!stmt) {
-            return Fail(stmt.error());
-          }
-          std::vector<SqlValue> params = set_params;
-          params.reserve(set_params.size() + 1 + size);
-          params.emplace_back(token);
-          for (size_t k = 0; k < size; ++k) {
-            params.emplace_back(ids[at + std::min(k, count - 1)]);
-          }
-          if (auto done = (*stmt)->Execute(params); !done) {
-            return done;
-          }
-          total += static_cast<size_t>((*stmt)->AffectedRows());
-          return {};
-        });
-    if (!updated) {
-      return Fail(updated.error());
-    }
-    return total;
-  };
+  auto run = [&]() { return UpdateHeldChunks(conn, id, set_params, token, ids); };
   if (ids.size() <= kListSizes.back()) {
     return run();  // one statement is atomic on its own
   }
@@ -106,13 +111,13 @@ Result<size_t> StoreSession::MarkPublished(const std::string& token, std::span<c
   });
 }
 
-Result<size_t> StoreSession::Release(const std::string& token, std::span<const int64_t> ids) {
+Result<size_t> StoreSession::Release(const std::string& token, std::span<const int64_t> ids,
+                                     const sql::Statement& release) {
   if (ids.empty()) {
     return 0;
   }
-  return WithConnection([&](MariaDbConnection& conn) {
-    return UpdateHeld(conn, sql::Stmt::kRelease, {}, token, ids);
-  });
+  return WithConnection(
+      [&](MariaDbConnection& conn) { return UpdateHeld(conn, release, {}, token, ids); });
 }
 
 Result<int64_t> StoreSession::RowsRead() {

@@ -85,13 +85,21 @@ class StoreSession {
   [[nodiscard]] Result<size_t> UpdateHeld(MariaDbConnection& conn, const sql::Statement& id,
                                           std::vector<SqlValue> set_params,
                                           const std::string& token, std::span<const int64_t> ids);
+  // The same statements inside the caller's transaction (never one of its own).
+  [[nodiscard]] static Result<size_t> UpdateHeldChunks(MariaDbConnection& conn,
+                                                       const sql::Statement& id,
+                                                       const std::vector<SqlValue>& set_params,
+                                                       const std::string& token,
+                                                       std::span<const int64_t> ids);
 
   // status='published', last_error=NULL, published_at_ms=server now for the rows still held by
   // `token`. Returns how many rows were marked.
   [[nodiscard]] Result<size_t> MarkPublished(const std::string& token,
                                              std::span<const int64_t> ids);
-  // Due at once (server now), retry_count unchanged, for the rows still held by `token`.
-  [[nodiscard]] Result<size_t> Release(const std::string& token, std::span<const int64_t> ids);
+  // Due at once (server now), retry_count unchanged, for the rows still held by `token`, with
+  // `release` (sql::Stmt::kRelease, or the relay's kRelayRelease, which also lists them again).
+  [[nodiscard]] Result<size_t> Release(const std::string& token, std::span<const int64_t> ids,
+                                       const sql::Statement& release = sql::Stmt::kRelease);
 
   // The sum of this connection's Handler_read_* session counters: how many index and row reads
   // the server did for it so far, this call's own SHOW STATUS included (take a difference of two

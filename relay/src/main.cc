@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -49,9 +50,10 @@ int main(int argc, char** argv) {
     return room_outbox::relay::ops::RunOpsCommand(ops, std::cout, std::cerr);
   }
   room_outbox::relay::RelayFactories factories;
-  factories.make_store = [](const room_outbox::MysqlOptions& options) {
+  factories.make_store = [](const room_outbox::MysqlOptions& options,
+                            std::chrono::milliseconds room_gap) {
     return std::unique_ptr<room_outbox::relay::RelayStore>(
-        room_outbox::relay::MakeMariaDbRelayStore(options));
+        room_outbox::relay::MakeMariaDbRelayStore(options, room_gap.count()));
   };
   factories.make_publisher = [](const room_outbox::TencentImOptions& options) {
     return room_outbox::core::MakeTencentImPublisher(options);

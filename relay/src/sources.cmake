@@ -11,7 +11,8 @@ set(ROOM_OUTBOX_SCHEMA_FILES
   ${PROJECT_SOURCE_DIR}/schema/005_im_budget_members.sql
   ${PROJECT_SOURCE_DIR}/schema/006_room_heads.sql
   ${PROJECT_SOURCE_DIR}/schema/007_pack_size.sql
-  ${PROJECT_SOURCE_DIR}/schema/008_command_rows.sql)
+  ${PROJECT_SOURCE_DIR}/schema/008_command_rows.sql
+  ${PROJECT_SOURCE_DIR}/schema/009_room_schedule.sql)
 set(ROOM_OUTBOX_SCHEMA_STEPS_CC ${PROJECT_BINARY_DIR}/generated/schema_steps.cc)
 add_custom_command(OUTPUT ${ROOM_OUTBOX_SCHEMA_STEPS_CC}
   COMMAND ${CMAKE_COMMAND} -DOUT=${ROOM_OUTBOX_SCHEMA_STEPS_CC} "-DFILES=${ROOM_OUTBOX_SCHEMA_FILES}"

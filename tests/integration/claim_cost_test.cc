@@ -1,7 +1,8 @@
 // The claim's cost follows the rooms it serves, not one room's backlog: a room with 20k pending
-// rows behind a failing head, or a hot room with 10k due rows. Measured as the rows the server's
-// handlers read for one ClaimDue on the store's own connection (Handler_read_* session counters),
-// which do not depend on the machine's speed.
+// rows behind a failing head, or a hot room with 10k due rows (the rooms backlogged:
+// RoomScheduleTest.AClaimReadsAsManyRowsWhateverTheRoomsBacklogged). Measured as the rows the
+// server's handlers read for one ClaimDue on the store's own connection (Handler_read_* session
+// counters), which do not depend on the machine's speed.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -51,6 +52,18 @@ void AddBlockedRoom(TestDatabase& db) {
   db.Exec("ANALYZE TABLE room_outbox");
 }
 
+// Every pending row listed and every room with pending rows on the room schedule, due when its
+// head is: the state a running relay keeps (its claims list rows as they arrive), which the rows
+// inserted above skip.
+void ListDirectly(TestDatabase& db) {
+  db.Exec("UPDATE room_outbox SET room_listed = 1 WHERE status = 'pending'");
+  db.Exec(
+      "INSERT INTO room_outbox_room (room_id, due_at_ms) SELECT o.room_id, o.next_attempt_at_ms "
+      "FROM room_outbox o JOIN (SELECT MIN(id) AS id FROM room_outbox WHERE status = 'pending' "
+      "GROUP BY room_id) h ON o.id = h.id");
+  db.Exec("ANALYZE TABLE room_outbox, room_outbox_room");
+}
+
 struct ClaimCost {
   int64_t rows_read = 0;
   size_t claimed = 0;
@@ -81,6 +94,17 @@ ClaimCost CostOfOneClaim(relay::MariaDbRelayStore& store) {
   return cost;
 }
 
+// Three claims in a row (each one's rows given back, so the next lists them again and sees the
+// same backlog): the most rows one of them read, and what the last one claimed.
+ClaimCost WorstOfThreeClaims(relay::MariaDbRelayStore& store) {
+  ClaimCost worst;
+  for (int k = 0; k < 3; ++k) {
+    const ClaimCost cost = CostOfOneClaim(store);
+    worst = ClaimCost{std::max(worst.rows_read, cost.rows_read), cost.claimed, cost.quiet_claimed};
+  }
+  return worst;
+}
+
 // 100 quiet rooms of one row each, due after the hot room's rows.
 void AddHundredQuietRooms(TestDatabase& db) {
   db.Exec(
@@ -105,16 +129,18 @@ TEST(ClaimCostTest, ABlockedRoomsBacklogDoesNotMakeClaimsReadMore) {
   TestDatabase without;
   ASSERT_TRUE(without.valid());
   AddQuietRooms(without);
+  ListDirectly(without);
   auto plain_store = relay::MakeMariaDbRelayStore(without.Options());
-  const ClaimCost plain = CostOfOneClaim(*plain_store);
+  const ClaimCost plain = WorstOfThreeClaims(*plain_store);
   EXPECT_EQ(plain.quiet_claimed, 100u);
 
   TestDatabase with;
   ASSERT_TRUE(with.valid());
   AddBlockedRoom(with);
   AddQuietRooms(with);
+  ListDirectly(with);
   auto store = relay::MakeMariaDbRelayStore(with.Options());
-  // The claim starts from the due heads: the blocked room's head waits, so none of its rows is
+  // The claim starts from the rooms due: the blocked room's head waits, so none of its rows is
   // read, from the first claim on (and on later executions of the same prepared statements).
   int64_t worst = 0;
   for (int k = 0; k < 3; ++k) {
@@ -127,7 +153,8 @@ TEST(ClaimCostTest, ABlockedRoomsBacklogDoesNotMakeClaimsReadMore) {
       "rows read per claim: without the blocked room %lld; with %d rows behind a failing head: "
       "worst %lld of 3 claims\n",
       static_cast<long long>(plain.rows_read), kBlockedRows, static_cast<long long>(worst));
-  // The heads, the rooms' first rows and the writes: the blocked room adds one head dive.
+  // The rooms due, their first rows, the listing of the rows given back and the writes: the
+  // blocked room, not due, adds nothing.
   EXPECT_LE(worst, plain.rows_read * 6 / 5 + 10);
 }
 
@@ -137,21 +164,22 @@ TEST(ClaimCostTest, AHotRoomsBacklogDoesNotDelayOrCostTheQuietRooms) {
   TestDatabase alone;
   ASSERT_TRUE(alone.valid());
   AddHundredQuietRooms(alone);
-  alone.Exec("ANALYZE TABLE room_outbox");
+  ListDirectly(alone);
   auto alone_store = relay::MakeMariaDbRelayStore(alone.Options());
-  const ClaimCost plain = CostOfOneClaim(*alone_store);
+  const ClaimCost plain = WorstOfThreeClaims(*alone_store);
   EXPECT_EQ(plain.quiet_claimed, 100u);
 
   TestDatabase with;
   ASSERT_TRUE(with.valid());
   AddHotRoom(with);
   AddHundredQuietRooms(with);
+  ListDirectly(with);
   auto store = relay::MakeMariaDbRelayStore(with.Options());
   int64_t worst = 0;
   for (int k = 0; k < 3; ++k) {
     const ClaimCost cost = CostOfOneClaim(*store);
-    // 101 due heads for a batch of 100: the oldest due heads first, so the hot room's head and
-    // 99 quiet rooms; the quiet room left out comes first in the next claim.
+    // 101 rooms due for a batch of 100: the oldest due first, so the hot room's head and 99
+    // quiet rooms; the quiet room left out comes first in the next claim.
     EXPECT_EQ(cost.claimed, 100u) << "claim " << k;
     EXPECT_GE(cost.quiet_claimed, 99u) << "claim " << k;
     worst = std::max(worst, cost.rows_read);

@@ -2,8 +2,9 @@
 // a fresh database gets every step, a second run applies nothing, the schema files applied by
 // hand give the same schema, a database migrated by hand before the version table existed (or
 // half way through a step) is recognised and completed, a newer one is refused, --dry-run changes
-// nothing, outbox-relay and its operator commands refuse a schema older than they need, and run on
-// one that lacks only a step they do not need (008).
+// nothing, outbox-relay and its operator commands refuse a schema older than they need, and the
+// room schedule's step (009) applies to a database with a pending backlog, which the relay then
+// drains.
 #include "migrate/migrate.h"
 
 #include <gmock/gmock.h>
@@ -75,14 +76,14 @@ class MigrateTest : public ::testing::Test {
   std::unique_ptr<RelayProcess> relay_;
 };
 
-const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 
 TEST_F(MigrateTest, AFreshDatabaseRecordsEveryStepAndASecondRunAppliesNothing) {
   EXPECT_EQ(Recorded(), kAllVersions);  // TestDatabase migrated it with the same code
   CommandResult again = Relay({"migrate"});
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
-  EXPECT_EQ(again.Json()["from_version"], 8) << again.Describe();
-  EXPECT_EQ(again.Json()["to_version"], 8);
+  EXPECT_EQ(again.Json()["from_version"], 9) << again.Describe();
+  EXPECT_EQ(again.Json()["to_version"], 9);
   EXPECT_TRUE(again.Json()["steps"].empty()) << again.Describe();
   EXPECT_EQ(Recorded(), kAllVersions);
 }
@@ -92,7 +93,7 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
   ASSERT_TRUE(by_hand.valid());
   by_hand.Exec(
       "DROP TABLE room_outbox, room_command_log, room_outbox_schema_version, "
-      "room_outbox_im_member");
+      "room_outbox_im_member, room_outbox_room");
   for (const auto& file : SchemaFiles()) {
     std::ifstream in(file);
     std::stringstream text;
@@ -100,7 +101,7 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
     by_hand.Exec(text.str());  // as a client runs a file: every statement once, in order
   }
   EXPECT_EQ(SchemaOf(by_hand), SchemaOf(db_));
-  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 9);
+  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 10);
 }
 
 TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
@@ -117,7 +118,7 @@ TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   const auto steps = run.Json()["steps"];
-  ASSERT_EQ(steps.size(), 9u) << run.Describe();
+  ASSERT_EQ(steps.size(), 10u) << run.Describe();
   EXPECT_TRUE(run.Json()["from_version"].is_null());
   EXPECT_EQ(steps[3]["name"], "003_parked");
   EXPECT_EQ(steps[3]["already_applied"], 3) << run.Describe();  // a column and two indexes
@@ -136,7 +137,7 @@ TEST_F(MigrateTest, AStepAppliedHalfWayIsCompleted) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 3");
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  ASSERT_EQ(run.Json()["steps"].size(), 6u) << run.Describe();
+  ASSERT_EQ(run.Json()["steps"].size(), 7u) << run.Describe();
   EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 1) << run.Describe();
   EXPECT_EQ(run.Json()["from_version"], 2);
   EXPECT_EQ(SchemaOf(db_), migrated);
@@ -151,7 +152,7 @@ TEST_F(MigrateTest, DryRunListsTheMissingStepsAndChangesNothing) {
   CommandResult dry = Relay({"migrate", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.Describe();
   EXPECT_EQ(dry.Json()["dry_run"], true);
-  ASSERT_EQ(dry.Json()["steps"].size(), 5u) << dry.Describe();
+  ASSERT_EQ(dry.Json()["steps"].size(), 6u) << dry.Describe();
   EXPECT_EQ(dry.Json()["steps"][0]["version"], 4);
   ASSERT_EQ(dry.Json()["steps"][0]["sql"].size(), 2u) << dry.Describe();
   EXPECT_THAT(dry.Json()["steps"][0]["sql"][0].get<std::string>(),
@@ -165,7 +166,7 @@ TEST_F(MigrateTest, ADatabaseNewerThanTheBinaryIsRefused) {
   CommandResult run = Relay({"migrate"});
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_THAT(run.Json()["error"].get<std::string>(), HasSubstr("version 99, newer than"));
-  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 99}));
+  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 99}));
 }
 
 TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
@@ -174,7 +175,7 @@ TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 4");
   CommandResult once = Relay({"--once"});
   EXPECT_EQ(once.exit_code, 2) << once.Describe();
-  EXPECT_THAT(once.err, HasSubstr("schema is version 3, older than the 7 this outbox-relay needs"));
+  EXPECT_THAT(once.err, HasSubstr("schema is version 3, older than the 9 this outbox-relay needs"));
   EXPECT_THAT(once.err, HasSubstr("run `outbox-relay migrate`"));
   CommandResult stats = Relay({"stats"});
   EXPECT_EQ(stats.exit_code, 2) << stats.Describe();
@@ -187,32 +188,40 @@ TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   EXPECT_EQ(drained.exit_code, 0) << drained.Describe();
 }
 
-// Schema 008 only rebuilds idx_command_id to cover the MySQL set's read-back: a relay runs on
-// schema 7 (it needs nothing of 008), and migrate then applies 008 alone, online, to the same
-// schema a fresh database gets.
-TEST_F(MigrateTest, ARelayRunsOnSchema7AndMigrateThenRebuildsTheCommandIndex) {
+// Schema 009 (the room schedule) on a database at 008 with a pending backlog: the relay refuses to
+// run until it is applied, migrate applies it alone (a new table, a column, an online index), and
+// the relay's first claims list the backlog and deliver it.
+TEST_F(MigrateTest, TheRoomScheduleStepAppliesUnderABacklogThatTheRelayThenDrains) {
   const std::string migrated = SchemaOf(db_);
+  db_.Exec("DROP TABLE room_outbox_room");
+  db_.Exec("ALTER TABLE room_outbox DROP INDEX idx_unlisted, DROP COLUMN room_listed");
+  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 9");
   db_.Exec(
-      "ALTER TABLE room_outbox DROP INDEX idx_command_id, ADD INDEX idx_command_id (command_id)");
-  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 8");
-  CommandResult once = Relay({"--once"});
-  EXPECT_EQ(once.exit_code, 0) << once.Describe();
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
+      "created_at_ms, updated_at_ms) SELECT CONCAT('e', seq), 'RoomGiftSent', CONCAT('r', seq % "
+      "7), "
+      "CONCAT('c', seq), JSON_OBJECT('event_id', CONCAT('e', seq), 'event_type', 'RoomGiftSent', "
+      "'room_id', CONCAT('r', seq % 7), 'room_seq', seq, 'command_id', CONCAT('c', seq), "
+      "'request_id', '', 'node_id', 'n', 'occurred_at_ms', 1, 'payload', JSON_OBJECT()), 1, 1 "
+      "FROM seq_1_to_50");
+  CommandResult refused = Relay({"--once"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
 
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  EXPECT_EQ(run.Json()["from_version"], 7);
-  EXPECT_EQ(run.Json()["to_version"], 8);
+  EXPECT_EQ(run.Json()["from_version"], 8);
+  EXPECT_EQ(run.Json()["to_version"], 9);
   ASSERT_EQ(run.Json()["steps"].size(), 1u) << run.Describe();
-  EXPECT_EQ(run.Json()["steps"][0]["name"], "008_command_rows");
+  EXPECT_EQ(run.Json()["steps"][0]["name"], "009_room_schedule");
   EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 0);
   EXPECT_EQ(SchemaOf(db_), migrated);
-  auto columns = db_.Query(
-      "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics "
-      "WHERE table_schema = '" +
-      db_.name() + "' AND table_name = 'room_outbox' AND index_name = 'idx_command_id'");
-  ASSERT_EQ(columns.size(), 1u);
-  EXPECT_EQ(columns[0][0].value_or(""), "command_id,id,event_id");
   EXPECT_EQ(Recorded(), kAllVersions);
+
+  CommandResult drained = Relay({"--once"});
+  EXPECT_EQ(drained.exit_code, 0) << drained.Describe();
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status = 'published'"), 50);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox_room"), 0)
+      << "rooms without pending rows leave the schedule";
 }
 
 // The server's SQL error log (MariaDB's sql_errlog plugin) lines of `user`: every statement the
@@ -263,7 +272,7 @@ class ServerErrorLog {
 TEST_F(MigrateTest, AFreshInstallSendsNoStatementTheServerAnswersWithAnError) {
   db_.Exec(
       "DROP TABLE room_outbox, room_command_log, room_outbox_schema_version, "
-      "room_outbox_im_member");
+      "room_outbox_im_member, room_outbox_room");
   ServerErrorLog log(db_);
   // An account of this test's own, so the shared server's other errors are not counted.
   const std::string user =

@@ -11,7 +11,7 @@ class MockRelayStore : public relay::RelayStore {
  public:
   MOCK_METHOD(core::Result<relay::Claim>, ClaimDue, (const relay::ClaimOptions& options),
               (override));
-  MOCK_METHOD(core::Result<bool>, AnyDue, (), (override));
+  MOCK_METHOD(core::Result<bool>, AnyDue, (bool per_room_order), (override));
   MOCK_METHOD(core::Result<size_t>, MarkPublished,
               (const std::string& token, std::span<const int64_t> ids), (override));
   MOCK_METHOD(core::Result<size_t>, MarkFailed,

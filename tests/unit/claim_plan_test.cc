@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <string>
+
 namespace room_outbox {
 namespace {
 
@@ -15,7 +19,7 @@ constexpr int64_t kNow = 1'000'000;
 
 relay::PlanRow Row(int64_t id, const std::string& room, int64_t next_attempt_at_ms = kNow - 1,
                    const std::string& type = "RoomGiftSent", bool leased = false) {
-  return relay::PlanRow{id, room, type, next_attempt_at_ms, leased};
+  return relay::PlanRow{id, room, type, next_attempt_at_ms, leased, 0, {}};
 }
 
 relay::PlanOptions Options(size_t limit = 100) {
@@ -326,21 +330,49 @@ TEST(ClaimPlanTest, WithPacksAndManyRoomsDueEachRoomsFirstShareIsOneMessage) {
   options.rooms.run_cut_rows = 20;
   options.rooms.room_min_interval_ms = 50;
   options.rooms.pack_events = 2;
-  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
-                                      Row(5, "b"), Row(6, "c")};
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"),
+                                      Row(4, "b"), Row(5, "b"), Row(6, "c")};
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 4, 5, 6));
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{3, kNow + 50}));
 }
 
-TEST(ClaimPlanTest, WithPacksABatchTooSmallForEveryRoomGivesTheFirstRoomsWholeMessages) {
-  relay::PlanOptions options = Options(4);
+TEST(ClaimPlanTest, WithPacksTheBatchCountsMessagesAndEachRoomsFirstMessageIsWhole) {
+  relay::PlanOptions options = Options(2);
   options.rooms.pack_events = 2;
-  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
-                                      Row(5, "b"), Row(6, "c")};
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "a"),
+                                      Row(4, "b"), Row(5, "b"), Row(6, "c")};
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
-  // Without packs each room would get a row before any gets its second: 1, 4, 6, 2.
+  // Two messages: a's first (2 rows) and b's (2 rows); c waits for the next claim.
   EXPECT_THAT(plan.lease, ElementsAre(1, 2, 4, 5));
+  EXPECT_TRUE(plan.more_due);
+
+  // Four messages hold every room's rows: a's two, b's and c's.
+  options.limit = 4;
+  EXPECT_THAT(relay::PlanClaim(options, Input(rows, rows)).lease, ElementsAre(1, 2, 3, 4, 5, 6));
+}
+
+TEST(ClaimPlanTest, ABacklogOfManyRoomsGetsEachRoomsDueEventsInOneMessage) {
+  // 50 rooms of 3 due events each and a batch of 20 messages with packs of 20: the 20 oldest
+  // rooms get all their 3 events, in one message each, whatever the number of rooms due.
+  relay::PlanOptions options = Options(20);
+  options.rooms.pack_events = 20;
+  options.rooms.run_cut_rows = 40;
+  options.rooms.room_min_interval_ms = 25;
+  std::vector<relay::PlanRow> rows;
+  for (int64_t k = 0; k < 3; ++k) {
+    for (int64_t room = 0; room < 50; ++room) {
+      rows.push_back(Row(1 + k * 50 + room, "room-" + std::to_string(100 + room)));
+    }
+  }
+  relay::ClaimPlan plan = relay::PlanClaim(options, Input(rows, rows));
+  ASSERT_EQ(plan.lease.size(), 60u);
+  std::map<std::string, int> leased;
+  for (const relay::PlanRow& row : rows) {
+    if (std::binary_search(plan.lease.begin(), plan.lease.end(), row.id)) ++leased[row.room_id];
+  }
+  EXPECT_EQ(leased.size(), 20u);
+  for (const auto& [room, events] : leased) EXPECT_EQ(events, 3) << room;
   EXPECT_TRUE(plan.more_due);
 }
 
@@ -353,7 +385,7 @@ relay::PlanRow Head(int64_t id, const std::string& room, uint32_t pack_size) {
 }
 
 TEST(ClaimPlanTest, ARecordedPackIsItsRoomsFirstMessageWhateverPackEvents) {
-  relay::PlanOptions options = Options(8);
+  relay::PlanOptions options = Options(3);
   options.rooms.pack_events = 2;
   std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"),  Row(3, "a"), Row(4, "a"),
                                          Row(5, "a"), Row(6, "a"),  Row(7, "b"), Row(8, "b"),
@@ -362,12 +394,13 @@ TEST(ClaimPlanTest, ARecordedPackIsItsRoomsFirstMessageWhateverPackEvents) {
   locked[0] = Head(1, "a", 5);
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(locked, pending));
   // Room a's first message is its recorded pack of 5, then b and c a message (2 rows) each, as
-  // far as the batch goes.
-  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3, 4, 5, 7, 8, 10));
+  // far as the batch of 3 messages goes.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3, 4, 5, 7, 8, 10, 11));
   EXPECT_TRUE(plan.more_due);
 
   // With pack_events 1 too, and a recorded pack smaller than pack_events is that pack.
   options.rooms.pack_events = 1;
+  options.limit = 4;
   EXPECT_THAT(relay::PlanClaim(options, Input(locked, pending)).lease,
               ElementsAre(1, 2, 3, 4, 5, 6, 7, 10));
   options.rooms.pack_events = 20;
@@ -378,36 +411,39 @@ TEST(ClaimPlanTest, ARecordedPackIsItsRoomsFirstMessageWhateverPackEvents) {
       << "the rows after the pack follow in later messages of the same claim";
 }
 
-TEST(ClaimPlanTest, ARecordedPackTheBatchLeftHasNoRoomForIsLeftWholeForALaterClaim) {
-  relay::PlanOptions options = Options(4);
+TEST(ClaimPlanTest, ARecordedPackIsOneMessageOfTheBatch) {
+  relay::PlanOptions options = Options(1);
   options.rooms.pack_events = 2;
   std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
                                          Row(5, "b"), Row(6, "b"), Row(7, "b")};
   std::vector<relay::PlanRow> locked = pending;
   locked[3] = Head(4, "b", 3);
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(locked, pending));
-  // Room a comes first (its head is older) and takes 2; the 2 left cannot hold b's pack of 3.
-  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 3));
+  // Room a comes first (its head is older): the one message is its first; b's pack waits whole.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2));
   EXPECT_TRUE(plan.more_due);
 
-  // Room b first: its pack whole, then a's first message.
+  // Room b first: the one message is its pack, whole.
   std::vector<relay::PlanRow> b_first = {Head(1, "b", 3), Row(2, "b"), Row(3, "b"), Row(4, "a"),
                                          Row(5, "a")};
   std::vector<relay::PlanRow> b_pending = b_first;
   b_pending[0].pack_size = 0;
-  EXPECT_THAT(relay::PlanClaim(options, Input(b_first, b_pending)).lease, ElementsAre(1, 2, 3, 4));
+  EXPECT_THAT(relay::PlanClaim(options, Input(b_first, b_pending)).lease, ElementsAre(1, 2, 3));
+  // Two messages: b's pack, then a's first message.
+  options.limit = 2;
+  EXPECT_THAT(relay::PlanClaim(options, Input(b_first, b_pending)).lease,
+              ElementsAre(1, 2, 3, 4, 5));
 }
 
 TEST(ClaimPlanTest, AClaimHoldingFewerOfARecordedPacksRowsGivesWhatItHolds) {
-  relay::PlanOptions options = Options(3);
+  relay::PlanOptions options = Options(1);
   options.rooms.pack_events = 2;
   std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "a"),
                                          Row(5, "a"), Row(6, "a"), Row(7, "b")};
   std::vector<relay::PlanRow> locked = pending;
   locked[0] = Head(1, "a", 5);
-  // A batch smaller than the pack: as much of it as the batch holds, at once (the sender sends it
-  // as a smaller pack).
-  EXPECT_THAT(relay::PlanClaim(options, Input(locked, pending)).lease, ElementsAre(1, 2, 3));
+  // A batch of one message: the whole recorded pack.
+  EXPECT_THAT(relay::PlanClaim(options, Input(locked, pending)).lease, ElementsAre(1, 2, 3, 4, 5));
 
   // Row 4 is locked by another transaction: the run ends there, and the 3 rows held are given
   // as one message now, not held back waiting for it.
@@ -438,23 +474,25 @@ TEST(ClaimPlanTest, WithPacingARecordedPackCountsAsOneMessageOfTheCutAndOneSlot)
 }
 
 TEST(ClaimPlanTest, WithPacingARecordedPackLeftForALaterClaimKeepsItsRowsInOneSlot) {
-  relay::PlanOptions options = Options(4);
+  relay::PlanOptions options = Options(2);
   options.rooms.run_cut_rows = 20;
   options.rooms.room_min_interval_ms = 50;
   options.rooms.pack_events = 2;
-  std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"), Row(3, "a"), Row(4, "b"),
-                                         Row(5, "b"), Row(6, "b"), Row(7, "b"), Row(8, "b")};
+  std::vector<relay::PlanRow> pending = {Row(1, "a"), Row(2, "a"), Row(3, "a"),
+                                         Row(4, "c"), Row(5, "b"), Row(6, "b"),
+                                         Row(7, "b"), Row(8, "b"), Row(9, "b")};
   std::vector<relay::PlanRow> locked = pending;
-  locked[3] = Head(4, "b", 3);
+  locked[4] = Head(5, "b", 3);
   relay::ClaimPlan plan = relay::PlanClaim(options, Input(locked, pending));
-  EXPECT_THAT(plan.lease, ElementsAre(1, 2));
-  // b's pack (4, 5, 6) comes due at once in one slot, so a later claim holds it whole.
+  // Two messages: a's first and c's; b (its head the youngest) gets none.
+  EXPECT_THAT(plan.lease, ElementsAre(1, 2, 4));
+  // b's pack (5, 6, 7) comes due at once in one slot, so a later claim holds it whole.
   EXPECT_THAT(Scheduled(plan), ElementsAre(std::pair<int64_t, int64_t>{3, kNow + 50},
-                                           std::pair<int64_t, int64_t>{4, kNow + 50},
                                            std::pair<int64_t, int64_t>{5, kNow + 50},
                                            std::pair<int64_t, int64_t>{6, kNow + 50},
-                                           std::pair<int64_t, int64_t>{7, kNow + 100},
-                                           std::pair<int64_t, int64_t>{8, kNow + 100}));
+                                           std::pair<int64_t, int64_t>{7, kNow + 50},
+                                           std::pair<int64_t, int64_t>{8, kNow + 100},
+                                           std::pair<int64_t, int64_t>{9, kNow + 100}));
 }
 
 TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) {
@@ -488,6 +526,59 @@ TEST(ClaimPlanTest, APacedRoomLeasesNothingAndItsRowsComeDueAfterItsPacedForMs) 
   relay::PlanOptions no_interval = Options();
   no_interval.paced_rooms = {{"a", 30}};
   EXPECT_THAT(relay::PlanClaim(no_interval, Input(rows, rows)).lease, ElementsAre(1, 2, 3));
+}
+
+// The rooms a claim took from the room schedule, each with its next due time, or dropped.
+std::map<std::string, int64_t> RoomsDue(const relay::ClaimPlan& plan) {
+  std::map<std::string, int64_t> out;
+  for (const relay::PlannedRoomDue& room : plan.rooms_due) out[room.room_id] = room.due_at_ms;
+  return out;
+}
+
+relay::PlanRow HeldBy(int64_t id, const std::string& room, const std::string& token,
+                      int64_t lease_end) {
+  relay::PlanRow row = Row(id, room, lease_end, "RoomGiftSent", true);
+  row.claim_token = token;
+  return row;
+}
+
+TEST(ClaimPlanTest, EveryRoomTakenFromTheScheduleGetsItsNextDueTimeOrLeavesIt) {
+  relay::PlanOptions options = Options(1);
+  options.lease_ms = 30'000;
+  options.own_token_prefix = "relay-aaaaaaaaaaaaaaaa-bbbbbbbb-";
+  const std::string own = options.own_token_prefix + "000000000000000000000000";
+  const std::string other_relay = "relay-cccccccccccccccc-dddddddd-000000000000000000000000";
+  const std::string hook = "0123456789abcdef0123456789abcdef";
+  auto input =
+      Input({Row(1, "leased"), Row(2, "full")},
+            {Row(1, "leased"), Row(2, "full"), Row(3, "retry", kNow + 700),
+             HeldBy(4, "own", own, kNow + 20'000), HeldBy(5, "other", other_relay, kNow + 20'000),
+             HeldBy(6, "hook", hook, kNow + 2'000)});
+  input.rooms = {"leased", "full", "retry", "own", "other", "hook", "empty"};
+  relay::ClaimPlan plan = relay::PlanClaim(options, input);
+  EXPECT_THAT(plan.lease, ElementsAre(1));
+  const std::map<std::string, int64_t> due = RoomsDue(plan);
+  EXPECT_EQ(due.at("leased"), kNow + 30'000) << "its marks bring it back";
+  EXPECT_EQ(due.at("full"), kNow) << "due, and the batch had no room for it";
+  EXPECT_EQ(due.at("retry"), kNow + 700) << "its head's retry";
+  EXPECT_EQ(due.at("own"), kNow + 20'000) << "this relay's own lease: its marks bring it back";
+  EXPECT_EQ(due.at("other"), kNow + relay::kRelayHeadRecheckMs);
+  EXPECT_EQ(due.at("hook"), kNow + relay::kHookHeadRecheckMs);
+  EXPECT_EQ(due.count("empty"), 0u);
+  EXPECT_THAT(plan.rooms_drop, ElementsAre("empty"));
+}
+
+TEST(ClaimPlanTest, APacedRoomsNextDueTimeIsItsHeadsSlot) {
+  relay::PlanOptions options = Options(2);
+  options.rooms.run_cut_rows = 20;
+  options.rooms.room_min_interval_ms = 50;
+  options.paced_rooms = {{"a", 30}};
+  std::vector<relay::PlanRow> rows = {Row(1, "a"), Row(2, "a"), Row(3, "b")};
+  auto input = Input(rows, rows);
+  input.rooms = {"a", "b"};
+  const std::map<std::string, int64_t> due = RoomsDue(relay::PlanClaim(options, input));
+  EXPECT_EQ(due.at("a"), kNow + 30);
+  EXPECT_EQ(due.at("b"), kNow + options.lease_ms);
 }
 
 }  // namespace

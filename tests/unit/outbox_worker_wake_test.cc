@@ -22,6 +22,7 @@ using std::chrono::milliseconds;
 using ::testing::_;
 using ::testing::ElementsAre;
 using ::testing::Invoke;
+using ::testing::InvokeWithoutArgs;
 using ::testing::Return;
 
 // The worker's collaborators (tests/mocks/worker_fixture.h): marks that succeed, and a publisher
@@ -37,7 +38,7 @@ class OutboxWorkerWakeTest : public ::room_outbox::testing::WorkerFixture {
               if (during_publish_) during_publish_();
               return std::vector<core::PublishOutcome>(messages.size(), Published());
             }));
-    EXPECT_CALL(store_, AnyDue()).WillRepeatedly(Return(core::Result<bool>(true)));
+    EXPECT_CALL(store_, AnyDue(_)).WillRepeatedly(Return(core::Result<bool>(true)));
   }
 
   // Stops the loop after its `n`-th sleep.
@@ -132,7 +133,7 @@ TEST_F(OutboxWorkerWakeTest, AWakeUpNeverShortensAPacedRoomsWaitInsideARound) {
     stop_.Wake();
   };
   int claims = 0;
-  EXPECT_CALL(store_, AnyDue()).WillRepeatedly(Invoke([&] {
+  EXPECT_CALL(store_, AnyDue(_)).WillRepeatedly(InvokeWithoutArgs([&] {
     ++claims;
     return core::Result<bool>(true);
   }));
@@ -158,12 +159,12 @@ TEST_F(OutboxWorkerWakeTest, AFloodOfWakeUpsIsAtMostOneDueCheckPerGap) {
       return core::Result<bool>(due);
     };
   };
-  EXPECT_CALL(store_, AnyDue())
-      .WillOnce(Invoke(woken_then(false)))
-      .WillOnce(Invoke(woken_then(false)))
-      .WillOnce(Invoke(woken_then(false)))
-      .WillOnce(Invoke(woken_then(true)))
-      .WillRepeatedly(Invoke(woken_then(false)));
+  EXPECT_CALL(store_, AnyDue(_))
+      .WillOnce(InvokeWithoutArgs(woken_then(false)))
+      .WillOnce(InvokeWithoutArgs(woken_then(false)))
+      .WillOnce(InvokeWithoutArgs(woken_then(false)))
+      .WillOnce(InvokeWithoutArgs(woken_then(true)))
+      .WillRepeatedly(InvokeWithoutArgs(woken_then(false)));
   int claims = 0;
   EXPECT_CALL(store_, ClaimDue(_)).WillRepeatedly(Invoke([&](const relay::ClaimOptions&) {
     stop_.Wake();

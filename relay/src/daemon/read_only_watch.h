@@ -65,7 +65,7 @@ class ReadOnlyWatchedStore final : public RelayStore {
   core::Result<Claim> ClaimDue(const ClaimOptions& options) override {
     return Reported(inner_.ClaimDue(options));
   }
-  core::Result<bool> AnyDue() override { return inner_.AnyDue(); }
+  core::Result<bool> AnyDue(bool per_room_order) override { return inner_.AnyDue(per_room_order); }
   core::Result<size_t> MarkPublished(const std::string& token,
                                      std::span<const int64_t> ids) override {
     return Reported(inner_.MarkPublished(token, ids));

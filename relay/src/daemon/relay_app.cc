@@ -334,9 +334,11 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   core::Publisher& im = **publisher;
   reloader.SetReloadSecretKey([&im](const std::string& key) { im.ReloadSecretKey(key); });
   // Connects lazily: a database that is down at start is retried by the worker's back-off.
-  std::unique_ptr<RelayStore> store = factories.make_store(config.mysql);
+  const std::chrono::milliseconds room_gap = config.outbox_worker.room_min_interval;
+  std::unique_ptr<RelayStore> store = factories.make_store(config.mysql, room_gap);
   // The daemon's claim ahead (outbox_worker.h) runs on a connection of its own.
-  std::unique_ptr<RelayStore> ahead_store = cli.once ? nullptr : factories.make_store(config.mysql);
+  std::unique_ptr<RelayStore> ahead_store =
+      cli.once ? nullptr : factories.make_store(config.mysql, room_gap);
   SystemLoopClock system_clock;  // the daemon's one clock
   Telemetry telemetry(system_clock);
   if (!StartTelemetry(config, logger, telemetry)) {

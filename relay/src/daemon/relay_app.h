@@ -9,6 +9,7 @@
 // second signal is logged and changes nothing: the marking is never skipped.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -28,9 +29,11 @@ struct CliOptions {
   std::string log_level;      // overrides [log] level when set
 };
 
-// How the process builds its database store and IM publisher.
+// How the process builds its database store and IM publisher. The store's room gap is
+// [outbox_worker] room_min_interval (MariaDbRelayStore).
 struct RelayFactories {
-  std::function<std::unique_ptr<RelayStore>(const MysqlOptions&)> make_store;
+  std::function<std::unique_ptr<RelayStore>(const MysqlOptions&, std::chrono::milliseconds)>
+      make_store;
   std::function<core::Result<std::unique_ptr<core::Publisher>>(const TencentImOptions&)>
       make_publisher;
 };

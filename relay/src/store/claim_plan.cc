@@ -1,8 +1,12 @@
 #include "store/claim_plan.h"
 
 #include <algorithm>
+#include <set>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
+
+#include "core/claim_token.h"
 
 namespace room_outbox::relay {
 namespace {
@@ -13,7 +17,6 @@ struct Room {
   std::vector<const PlanRow*> locked;
   const std::vector<PlanRow>* pending = nullptr;
   size_t first_message = 1;  // rows of its first message (RoomRules::FirstMessageRows)
-  bool recorded = false;     // its head recorded a pack: the first message is that pack
 };
 
 // The head's recorded pack, when the claim holds the head locked: only locked rows carry
@@ -46,8 +49,7 @@ std::vector<Room> GroupByRoom(const PlanOptions& options, const PlanInput& input
   }
   for (Room& room : rooms) {
     const uint32_t recorded = HeadPackSize(room);
-    room.first_message = options.rooms.FirstMessageRows(recorded, options.limit);
-    room.recorded = recorded > 0;
+    room.first_message = options.rooms.FirstMessageRows(recorded);
   }
   return rooms;
 }
@@ -113,44 +115,33 @@ void HoldPacedRooms(const PlanOptions& options, const std::vector<Room>& rooms,
   }
 }
 
-// What a room may take of the batch: up to `rows`, its first message `first` rows (the others
-// the unit, pack_events), and with `whole` that first message is given whole or not at all.
+// What a room may take of the batch: up to `rows` rows, its first message `first` rows (each
+// later one `unit`, pack_events).
 struct Want {
   size_t rows = 0;
   size_t first = 1;
-  bool whole = false;
 };
 
-// The share of a room's first message, given `left` of the batch: a recorded pack whole (the rows
-// the claim holds of it) or nothing when the batch left has no room for it; else what fits.
-size_t FirstShare(const Want& want, size_t left) {
-  const size_t first = std::min(std::max<size_t>(want.first, 1), want.rows);
-  if (want.whole && first > left) return 0;
-  return std::min(first, left);
-}
-
-// Shares `batch_left` out over rooms that may take up to wants[i].rows rows each, one message per
-// room per pass (every room's first message before anyone's second), in room order: the first
-// pass gives each room its first message (FirstShare), later passes `unit` rows (pack_events).
-// A room its first pass gives nothing gets nothing in this claim. Returns the shares and lowers
-// batch_left by what was given.
-std::vector<size_t> ShareOut(const std::vector<Want>& wants, size_t& batch_left, size_t unit) {
+// Shares `messages_left` out over rooms that may take up to wants[i].rows rows each, one message
+// per room per pass (every room's first message before anyone's second), in room order: the first
+// pass gives each room its first message (want.first rows, or what it holds of them), later passes
+// `unit` rows (pack_events). Returns the shares in rows and lowers messages_left by the messages
+// given.
+std::vector<size_t> ShareOut(const std::vector<Want>& wants, size_t& messages_left, size_t unit) {
   std::vector<size_t> shares(wants.size(), 0);
   std::vector<size_t> active;
-  for (size_t i = 0; i < wants.size() && batch_left > 0; ++i) {
+  for (size_t i = 0; i < wants.size() && messages_left > 0; ++i) {
     if (wants[i].rows == 0) continue;
-    shares[i] = FirstShare(wants[i], batch_left);
-    batch_left -= shares[i];
-    if (shares[i] > 0 && shares[i] < wants[i].rows) active.push_back(i);
+    shares[i] = std::min(std::max<size_t>(wants[i].first, 1), wants[i].rows);
+    --messages_left;
+    if (shares[i] < wants[i].rows) active.push_back(i);
   }
-  while (batch_left > 0 && !active.empty()) {
+  while (messages_left > 0 && !active.empty()) {
     std::vector<size_t> next;
     for (size_t i : active) {
-      if (batch_left == 0) break;
-      const size_t give =
-          std::min({std::max<size_t>(unit, 1), wants[i].rows - shares[i], batch_left});
-      shares[i] += give;
-      batch_left -= give;
+      if (messages_left == 0) break;
+      shares[i] += std::min(std::max<size_t>(unit, 1), wants[i].rows - shares[i]);
+      --messages_left;
       if (shares[i] < wants[i].rows) next.push_back(i);
     }
     active = std::move(next);
@@ -265,7 +256,7 @@ RoomPlan LeaseShare(const PlanOptions& options, const Room& room, const Run& run
 }
 
 // Rooms whose run ends at a due row the claim does not hold: the batch left after every room's
-// share is shared out again over them (one row per room per pass), and each asks to read the
+// share is shared out again over them (one message per room per pass), and each asks to read the
 // room from that row, so the run can start there in this claim.
 void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
             const std::vector<size_t>& blocked, size_t& batch_left, ClaimPlan& plan) {
@@ -277,7 +268,11 @@ void Extend(const PlanOptions& options, const std::vector<RoomPlan>& rooms,
     const bool due = r.run.blocker->next_attempt_at_ms <= options.server_now_ms;
     // That row and the room's rows after it, as many as the cut (or the batch) allows: the claim
     // read only the room's part of the batch, so more of it may well be due.
-    wants.push_back(Want{due ? (cut_rows > 0 ? cut_rows - r.run_sent : options.limit) : 0, unit});
+    const size_t left =
+        cut_rows > 0 ? cut_rows - std::min(cut_rows, r.run_sent) : options.limit * unit;
+    wants.push_back(Want{due ? left : 0, unit});
+    // A run the cut ended at a due row: the room has more to send, in a later claim.
+    if (due && left == 0) plan.more_due = true;
   }
   const std::vector<size_t> shares = ShareOut(wants, batch_left, unit);
   for (size_t k = 0; k < blocked.size(); ++k) {
@@ -298,7 +293,7 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
   for (const Room& room : rooms) runs.push_back(WalkHeldRun(options, room));
   HoldPacedRooms(options, rooms, runs);
   for (size_t i = 0; i < rooms.size(); ++i) {
-    wants.push_back(Want{runs[i].avail, rooms[i].first_message, rooms[i].recorded});
+    wants.push_back(Want{runs[i].avail, rooms[i].first_message});
   }
   size_t batch_left = options.limit;
   const std::vector<size_t> shares = ShareBatch(options, wants, batch_left);
@@ -321,6 +316,54 @@ void PlanRooms(const PlanOptions& options, const PlanInput& input, ClaimPlan& pl
   Extend(options, planned, blocked, batch_left, plan);
 }
 
+// When a room whose head is held in flight by `token` (its lease ending at `lease_end`) should be
+// looked at again: this relay's own claims bring it back with their marks; another relay's or the
+// hook's may not, so no later than their recheck time.
+int64_t HeldHeadDue(const PlanOptions& options, const std::string& token, int64_t lease_end) {
+  const std::string_view own = options.own_token_prefix;
+  if (!own.empty() && std::string_view(token).substr(0, own.size()) == own) return lease_end;
+  const int64_t recheck = core::IsRelayClaimToken(token) ? kRelayHeadRecheckMs : kHookHeadRecheckMs;
+  return std::min(lease_end, options.server_now_ms + recheck);
+}
+
+// The head's next_attempt_at_ms once the plan is written (plan.schedule sorted by id).
+int64_t PlannedTime(const ClaimPlan& plan, const PlanRow& row) {
+  auto it = std::lower_bound(
+      plan.schedule.begin(), plan.schedule.end(), row.id,
+      [](const PlannedSchedule& scheduled, int64_t id) { return scheduled.id < id; });
+  return it != plan.schedule.end() && it->id == row.id ? it->next_attempt_at_ms
+                                                       : row.next_attempt_at_ms;
+}
+
+// Each room the claim took from the schedule: when it next needs a claim, or out of the schedule
+// when it has no pending row (claim_plan.h, "The room schedule").
+void RoomsDue(const PlanOptions& options, const PlanInput& input, ClaimPlan& plan) {
+  std::set<std::string_view> leased;
+  for (const PlanRow& row : input.locked) {
+    if (std::binary_search(plan.lease.begin(), plan.lease.end(), row.id))
+      leased.insert(row.room_id);
+  }
+  std::set<std::string_view> rooms(input.rooms.begin(), input.rooms.end());
+  const int64_t now = options.server_now_ms;
+  for (std::string_view room : rooms) {
+    auto pending = input.pending.find(std::string(room));
+    if (pending == input.pending.end() || pending->second.empty()) {
+      plan.rooms_drop.emplace_back(room);
+      continue;
+    }
+    const PlanRow& head = pending->second.front();
+    int64_t due = 0;
+    if (leased.count(room) != 0) {
+      due = now + options.lease_ms;
+    } else if (head.leased && head.next_attempt_at_ms > now) {
+      due = HeldHeadDue(options, head.claim_token, head.next_attempt_at_ms);
+    } else {
+      due = std::max(PlannedTime(plan, head), now);
+    }
+    plan.rooms_due.push_back(PlannedRoomDue{std::string(room), due});
+  }
+}
+
 }  // namespace
 
 ClaimPlan PlanClaim(const PlanOptions& options, const PlanInput& input) {
@@ -337,6 +380,7 @@ ClaimPlan PlanClaim(const PlanOptions& options, const PlanInput& input) {
   std::sort(plan.lease.begin(), plan.lease.end());
   std::sort(plan.schedule.begin(), plan.schedule.end(),
             [](const PlannedSchedule& a, const PlannedSchedule& b) { return a.id < b.id; });
+  RoomsDue(options, input, plan);
   return plan;
 }
 

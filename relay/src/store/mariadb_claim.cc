@@ -1,11 +1,13 @@
-// MariaDbRelayStore::ClaimDue: as read -> plan -> write in one short transaction
-// (claim_plan.h). Every statement's text and the index it relies on are in outbox_sql.h.
+// MariaDbRelayStore::ClaimDue: read -> plan -> write in one short transaction (claim_plan.h). Every
+// statement's text and the index it relies on are in outbox_sql.h.
 //
-// With per-room order the claim starts from the rooms' heads, not from a walk of due rows: it
-// reads the due heads (kDueHeads, at most the batch, oldest due first), shares the batch out over
-// their rooms, reads each room's first rows from its head (its part of the batch plus one) and
-// locks the due ones. So a room is reached as soon as its head is due, whatever another room's
-// backlog, and the cost of a claim follows the rooms it serves.
+// With per-room order the claim works from the room schedule (schema 009): it first lists the rows
+// that arrived since the last claim (puts their rooms on the schedule, due now), then takes the
+// rooms due (at most the batch, oldest due first, locked), reads each room's first rows from its
+// head (its part of the batch plus one), locks the due ones, plans, and writes the leases, the
+// slots and each room's next due time. So a room is reached as soon as it is due, whatever another
+// room's backlog, and the cost of a claim follows the rows arriving and the rooms it serves, not
+// the rooms backlogged.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -24,6 +26,16 @@ namespace {
 // A deadlock or lock wait timeout rolls the claim back; it is run again at once, this often.
 constexpr int kClaimAttempts = 3;
 
+// The most rows one claim lists: a batch of messages' worth (batch_size x pack_max_events), at
+// least kMinListRows so arrivals of one-event messages are listed faster than they come, at most
+// kMaxListRows so a claim after an outage's backlog arrived stays short.
+constexpr size_t kMinListRows = 500;
+constexpr size_t kMaxListRows = 5000;
+
+size_t ListLimit(const ClaimOptions& options) {
+  return std::clamp(options.limit * options.rooms.PackEvents(), kMinListRows, kMaxListRows);
+}
+
 // A row the claim holds locked: what the relay gets and what the plan needs.
 struct LockedRow {
   OutboxRow row;
@@ -37,21 +49,16 @@ struct RoomRange {
   size_t rows = 0;
 };
 
-// The claim's server now and, in `claim`, how soon the earliest pending row not yet due comes due.
-core::Result<int64_t> ServerNow(core::MariaDbConnection& conn, Claim& claim) {
-  auto stmt = conn.Prepared(core::sql::Stmt::kServerNow);
-  if (!stmt) return core::Fail(stmt.error());
-  if (auto done = (*stmt)->Execute({}); !done) return core::Fail(done.error());
-  auto rows = (*stmt)->FetchAll();
-  if (!rows) return core::Fail(rows.error());
-  if (rows->size() != 1) {
-    return core::Fail(ErrorCode::kInternal,
-                      "server_now: " + std::to_string(rows->size()) + " rows");
-  }
-  auto now = (*rows)[0].Int(0);
+// The claim's server now and, in `claim`, how soon the earliest room (per-room order) or pending
+// row (without it) not yet due comes due.
+core::Result<int64_t> ServerNow(core::MariaDbConnection& conn, const core::sql::Statement& id,
+                                Claim& claim) {
+  auto row = conn.QueryOneRow(id);
+  if (!row) return core::Fail(row.error());
+  auto now = row->Int(0);
   if (!now) return core::Fail(now.error());
-  if (!(*rows)[0].IsNull(1)) {
-    auto next_due = (*rows)[0].Int(1);
+  if (!row->IsNull(1)) {
+    auto next_due = row->Int(1);
     if (!next_due) return core::Fail(next_due.error());
     claim.next_due_in_ms = *next_due - *now;
   }
@@ -81,8 +88,13 @@ core::Result<std::vector<LockedRow>> ReadLocked(core::PreparedStatement& stmt) {
     locked.row.drop_count = static_cast<uint32_t>(*ints[5]);
     locked.row.parked_before = *ints[6] != 0;
     locked.row.pack_size = static_cast<uint32_t>(*ints[7]);
-    locked.plan = PlanRow{locked.row.id, locked.row.room_id, locked.row.event_type,
-                          *ints[3],      *ints[4] != 0,      locked.row.pack_size};
+    locked.plan = PlanRow{locked.row.id,
+                          locked.row.room_id,
+                          locked.row.event_type,
+                          *ints[3],
+                          *ints[4] != 0,
+                          locked.row.pack_size,
+                          {}};
     out.push_back(std::move(locked));
   }
   return out;
@@ -97,33 +109,90 @@ core::Result<std::vector<LockedRow>> SelectWindow(core::MariaDbConnection& conn,
   return ReadLocked(**stmt);
 }
 
-// A due head as kDueHeads reads it.
-struct DueHead {
-  std::string room_id;
-  int64_t id = 0;
-  uint32_t pack_size = 0;  // the pack it headed when that send failed without a definite drop
+// Runs the id-list statement `id` over `ids` (in the given order, chunked), after `lead` params.
+core::Result<void> ForIds(core::MariaDbConnection& conn, const core::sql::Statement& id,
+                          const std::vector<core::SqlValue>& lead,
+                          const std::vector<int64_t>& ids) {
+  return core::ForEachChunk(ids.size(),
+                            [&](size_t size, size_t at, size_t count) -> core::Result<void> {
+                              auto stmt = conn.Prepared(id, size);
+                              if (!stmt) return core::Fail(stmt.error());
+                              std::vector<core::SqlValue> params = lead;
+                              for (size_t k = 0; k < size; ++k) {
+                                params.emplace_back(ids[at + std::min(k, count - 1)]);
+                              }
+                              return (*stmt)->Execute(params);
+                            });
+}
+
+// The listing (kListArrivals, kListRooms, kListMark): up to `limit` pending rows not yet on the
+// room schedule, locked, their rooms put on it (due when their earliest row is), the rows marked
+// listed but for those in flight, which stay unlisted for their holder to give back. Returns how
+// many rows were listed; `full` when the read reached its limit.
+struct Listed {
+  size_t rows = 0;
+  bool full = false;
 };
 
-// The due heads, oldest due first, at most `limit` (kDueHeads or its schema-005 form).
-core::Result<std::vector<DueHead>> SelectDueHeads(core::MariaDbConnection& conn,
-                                                  const core::sql::Statement& heads, int64_t now_ms,
-                                                  size_t limit) {
-  // Prepared for this claim only: re-executed, MariaDB would drop the loose scan (outbox_sql.h).
-  auto stmt = conn.PrepareOnce(heads);
+core::Result<Listed> ListArrivals(core::MariaDbConnection& conn, size_t limit) {
+  auto stmt = conn.Prepared(core::sql::Stmt::kListArrivals);
   if (!stmt) return core::Fail(stmt.error());
-  const std::array<core::SqlValue, 2> params = {now_ms, static_cast<int64_t>(limit)};
+  const std::array<core::SqlValue, 1> params = {static_cast<int64_t>(limit)};
   if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
   auto rows = (*stmt)->FetchAll();
   if (!rows) return core::Fail(rows.error());
-  std::vector<DueHead> out;
+  std::vector<std::pair<std::string, int64_t>> read;  // (room_id, id)
+  std::vector<int64_t> arrived;                       // not in flight
   for (core::ResultRow& r : *rows) {
-    auto id = r.Int(1);
-    if (!id) return core::Fail(id.error());
-    auto pack_size = r.Int(2);
-    if (!pack_size) return core::Fail(pack_size.error());
-    out.push_back(DueHead{r.TakeStr(0), *id, static_cast<uint32_t>(*pack_size)});
+    auto id = r.Int(0);
+    auto in_flight = r.Int(2);
+    if (!id || !in_flight) return core::Fail(!id ? id.error() : in_flight.error());
+    read.emplace_back(r.TakeStr(1), *id);
+    if (*in_flight == 0) arrived.push_back(*id);
   }
-  return out;
+  Listed listed{arrived.size(), rows->size() >= limit};
+  if (read.empty()) return listed;
+  // Rooms are locked in room_id order across every chunk of kListRooms (outbox_sql.h says why).
+  std::sort(read.begin(), read.end());
+  std::vector<int64_t> ids;
+  ids.reserve(read.size());
+  for (const auto& [room, id] : read) ids.push_back(id);
+  if (auto put = ForIds(conn, core::sql::Stmt::kListRooms, {}, ids); !put) {
+    return core::Fail(put.error());
+  }
+  std::sort(arrived.begin(), arrived.end());
+  if (auto marked = ForIds(conn, core::sql::Stmt::kListMark, {}, arrived); !marked) {
+    return core::Fail(marked.error());
+  }
+  return listed;
+}
+
+// The rooms due, oldest due first, at most `limit`, locked (kDueRooms).
+core::Result<std::vector<std::string>> SelectDueRooms(core::MariaDbConnection& conn, size_t limit) {
+  auto stmt = conn.Prepared(core::sql::Stmt::kDueRooms);
+  if (!stmt) return core::Fail(stmt.error());
+  const std::array<core::SqlValue, 1> params = {static_cast<int64_t>(limit)};
+  if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
+  auto rows = (*stmt)->FetchAll();
+  if (!rows) return core::Fail(rows.error());
+  std::vector<std::string> rooms;
+  rooms.reserve(rows->size());
+  for (core::ResultRow& r : *rows) rooms.push_back(r.TakeStr(0));
+  return rooms;
+}
+
+// One row of a room read (kRoomPrefix, kRoomAfter): room_id, id, event_type, next_attempt_at_ms,
+// leased, claim_token, pack_size.
+core::Result<PlanRow> ReadRoomRow(core::ResultRow& r) {
+  std::array<core::Result<int64_t>, 4> ints = {r.Int(1), r.Int(3), r.Int(4), r.Int(6)};
+  for (const auto& value : ints) {
+    if (!value) return core::Fail(value.error());
+  }
+  PlanRow row{*ints[0], r.TakeStr(0),  r.TakeStr(2),
+              *ints[1], *ints[2] != 0, static_cast<uint32_t>(*ints[3]),
+              {}};
+  if (!r.IsNull(5)) row.claim_token = r.TakeStr(5);
+  return row;
 }
 
 // Reads the pending rows of each range (non-locking) into `pending`, per room in id order.
@@ -145,12 +214,11 @@ core::Result<void> ReadRooms(core::MariaDbConnection& conn, const std::vector<Ro
         auto rows = (*stmt)->FetchAll();
         if (!rows) return core::Fail(rows.error());
         for (core::ResultRow& r : *rows) {
-          std::array<core::Result<int64_t>, 3> ints = {r.Int(1), r.Int(3), r.Int(4)};
-          for (const auto& value : ints) {
-            if (!value) return core::Fail(value.error());
-          }
-          std::string room = r.TakeStr(0);
-          pending[room].push_back(PlanRow{*ints[0], room, r.TakeStr(2), *ints[1], *ints[2] != 0});
+          auto row = ReadRoomRow(r);
+          if (!row) return core::Fail(row.error());
+          std::vector<PlanRow>& room = pending[row->room_id];
+          // A range that starts at a row the room's read already holds adds only what follows.
+          if (room.empty() || row->id > room.back().id) room.push_back(std::move(*row));
         }
         return {};
       });
@@ -199,21 +267,50 @@ core::Result<void> Lease(core::MariaDbConnection& conn, const std::vector<int64_
   return {};
 }
 
-core::Result<void> Schedule(core::MariaDbConnection& conn, const std::vector<PlannedSchedule>& rows,
-                            int64_t now_ms) {
-  return core::ForEachChunk(rows.size(),
+// A CASE-list statement (kSchedule, kRoomsDue): pairs (key, value), then `between`, then the keys.
+template <class Key>
+core::Result<void> CaseList(core::MariaDbConnection& conn, const core::sql::Statement& id,
+                            const std::vector<std::pair<Key, int64_t>>& pairs,
+                            const std::vector<core::SqlValue>& between) {
+  return core::ForEachChunk(pairs.size(),
                             [&](size_t size, size_t at, size_t count) -> core::Result<void> {
-                              auto stmt = conn.Prepared(core::sql::Stmt::kSchedule, size);
+                              auto stmt = conn.Prepared(id, size);
                               if (!stmt) return core::Fail(stmt.error());
                               std::vector<core::SqlValue> params;
                               for (size_t k = 0; k < size; ++k) {
-                                const PlannedSchedule& row = rows[at + std::min(k, count - 1)];
-                                params.emplace_back(row.id);
-                                params.emplace_back(row.next_attempt_at_ms);
+                                const auto& pair = pairs[at + std::min(k, count - 1)];
+                                params.emplace_back(pair.first);
+                                params.emplace_back(pair.second);
                               }
-                              params.emplace_back(now_ms);
+                              for (const core::SqlValue& value : between) params.push_back(value);
                               for (size_t k = 0; k < size; ++k)
-                                params.emplace_back(rows[at + std::min(k, count - 1)].id);
+                                params.emplace_back(pairs[at + std::min(k, count - 1)].first);
+                              return (*stmt)->Execute(params);
+                            });
+}
+
+core::Result<void> Schedule(core::MariaDbConnection& conn, const std::vector<PlannedSchedule>& rows,
+                            int64_t now_ms) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  pairs.reserve(rows.size());
+  for (const PlannedSchedule& row : rows) pairs.emplace_back(row.id, row.next_attempt_at_ms);
+  return CaseList(conn, core::sql::Stmt::kSchedule, pairs, {now_ms});
+}
+
+// The rooms the claim took: each one's next due time, or out of the schedule.
+core::Result<void> WriteRooms(core::MariaDbConnection& conn, const ClaimPlan& plan) {
+  std::vector<std::pair<std::string, int64_t>> pairs;
+  pairs.reserve(plan.rooms_due.size());
+  for (const PlannedRoomDue& room : plan.rooms_due)
+    pairs.emplace_back(room.room_id, room.due_at_ms);
+  if (auto due = CaseList(conn, core::sql::Stmt::kRoomsDue, pairs, {}); !due) return due;
+  return core::ForEachChunk(plan.rooms_drop.size(),
+                            [&](size_t size, size_t at, size_t count) -> core::Result<void> {
+                              auto stmt = conn.Prepared(core::sql::Stmt::kRoomsDrop, size);
+                              if (!stmt) return core::Fail(stmt.error());
+                              std::vector<core::SqlValue> params;
+                              for (size_t k = 0; k < size; ++k)
+                                params.emplace_back(plan.rooms_drop[at + std::min(k, count - 1)]);
                               return (*stmt)->Execute(params);
                             });
 }
@@ -223,6 +320,8 @@ PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
   plan.server_now_ms = server_now_ms;
   plan.limit = options.limit;
   plan.rooms = options.rooms;
+  plan.lease_ms = options.lease_ms;
+  plan.own_token_prefix = options.token_prefix;
   for (const PacedRoom& room : options.paced_rooms) {
     if (room.paced_for_ms > 0) plan.paced_rooms[room.room_id] = room.paced_for_ms;
   }
@@ -261,7 +360,7 @@ core::Result<void> Extend(core::MariaDbConnection& conn, int64_t now_ms, const C
 
 core::Result<Claim> WritePlan(core::MariaDbConnection& conn, const ClaimOptions& options,
                               const ClaimPlan& plan, std::vector<LockedRow> locked, Claim claim) {
-  claim.more_due = plan.more_due;
+  claim.more_due = claim.more_due || plan.more_due;
   if (!plan.lease.empty()) {
     claim.token = options.token_prefix.empty() ? core::NewClaimToken()
                                                : core::NewRelayClaimToken(options.token_prefix);
@@ -270,6 +369,14 @@ core::Result<Claim> WritePlan(core::MariaDbConnection& conn, const ClaimOptions&
   }
   if (auto scheduled = Schedule(conn, plan.schedule, claim.server_now_ms); !scheduled) {
     return core::Fail(scheduled.error());
+  }
+  if (auto rooms = WriteRooms(conn, plan); !rooms) return core::Fail(rooms.error());
+  for (const PlannedRoomDue& room : plan.rooms_due) {
+    // A room this claim made due soon (a head another holder is sending): the loop wakes for it.
+    const int64_t in_ms = room.due_at_ms - claim.server_now_ms;
+    if (in_ms > 0 && (!claim.next_due_in_ms || in_ms < *claim.next_due_in_ms)) {
+      claim.next_due_in_ms = in_ms;
+    }
   }
   for (const PlannedPacedRoom& room : plan.paced_rooms) {
     const int64_t paced_for =
@@ -299,55 +406,71 @@ core::Result<void> LockWindow(core::MariaDbConnection& conn, int64_t now_ms, siz
   return {};
 }
 
-// Each due room's part of the batch: the batch shared equally, but with packs (pack_events > 1)
-// the rooms of the oldest heads (lowest id: the order in which the plan shares the batch out) that
-// a message each would fill the batch with get a message's worth, so the plan can give them whole
-// packs; and a head that recorded a pack (pack_size) gets at least that pack
-// (RoomRules::FirstMessageRows), so the claim can hold it whole and the resend is the same pack.
-std::vector<size_t> HeadParts(const std::vector<DueHead>& heads, size_t limit,
-                              const RoomRules& rules) {
-  const size_t equal = (limit + heads.size() - 1) / heads.size();
-  const size_t pack = std::min(rules.PackEvents(), limit);
-  std::vector<size_t> parts(heads.size(), equal);
-  if (pack > equal) {
-    std::vector<size_t> oldest(heads.size());
-    for (size_t k = 0; k < oldest.size(); ++k) oldest[k] = k;
-    std::sort(oldest.begin(), oldest.end(),
-              [&](size_t a, size_t b) { return heads[a].id < heads[b].id; });
-    const size_t packed_rooms = (limit + pack - 1) / pack;
-    for (size_t k = 0; k < oldest.size() && k < packed_rooms; ++k) parts[oldest[k]] = pack;
-  }
-  for (size_t k = 0; k < heads.size(); ++k) {
-    if (heads[k].pack_size > 0) {
-      parts[k] = std::max(parts[k], rules.FirstMessageRows(heads[k].pack_size, limit));
-    }
-  }
-  return parts;
+// Each room's part of the batch, in rows: its share of the batch's messages (the batch over the
+// rooms due, at least one message, at most the run cut's when pacing cuts runs) of pack_events
+// rows each.
+size_t RoomPart(size_t rooms, const ClaimOptions& options) {
+  const RoomRules& rules = options.rooms;
+  size_t messages = std::max<size_t>(1, (options.limit + rooms - 1) / rooms);
+  if (rules.CutRows() > 0) messages = std::min(messages, std::max<size_t>(rules.run_cut_rows, 1));
+  return messages * rules.PackEvents();
 }
 
-// With per-room order: the due heads, each room's first rows from its head (its part of the batch,
-// HeadParts, plus one to see what ends the run), and the due ones of its part, locked.
-core::Result<void> LockHeadRuns(core::MariaDbConnection& conn, const core::sql::Statement& heads,
-                                int64_t now_ms, size_t limit, const RoomRules& rules,
-                                PlanInput& input, std::vector<LockedRow>& locked) {
-  auto due = SelectDueHeads(conn, heads, now_ms, limit);
-  if (!due) return core::Fail(due.error());
-  input.window_rows = due->size();
-  if (due->empty()) return {};
-  const std::vector<size_t> parts = HeadParts(*due, limit, rules);
+// A head that recorded a pack larger than the room's part (pack_size): the rows of the room's
+// part with that pack as its first message. 0 when the part holds it already.
+size_t RecordedPart(const std::vector<PlanRow>& rows, size_t part, const RoomRules& rules) {
+  if (rows.empty() || rows.front().pack_size == 0) return 0;
+  const size_t first = rules.FirstMessageRows(rows.front().pack_size);
+  const size_t wanted = part - std::min(part, rules.PackEvents()) + first;
+  return wanted > part ? wanted : 0;
+}
+
+// Reads the rooms' first rows: each room's part plus one (to see what ends the run), and further
+// for a head whose recorded pack is larger than the part. Returns each room's part.
+core::Result<std::map<std::string, size_t, std::less<>>> ReadRoomParts(
+    core::MariaDbConnection& conn, const std::vector<std::string>& rooms,
+    const ClaimOptions& options, PlanInput& input) {
+  const size_t part = RoomPart(rooms.size(), options);
   std::map<std::string, size_t, std::less<>> part_of;
   std::vector<RoomRange> ranges;
-  for (size_t k = 0; k < due->size(); ++k) {
-    const std::string& room = (*due)[k].room_id;
-    part_of[room] = parts[k];
-    ranges.push_back(RoomRange{room, 0, parts[k] + 1});
+  for (const std::string& room : rooms) {
+    part_of[room] = part;
+    ranges.push_back(RoomRange{room, 0, part + 1});
   }
   std::sort(ranges.begin(), ranges.end(),
             [](const RoomRange& a, const RoomRange& b) { return a.room_id < b.room_id; });
-  if (auto read = ReadRooms(conn, ranges, false, input.pending); !read) return read;
+  if (auto read = ReadRooms(conn, ranges, false, input.pending); !read)
+    return core::Fail(read.error());
+  std::vector<RoomRange> further;
+  for (auto& [room, rows] : input.pending) {
+    const size_t wanted = RecordedPart(rows, part, options.rooms);
+    if (wanted == 0) continue;
+    part_of[room] = wanted;
+    if (rows.size() == part + 1) further.push_back(RoomRange{room, rows.back().id, wanted - part});
+  }
+  if (auto read = ReadRooms(conn, further, true, input.pending); !read)
+    return core::Fail(read.error());
+  return part_of;
+}
+
+// With per-room order: the rooms due, each room's first rows from its head (its part of the batch,
+// plus one to see what ends the run), and the due ones of its part, locked. `more_rows` is set when
+// a room has rows beyond its part.
+core::Result<void> LockRoomRuns(core::MariaDbConnection& conn, int64_t now_ms,
+                                const ClaimOptions& options, PlanInput& input,
+                                std::vector<LockedRow>& locked, bool& more_rows) {
+  auto rooms = SelectDueRooms(conn, options.limit);
+  if (!rooms) return core::Fail(rooms.error());
+  input.window_rows = rooms->size();
+  input.rooms = std::move(*rooms);
+  if (input.rooms.empty()) return {};
+  auto part_of = ReadRoomParts(conn, input.rooms, options, input);
+  if (!part_of) return core::Fail(part_of.error());
   std::vector<int64_t> ids;
   for (const auto& [room, rows] : input.pending) {
-    const size_t part = part_of[room];
+    const size_t part = part_of->find(room)->second;
+    // The room has rows beyond its part: whatever this claim leases, it has more to send.
+    if (rows.size() > part) more_rows = true;
     for (size_t k = 0; k < rows.size() && k < part && rows[k].next_attempt_at_ms <= now_ms; ++k) {
       ids.push_back(rows[k].id);
     }
@@ -360,24 +483,28 @@ core::Result<void> LockHeadRuns(core::MariaDbConnection& conn, const core::sql::
   return {};
 }
 
-// Read -> plan -> write, inside the caller's transaction. `heads` is the heads read that fits the
-// database (per-room order only).
-core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions& options,
-                              const core::sql::Statement* heads) {
+// Read -> plan -> write, inside the caller's transaction. With per-room order the listing comes
+// first, so the claim's next due time counts the rooms it put on the schedule.
+core::Result<Claim> ClaimOnce(core::MariaDbConnection& conn, const ClaimOptions& options) {
+  const bool rooms = options.rooms.per_room_order;
   Claim claim;
-  auto now = ServerNow(conn, claim);
+  if (rooms) {
+    auto listed = ListArrivals(conn, ListLimit(options));
+    if (!listed) return core::Fail(listed.error());
+    claim.rows_listed = listed->rows;
+    claim.more_due = listed->full;
+  }
+  auto now = ServerNow(conn, rooms ? core::sql::Stmt::kServerNowRooms : core::sql::Stmt::kServerNow,
+                       claim);
   if (!now) return core::Fail(now.error());
   claim.server_now_ms = *now;
   PlanInput input;
   std::vector<LockedRow> locked;
-  auto read = heads != nullptr
-                  ? LockHeadRuns(conn, *heads, *now, options.limit, options.rooms, input, locked)
-                  : LockWindow(conn, *now, options.limit, input, locked);
+  bool more_rows = false;
+  auto read = rooms ? LockRoomRuns(conn, *now, options, input, locked, more_rows)
+                    : LockWindow(conn, *now, options.limit, input, locked);
   if (!read) return core::Fail(read.error());
-  if (locked.empty()) {
-    claim.more_due = input.window_rows >= options.limit;
-    return claim;
-  }
+  if (input.window_rows >= options.limit || more_rows) claim.more_due = true;
   const PlanOptions plan_options = ToPlanOptions(options, *now);
   ClaimPlan plan = PlanClaim(plan_options, input);
   if (!plan.extensions.empty()) {
@@ -404,14 +531,8 @@ core::Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
     return core::Fail(given_back.error());
   }
   auto claimed = session_.WithConnection([&](core::MariaDbConnection& conn) -> core::Result<Claim> {
-    const core::sql::Statement* heads = nullptr;
-    if (options.rooms.per_room_order) {
-      auto chosen = RoomHeadsOf(conn);
-      if (!chosen) return core::Fail(chosen.error());
-      heads = chosen->due;
-    }
     for (int attempt = 1;; ++attempt) {
-      auto claim = ClaimTransaction(conn, options, heads);
+      auto claim = ClaimTransaction(conn, options);
       // A deadlock or lock wait timeout rolled the whole claim back: run it again at once.
       if (claim || claim.error().code != ErrorCode::kAborted || attempt == kClaimAttempts) {
         return claim;
@@ -426,10 +547,9 @@ core::Result<Claim> MariaDbRelayStore::ClaimDue(const ClaimOptions& options) {
 }
 
 core::Result<Claim> MariaDbRelayStore::ClaimTransaction(core::MariaDbConnection& conn,
-                                                        const ClaimOptions& options,
-                                                        const core::sql::Statement* heads) {
+                                                        const ClaimOptions& options) {
   if (auto begun = conn.Begin(); !begun) return core::Fail(begun.error());
-  auto claim = ClaimOnce(conn, options, heads);
+  auto claim = ClaimOnce(conn, options);
   if (!claim) {
     session_.Abort(conn);
     return claim;
@@ -461,7 +581,7 @@ core::Result<void> MariaDbRelayStore::ReleaseUncertainLeases() {
   while (!uncertain_.empty()) {
     // Token-checked: rows the lost COMMIT did not lease, or that another claim holds since,
     // are left as they are.
-    auto released = session_.Release(uncertain_.front().token, uncertain_.front().ids);
+    auto released = Release(uncertain_.front().token, uncertain_.front().ids);
     if (!released) return core::Fail(released.error());
     uncertain_.erase(uncertain_.begin());
   }

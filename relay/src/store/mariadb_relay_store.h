@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -28,29 +29,28 @@ namespace room_outbox::relay {
 // What the store prepares at connect: the statements of its calls (a composed statement at its
 // smallest size). A statement outside the connection's set is skipped.
 inline constexpr const core::sql::Statement* kRelayStatements[] = {
-    &core::sql::Stmt::kServerNow,
-    &core::sql::Stmt::kDueHeads,
-    &core::sql::Stmt::kDueHeadsByRoom,
-    &core::sql::Stmt::kRoomsWaiting,
-    &core::sql::Stmt::kRoomsWaitingByRoom,
-    &core::sql::Stmt::kRoomHeadsIndex,
-    &core::sql::Stmt::kClaimWindow,
-    &core::sql::Stmt::kAnyDue,
-    &core::sql::Stmt::kRoomPrefix,
-    &core::sql::Stmt::kRoomAfter,
-    &core::sql::Stmt::kLockRows,
-    &core::sql::Stmt::kLease,
-    &core::sql::Stmt::kSchedule,
-    &core::sql::Stmt::kMarkPublished,
-    &core::sql::Stmt::kRelease,
-    &core::sql::Stmt::kMarkFailed,
-    &core::sql::Stmt::kMarkParked,
-    &core::sql::Stmt::kStats,
+    &core::sql::Stmt::kServerNow,    &core::sql::Stmt::kServerNowRooms,
+    &core::sql::Stmt::kClaimWindow,  &core::sql::Stmt::kListArrivals,
+    &core::sql::Stmt::kListRooms,    &core::sql::Stmt::kListMark,
+    &core::sql::Stmt::kDueRooms,     &core::sql::Stmt::kAnyDue,
+    &core::sql::Stmt::kAnyDueRooms,  &core::sql::Stmt::kRoomPrefix,
+    &core::sql::Stmt::kRoomAfter,    &core::sql::Stmt::kLockRows,
+    &core::sql::Stmt::kLease,        &core::sql::Stmt::kSchedule,
+    &core::sql::Stmt::kRoomsDue,     &core::sql::Stmt::kRoomsDrop,
+    &core::sql::Stmt::kRowRooms,     &core::sql::Stmt::kRoomsProgress,
+    &core::sql::Stmt::kRoomsRetry,   &core::sql::Stmt::kMarkPublished,
+    &core::sql::Stmt::kRelayRelease, &core::sql::Stmt::kMarkFailed,
+    &core::sql::Stmt::kMarkParked,   &core::sql::Stmt::kStats,
+    &core::sql::Stmt::kRoomsBacklog,
 };
 
 class MariaDbRelayStore final : public RelayStore {
  public:
-  explicit MariaDbRelayStore(const MysqlOptions& options) : session_(options, kRelayStatements) {}
+  // `room_gap_ms`: [outbox_worker] room_min_interval (0: none). A room whose message this store
+  // marks published is due again that long after the mark at the earliest, whichever relay claims
+  // it next.
+  explicit MariaDbRelayStore(const MysqlOptions& options, int64_t room_gap_ms = 0)
+      : session_(options, kRelayStatements), room_gap_ms_(room_gap_ms) {}
 
   // Connects now unless connected (StoreSession::Connect).
   [[nodiscard]] core::Result<void> Connect() { return session_.Connect(); }
@@ -61,42 +61,32 @@ class MariaDbRelayStore final : public RelayStore {
   [[nodiscard]] core::Result<int64_t> RowsRead() { return session_.RowsRead(); }
 
   [[nodiscard]] core::Result<Claim> ClaimDue(const ClaimOptions& options) override;
-  [[nodiscard]] core::Result<bool> AnyDue() override;
+  [[nodiscard]] core::Result<bool> AnyDue(bool per_room_order) override;
   [[nodiscard]] core::Result<size_t> MarkPublished(const std::string& token,
-                                                   std::span<const int64_t> ids) override {
-    return session_.MarkPublished(token, ids);
-  }
+                                                   std::span<const int64_t> ids) override;
   [[nodiscard]] core::Result<size_t> MarkFailed(const std::string& token,
                                                 std::span<const FailedAttempt> attempts) override;
   [[nodiscard]] core::Result<size_t> MarkParked(const std::string& token,
                                                 std::span<const FailedAttempt> attempts) override;
   [[nodiscard]] core::Result<size_t> Release(const std::string& token,
                                              std::span<const int64_t> ids) override {
-    return session_.Release(token, ids);
+    return session_.Release(token, ids, core::sql::Stmt::kRelayRelease);
   }
   [[nodiscard]] core::Result<OutboxStats> Stats() override;
 
  private:
-  // Runs the prepared statement `id` once per attempt with params_of(attempt), all in one
-  // transaction when there is more than one; returns the rows changed.
-  template <class ParamsOf>
+  // Runs the prepared statement `id` once per attempt with params_of(attempt), then brings the
+  // attempts' rooms back on the room schedule (RoomsAfterMark with next_of(attempt): a statement
+  // and its delay), all in one transaction; returns the rows changed.
+  template <class ParamsOf, class NextOf>
   [[nodiscard]] core::Result<size_t> UpdateEachAttempt(const core::sql::Statement& id,
                                                        std::span<const FailedAttempt> attempts,
-                                                       ParamsOf&& params_of);
-
-  // The heads statements that fit the connected database's idx_room_status (kDueHeads and
-  // kRoomsWaiting from schema 006 on, their *ByRoom forms before), read once per connection.
-  struct RoomHeads {
-    const core::sql::Statement* due = nullptr;
-    const core::sql::Statement* waiting = nullptr;
-  };
-  [[nodiscard]] core::Result<RoomHeads> RoomHeadsOf(core::MariaDbConnection& conn);
+                                                       ParamsOf&& params_of, NextOf&& next_of);
 
   // The claim's transaction: ClaimOnce, then COMMIT. A COMMIT without an answer records the
   // claim's rows as an uncertain lease.
   [[nodiscard]] core::Result<Claim> ClaimTransaction(core::MariaDbConnection& conn,
-                                                     const ClaimOptions& options,
-                                                     const core::sql::Statement* heads);
+                                                     const ClaimOptions& options);
   // A claim whose COMMIT got no answer (the connection was cut while it was in flight): the
   // server may or may not hold its lease. Its rows are given back (Release by its token, due at
   // once) before the next claim, so they wait neither for the lease nor for nobody.
@@ -111,12 +101,25 @@ class MariaDbRelayStore final : public RelayStore {
   [[nodiscard]] core::Result<void> ReleaseUncertainLeases();
 
   core::StoreSession session_;
+  int64_t room_gap_ms_ = 0;
   std::vector<UncertainLease> uncertain_;
-  RoomHeads heads_;
-  uint64_t heads_connection_ = 0;  // the connection heads_ was read on
 };
 
+// What a mark makes of its row's room on the room schedule: kRoomsProgress (due at the server's
+// now + delay_ms at the latest: the room's gap) or kRoomsRetry (due at the server's now +
+// delay_ms: a failed head's retry).
+struct RoomNextOfRow {
+  const core::sql::Statement* statement = nullptr;
+  int64_t delay_ms = 0;
+};
+
+// The rooms of the rows of `next_of_row` (by row id) on the room schedule after a mark, in room_id
+// order, inside the caller's transaction.
+[[nodiscard]] core::Result<void> RoomsAfterMark(
+    core::MariaDbConnection& conn, const std::map<int64_t, RoomNextOfRow>& next_of_row);
+
 // A store that connects on its first call (or on Connect()).
-[[nodiscard]] std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& options);
+[[nodiscard]] std::unique_ptr<MariaDbRelayStore> MakeMariaDbRelayStore(const MysqlOptions& options,
+                                                                       int64_t room_gap_ms = 0);
 
 }  // namespace room_outbox::relay

@@ -36,7 +36,7 @@ class NodeLockedStore final : public RelayStore {
     locked.token_prefix = lock_.token_prefix();
     return inner_.ClaimDue(locked);
   }
-  core::Result<bool> AnyDue() override { return inner_.AnyDue(); }
+  core::Result<bool> AnyDue(bool per_room_order) override { return inner_.AnyDue(per_room_order); }
   core::Result<size_t> MarkPublished(const std::string& token,
                                      std::span<const int64_t> ids) override {
     return inner_.MarkPublished(token, ids);

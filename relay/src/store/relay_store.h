@@ -11,13 +11,15 @@
 // host's wall clock can be wrong by minutes without moving any row.
 //
 // Claiming: ClaimDue picks due pending rows (status='pending' AND next_attempt_at_ms <= server
-// now) in one short transaction (read -> plan -> write, see claim_plan.h), stamps them with a
-// fresh claim token and a lease (next_attempt_at_ms = server now + lease), commits and returns
-// them. Every later write of the row's result names that token, so a relay whose lease ran out
-// cannot overwrite the result of the relay that took the row over. A relay that dies leaves its
-// rows pending; they are due again when the lease ends. A claim whose COMMIT got no answer (the
-// connection cut while it was in flight) fails with kUnavailable, and the lease it may have left
-// on the server is given back (by its token, due at once) before the store's next claim.
+// now) in one short transaction (read -> plan -> write, see claim_plan.h), with per-room order
+// through the room schedule (schema 009: the rooms due, and the rows that arrived since the last
+// claim put on it), stamps them with a fresh claim token and a lease (next_attempt_at_ms = server
+// now + lease), commits and returns them. Every later write of the row's result names that token,
+// so a relay whose lease ran out cannot overwrite the result of the relay that took the row over. A
+// relay that dies leaves its rows pending; they are due again when the lease ends. A claim whose
+// COMMIT got no answer (the connection cut while it was in flight) fails with kUnavailable, and the
+// lease it may have left on the server is given back (by its token, due at once) before the store's
+// next claim.
 //
 // Thread-safety: a RelayStore owns one connection; use it from one thread at a time.
 // Connection loss: the call fails with kUnavailable and the next call reconnects.
@@ -70,7 +72,9 @@ struct PacedRoom {
 };
 
 struct ClaimOptions {
-  size_t limit = 100;        // at most this many rows
+  // At most this many messages (batch_size): with per-room order a message is a room's pack of up
+  // to rooms.pack_events consecutive rows (its recorded pack first); without it, one row.
+  size_t limit = 100;
   int64_t lease_ms = 30000;  // claimed rows are not due again before server now + lease
   RoomRules rooms;           // per-room order, the run cut, the types sent without a send
   // Per-room order with room_min_interval_ms > 0: the paced rooms of this relay (see PacedRoom).
@@ -92,10 +96,14 @@ struct Claim {
   // the selection out and `rows` is shorter than the limit.
   bool more_due = false;
   std::vector<PacedRoom> paced_rooms;  // rooms given interval slots (more_due is then set)
-  // How long after server_now_ms the earliest pending row that was not yet due then comes due
-  // (read at the claim's start: a lease held by the hook's sync publish or another claim, a
-  // retry, an interval slot); nullopt when there was none.
+  // How long after server_now_ms the earliest room (per-room order; pending row without it) that
+  // was not yet due then comes due (read at the claim's start: a lease held by the hook's sync
+  // publish or another claim, a retry, an interval slot; and the rooms this claim gave a later due
+  // time); nullopt when there was none.
   std::optional<int64_t> next_due_in_ms;
+  // Per-room order: rows that arrived (or came back) since the last claim and that this claim put
+  // on the room schedule (its listing).
+  uint64_t rows_listed = 0;
 };
 
 // The result of one failed attempt.
@@ -127,6 +135,8 @@ struct OutboxStats {
   // pending: rooms falling behind, for whatever reason (a failing head, a hot room's backlog, IM
   // slow or refusing). Read over the rooms' heads, so its cost follows the rooms with pending rows.
   int64_t rooms_waiting = 0;
+  // Rooms on the room schedule with pending rows (rows not listed yet are not counted).
+  int64_t rooms_backlogged = 0;
 };
 
 // How long a room's head may wait before the room counts in OutboxStats::rooms_waiting.
@@ -138,16 +148,19 @@ class RelayStore {
 
   virtual core::Result<Claim> ClaimDue(const ClaimOptions& options) = 0;
 
-  // Whether a pending row is due now (next_attempt_at_ms <= server now): one non-locking read,
-  // no transaction, nothing written. False means a ClaimDue now would claim nothing; true does not
+  // Whether something is due now: with per-room order a room of the schedule, or a row not listed
+  // yet; without it a pending row (next_attempt_at_ms <= server now). One non-locking read, no
+  // transaction, nothing written. False means a ClaimDue now would claim nothing; true does not
   // promise it claims something (a due row may wait behind its room's head row in flight).
-  virtual core::Result<bool> AnyDue() = 0;
+  virtual core::Result<bool> AnyDue(bool per_room_order) = 0;
 
   // A claim that fails with kAborted (deadlock or lock wait timeout) was rolled back as a whole
   // and may be repeated at once on the same store; the store already retried it a few times.
 
   // status='published', last_error=NULL, published_at_ms=server now for the rows still held by
-  // `token`. Returns how many rows were marked (a row taken over by another claim is not).
+  // `token`, and their rooms due now on the room schedule (each mark of this store brings its
+  // rows' rooms back: MarkFailed at the retry time). Returns how many rows were marked (a row
+  // taken over by another claim is not).
   virtual core::Result<size_t> MarkPublished(const std::string& token,
                                              std::span<const int64_t> ids) = 0;
 
@@ -169,8 +182,8 @@ class RelayStore {
   virtual core::Result<size_t> MarkParked(const std::string& token,
                                           std::span<const FailedAttempt> attempts) = 0;
 
-  // Gives rows back unattempted: due at once (server now), retry_count unchanged. Returns the
-  // count.
+  // Gives rows back unattempted: due at once (server now), retry_count unchanged, listed again (so
+  // the next claim makes their rooms due). Returns the count.
   virtual core::Result<size_t> Release(const std::string& token, std::span<const int64_t> ids) = 0;
 
   virtual core::Result<OutboxStats> Stats() = 0;

@@ -49,12 +49,11 @@ struct RoomRules {
     return cut == 0 ? 0 : cut - PackEvents() + first_rows;
   }
   size_t PackEvents() const { return pack_events > 0 ? pack_events : 1; }
-  // The rows of a room's first message in a claim of `limit` rows: its head's recorded pack
-  // (head_pack_size > 0) at most kMaxPackEvents and `limit`, else PackEvents().
-  size_t FirstMessageRows(uint32_t head_pack_size, size_t limit) const {
+  // The rows of a room's first message: its head's recorded pack (head_pack_size > 0) at most
+  // kMaxPackEvents, else PackEvents().
+  size_t FirstMessageRows(uint32_t head_pack_size) const {
     if (head_pack_size == 0) return PackEvents();
-    const size_t most = std::min<size_t>(kMaxPackEvents, std::max<size_t>(limit, 1));
-    return std::min<size_t>(head_pack_size, most);
+    return std::min<size_t>(head_pack_size, kMaxPackEvents);
   }
 };
 

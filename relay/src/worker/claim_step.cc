@@ -67,7 +67,7 @@ ClaimAhead::Taken ClaimStep::Take(RoundMode mode, bool woken) {
 }
 
 bool ClaimStep::NothingDue() {
-  auto due = store_.AnyDue();
+  auto due = store_.AnyDue(options_.per_room_order());
   if (!due) {
     logger_.Debug(WorkerLine(options_.node_id, "due check failed; claiming")
                       .Add("error", due.error().message));
@@ -77,11 +77,10 @@ bool ClaimStep::NothingDue() {
 }
 
 void ClaimStep::StartAhead(bool full) {
-  // Only a full claim says more rows are due; a stop claims nothing new. With room_min_interval
-  // the claim made ahead cannot know which rooms this round is about to send to: measured (bench
-  // 1a vs 1a-seq) its rows wait out room_min_interval in the next round more than the overlap
-  // saves, so a pacing relay claims after its round, with every paced room known.
-  if (!ahead_ || !full || signal_.stop_requested() || pacing_.enabled()) return;
+  // Only a full claim says more rows are due; a stop claims nothing new. The rooms this round
+  // sends to are leased on the room schedule until their marks, so the claim made ahead takes
+  // other rooms, and a pacing relay overlaps its claims with its sends too.
+  if (!ahead_ || !full || signal_.stop_requested()) return;
   (void)signal_.TakeWake();  // as in Take: the claim made ahead sees what was committed before
   ahead_->Start(Options(RoundMode::kDaemon));
 }

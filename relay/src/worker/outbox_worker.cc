@@ -54,7 +54,14 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
   ClaimOutcome& claimed = result.claim;
   claimed.claimed_ahead = taken.made_ahead;
   claimed.woken = woken;
-  if (claim->next_due_in_ms) claimed.next_due_at = taken.claimed_at + *claim->next_due_in_ms;
+  if (claim->next_due_in_ms) {
+    claimed.next_due_at = taken.claimed_at + *claim->next_due_in_ms;
+    next_due_at_ = claimed.next_due_at;
+  } else if (claim->token.empty() && next_due_at_ && *next_due_at_ > taken.claimed_at) {
+    // A round that claimed nothing and learnt no due time (a wake-up that found nothing due
+    // asks no claim): the one the last claim saw still holds.
+    claimed.next_due_at = next_due_at_;
+  }
   claimed.scheduled = !claim->paced_rooms.empty();
   const MarkDeps deps{store_, metrics_,     logger_,          clock_,     retry_,
                       park_,  &held_rooms_, options_.node_id, &unwritten_};
@@ -69,6 +76,7 @@ RoundResult OutboxWorker::Round(RoundMode mode, bool claim_ahead, bool woken) {
 
 void OutboxWorker::Prepare(RoundContext& round, ClaimOutcome& claimed) {
   claimed.claimed = round.claim.rows.size();
+  metrics_.AddRowsListed(round.claim.rows_listed);
   // A short claim is not the end of a backlog when per-room order left rows out of it; an empty
   // one still waits poll_interval, so a selection that keeps nothing cannot spin.
   claimed.full =

@@ -13,7 +13,7 @@
 //   claim or mark failure -> an error of the round; Run() waits and tries again
 //
 // A round (Round) is four steps over single-job units:
-//   1. claim: ClaimDue(limit=batch_size, lease, per_room_order, the run cut and the paced
+//   1. claim: ClaimDue(limit=batch_size messages, lease, per_room_order, the run cut and the paced
 //      rooms, sent to less than room_min_interval ago, RoomPacing::AddPaced); nothing is
 //      claimed once a stop was requested. The lease is measured on the monotonic clock from just
 //      before the call: lease left = (steady time before ClaimDue) + lease - steady now.
@@ -47,9 +47,8 @@
 //      A claim released whole without a single attempt (lease too short for one message) is a
 //      failed round (round error metric and a warning), and Run() does not claim again at once.
 //
-// Claim ahead (Run only, when the worker was given a second store, and only without
-// room_min_interval: with one, rows claimed ahead would wait it out in the next round): once a
-// round's claim is full (more rows are due), the next claim starts on the second store (ClaimAhead,
+// Claim ahead (Run only, when the worker was given a second store): once a round's claim is full
+// (more rows are due), the next claim starts on the second store (ClaimAhead,
 // its own connection and thread) while this round's messages are sent and marked on the first; the
 // next round takes it instead of claiming. Its lease counts from its own start; the sender checks
 // it before each message as any other. When the loop is not going on at once (a short claim, a
@@ -197,6 +196,9 @@ class OutboxWorker {
   WorkerStats stats_;
   DrainState drain_;
   std::string last_claim_error_;  // the last claim's error; empty after a claim that worked
+  // When the earliest room or row not yet due comes due (monotonic), as the last claim that read it
+  // saw it.
+  std::optional<int64_t> next_due_at_;
 };
 
 }  // namespace room_outbox::relay
