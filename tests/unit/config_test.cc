@@ -36,7 +36,7 @@ TEST_F(ConfigTest, EmptyFileGivesTheSeedDefaults) {
   EXPECT_EQ(w.batch_size, 100u);
   EXPECT_EQ(w.publish_timeout, milliseconds(3000));
   EXPECT_EQ(w.retry_strategy, "fixed_interval");
-  EXPECT_EQ(w.max_in_flight, 16u);
+  EXPECT_EQ(w.max_in_flight, 64u);
   EXPECT_EQ(w.ordering, Ordering::kPerRoom);
   EXPECT_EQ(w.lease, milliseconds(30000));
   EXPECT_EQ(w.room_min_interval, milliseconds(25));
@@ -130,7 +130,7 @@ connect_timeout = "0ms"
   EXPECT_EQ(c->outbox_worker.poll_interval, milliseconds(1000));
   EXPECT_EQ(c->outbox_worker.batch_size, 100u);
   EXPECT_EQ(c->outbox_worker.publish_timeout, milliseconds(3000));
-  EXPECT_EQ(c->outbox_worker.max_in_flight, 16u);
+  EXPECT_EQ(c->outbox_worker.max_in_flight, 64u);
   EXPECT_EQ(c->outbox_worker.lease, milliseconds(30000));
   EXPECT_EQ(c->mysql.connect_timeout, milliseconds(5000));
 

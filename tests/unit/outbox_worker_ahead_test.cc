@@ -184,15 +184,21 @@ TEST_F(OutboxWorkerAheadTest, AnEmptyClaimMadeAheadIsFollowedByAClaimAtOnce) {
       << "one wait, after the short claim";
 }
 
-TEST_F(OutboxWorkerAheadTest, APacedRelayClaimsAfterItsRoundNotAhead) {
+// The rooms a round sends to are leased on the room schedule until their marks, so a pacing relay
+// claims ahead too: the claim made ahead takes other rooms.
+TEST_F(OutboxWorkerAheadTest, APacedRelayClaimsAheadToo) {
   options_.room_min_interval = milliseconds(50);
+  // After the round of the claim made ahead, one more claim (nothing due) before the idle wait.
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})))
-      .WillOnce(Return(MakeClaim(kFirst, {Row(3, "room-c")})));
+      .WillOnce(Return(core::Result<relay::Claim>(relay::Claim{})));
+  EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {Row(3, "room-c")})));
   NoteMarks(kFirst);
+  NoteMarks(kAhead);
   auto worker = MakeWorker();
-  worker.Run();  // StrictMock: a ClaimDue on the second store fails the test
+  worker.Run();
   EXPECT_EQ(metrics_.publish_success(), 3u);
+  EXPECT_TRUE(Seen("send evt-3"));
 }
 
 TEST_F(OutboxWorkerAheadTest, TheLeaseOfAClaimMadeAheadCountsFromItsOwnStart) {

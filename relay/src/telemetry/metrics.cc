@@ -173,6 +173,12 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
   Simple(out, "room_outbox_rooms_waiting", "gauge",
          "Rooms whose head row has been pending for over 5 s (NaN while stale).",
          StatsStale(stats_age_ms) ? kNaN : static_cast<double>(rooms_waiting()));
+  Simple(out, "room_outbox_rooms_backlogged", "gauge",
+         "Rooms with pending rows on the room schedule (NaN while stale).",
+         StatsStale(stats_age_ms) ? kNaN : static_cast<double>(rooms_backlogged()));
+  Simple(out, "room_outbox_rows_listed_total", "counter",
+         "Rows this relay put on the room schedule: arrivals, and rows given back or requeued.",
+         rows_listed());
   out << "# HELP room_outbox_publish_failures_by_reason_total Failed delivery attempts by reason.\n"
       << "# TYPE room_outbox_publish_failures_by_reason_total counter\n";
   for (FailureReason reason : kAllReasons) {

@@ -9,6 +9,11 @@
 //   room_outbox_rooms_held_back           gauge    rooms whose later rows wait behind a failed row
 //   room_outbox_rooms_waiting             gauge    rooms whose head has been pending over 5 s
 //                                                  (from Stats; NaN while stale)
+//   room_outbox_rooms_backlogged          gauge    rooms with pending rows on the room schedule
+//                                                  (from Stats; NaN while stale)
+//   room_outbox_rows_listed_total         counter  rows this relay's claims put on the room
+//                                                  schedule: rows that arrived, and rows given
+//                                                  back or requeued (listed again)
 //   room_outbox_rounds_total / room_outbox_round_errors_total  counters of claim rounds
 // What reaches the rooms:
 //   room_outbox_publish_messages_total    counter  send_group_msg messages IM accepted
@@ -140,6 +145,10 @@ class Metrics {
   void SetPending(int64_t pending, int64_t oldest_pending_age_ms);
   void SetRoomsHeldBack(int64_t rooms) { rooms_held_back_.store(rooms, std::memory_order_relaxed); }
   void SetRoomsWaiting(int64_t rooms) { rooms_waiting_.store(rooms, std::memory_order_relaxed); }
+  void SetRoomsBacklogged(int64_t rooms) {
+    rooms_backlogged_.store(rooms, std::memory_order_relaxed);
+  }
+  void AddRowsListed(uint64_t rows) { rows_listed_.fetch_add(rows, std::memory_order_relaxed); }
   void AddRound(bool failed);
   // One message IM accepted, carrying `events` events (>= 1).
   void AddMessageDelivered(uint64_t events);
@@ -242,6 +251,8 @@ class Metrics {
   int64_t oldest_pending_age_ms() const { return oldest_age_ms_.load(std::memory_order_relaxed); }
   int64_t rooms_held_back() const { return rooms_held_back_.load(std::memory_order_relaxed); }
   int64_t rooms_waiting() const { return rooms_waiting_.load(std::memory_order_relaxed); }
+  int64_t rooms_backlogged() const { return rooms_backlogged_.load(std::memory_order_relaxed); }
+  uint64_t rows_listed() const { return rows_listed_.load(std::memory_order_relaxed); }
   uint64_t latency_count() const { return latency_count_.load(std::memory_order_relaxed); }
   uint64_t messages_delivered() const { return messages_.load(std::memory_order_relaxed); }
   uint64_t message_events() const { return message_events_.load(std::memory_order_relaxed); }
@@ -268,6 +279,8 @@ class Metrics {
   std::atomic<int64_t> oldest_age_ms_{0};
   std::atomic<int64_t> rooms_held_back_{0};
   std::atomic<int64_t> rooms_waiting_{0};
+  std::atomic<int64_t> rooms_backlogged_{0};
+  std::atomic<uint64_t> rows_listed_{0};
   std::atomic<uint64_t> rounds_{0};
   std::atomic<uint64_t> round_errors_{0};
   // Per-bucket (non-cumulative) counts; the +Inf bucket is the last.

@@ -40,9 +40,8 @@ class ClaimStep {
   // made now (an empty one without a store call when `woken` and AnyDue finds nothing due).
   // The claim's rooms that were paced are noted in RoomPacing and logged.
   ClaimAhead::Taken Take(RoundMode mode, bool woken);
-  // Starts the next claim ahead when there is a second store, the claim `full`, no stop
-  // requested and no pacing (with room_min_interval its rows would wait it out in the next
-  // round).
+  // Starts the next claim ahead when there is a second store, the claim `full` and no stop
+  // requested.
   void StartAhead(bool full);
   // Gives back a claim made ahead and not taken (unattempted, on the first store).
   void DiscardAhead();

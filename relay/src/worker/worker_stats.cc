@@ -1,5 +1,6 @@
 #include "worker/worker_stats.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "worker/worker_log.h"
@@ -22,12 +23,15 @@ void WorkerStats::AfterRound(size_t rooms_held) {
 
 void WorkerStats::Refresh() {
   const int64_t now = clock_.SteadyMs();
-  if (read_ && now - last_read_steady_ms_ < stats_interval_.count()) {
+  if (read_ && now - last_read_steady_ms_ < interval_ms_) {
     return;
   }
   read_ = true;
   last_read_steady_ms_ = now;
   auto stats = store_.Stats();
+  const int64_t took = clock_.SteadyMs() - now;
+  interval_ms_ = std::clamp(took * kStatsReadSpacing, int64_t{stats_interval_.count()},
+                            std::max<int64_t>(kMaxStatsInterval.count(), stats_interval_.count()));
   if (!stats) {
     logger_.Warn(
         WorkerLine(node_id_, "outbox stats unavailable").Add("error", stats.error().message));
@@ -36,6 +40,7 @@ void WorkerStats::Refresh() {
   last_stats_ = *stats;
   metrics_.SetPending(stats->pending, stats->oldest_pending_age_ms);
   metrics_.SetRoomsWaiting(stats->rooms_waiting);
+  metrics_.SetRoomsBacklogged(stats->rooms_backlogged);
 }
 
 int64_t WorkerStats::HeldBackGauge(const std::optional<OutboxStats>& stats,
