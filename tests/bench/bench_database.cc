@@ -149,4 +149,27 @@ double InsertPublishedRowsFromSequence(BenchDatabase& db, size_t rows, size_t ro
   return watch.Seconds();
 }
 
+double InsertRoomBacklog(BenchDatabase& db, size_t rooms, size_t events_per_room,
+                         int64_t created_at_ms) {
+  Stopwatch watch;
+  const std::string created = std::to_string(created_at_ms);
+  const std::string room = "CONCAT('room-', s.seq)";
+  for (size_t k = 0; k < events_per_room; ++k) {
+    const std::string n = std::to_string(k);
+    const std::string event_id = "CONCAT('out-e', s.seq, '-', " + n + ")";
+    const std::string command_id = "CONCAT('out-c', s.seq, '-', " + n + ")";
+    db.Exec(
+        "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, request_id, "
+        "envelope, status, retry_count, next_attempt_at_ms, claim_token, created_at_ms, "
+        "updated_at_ms) SELECT " +
+        event_id + ", 'RoomGiftSent', " + room + ", " + command_id + ", 'req-out', JSON_OBJECT(" +
+        "'event_id', " + event_id + ", 'event_type', 'RoomGiftSent', 'room_id', " + room +
+        ", 'room_seq', " + std::to_string(k + 1) + ", 'command_id', " + command_id +
+        ", 'request_id', 'req-out', 'node_id', 'bench-node', 'occurred_at_ms', " + created +
+        ", 'payload', JSON_OBJECT('gift', 'rose', 'amount', 1)), 'pending', 0, 0, NULL, " +
+        created + ", " + created + " FROM seq_0_to_" + std::to_string(rooms - 1) + " s");
+  }
+  return watch.Seconds();
+}
+
 }  // namespace room_outbox::bench

@@ -74,6 +74,13 @@ double InsertPendingRows(BenchDatabase& db, const OutboxFill& fill);
 double InsertPublishedRowsFromSequence(BenchDatabase& db, size_t rows, size_t rooms,
                                        int64_t created_at_ms);
 
+// An outage's backlog: `rooms` rooms ("room-<n>") of `events_per_room` pending, due
+// RoomGiftSent rows each, written the way events arrive during an outage (every room's first
+// event, then every room's second, ...), with envelopes built by JSON_OBJECT in one
+// INSERT ... SELECT per event index over MariaDB's Sequence engine. Returns the seconds it took.
+double InsertRoomBacklog(BenchDatabase& db, size_t rooms, size_t events_per_room,
+                         int64_t created_at_ms);
+
 // The hook's three pushed event types, used for the filled rows and the commit benchmarks.
 extern const std::vector<std::string> kBenchEventTypes;
 

@@ -60,6 +60,9 @@ std::string BenchRelayConfig(const BenchDatabase& db, const testing::FakeImServe
   if (options.batch_size) {
     text += "batch_size = " + std::to_string(*options.batch_size) + "\n";
   }
+  if (options.max_in_flight) {
+    text += "max_in_flight = " + std::to_string(*options.max_in_flight) + "\n";
+  }
   if (options.room_min_interval) {
     text +=
         "room_min_interval = \"" + std::to_string(options.room_min_interval->count()) + "ms\"\n";

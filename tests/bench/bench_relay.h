@@ -31,6 +31,8 @@ struct BenchRelayOptions {
   std::optional<size_t> batch_size;
   // [outbox_worker] room_min_interval; nullopt: the shipped default.
   std::optional<std::chrono::milliseconds> room_min_interval;
+  // [outbox_worker] max_in_flight; nullopt: the shipped default.
+  std::optional<size_t> max_in_flight;
 };
 
 class BenchRelay {

@@ -61,6 +61,10 @@ struct BenchContext {
   size_t thread_commands = 4800;  // benchmark 13: timed commits of each path at each thread count
   size_t pack_rooms = 50;         // benchmark 16: the busy rooms of the backlog
   size_t pack_room_events = 400;  // benchmark 16: the events of each of them
+  // Benchmark 17: the rooms of each backlog are scaled by this (1: 2,000 to 100,000 rooms), and a
+  // drain stops after this many seconds (0: four times Tencent's bound, at least 90 s).
+  double recovery_scale = 1.0;
+  double recovery_cap_seconds = 0;
 };
 
 // Wall time since construction (steady clock).

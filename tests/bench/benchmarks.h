@@ -83,6 +83,12 @@ void RunGiftStorm(const BenchContext& ctx, Report& report);
 //     CPU per event.
 void RunPackedDrain(const BenchContext& ctx, Report& report);
 
+// 17. Recovery at platform scale: backlogs of 2,000 to 100,000 rooms x 3 events drained by one or
+//     three outbox-relay processes against a stand-in that allows the app 300 or 1,500 calls/s and
+//     each group 40 messages/s, with pack_max_events 20: drain time vs Tencent's bound, messages/s,
+//     events per message; and the rows one claim reads with 1,000 vs 100,000 rooms backlogged.
+void RunRecovery(const BenchContext& ctx, Report& report);
+
 // A fake IM server on 127.0.0.1 answering OK after `latency`, keeping counters only.
 std::unique_ptr<testing::FakeImServer> StartStub(std::chrono::milliseconds latency);
 

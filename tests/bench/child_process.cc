@@ -51,13 +51,15 @@ std::optional<int> ChildProcess::Stop(std::chrono::milliseconds grace) {
   return std::nullopt;
 }
 
-double ChildProcess::CpuSeconds() const {
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+double ChildProcess::CpuSeconds() const { return ProcessCpuSeconds(pid_); }
+
+double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // The command name (field 2) is in parentheses and may hold spaces: parse after the last ')'.
   const size_t close = text.rfind(')');
   if (close == std::string::npos) {
-    throw BenchFailure("cannot read /proc/" + std::to_string(pid_) + "/stat");
+    throw BenchFailure("cannot read /proc/" + std::to_string(pid) + "/stat");
   }
   std::istringstream fields(text.substr(close + 2));
   std::string field;

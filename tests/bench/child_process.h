@@ -13,6 +13,10 @@
 
 namespace room_outbox::bench {
 
+// utime + stime of process `pid` so far, in seconds (/proc/PID/stat); throws BenchFailure when it
+// cannot be read.
+double ProcessCpuSeconds(pid_t pid);
+
 class ChildProcess {
  public:
   // Starts `argv[0]` with `argv`; throws BenchFailure when it cannot be started.

@@ -47,6 +47,7 @@ const std::vector<Benchmark>& Benchmarks() {
       {"14", "claim poll beside a hot room", room_outbox::bench::RunHotRoomClaim},
       {"15", "a gift storm in one room beside quiet rooms", room_outbox::bench::RunGiftStorm},
       {"16", "packed messages against the app's call limit", room_outbox::bench::RunPackedDrain},
+      {"17", "recovery at platform scale", room_outbox::bench::RunRecovery},
   };
   return all;
 }
@@ -69,6 +70,7 @@ void MakeQuick(BenchContext& ctx) {
   ctx.hot_scale_rows = 600;
   ctx.thread_commands = 960;
   ctx.pack_room_events = 40;
+  ctx.recovery_scale = 0.05;
 }
 
 }  // namespace
@@ -85,11 +87,17 @@ int main(int argc, char** argv) {
   app.add_option("--relay-binary", ctx.relay_binary, "the outbox-relay binary (benchmark 5)")
       ->capture_default_str();
   app.add_option("--work-dir", ctx.work_dir, "scratch directory")->capture_default_str();
-  app.add_option("--only", only, "run only these benchmarks (1..16)")->delimiter(',');
+  app.add_option("--only", only, "run only these benchmarks (1..17)")->delimiter(',');
   app.add_flag("--quick", quick, "small sizes, for trying the program out");
   app.add_option("--drain-rows", ctx.drain_rows, "rows of the backlog drain (benchmark 1)")
       ->capture_default_str();
   app.add_option("--rooms", ctx.rooms, "rooms of the backlog drain")->capture_default_str();
+  app.add_option("--recovery-scale", ctx.recovery_scale,
+                 "benchmark 17: scale every backlog's rooms by this")
+      ->check(CLI::Range(0.001, 10.0));
+  app.add_option("--recovery-cap-seconds", ctx.recovery_cap_seconds,
+                 "benchmark 17: stop each drain after this many seconds (0: 4 x Tencent's bound)")
+      ->check(CLI::Range(0.0, 100000.0));
   app.add_option("--callgrind-round", callgrind_round,
                  "instead of the report: two worker rounds of N rows (benchmark 10, under "
                  "valgrind)");
@@ -99,6 +107,9 @@ int main(int argc, char** argv) {
     // Explicit sizes still win over --quick.
     if (app.count("--drain-rows") > 0) ctx.drain_rows = app["--drain-rows"]->as<size_t>();
     if (app.count("--rooms") > 0) ctx.rooms = app["--rooms"]->as<size_t>();
+    if (app.count("--recovery-scale") > 0) {
+      ctx.recovery_scale = app["--recovery-scale"]->as<double>();
+    }
   }
   const std::set<std::string> selected(only.begin(), only.end());
 

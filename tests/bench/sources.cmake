@@ -19,6 +19,7 @@ add_executable(outbox-bench EXCLUDE_FROM_ALL
   tests/bench/idle_bench.cc
   tests/bench/outbox_bench.cc
   tests/bench/pack_drain_bench.cc
+  tests/bench/recovery_bench.cc
   tests/bench/report.cc
   tests/bench/scale_bench.cc
   tests/bench/storm_bench.cc
