@@ -7,6 +7,9 @@
 --                      room's next interval slot. A claim takes due rooms by idx_room_due with
 --                      FOR UPDATE SKIP LOCKED, reads each one's first rows from its head and writes
 --                      the room's next due time; a room without pending rows is deleted then.
+--     updated_at_ms    when the listing, a claim or a mark last wrote the room (server clock).
+--                      Outside idx_room_due: a claim that takes rooms through that index reads
+--                      each row itself, so FOR UPDATE locks the row, not the index entry alone.
 --   room_listed        on room_outbox: 0 until the relay has put the row's room on the schedule
 --                      (every writer leaves the default; the relay's own give-backs and
 --                      `outbox-relay requeue` set it to 0 again). The relay lists a batch of such
@@ -19,8 +22,9 @@
 -- new relay list the pending backlog (a batch per claim) and the published history never (it is
 -- outside the range).
 CREATE TABLE IF NOT EXISTS room_outbox_room (
-  room_id   VARCHAR(128) NOT NULL,
-  due_at_ms BIGINT       NOT NULL,
+  room_id       VARCHAR(128) NOT NULL,
+  due_at_ms     BIGINT       NOT NULL,
+  updated_at_ms BIGINT       NOT NULL,
   PRIMARY KEY (room_id),
   KEY idx_room_due (due_at_ms, room_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -31,7 +31,16 @@
 // (connection.h), so NOW(3) has no DST gap or repeat for UNIX_TIMESTAMP to resolve.
 #define ROOM_OUTBOX_SERVER_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
 
+// The due time of an idle room of the schedule (room_outbox_room): one whose pending rows a claim
+// found all gone. It is never due; rows that arrive make it due again (the listing), and
+// `outbox-relay purge` deletes idle rooms. The year 10000 in epoch milliseconds; the same number as
+// sql::kIdleRoomDueMs below (StatementTextTest checks the two agree).
+#define ROOM_OUTBOX_IDLE_ROOM_MS "253402300800000"
+
 namespace room_outbox::core::sql {
+
+// ROOM_OUTBOX_IDLE_ROOM_MS as a number: what a claim writes for a room without pending rows.
+inline constexpr int64_t kIdleRoomDueMs = 253'402'300'800'000;
 
 // --- session and transaction control (every connection; sent as text, they carry no value) ---
 
@@ -181,7 +190,7 @@ inline constexpr std::string_view kRecordPackSize =
 // kServerNowRooms; kDueRooms (locks the rooms due, oldest due first, at most the batch);
 // kRoomPrefix (reads); kLockRows (locks); maybe kRoomAfter + kLockRows again; then kLease and
 // kSchedule, which write only rows the claim locked, by primary key, in ascending id order, and
-// kRoomsDue / kRoomsDrop, which write only rooms the claim locked. So its cost follows the rows
+// kRoomsDue, which writes only rooms the claim locked. So its cost follows the rows
 // that arrived and the rooms it serves, never the rooms backlogged. Without per-room order:
 // kServerNow, kClaimWindow (locks), kLease. No read of a claim waits for a lock (SKIP LOCKED); the
 // one write that may wait, kListRooms, takes room locks in room_id order, as the marks do after
@@ -203,7 +212,7 @@ inline constexpr std::string_view kServerNow =
 inline constexpr std::string_view kServerNowRooms =
     "SELECT " ROOM_OUTBOX_SERVER_NOW_MS
     ", (SELECT MIN(due_at_ms) FROM room_outbox_room WHERE due_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
-    ")";
+    " AND due_at_ms < " ROOM_OUTBOX_IDLE_ROOM_MS ")";
 
 // The columns of a claimed row, in the order mariadb_claim.cc reads them.
 // parked_at_ms IS NOT NULL: the row was parked and requeued since (the expiry rule, ExpiryPolicy).
@@ -241,11 +250,13 @@ inline constexpr std::string_view kListArrivals =
 // rows are the ones kListArrivals locked, read by primary key; rooms are inserted in room_id order,
 // so two listings lock rooms in the same order. Placeholders: ids...
 inline constexpr std::string_view kListRoomsPrefix =
-    "INSERT INTO room_outbox_room (room_id, due_at_ms) SELECT x.room_id, x.due_at_ms FROM "
-    "(SELECT room_id, MIN(next_attempt_at_ms) AS due_at_ms FROM room_outbox WHERE id IN ";
+    "INSERT INTO room_outbox_room (room_id, due_at_ms, updated_at_ms) SELECT x.room_id, "
+    "x.due_at_ms, " ROOM_OUTBOX_SERVER_NOW_MS
+    " FROM (SELECT room_id, MIN(next_attempt_at_ms) AS due_at_ms FROM room_outbox WHERE id IN ";
 inline constexpr std::string_view kListRoomsSuffix =
     " GROUP BY room_id) AS x ORDER BY x.room_id ON DUPLICATE KEY UPDATE "
-    "due_at_ms = LEAST(room_outbox_room.due_at_ms, x.due_at_ms)";
+    "due_at_ms = LEAST(room_outbox_room.due_at_ms, x.due_at_ms), "
+    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS;
 
 // Primary key; rows kListArrivals locked that are not in flight (a row in flight stays unlisted:
 // when its holder gives it back, the next listing makes its room due at once). Placeholders: ids...
@@ -255,10 +266,12 @@ inline constexpr std::string_view kListMarkPrefix =
 // The rooms due (due_at_ms <= the server's now, read in the statement: later than the listing's,
 // so the rooms it just put on the schedule are due), oldest due first, at most limit, locked: a
 // room another claim (or a listing, or a mark) holds is skipped, so concurrent claims serve
-// different rooms. idx_room_due walks the due range in order and stops at the limit.
-// Placeholder: limit.
+// different rooms. idx_room_due walks the due range in order and stops at the limit; reading
+// updated_at_ms (outside the index) reads each room's row, so FOR UPDATE locks the row itself, as
+// a mark's room write does first (an index entry locked alone would let a claim and a mark each
+// hold what the other waits for). Placeholder: limit.
 inline constexpr std::string_view kDueRooms =
-    "SELECT room_id FROM room_outbox_room FORCE INDEX (idx_room_due) "
+    "SELECT room_id, updated_at_ms FROM room_outbox_room FORCE INDEX (idx_room_due) "
     "WHERE due_at_ms <= " ROOM_OUTBOX_SERVER_NOW_MS
     " ORDER BY due_at_ms, room_id LIMIT ? FOR UPDATE SKIP LOCKED";
 
@@ -316,17 +329,15 @@ inline constexpr std::string_view kScheduleTail =
     " END, updated_at_ms = ?, room_listed = 1 WHERE status = 'pending' AND id IN ";
 
 // Primary key of room_outbox_room; rooms locked by this claim: when each next needs a claim
-// ("CASE room_id WHEN ? THEN ? ... END", a short list repeating its last pair). Placeholders:
-// pairs..., room_ids...
+// ("CASE room_id WHEN ? THEN ? ... END", a short list repeating its last pair), kIdleRoomDueMs for
+// a room without pending rows left (a row committed or given back since is unlisted, so the
+// listing makes the room due again). An UPDATE, never a DELETE: under READ COMMITTED an UPDATE
+// that reads a row another transaction holds and does not match it passes it without waiting.
+// Placeholders: pairs..., room_ids...
 inline constexpr std::string_view kRoomsDueHead =
     "UPDATE room_outbox_room SET due_at_ms = CASE room_id";
-inline constexpr std::string_view kRoomsDueTail = " END WHERE room_id IN ";
-
-// Primary key of room_outbox_room; rooms locked by this claim that have no pending row left. A row
-// committed or given back since is unlisted, so the listing puts its room back. Placeholders:
-// room_ids...
-inline constexpr std::string_view kRoomsDropPrefix =
-    "DELETE FROM room_outbox_room WHERE room_id IN ";
+inline constexpr std::string_view kRoomsDueTail =
+    " END, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " WHERE room_id IN ";
 
 // The rooms of rows a relay marked, read by primary key in the marks' transaction (before the
 // rooms are written, in room_id order). Columns: id, room_id. Placeholders: ids...
@@ -343,13 +354,13 @@ inline constexpr std::string_view kRowRoomsSuffix = "";
 // claim's lock on the room) brings it back. Placeholders: gap_ms, room_ids...
 inline constexpr std::string_view kRoomsProgressPrefix =
     "UPDATE room_outbox_room SET due_at_ms = LEAST(due_at_ms, " ROOM_OUTBOX_SERVER_NOW_MS
-    " + GREATEST(?, 0)) WHERE room_id IN ";
+    " + GREATEST(?, 0)), updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " WHERE room_id IN ";
 // The rooms of rows a relay marked failed: due at the failed head's retry, the server's now + the
 // placeholder (ms): nothing of the room goes before it. As kRoomsProgress otherwise.
 // Placeholders: retry_after_ms, room_ids...
 inline constexpr std::string_view kRoomsRetryPrefix =
     "UPDATE room_outbox_room SET due_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
-    " + GREATEST(?, 0) WHERE room_id IN ";
+    " + GREATEST(?, 0), updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " WHERE room_id IN ";
 
 // --- marks (relay and hook) ---
 //
@@ -435,7 +446,8 @@ inline constexpr std::string_view kStats =
     "WHERE l.room_id = o.room_id AND l.status = 'pending' AND l.id > o.id)), 0) "
     "FROM room_outbox o WHERE o.status = 'pending'";
 
-// The room schedule's rooms that have pending rows, and of them those whose head has waited
+// The room schedule's rooms that have pending rows (idle rooms are not read), and of them those
+// whose head has waited
 // longer than the placeholder (ms) since it was committed, on the server's clock (the
 // room_outbox_rooms_backlogged and room_outbox_rooms_waiting gauges). One dive of idx_room_status
 // per room on the schedule for its head, then the head by primary key: the cost follows the rooms
@@ -443,7 +455,9 @@ inline constexpr std::string_view kStats =
 // are not listed yet is not counted until a claim lists them. Placeholder: wait_ms.
 inline constexpr std::string_view kRoomsBacklog =
     "WITH h AS (SELECT (SELECT MIN(e.id) FROM room_outbox e FORCE INDEX (idx_room_status) "
-    "WHERE e.status = 'pending' AND e.room_id = r.room_id) AS head_id FROM room_outbox_room r) "
+    "WHERE e.status = 'pending' AND e.room_id = r.room_id) AS head_id FROM room_outbox_room r "
+    "WHERE r.due_at_ms < " ROOM_OUTBOX_IDLE_ROOM_MS
+    ") "
     "SELECT COUNT(*), COALESCE(SUM(o.created_at_ms < " ROOM_OUTBOX_SERVER_NOW_MS
     " - ?), 0) FROM h STRAIGHT_JOIN room_outbox o ON o.id = h.head_id";
 
@@ -694,8 +708,6 @@ inline constexpr Statement kSchedule = Shared(
     "schedule", Shape::kCaseList, {sql::kScheduleHead, sql::kScheduleWhen, sql::kScheduleTail});
 inline constexpr Statement kRoomsDue = Shared(
     "rooms_due", Shape::kCaseList, {sql::kRoomsDueHead, sql::kScheduleWhen, sql::kRoomsDueTail});
-inline constexpr Statement kRoomsDrop =
-    Shared("rooms_drop", Shape::kIdList, {sql::kRoomsDropPrefix, {}, {}});
 inline constexpr Statement kRowRooms =
     Shared("row_rooms", Shape::kIdList, {sql::kRowRoomsPrefix, {}, sql::kRowRoomsSuffix});
 inline constexpr Statement kRoomsProgress =
@@ -786,7 +798,6 @@ inline constexpr std::array kStatements = {
     &Stmt::kLease,
     &Stmt::kSchedule,
     &Stmt::kRoomsDue,
-    &Stmt::kRoomsDrop,
     &Stmt::kRowRooms,
     &Stmt::kRoomsProgress,
     &Stmt::kRoomsRetry,
@@ -845,4 +856,5 @@ static_assert(EveryStatementListedOnce(), "kStatements: an entry is unnamed or l
 #undef ROOM_OUTBOX_CLAIM_COLUMNS
 }  // namespace room_outbox::core::sql
 
+#undef ROOM_OUTBOX_IDLE_ROOM_MS
 #undef ROOM_OUTBOX_SERVER_NOW_MS

@@ -58,7 +58,8 @@ void AddBlockedRoom(TestDatabase& db) {
 void ListDirectly(TestDatabase& db) {
   db.Exec("UPDATE room_outbox SET room_listed = 1 WHERE status = 'pending'");
   db.Exec(
-      "INSERT INTO room_outbox_room (room_id, due_at_ms) SELECT o.room_id, o.next_attempt_at_ms "
+      "INSERT INTO room_outbox_room (room_id, due_at_ms, updated_at_ms) SELECT o.room_id, "
+      "o.next_attempt_at_ms, 0 "
       "FROM room_outbox o JOIN (SELECT MIN(id) AS id FROM room_outbox WHERE status = 'pending' "
       "GROUP BY room_id) h ON o.id = h.id");
   db.Exec("ANALYZE TABLE room_outbox, room_outbox_room");

@@ -878,7 +878,8 @@ TEST(MariaDbRelayStoreTest, StatsCountTheRoomsWhoseHeadHasWaited) {
   AddEvents(*store, "c1", {"old", "old", "old", "new", "gone"});
   // The rooms on the room schedule, as a claim's listing puts them there.
   db.Exec(
-      "INSERT INTO room_outbox_room (room_id, due_at_ms) SELECT DISTINCT room_id, 0 FROM "
+      "INSERT INTO room_outbox_room (room_id, due_at_ms, updated_at_ms) SELECT DISTINCT room_id, "
+      "0, 0 FROM "
       "room_outbox");
   const int64_t now = ServerNowMs(db);
   db.Exec("UPDATE room_outbox SET created_at_ms = " +
@@ -955,7 +956,8 @@ TEST(MariaDbRelayStoreTest, TheRoomScheduleReadsWalkTheirIndexes) {
       "IF(seq % 10 = 0, 'pending', 'published'), seq, seq, seq, seq % 20 <> 0 "
       "FROM seq_1_to_20000");
   db.Exec(
-      "INSERT INTO room_outbox_room (room_id, due_at_ms) SELECT CONCAT('room-', seq), seq * 10 "
+      "INSERT INTO room_outbox_room (room_id, due_at_ms, updated_at_ms) SELECT CONCAT('room-', "
+      "seq), seq * 10, 0 "
       "FROM seq_0_to_996");
   db.Exec("ANALYZE TABLE room_outbox, room_outbox_room");
   struct Plan {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mysql/outbox_sql.h"
 #include "store/claim_plan.h"
 #include "store/mariadb_relay_store.h"
 #include "support/test_database.h"
@@ -49,10 +50,12 @@ std::vector<int64_t> Ids(const relay::Claim& claim) {
   return ids;
 }
 
-// The room's due time less the server's now (ms), or nullopt when it is not on the schedule.
+// The room's due time less the server's now (ms), or nullopt when it is not on the schedule or
+// idle.
 std::optional<int64_t> DueIn(TestDatabase& db, const std::string& room) {
   auto rows = db.Query(std::string("SELECT due_at_ms - ") + kNowMs +
-                       " FROM room_outbox_room WHERE room_id = '" + room + "'");
+                       " FROM room_outbox_room WHERE room_id = '" + room + "' AND due_at_ms < " +
+                       std::to_string(core::sql::kIdleRoomDueMs));
   if (rows.empty() || !rows[0][0]) return std::nullopt;
   return std::stoll(*rows[0][0]);
 }
@@ -79,7 +82,7 @@ TEST(RoomScheduleTest, ArrivalsAreListedOnceAndTheirRoomsTakenInOneClaim) {
   EXPECT_TRUE(again->rows.empty());
 }
 
-TEST(RoomScheduleTest, MarksBringTheRoomBackAndAnEmptyRoomLeavesTheSchedule) {
+TEST(RoomScheduleTest, MarksBringTheRoomBackAndAnEmptyRoomGoesIdle) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
   AddBacklog(db, 1, 2);
@@ -101,7 +104,10 @@ TEST(RoomScheduleTest, MarksBringTheRoomBackAndAnEmptyRoomLeavesTheSchedule) {
   auto last = store.ClaimDue(Batch(1));
   ASSERT_TRUE(last);
   EXPECT_TRUE(last->rows.empty());
-  EXPECT_FALSE(DueIn(db, "r1")) << "no pending row left: off the schedule";
+  EXPECT_FALSE(DueIn(db, "r1")) << "no pending row left: idle";
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox_room WHERE due_at_ms = " +
+                      std::to_string(core::sql::kIdleRoomDueMs)),
+            1);
 }
 
 TEST(RoomScheduleTest, AFailedHeadsRoomComesDueAtItsRetryAndNotBefore) {
@@ -190,7 +196,8 @@ int64_t RowsReadPerClaim(int rooms) {
   AddBacklog(db, rooms, 3);
   db.Exec("UPDATE room_outbox SET room_listed = 1");
   db.Exec(
-      "INSERT INTO room_outbox_room (room_id, due_at_ms) SELECT CONCAT('r', seq), seq "
+      "INSERT INTO room_outbox_room (room_id, due_at_ms, updated_at_ms) SELECT CONCAT('r', seq), "
+      "seq, 0 "
       "FROM seq_1_to_" +
       std::to_string(rooms));
   db.Exec("ANALYZE TABLE room_outbox, room_outbox_room");

@@ -542,7 +542,7 @@ relay::PlanRow HeldBy(int64_t id, const std::string& room, const std::string& to
   return row;
 }
 
-TEST(ClaimPlanTest, EveryRoomTakenFromTheScheduleGetsItsNextDueTimeOrLeavesIt) {
+TEST(ClaimPlanTest, EveryRoomTakenFromTheScheduleGetsItsNextDueTimeOrGoesIdle) {
   relay::PlanOptions options = Options(1);
   options.lease_ms = 30'000;
   options.own_token_prefix = "relay-aaaaaaaaaaaaaaaa-bbbbbbbb-";
@@ -565,7 +565,7 @@ TEST(ClaimPlanTest, EveryRoomTakenFromTheScheduleGetsItsNextDueTimeOrLeavesIt) {
   EXPECT_EQ(due.at("other"), kNow + relay::kRelayHeadRecheckMs);
   EXPECT_EQ(due.at("hook"), kNow + relay::kHookHeadRecheckMs);
   EXPECT_EQ(due.count("empty"), 0u);
-  EXPECT_THAT(plan.rooms_drop, ElementsAre("empty"));
+  EXPECT_THAT(plan.rooms_idle, ElementsAre("empty"));
 }
 
 TEST(ClaimPlanTest, APacedRoomsNextDueTimeIsItsHeadsSlot) {

@@ -104,5 +104,13 @@ TEST(StatementTextTest, EveryStatementHasTheNumberOfPlaceholdersItsShapeImplies)
   }
 }
 
+// The idle room's due time is one number in the SQL text (ROOM_OUTBOX_IDLE_ROOM_MS) and in the
+// code that writes it (sql::kIdleRoomDueMs).
+TEST(StatementTextTest, TheIdleRoomsDueTimeIsOneNumber) {
+  const std::string text =
+      core::StatementText(core::StatementSet::kMariaDb, core::sql::Stmt::kServerNowRooms);
+  EXPECT_NE(text.find(std::to_string(core::sql::kIdleRoomDueMs)), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace room_outbox

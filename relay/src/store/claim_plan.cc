@@ -335,8 +335,8 @@ int64_t PlannedTime(const ClaimPlan& plan, const PlanRow& row) {
                                                        : row.next_attempt_at_ms;
 }
 
-// Each room the claim took from the schedule: when it next needs a claim, or out of the schedule
-// when it has no pending row (claim_plan.h, "The room schedule").
+// Each room the claim took from the schedule: when it next needs a claim, or idle when it has no
+// pending row (claim_plan.h, "The room schedule").
 void RoomsDue(const PlanOptions& options, const PlanInput& input, ClaimPlan& plan) {
   std::set<std::string_view> leased;
   for (const PlanRow& row : input.locked) {
@@ -348,7 +348,7 @@ void RoomsDue(const PlanOptions& options, const PlanInput& input, ClaimPlan& pla
   for (std::string_view room : rooms) {
     auto pending = input.pending.find(std::string(room));
     if (pending == input.pending.end() || pending->second.empty()) {
-      plan.rooms_drop.emplace_back(room);
+      plan.rooms_idle.emplace_back(room);
       continue;
     }
     const PlanRow& head = pending->second.front();

@@ -12,7 +12,7 @@
 //          a window of due rows, locked;
 //   plan   PlanClaim below;
 //   write  leases and schedules, only for rows the claim holds locked, in ascending id order; then
-//          each room's next due time (or its removal from the schedule when it has no pending row).
+//          each room's next due time (idle when it has no pending row).
 // Because the read starts from the rooms due, its cost follows the rooms the claim serves, never
 // the rooms backlogged, and a room is reached in the first claim after it comes due, whatever
 // another room holds behind its own head.
@@ -63,7 +63,7 @@
 // it is due and the batch had no room for it, or the end of the lease of whoever holds it in
 // flight (this relay's own claims: their marks bring it back; another relay's or the hook's: no
 // later than kRelayHeadRecheckMs / kHookHeadRecheckMs from now, since their marks may not). A
-// room without pending rows leaves the schedule.
+// room without pending rows goes idle: it stays on the schedule, never due until rows arrive.
 //
 // Pacing words, here and in the relay: room_min_interval (room_min_interval_ms as a number of
 // milliseconds) is the least time between two sends to one room; pacing holds rooms to it; a
@@ -174,7 +174,7 @@ struct ClaimPlan {
   std::vector<PlannedPacedRoom> paced_rooms;  // rooms whose rows got interval slots
   std::vector<PlannedExtension> extensions;   // empty when the runs cannot go on
   std::vector<PlannedRoomDue> rooms_due;      // ascending room_id: PlanInput::rooms with rows
-  std::vector<std::string> rooms_drop;        // ascending: PlanInput::rooms without pending rows
+  std::vector<std::string> rooms_idle;        // ascending: PlanInput::rooms without pending rows
   bool more_due = false;
 };
 

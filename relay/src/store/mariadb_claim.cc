@@ -297,22 +297,18 @@ core::Result<void> Schedule(core::MariaDbConnection& conn, const std::vector<Pla
   return CaseList(conn, core::sql::Stmt::kSchedule, pairs, {now_ms});
 }
 
-// The rooms the claim took: each one's next due time, or out of the schedule.
+// The rooms the claim took: each one's next due time, idle for those without pending rows.
 core::Result<void> WriteRooms(core::MariaDbConnection& conn, const ClaimPlan& plan) {
   std::vector<std::pair<std::string, int64_t>> pairs;
-  pairs.reserve(plan.rooms_due.size());
+  pairs.reserve(plan.rooms_due.size() + plan.rooms_idle.size());
   for (const PlannedRoomDue& room : plan.rooms_due)
     pairs.emplace_back(room.room_id, room.due_at_ms);
-  if (auto due = CaseList(conn, core::sql::Stmt::kRoomsDue, pairs, {}); !due) return due;
-  return core::ForEachChunk(plan.rooms_drop.size(),
-                            [&](size_t size, size_t at, size_t count) -> core::Result<void> {
-                              auto stmt = conn.Prepared(core::sql::Stmt::kRoomsDrop, size);
-                              if (!stmt) return core::Fail(stmt.error());
-                              std::vector<core::SqlValue> params;
-                              for (size_t k = 0; k < size; ++k)
-                                params.emplace_back(plan.rooms_drop[at + std::min(k, count - 1)]);
-                              return (*stmt)->Execute(params);
-                            });
+  for (const std::string& room : plan.rooms_idle) {
+    pairs.emplace_back(room, core::sql::kIdleRoomDueMs);
+  }
+  // Rooms in room_id order, as every other writer of the schedule.
+  std::sort(pairs.begin(), pairs.end());
+  return CaseList(conn, core::sql::Stmt::kRoomsDue, pairs, {});
 }
 
 PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {

@@ -29,19 +29,18 @@ namespace room_outbox::relay {
 // What the store prepares at connect: the statements of its calls (a composed statement at its
 // smallest size). A statement outside the connection's set is skipped.
 inline constexpr const core::sql::Statement* kRelayStatements[] = {
-    &core::sql::Stmt::kServerNow,    &core::sql::Stmt::kServerNowRooms,
-    &core::sql::Stmt::kClaimWindow,  &core::sql::Stmt::kListArrivals,
-    &core::sql::Stmt::kListRooms,    &core::sql::Stmt::kListMark,
-    &core::sql::Stmt::kDueRooms,     &core::sql::Stmt::kAnyDue,
-    &core::sql::Stmt::kAnyDueRooms,  &core::sql::Stmt::kRoomPrefix,
-    &core::sql::Stmt::kRoomAfter,    &core::sql::Stmt::kLockRows,
-    &core::sql::Stmt::kLease,        &core::sql::Stmt::kSchedule,
-    &core::sql::Stmt::kRoomsDue,     &core::sql::Stmt::kRoomsDrop,
-    &core::sql::Stmt::kRowRooms,     &core::sql::Stmt::kRoomsProgress,
-    &core::sql::Stmt::kRoomsRetry,   &core::sql::Stmt::kMarkPublished,
-    &core::sql::Stmt::kRelayRelease, &core::sql::Stmt::kMarkFailed,
-    &core::sql::Stmt::kMarkParked,   &core::sql::Stmt::kStats,
-    &core::sql::Stmt::kRoomsBacklog,
+    &core::sql::Stmt::kServerNow,     &core::sql::Stmt::kServerNowRooms,
+    &core::sql::Stmt::kClaimWindow,   &core::sql::Stmt::kListArrivals,
+    &core::sql::Stmt::kListRooms,     &core::sql::Stmt::kListMark,
+    &core::sql::Stmt::kDueRooms,      &core::sql::Stmt::kAnyDue,
+    &core::sql::Stmt::kAnyDueRooms,   &core::sql::Stmt::kRoomPrefix,
+    &core::sql::Stmt::kRoomAfter,     &core::sql::Stmt::kLockRows,
+    &core::sql::Stmt::kLease,         &core::sql::Stmt::kSchedule,
+    &core::sql::Stmt::kRoomsDue,      &core::sql::Stmt::kRowRooms,
+    &core::sql::Stmt::kRoomsProgress, &core::sql::Stmt::kRoomsRetry,
+    &core::sql::Stmt::kMarkPublished, &core::sql::Stmt::kRelayRelease,
+    &core::sql::Stmt::kMarkFailed,    &core::sql::Stmt::kMarkParked,
+    &core::sql::Stmt::kStats,         &core::sql::Stmt::kRoomsBacklog,
 };
 
 class MariaDbRelayStore final : public RelayStore {
