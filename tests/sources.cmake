@@ -56,6 +56,7 @@ add_executable(unit_tests
   tests/unit/caller_statement_check_test.cc
   tests/unit/claim_plan_test.cc
   tests/unit/commit_checks_test.cc
+  tests/unit/commit_vectors_test.cc
   tests/unit/config_hook_test.cc
   tests/unit/config_mysql_test.cc
   tests/unit/config_tencent_im_test.cc
