@@ -9,6 +9,8 @@ packages=(
   # the Go package (hook/go) and its tests; abidiff for the ABI check of the shared library, jq
   # for the export check (it reads clang's AST of the public headers)
   golang-go abigail-tools jq
+  # the pure-Go package's tests and example (hook/gosql): the MySQL driver, offline
+  golang-github-go-sql-driver-mysql-dev
   mariadb-server mariadb-client libmariadb-dev
   libcurl4-openssl-dev libssl-dev zlib1g-dev
   libtomlplusplus-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libexpected-dev

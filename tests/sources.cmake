@@ -266,6 +266,7 @@ add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES
   LABELS "integration;no_sql")
 include(tests/c_abi/tests.cmake)
+include(hook/gosql/tests.cmake)
 
 # The grammar check (tests/sqlcheck): sql-statements prints every statement of the MySQL set, the
 # schema files and room-sim's; check.js parses them with MySQL Workbench's MySQL 8.0 grammar
