@@ -25,7 +25,7 @@ type testEnv struct {
 
 // environment reads the runner's variables. Without them the test skips, saying how to run it;
 // the runner itself fails when any test skipped.
-func environment(t *testing.T) testEnv {
+func environment(t testing.TB) testEnv {
 	t.Helper()
 	env := testEnv{
 		Socket:   os.Getenv("ROOM_OUTBOX_GOSQL_TEST_SOCKET"),
@@ -43,7 +43,7 @@ func environment(t *testing.T) testEnv {
 
 // open is a *sql.DB on the test database; params are added to the DSN (e.g. a session
 // time_zone).
-func (e testEnv) open(t *testing.T, params string) *sql.DB {
+func (e testEnv) open(t testing.TB, params string) *sql.DB {
 	t.Helper()
 	dsn := fmt.Sprintf("root@unix(%s)/%s", e.Socket, e.Database)
 	if params != "" {
@@ -60,7 +60,7 @@ func (e testEnv) open(t *testing.T, params string) *sql.DB {
 	return db
 }
 
-func scalar(t *testing.T, db *sql.DB, query string, args ...interface{}) int64 {
+func scalar(t testing.TB, db *sql.DB, query string, args ...interface{}) int64 {
 	t.Helper()
 	var n sql.NullInt64
 	if err := db.QueryRow(query, args...).Scan(&n); err != nil {
@@ -70,7 +70,7 @@ func scalar(t *testing.T, db *sql.DB, query string, args ...interface{}) int64 {
 }
 
 // eventually polls cond every 50 ms until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
@@ -97,7 +97,7 @@ func (p *process) exited() bool {
 	}
 }
 
-func start(t *testing.T, dir, name string, args ...string) *process {
+func start(t testing.TB, dir, name string, args ...string) *process {
 	t.Helper()
 	p := &process{stderr: filepath.Join(dir, name+".log"), done: make(chan struct{})}
 	out, err := os.Create(p.stderr)
@@ -114,8 +114,10 @@ func start(t *testing.T, dir, name string, args ...string) *process {
 		close(p.done)
 	}()
 	t.Cleanup(func() {
+		stopping := time.Now()
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		<-p.done
+		t.Logf("%s stopped %s after SIGTERM", name, time.Since(stopping).Round(time.Millisecond))
 		_ = out.Close()
 		if t.Failed() {
 			t.Logf("%s output:\n%s", name, p.tail())
@@ -143,7 +145,7 @@ const (
 	groupIDPrefix = "gosql_"
 )
 
-func startImStub(t *testing.T, env testEnv, dir string) imStub {
+func startImStub(t testing.TB, env testEnv, dir string) imStub {
 	t.Helper()
 	key := filepath.Join(dir, "tim-secret-key")
 	if err := os.WriteFile(key, []byte("gosql-test-key-"+fmt.Sprint(time.Now().UnixNano())+"\n"), 0o600); err != nil {
@@ -173,9 +175,11 @@ type imRequest struct {
 	Body      string   `json:"body"`
 }
 
-func (s imStub) requests(t *testing.T) []imRequest {
+func (s imStub) requests(t testing.TB) []imRequest {
 	t.Helper()
-	res, err := http.Get(s.endpoint + "/admin/requests")
+	// No keep-alive: an idle connection would hold im-stub's stop for its 30 s keep-alive.
+	client := http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := client.Get(s.endpoint + "/admin/requests")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +193,13 @@ func (s imStub) requests(t *testing.T) []imRequest {
 
 // startRelay runs outbox-relay on the test database against the stub, polling only every 30 s,
 // with its wake socket at dir/wake.sock; it returns once the socket is bound.
-func startRelay(t *testing.T, env testEnv, dir string, im imStub) string {
+func startRelay(t testing.TB, env testEnv, dir string, im imStub) string {
+	t.Helper()
+	return startRelayPaced(t, env, dir, im, "")
+}
+
+// startRelayPaced is startRelay with [outbox_worker] room_min_interval set ("": the default).
+func startRelayPaced(t testing.TB, env testEnv, dir string, im imStub, roomMinInterval string) string {
 	t.Helper()
 	wake := filepath.Join(dir, "wake.sock")
 	config := filepath.Join(dir, "relay.toml")
@@ -200,7 +210,7 @@ user = "root"
 database = %q
 [outbox_worker]
 poll_interval = "30s"
-[tencent_im]
+%s[tencent_im]
 endpoint = %q
 sdk_app_id = %s
 admin_identifier = "administrator"
@@ -210,7 +220,7 @@ requests_per_second = 0
 app_requests_per_second = 0
 [wake]
 socket = %q
-`, env.Socket, env.Database, im.endpoint, sdkAppID, groupIDPrefix, im.keyFile, wake)
+`, env.Socket, env.Database, pace(roomMinInterval), im.endpoint, sdkAppID, groupIDPrefix, im.keyFile, wake)
 	if dialect := os.Getenv("ROOM_OUTBOX_TEST_MYSQL_DIALECT"); dialect != "" {
 		text = strings.Replace(text, "[mysql]\n", "[mysql]\ndialect = \""+dialect+"\"\n", 1)
 	}
@@ -229,7 +239,7 @@ socket = %q
 }
 
 // envelopes are the envelope columns of the rows whose event_id is LIKE like, by event_id.
-func envelopes(t *testing.T, db *sql.DB, like string) map[string]string {
+func envelopes(t testing.TB, db *sql.DB, like string) map[string]string {
 	t.Helper()
 	rows, err := db.QueryContext(context.Background(),
 		"SELECT event_id, envelope FROM room_outbox WHERE event_id LIKE ?", like)
@@ -246,4 +256,11 @@ func envelopes(t *testing.T, db *sql.DB, like string) map[string]string {
 		out[id] = env
 	}
 	return out
+}
+
+func pace(roomMinInterval string) string {
+	if roomMinInterval == "" {
+		return ""
+	}
+	return fmt.Sprintf("room_min_interval = %q\n", roomMinInterval)
 }

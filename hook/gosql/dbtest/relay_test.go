@@ -21,7 +21,9 @@ func TestARealRelayDeliversWhatTheWriterCommittedRoomByRoomInOrder(t *testing.T)
 	env := environment(t)
 	dir := t.TempDir()
 	im := startImStub(t, env, dir)
+	began := time.Now()
 	wake := startRelay(t, env, dir, im)
+	t.Logf("relay ready (wake socket bound) after %s", time.Since(began).Round(time.Millisecond))
 	db := env.open(t, "")
 	w, err := outboxsql.New(outboxsql.Options{NodeID: "gosql-room-service", GroupIDPrefix: groupIDPrefix, WakeSocket: wake})
 	if err != nil {
@@ -50,7 +52,9 @@ func TestARealRelayDeliversWhatTheWriterCommittedRoomByRoomInOrder(t *testing.T)
 	published := func() int64 {
 		return scalar(t, db, "SELECT COUNT(*) FROM room_outbox WHERE event_id LIKE 'gosql-relay-%' AND status = 'published'")
 	}
+	committed := time.Now()
 	eventually(t, wokenWithin, "27 rows published", func() bool { return published() == 27 })
+	t.Logf("18 rows for IM and 9 skipped published %s after the last commit", time.Since(committed).Round(time.Millisecond))
 
 	got := map[string][]string{}
 	rows := envelopes(t, db, "gosql-relay-%")
