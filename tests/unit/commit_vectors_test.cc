@@ -126,7 +126,10 @@ void ExpectRows(const json& v, const HookOptions& options, const Command& comman
     EXPECT_EQ(row.published ? "published" : "pending", rows[i]["status"].get<std::string>());
     if (row.published) continue;
     core::JsonWriter body;
-    const core::EnvelopeFields fields{row.event_id, row.event_type, command.room_id};
+    core::EnvelopeFields fields;  // what the body repeats of the envelope
+    fields.event_id = row.event_id;
+    fields.event_type = row.event_type;
+    fields.room_id = command.room_id;
     ASSERT_TRUE(internal::CheckBodySize(options.tencent_im, fields, row.envelope, body).ok());
     EXPECT_EQ(body.text().size(), rows[i]["body_bytes"].get<size_t>()) << "row " << i;
   }
