@@ -1,5 +1,7 @@
 package outboxsql
 
+import "fmt"
+
 // Command is one command the room service applied, as the hook's Command.
 type Command struct {
 	CommandID   string // the idempotency key: a repeated CommandID writes nothing (Duplicate)
@@ -72,10 +74,26 @@ func (s DeliveryState) String() string {
 	return "pending"
 }
 
+// MarshalText writes the state's name ("pending", "skipped"), e.g. in JSON.
+func (s DeliveryState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a name MarshalText wrote.
+func (s *DeliveryState) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "pending":
+		*s = Pending
+	case "skipped":
+		*s = Skipped
+	default:
+		return fmt.Errorf("outboxsql: unknown delivery state %q", text)
+	}
+	return nil
+}
+
 // EventDelivery is one event's row.
 type EventDelivery struct {
-	EventID string
-	State   DeliveryState
+	EventID string        `json:"event_id"`
+	State   DeliveryState `json:"state"`
 }
 
 // Result of Write and Commit. Events has one entry per event, in order, when the rows were

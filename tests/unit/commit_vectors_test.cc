@@ -73,7 +73,7 @@ HookOptions OptionsOf(const json& o) {
 }
 
 Command CommandOf(const json& c) {
-  return Command{Text(c["command_id"]), Text(c["room_id"]),    Text(c["command_type"]),
+  return Command{Text(c["command_id"]), Text(c["room_id"]),           Text(c["command_type"]),
                  Text(c["request_id"]), c["room_seq"].get<int64_t>(), Text(c["payload"])};
 }
 
