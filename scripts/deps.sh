@@ -9,6 +9,13 @@ packages=(
   # the Go package (hook/go) and its tests; abidiff for the ABI check of the shared library, jq
   # for the export check (it reads clang's AST of the public headers)
   golang-go abigail-tools jq
+  # the pure-Go package's tests and example (hook/gosql): the MySQL driver, offline
+  golang-github-go-sql-driver-mysql-dev
+  # the Go package's static link (-tags roomoutbox_static): the static archives of libcurl's own
+  # dependencies, and the link names of those Debian 12 ships shared only (Kerberos, SASL,
+  # p11-kit)
+  libnghttp2-dev librtmp-dev libssh2-1-dev libpsl-dev libzstd-dev libldap-dev libidn2-dev
+  libunistring-dev libbrotli-dev libgnutls28-dev libkrb5-dev libsasl2-dev libp11-kit-dev
   mariadb-server mariadb-client libmariadb-dev
   libcurl4-openssl-dev libssl-dev zlib1g-dev
   libtomlplusplus-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libexpected-dev

@@ -56,6 +56,7 @@ add_executable(unit_tests
   tests/unit/caller_statement_check_test.cc
   tests/unit/claim_plan_test.cc
   tests/unit/commit_checks_test.cc
+  tests/unit/commit_vectors_test.cc
   tests/unit/config_hook_test.cc
   tests/unit/config_mysql_test.cc
   tests/unit/config_tencent_im_test.cc
@@ -266,6 +267,7 @@ add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES
   LABELS "integration;no_sql")
 include(tests/c_abi/tests.cmake)
+include(hook/gosql/tests.cmake)
 
 # The grammar check (tests/sqlcheck): sql-statements prints every statement of the MySQL set, the
 # schema files and room-sim's; check.js parses them with MySQL Workbench's MySQL 8.0 grammar

@@ -1,9 +1,9 @@
 package roomoutbox
 
-// The C side of the binding: the library, its version check and the shims that hand Go's
-// callbacks to the C ABI. The trampolines themselves are in trampolines.go.
+// The C side of the binding: its version check and the shims that hand Go's callbacks to the C
+// ABI. How the library is linked is in link_shared.go (the default) and link_static.go (the
+// roomoutbox_static build tag); the trampolines themselves are in trampolines.go.
 
-// #cgo pkg-config: room_outbox_hook
 // #include <stdint.h>
 // #include <stdlib.h>
 // #include <room_outbox/c.h>

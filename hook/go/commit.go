@@ -75,11 +75,12 @@ type Result struct {
 	Events []EventDelivery
 }
 
-// Tx is the commit's open transaction, handed to the statements callback and valid only during
-// it. It is safe for concurrent use: goroutines the callback starts may call Exec, and their
-// statements run one at a time on the commit's connection. The callback must wait for them
-// before it returns; an Exec after the callback returned is refused (CodeInvalidArgument).
-type Tx struct {
+// hookTx is the Hook's Tx: the commit's open transaction on the member's connection, valid only
+// during the statements callback. Safe for concurrent use: goroutines the callback starts may
+// call Exec, and their statements run one at a time on the commit's connection. The callback
+// must wait for them before it returns; an Exec after the callback returned is refused
+// (CodeInvalidArgument).
+type hookTx struct {
 	mu     sync.Mutex           // held by each Exec and by end: one statement at a time
 	c      *C.room_outbox_tx    // nil once the callback returned
 	failed C.room_outbox_status // the first failed Exec's status
@@ -88,25 +89,22 @@ type Tx struct {
 
 // end makes the Tx refuse every later Exec, after waiting for the one in progress, and returns
 // the first failed Exec's status (0: none failed).
-func (tx *Tx) end() C.room_outbox_status {
+func (tx *hookTx) end() C.room_outbox_status {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	tx.c = nil
 	return tx.failed
 }
 
-// Exec runs one statement with ? placeholders as a prepared statement in the commit's
-// transaction. args may be nil, bool, integers, float32/64, string or []byte. A failed Exec
-// makes the whole commit roll back: return its error from the callback. Once the Commit's
-// context is done Exec runs nothing and returns an *Error wrapping ctx.Err().
-func (tx *Tx) Exec(query string, args ...interface{}) error {
+// Exec is Tx.Exec on the commit's connection.
+func (tx *hookTx) Exec(query string, args ...interface{}) error {
 	_, err := tx.exec(query, args, false)
 	return err
 }
 
 // exec runs one statement under the Tx's lock (one statement at a time, none after the callback
 // returned); with counted, through room_outbox_tx_execute_affected, returning the rows matched.
-func (tx *Tx) exec(query string, args []interface{}, counted bool) (int64, error) {
+func (tx *hookTx) exec(query string, args []interface{}, counted bool) (int64, error) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if tx.c == nil {

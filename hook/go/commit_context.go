@@ -29,7 +29,7 @@ import (
 // back. Once COMMIT is sent ctx no longer matters: the outcome is what the server answered, and
 // the sync publish after it is bounded by [hook] sync_publish_timeout, not by ctx.
 func (h *Hook) CommitContext(ctx context.Context, cmd Command, events []Event,
-	statements func(tx *Tx) error) (Result, error) {
+	statements func(tx Tx) error) (Result, error) {
 	if h.inStatements.holds() {
 		return Result{Status: Failed}, &Error{Code: CodeInvalidArgument, Message: "Commit " +
 			"refused: called from inside a statements callback of the same Hook (it would " +
@@ -124,7 +124,7 @@ func stoppedStatus(e *Error) C.room_outbox_status {
 }
 
 // stopped is Tx's check before each statement: nil while the Commit's ctx lasts.
-func (tx *Tx) stopped() error {
+func (tx *hookTx) stopped() error {
 	if tx.ctx == nil {
 		return nil
 	}

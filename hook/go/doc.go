@@ -19,7 +19,7 @@
 //		Payload: `{"gift":"rose","from":"u1"}`}}
 //	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 //	defer cancel()
-//	res, err := hook.CommitContext(ctx, cmd, events, func(tx *roomoutbox.Tx) error {
+//	res, err := hook.CommitContext(ctx, cmd, events, func(tx roomoutbox.Tx) error {
 //		n, err := tx.ExecAffected("UPDATE room_snapshot SET room_seq = ?, state = ? "+
 //			"WHERE room_id = ? AND room_seq = ?", cmd.RoomSeq, state, cmd.RoomID, cmd.RoomSeq-1)
 //		if err == nil && n != 1 {

@@ -14,14 +14,16 @@ type testEnv struct {
 	UpConfig, DownConfig, SecretKey, Socket, Database string
 }
 
-// environment reads the harness's variables; without them the test fails (never skips): run it
-// through `make test` or scripts/run-tests.sh.
+// environment reads the harness's variables. Without them the test skips, saying how to run it
+// (a service's `go test ./...` over its dependencies has no database); hook/go/run-go-test.sh,
+// which sets them, fails when any test skipped.
 func environment(t *testing.T) testEnv {
 	t.Helper()
 	get := func(name string) string {
 		v := os.Getenv(name)
 		if v == "" {
-			t.Fatalf("%s is not set: run go test through hook/go/run-go-test.sh (make test)", name)
+			t.Skipf("no test database configured (%s is not set): run hook/go/run-go-test.sh "+
+				"BUILD_DIR under scripts/run-tests.sh, or `scripts/run-tests.sh build -R GoPackage`", name)
 		}
 		return v
 	}

@@ -73,6 +73,18 @@ var (
 	ErrNoMemory          = &Error{Code: CodeNoMemory}
 )
 
+// NewError is an *Error as the hook reports it: Retryable as the code says, wrapping cause (nil:
+// none), so errors.Is finds both the code's sentinel and the cause. For fakes and adapters
+// (roomoutboxtest); the Hook makes its own.
+func NewError(code Code, message string, cause error) *Error {
+	retryable := false
+	switch code {
+	case CodeUnavailable, CodeDeadlineExceeded, CodeResourceExhausted, CodeAborted:
+		retryable = true
+	}
+	return &Error{Code: code, Message: message, Retryable: retryable, cause: cause}
+}
+
 // ErrClosed is returned by a Hook used after Close.
 var ErrClosed = errors.New("roomoutbox: hook is closed")
 

@@ -174,7 +174,7 @@ func (h *Hook) deleteLogger() {
 
 // Commit is CommitContext with context.Background(): it waits for a free member as long as it
 // takes and is never cancelled.
-func (h *Hook) Commit(cmd Command, events []Event, statements func(tx *Tx) error) (Result, error) {
+func (h *Hook) Commit(cmd Command, events []Event, statements func(tx Tx) error) (Result, error) {
 	return h.CommitContext(context.Background(), cmd, events, statements)
 }
 

@@ -126,7 +126,7 @@ func TestCommitWithIMUpPublishesAndWritesTheSnapshot(t *testing.T) {
 	env := environment(t)
 	hook := openUp(t, env)
 	cmd, events := giftCommand("go-up")
-	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+	res, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 		return tx.Exec("INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) VALUES (?, ?, ?, ?)",
 			cmd.RoomID, cmd.RoomSeq, `{"heat":3}`, int64(1))
 	})
@@ -175,7 +175,7 @@ func TestCommitWithAFailingStatementRollsBackEverything(t *testing.T) {
 	env := environment(t)
 	hook := openUp(t, env)
 	cmd, events := giftCommand("go-fail")
-	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+	res, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 		return tx.Exec("UPDATE no_such_table SET x = ?", 1)
 	})
 	var e *roomoutbox.Error
@@ -184,7 +184,7 @@ func TestCommitWithAFailingStatementRollsBackEverything(t *testing.T) {
 	}
 	t.Logf("failing statement: %v", err)
 	// The callback's own error: wrapped, so errors.Is finds it.
-	res, err = hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error { return errSnapshotRefused })
+	res, err = hook.Commit(cmd, events, func(tx roomoutbox.Tx) error { return errSnapshotRefused })
 	if res.Status != roomoutbox.Failed || !errors.Is(err, errSnapshotRefused) || !errors.Is(err, roomoutbox.ErrCancelled) {
 		t.Fatalf("Commit with a refusing callback: %+v, %v", res, err)
 	}
@@ -202,7 +202,7 @@ func TestTheCallbackCannotBreakTheTransaction(t *testing.T) {
 	cmd, events := giftCommand("go-outer")
 	inner, innerEvents := giftCommand("go-inner")
 	var nestedErr, commitErr error
-	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+	res, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 		// A Commit on the same Hook from inside its callback: refused at once, no deadlock.
 		_, nestedErr = hook.Commit(inner, innerEvents, nil)
 		commitErr = tx.Exec("COMMIT")
@@ -243,8 +243,8 @@ func TestTxIsSafeForGoroutinesOfTheCallback(t *testing.T) {
 	hook := openUp(t, env)
 	cmd, events := giftCommand("go-conc")
 	const goroutines, each = 8, 25
-	var kept *roomoutbox.Tx
-	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+	var kept roomoutbox.Tx
+	res, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 		kept = tx
 		errs := make(chan error, goroutines*each)
 		var wg sync.WaitGroup
@@ -314,7 +314,7 @@ func TestAPanicInTheCallbackRollsBackAndIsRaisedAgain(t *testing.T) {
 				t.Fatalf("recovered %v, want the callback's panic", p)
 			}
 		}()
-		_, _ = hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error { panic("boom") })
+		_, _ = hook.Commit(cmd, events, func(tx roomoutbox.Tx) error { panic("boom") })
 	}()
 	if n := env.scalar(t, "SELECT COUNT(*) FROM room_command_log WHERE command_id = 'go-panic'"); n != 0 {
 		t.Fatalf("a panicking callback left %d command log rows", n)

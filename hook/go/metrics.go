@@ -5,6 +5,7 @@ package roomoutbox
 import "C"
 
 import (
+	"net/http"
 	"runtime"
 	"time"
 	"unsafe"
@@ -141,4 +142,20 @@ func (h *Hook) MetricsText(label string) (string, error) {
 		}
 		buf = make([]byte, int(n)+1024) // the counts may grow between two calls
 	}
+}
+
+// MetricsHandler serves the Hook's metrics (MetricsText(label)) in the Prometheus text format: a
+// /metrics endpoint of the hook's families alone, e.g. mux.Handle("/metrics", hook.MetricsHandler("")).
+// A closed Hook answers 503. To serve the service's own families in the same scrape, write them
+// and MetricsText into one response instead.
+func (h *Hook) MetricsHandler(label string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		text, err := h.MetricsText(label)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write([]byte(text))
+	})
 }

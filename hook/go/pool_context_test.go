@@ -34,7 +34,7 @@ func lockWaits(env testEnv) int64 {
 	return n
 }
 
-func insertSnapshot(tx *roomoutbox.Tx, room string, seq int64) error {
+func insertSnapshot(tx roomoutbox.Tx, room string, seq int64) error {
 	return tx.Exec("INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) VALUES (?, ?, ?, ?)",
 		room, seq, `{}`, int64(1))
 }
@@ -43,7 +43,7 @@ func TestExecAffectedCountsFoundRowsAndALostRaceRollsBack(t *testing.T) {
 	env := environment(t)
 	hook := openUp(t, env)
 	seed, seedEvents := giftCommand("go-aff-seed")
-	if _, err := hook.Commit(seed, seedEvents, func(tx *roomoutbox.Tx) error {
+	if _, err := hook.Commit(seed, seedEvents, func(tx roomoutbox.Tx) error {
 		return insertSnapshot(tx, "go-aff-room", 7)
 	}); err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestExecAffectedCountsFoundRowsAndALostRaceRollsBack(t *testing.T) {
 	run := func(id string, from int64) (int64, roomoutbox.Result, error) {
 		cmd, events := giftCommand(id)
 		var n int64 = -1
-		res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+		res, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 			var err error
 			if n, err = tx.ExecAffected(advance, from+1, "go-aff-room", from); err != nil {
 				return err
@@ -82,7 +82,7 @@ func TestExecAffectedCountsFoundRowsAndALostRaceRollsBack(t *testing.T) {
 	}
 	// Found rows, not changed rows: setting the values the row already has still counts 1.
 	cmd, events := giftCommand("go-aff-same")
-	if _, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+	if _, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 		if n, err := tx.ExecAffected(advance, int64(8), "go-aff-room", int64(8)); err != nil || n != 1 {
 			return fmt.Errorf("an UPDATE to the same values: %d rows, %v; want 1", n, err)
 		}
@@ -114,7 +114,7 @@ func TestAPoolRunsCommitsConcurrently(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			cmd, events := giftCommand(fmt.Sprintf("go-pool-%d", g))
-			res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+			res, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 				if err := insertSnapshot(tx, cmd.RoomID, cmd.RoomSeq); err != nil {
 					return err
 				}
@@ -155,13 +155,13 @@ func TestAPoolRunsCommitsConcurrently(t *testing.T) {
 // holdMember starts a Commit that keeps a member of the pool, inside its callback, until release
 // is closed; it returns once the callback is running.
 func holdMember(t *testing.T, hook *roomoutbox.Hook, id string, release <-chan struct{},
-	statements func(tx *roomoutbox.Tx) error) <-chan error {
+	statements func(tx roomoutbox.Tx) error) <-chan error {
 	t.Helper()
 	inside := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		cmd, events := giftCommand(id)
-		_, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+		_, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 			if statements != nil {
 				if err := statements(tx); err != nil {
 					return err
@@ -211,12 +211,12 @@ func TestACancelledContextRollsBackBeforeCommit(t *testing.T) {
 	hook := openUp(t, env, roomoutbox.WithPoolSize(2))
 	cases := []struct {
 		id   string
-		stop func(cancel context.CancelFunc, tx *roomoutbox.Tx) error
+		stop func(cancel context.CancelFunc, tx roomoutbox.Tx) error
 	}{
 		// Cancelled before the call: nothing runs.
 		{"go-cancel-before", nil},
 		// Cancelled between statements: the next Exec refuses; the callback ignores it.
-		{"go-cancel-between", func(cancel context.CancelFunc, tx *roomoutbox.Tx) error {
+		{"go-cancel-between", func(cancel context.CancelFunc, tx roomoutbox.Tx) error {
 			if err := insertSnapshot(tx, "go-cancel-between", 1); err != nil {
 				return err
 			}
@@ -227,7 +227,7 @@ func TestACancelledContextRollsBackBeforeCommit(t *testing.T) {
 			return nil
 		}},
 		// Cancelled after the last statement: the check before COMMIT rolls back.
-		{"go-cancel-last", func(cancel context.CancelFunc, tx *roomoutbox.Tx) error {
+		{"go-cancel-last", func(cancel context.CancelFunc, tx roomoutbox.Tx) error {
 			err := insertSnapshot(tx, "go-cancel-last", 1)
 			cancel()
 			return err
@@ -236,13 +236,13 @@ func TestACancelledContextRollsBackBeforeCommit(t *testing.T) {
 	for _, c := range cases {
 		ctx, cancel := context.WithCancel(context.Background())
 		ran := false
-		var statements func(tx *roomoutbox.Tx) error
+		var statements func(tx roomoutbox.Tx) error
 		if c.stop == nil {
 			cancel()
-			statements = func(tx *roomoutbox.Tx) error { ran = true; return nil }
+			statements = func(tx roomoutbox.Tx) error { ran = true; return nil }
 		} else {
 			stop := c.stop
-			statements = func(tx *roomoutbox.Tx) error { return stop(cancel, tx) }
+			statements = func(tx roomoutbox.Tx) error { return stop(cancel, tx) }
 		}
 		cmd, events := giftCommand(c.id)
 		res, err := hook.CommitContext(ctx, cmd, events, statements)
@@ -275,12 +275,12 @@ func TestAContextEndingDuringAStatementRollsBackAfterIt(t *testing.T) {
 	env := environment(t)
 	hook := openUp(t, env, roomoutbox.WithPoolSize(2))
 	seed, seedEvents := giftCommand("go-midway-seed")
-	if _, err := hook.Commit(seed, seedEvents, func(tx *roomoutbox.Tx) error {
+	if _, err := hook.Commit(seed, seedEvents, func(tx roomoutbox.Tx) error {
 		return insertSnapshot(tx, "go-midway-room", 1)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	lockRow := func(tx *roomoutbox.Tx) error {
+	lockRow := func(tx roomoutbox.Tx) error {
 		return tx.Exec("UPDATE room_snapshot SET state = '{\"by\":\"holder\"}' WHERE room_id = ?", "go-midway-room")
 	}
 	release := make(chan struct{})
@@ -300,7 +300,7 @@ func TestAContextEndingDuringAStatementRollsBackAfterIt(t *testing.T) {
 	var updateErr error
 	var updated int64 = -1
 	cmd, events := giftCommand("go-midway-waiter")
-	res, err := hook.CommitContext(ctx, cmd, events, func(tx *roomoutbox.Tx) error {
+	res, err := hook.CommitContext(ctx, cmd, events, func(tx roomoutbox.Tx) error {
 		updated, updateErr = tx.ExecAffected("UPDATE room_snapshot SET room_seq = 2 WHERE room_id = ?", "go-midway-room")
 		return updateErr
 	})
@@ -326,7 +326,7 @@ func TestACommitInsideTheCallbackIsRefusedWithFreeMembers(t *testing.T) {
 	cmd, events := giftCommand("go-pool-outer")
 	inner, innerEvents := giftCommand("go-pool-inner")
 	var nestedErr error
-	res, err := hook.Commit(cmd, events, func(tx *roomoutbox.Tx) error {
+	res, err := hook.Commit(cmd, events, func(tx roomoutbox.Tx) error {
 		_, nestedErr = hook.CommitContext(context.Background(), inner, innerEvents, nil)
 		return nil
 	})

@@ -17,17 +17,17 @@ import (
 // statementsCall is what a Commit's handle refers to: the caller's function and what became of
 // its run.
 type statementsCall struct {
-	fn       func(tx *Tx) error // nil: no statements, only the context's checks
-	hook     *Hook              // whose Commit runs the callback
-	ctx      context.Context    // the Commit's; checked before and after fn
-	err      error              // the callback's own error, wrapped by Commit's error
-	panicked interface{}        // a panic of the callback, raised again by Commit once C returned
+	fn       func(tx Tx) error // nil: no statements, only the context's checks
+	hook     *Hook             // whose Commit runs the callback
+	ctx      context.Context   // the Commit's; checked before and after fn
+	err      error             // the callback's own error, wrapped by Commit's error
+	panicked interface{}       // a panic of the callback, raised again by Commit once C returned
 }
 
 //export roomOutboxStatements
 func roomOutboxStatements(ctx *C.room_outbox_tx, handle C.uintptr_t) (status C.room_outbox_status) {
 	call := cgo.Handle(handle).Value().(*statementsCall)
-	tx := &Tx{c: ctx, ctx: call.ctx}
+	tx := &hookTx{c: ctx, ctx: call.ctx}
 	id := goroutineID()
 	call.hook.inStatements.enter(id)
 	defer func() {

@@ -110,6 +110,21 @@ FakeImServer::FakeImServer(FakeImServerOptions options)
     }
     res.set_content(doc.dump() + "\n", "application/json");
   });
+  // The recorded requests (options.record_requests), in arrival order: what a test outside this
+  // process (hook/gosql) checks delivery and order by.
+  server_->Get("/admin/requests", [this](const httplib::Request&, httplib::Response& res) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::array();
+    for (const FakeImRequest& r : Requests()) {
+      nlohmann::ordered_json request;
+      request["group_id"] = r.group_id;
+      request["random"] = r.random;
+      request["delivered"] = r.answer == FakeImFault::Kind::kOk && !r.deduped;
+      request["event_ids"] = EventIds(r.events);
+      request["body"] = r.body;
+      doc.push_back(std::move(request));
+    }
+    res.set_content(doc.dump() + "\n", "application/json");
+  });
   server_->Post("/admin/mode", [this](const httplib::Request& req, httplib::Response& res) {
     std::string value = req.get_param_value("value");
     if (!SetMode(value)) {

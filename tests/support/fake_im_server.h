@@ -43,6 +43,8 @@
 // "delivered_messages":..,
 // "unique_event_ids":..,"duplicates":..,"rejected":..,"connections":..,"max_concurrent":..,
 // "deduped":..,"freq_dropped":..,"locked_out":..,"app_limited":..,"mode":"up"|"down"};
+// GET /admin/requests -> the recorded valid requests in arrival order, each {"group_id","random",
+// "delivered" (answered OK, not deduped),"event_ids","body" ("" unless record_bodies)};
 // POST /admin/mode?value=up|down (down = options.down_fault as default); POST /admin/reset clears records and counters. (httplib wants a Content-Length on every POST:
 // use `curl -d "" URL`, not a bare `curl -X POST URL`.)
 //

@@ -5,7 +5,7 @@
 //
 // Prints "listening on http://127.0.0.1:PORT", then serves until SIGTERM or SIGINT.
 // At runtime: curl -d '' 'http://127.0.0.1:PORT/admin/mode?value=down' (or up) and
-// curl http://127.0.0.1:PORT/admin/stats.
+// curl http://127.0.0.1:PORT/admin/stats; with --record, curl http://127.0.0.1:PORT/admin/requests.
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
   app.add_option("--down", down, "what down answers: im (ErrorCode 10002) or http (HTTP 502)")
       ->check(CLI::IsMember({"im", "http"}));
   app.add_option("--threads", options.threads, "handler threads")->check(CLI::Range(2, 1024));
+  bool record = false;
+  app.add_flag("--record", record,
+               "keep every valid request with its body for GET /admin/requests (tests; memory "
+               "grows with the requests)");
   int64_t dedupe_window_ms = 0;
   app.add_option("--group-cap", options.group_cap_per_second,
                  "per-group messages per second, lower priorities dropped first (IM: 40; 0 = off)")
@@ -79,6 +83,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 100000));
   CLI11_PARSE(app, argc, argv);
   options.dedupe_window = std::chrono::milliseconds(dedupe_window_ms);
+  options.record_requests = record;
+  options.record_bodies = record;
 
   if (!secret_key_file.empty()) {
     if (!ReadSecret(secret_key_file, &options.secret_key)) {

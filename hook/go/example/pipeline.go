@@ -81,7 +81,7 @@ func (c *RoomCell) Apply(cmd RoomCommand) (RoomState, []roomoutbox.Event, error)
 //	  -> sync publish to Tencent IM (inside Commit): published, or left pending for outbox-relay
 type Pipeline struct {
 	Cell *RoomCell
-	Hook *roomoutbox.Hook
+	Hook roomoutbox.Committer // a *roomoutbox.Hook; roomoutboxtest.Hook in unit tests
 }
 
 // Handle runs one command through the pipeline. An IM failure never fails the command: its
@@ -98,7 +98,7 @@ func (p *Pipeline) Handle(cmd RoomCommand) (roomoutbox.Result, error) {
 	res, err := p.Hook.Commit(roomoutbox.Command{
 		CommandID: cmd.CommandID, RoomID: cmd.RoomID, CommandType: cmd.Type,
 		RequestID: cmd.RequestID, RoomSeq: next.Seq, Payload: commandPayload(cmd),
-	}, events, func(tx *roomoutbox.Tx) error {
+	}, events, func(tx roomoutbox.Tx) error {
 		return tx.Exec("INSERT INTO room_snapshot (room_id, room_seq, state, updated_at_ms) "+
 			"VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE room_seq = VALUES(room_seq), "+
 			"state = VALUES(state), updated_at_ms = VALUES(updated_at_ms)",

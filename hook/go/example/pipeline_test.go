@@ -19,13 +19,14 @@ func open(t *testing.T, up bool) *roomoutbox.Hook {
 		name = "ROOM_OUTBOX_GO_TEST_UP_CONFIG"
 		key, err := os.ReadFile(os.Getenv("ROOM_OUTBOX_GO_TEST_SECRET_FILE"))
 		if err != nil {
-			t.Fatalf("the secret key: %v (run through hook/go/run-go-test.sh)", err)
+			t.Skipf("no test database configured (the secret key: %v): run hook/go/run-go-test.sh", err)
 		}
 		opts = append(opts, roomoutbox.WithSecret("tencent_im.secret_key", strings.TrimSpace(string(key))))
 	}
 	config := os.Getenv(name)
 	if config == "" {
-		t.Fatalf("%s is not set: run go test through hook/go/run-go-test.sh (make test)", name)
+		t.Skipf("no test database configured (%s is not set): run hook/go/run-go-test.sh BUILD_DIR "+
+			"under scripts/run-tests.sh, or `scripts/run-tests.sh build -R GoPackage`", name)
 	}
 	hook, err := roomoutbox.Open(config, opts...)
 	if err != nil {

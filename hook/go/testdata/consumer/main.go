@@ -29,7 +29,7 @@ func main() {
 		Payload: `{"gift":"rose"}`}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	res, err := hook.CommitContext(ctx, cmd, events, func(tx *roomoutbox.Tx) error {
+	res, err := hook.CommitContext(ctx, cmd, events, func(tx roomoutbox.Tx) error {
 		n, err := tx.ExecAffected("UPDATE room_snapshot SET room_seq = ? WHERE room_id = ? AND room_seq = ?",
 			12, "room-7", 11)
 		if err == nil && n != 1 {
