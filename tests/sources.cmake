@@ -193,6 +193,7 @@ set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
   tests/integration/hook_sync_mode_test.cc
   tests/integration/relay_process_test.cc
   tests/integration/node_lock_test.cc
+  tests/integration/lease_takeover_test.cc
   tests/integration/relay_wake_test.cc)
 # Threads under TSan, no SQL of their own: the publisher (curl multi and the fake IM server's
 # threads), the metrics server, the wake listener, the worker's waits on the real clock.

@@ -50,7 +50,7 @@ class LeastPrivilegeTest : public ::testing::Test {
     ASSERT_TRUE(im_.running()) << im_.start_error();
     // An empty database, as a first install finds it.
     db_.Exec(
-        "DROP TABLE room_outbox_im_member, room_outbox, room_command_log, "
+        "DROP TABLE room_outbox_relay_run, room_outbox_im_member, room_outbox, room_command_log, "
         "room_outbox_schema_version");
     for (const char* role : {"op", "hook", "relay"}) {
       db_.Exec("DROP USER IF EXISTS " + Account(role));

@@ -75,14 +75,14 @@ class MigrateTest : public ::testing::Test {
   std::unique_ptr<RelayProcess> relay_;
 };
 
-const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+const std::vector<int64_t> kAllVersions = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10};
 
 TEST_F(MigrateTest, AFreshDatabaseRecordsEveryStepAndASecondRunAppliesNothing) {
   EXPECT_EQ(Recorded(), kAllVersions);  // TestDatabase migrated it with the same code
   CommandResult again = Relay({"migrate"});
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
-  EXPECT_EQ(again.Json()["from_version"], 8) << again.Describe();
-  EXPECT_EQ(again.Json()["to_version"], 8);
+  EXPECT_EQ(again.Json()["from_version"], 10) << again.Describe();
+  EXPECT_EQ(again.Json()["to_version"], 10);
   EXPECT_TRUE(again.Json()["steps"].empty()) << again.Describe();
   EXPECT_EQ(Recorded(), kAllVersions);
 }
@@ -92,7 +92,7 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
   ASSERT_TRUE(by_hand.valid());
   by_hand.Exec(
       "DROP TABLE room_outbox, room_command_log, room_outbox_schema_version, "
-      "room_outbox_im_member");
+      "room_outbox_im_member, room_outbox_relay_run");
   for (const auto& file : SchemaFiles()) {
     std::ifstream in(file);
     std::stringstream text;
@@ -100,7 +100,7 @@ TEST_F(MigrateTest, TheFilesAppliedByHandInOrderGiveTheMigratedSchema) {
     by_hand.Exec(text.str());  // as a client runs a file: every statement once, in order
   }
   EXPECT_EQ(SchemaOf(by_hand), SchemaOf(db_));
-  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 9);
+  EXPECT_EQ(by_hand.Scalar("SELECT COUNT(*) FROM room_outbox_schema_version"), 10);
 }
 
 TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
@@ -117,7 +117,7 @@ TEST_F(MigrateTest, ADatabaseMigratedByHandBeforeTheVersionTableIsRecognised) {
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   const auto steps = run.Json()["steps"];
-  ASSERT_EQ(steps.size(), 9u) << run.Describe();
+  ASSERT_EQ(steps.size(), 10u) << run.Describe();
   EXPECT_TRUE(run.Json()["from_version"].is_null());
   EXPECT_EQ(steps[3]["name"], "003_parked");
   EXPECT_EQ(steps[3]["already_applied"], 3) << run.Describe();  // a column and two indexes
@@ -136,7 +136,7 @@ TEST_F(MigrateTest, AStepAppliedHalfWayIsCompleted) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 3");
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  ASSERT_EQ(run.Json()["steps"].size(), 6u) << run.Describe();
+  ASSERT_EQ(run.Json()["steps"].size(), 7u) << run.Describe();
   EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 1) << run.Describe();
   EXPECT_EQ(run.Json()["from_version"], 2);
   EXPECT_EQ(SchemaOf(db_), migrated);
@@ -151,7 +151,7 @@ TEST_F(MigrateTest, DryRunListsTheMissingStepsAndChangesNothing) {
   CommandResult dry = Relay({"migrate", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.Describe();
   EXPECT_EQ(dry.Json()["dry_run"], true);
-  ASSERT_EQ(dry.Json()["steps"].size(), 5u) << dry.Describe();
+  ASSERT_EQ(dry.Json()["steps"].size(), 6u) << dry.Describe();
   EXPECT_EQ(dry.Json()["steps"][0]["version"], 4);
   ASSERT_EQ(dry.Json()["steps"][0]["sql"].size(), 2u) << dry.Describe();
   EXPECT_THAT(dry.Json()["steps"][0]["sql"][0].get<std::string>(),
@@ -165,7 +165,7 @@ TEST_F(MigrateTest, ADatabaseNewerThanTheBinaryIsRefused) {
   CommandResult run = Relay({"migrate"});
   EXPECT_EQ(run.exit_code, 2) << run.Describe();
   EXPECT_THAT(run.Json()["error"].get<std::string>(), HasSubstr("version 99, newer than"));
-  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 99}));
+  EXPECT_EQ(Recorded(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 99}));
 }
 
 TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
@@ -174,7 +174,7 @@ TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 4");
   CommandResult once = Relay({"--once"});
   EXPECT_EQ(once.exit_code, 2) << once.Describe();
-  EXPECT_THAT(once.err, HasSubstr("schema is version 3, older than the 7 this outbox-relay needs"));
+  EXPECT_THAT(once.err, HasSubstr("schema is version 3, older than the 10 this outbox-relay needs"));
   EXPECT_THAT(once.err, HasSubstr("run `outbox-relay migrate`"));
   CommandResult stats = Relay({"stats"});
   EXPECT_EQ(stats.exit_code, 2) << stats.Describe();
@@ -187,32 +187,29 @@ TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   EXPECT_EQ(drained.exit_code, 0) << drained.Describe();
 }
 
-// Schema 008 only rebuilds idx_command_id to cover the MySQL set's read-back: a relay runs on
-// schema 7 (it needs nothing of 008), and migrate then applies 008 alone, online, to the same
-// schema a fresh database gets.
-TEST_F(MigrateTest, ARelayRunsOnSchema7AndMigrateThenRebuildsTheCommandIndex) {
+// Schema 010 adds the relays' runs and idx_claim_token, which the relay needs (a killed relay's
+// leases are found through them): a relay refuses schema 8, and migrate then applies 010 alone,
+// online, to the same schema a fresh database gets.
+TEST_F(MigrateTest, ARelayRefusesSchema8AndMigrateThenAddsTheRelayRuns) {
   const std::string migrated = SchemaOf(db_);
-  db_.Exec(
-      "ALTER TABLE room_outbox DROP INDEX idx_command_id, ADD INDEX idx_command_id (command_id)");
-  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 8");
+  db_.Exec("DROP TABLE room_outbox_relay_run");
+  db_.Exec("ALTER TABLE room_outbox DROP INDEX idx_claim_token");
+  db_.Exec("DELETE FROM room_outbox_schema_version WHERE version >= 10");
   CommandResult once = Relay({"--once"});
-  EXPECT_EQ(once.exit_code, 0) << once.Describe();
+  EXPECT_EQ(once.exit_code, 2) << once.Describe();
+  EXPECT_THAT(once.err, HasSubstr("schema is version 8, older than the 10 this outbox-relay needs"));
 
   CommandResult run = Relay({"migrate"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  EXPECT_EQ(run.Json()["from_version"], 7);
-  EXPECT_EQ(run.Json()["to_version"], 8);
+  EXPECT_EQ(run.Json()["from_version"], 8);
+  EXPECT_EQ(run.Json()["to_version"], 10);
   ASSERT_EQ(run.Json()["steps"].size(), 1u) << run.Describe();
-  EXPECT_EQ(run.Json()["steps"][0]["name"], "008_command_rows");
+  EXPECT_EQ(run.Json()["steps"][0]["name"], "010_relay_runs");
   EXPECT_EQ(run.Json()["steps"][0]["already_applied"], 0);
   EXPECT_EQ(SchemaOf(db_), migrated);
-  auto columns = db_.Query(
-      "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics "
-      "WHERE table_schema = '" +
-      db_.name() + "' AND table_name = 'room_outbox' AND index_name = 'idx_command_id'");
-  ASSERT_EQ(columns.size(), 1u);
-  EXPECT_EQ(columns[0][0].value_or(""), "command_id,id,event_id");
   EXPECT_EQ(Recorded(), kAllVersions);
+  CommandResult after = Relay({"--once"});
+  EXPECT_EQ(after.exit_code, 0) << after.Describe();
 }
 
 // The server's SQL error log (MariaDB's sql_errlog plugin) lines of `user`: every statement the
