@@ -343,11 +343,10 @@ inline constexpr std::string_view kNodeLockTake = "SELECT GET_LOCK(?, ?), IS_USE
 // Right after the lock is taken: the rows an earlier run of this node_id still holds are given
 // back, due at once (server now), retry_count, drop_count and last_error kept: the lock says that
 // run's connection is gone, so its leases hold nothing. Rows it had sent and not yet marked go out
-// again (the at-least-once that a kill allows). idx_pending_due: the range of pending rows not yet
-// due (leases, retry and pace times; an expired lease is due anyway), so the cost is bounded by
-// those rows, never by the due backlog or the published history; the token pattern is checked on
-// each row of that range. Placeholders: the node's pattern ('relay-<node>-%'), this run's pattern
-// ('relay-<node>-<run>-%').
+// again (the at-least-once that a kill allows). idx_claim_token (schema 010): the range of the
+// node's prefix, so the cost is bounded by the node's leased rows, never by the due backlog or the
+// published history; the run pattern is checked on each row of that range. Placeholders: the
+// node's pattern ('relay-<node>-%'), this run's pattern ('relay-<node>-<run>-%').
 inline constexpr std::string_view kReleaseNodeLeases =
     "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS

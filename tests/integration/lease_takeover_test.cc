@@ -207,8 +207,9 @@ TEST_F(LeaseTakeoverTest, ALiveRelaysLeasesAreLeftAloneAndTakenWithinSecondsOnce
   ASSERT_TRUE(a->Alive());
   const int64_t still_leased = Count(LeasedBy(a_run, 0));
   EXPECT_GT(still_leased, 0) << "relay a finished before relay b looked";
-  EXPECT_EQ(Count("status = 'pending'"), Count("status = 'pending' AND claim_token LIKE " +
-                                               SqlQuote(a_run + "%")))
+  EXPECT_EQ(Count("status = 'pending' AND (claim_token IS NULL OR claim_token NOT LIKE " +
+                  SqlQuote(a_run + "%") + ")"),
+            0)
       << "a pending row not held by the live relay a";
   EXPECT_EQ(b->CountLogLines({"leases of a relay gone given back"}), 0u) << b->StderrTail();
   EXPECT_EQ(im_.Stats().duplicates, 0u);
@@ -266,7 +267,9 @@ TEST(ReleaseRunLeasesTest, TheGiveBackReadsOnlyTheGoneRunsRows) {
   for (const auto& row : db.Query(std::string(core::sql::kSessionRowsRead))) {
     rows_read += std::stoll(row[1].value_or("0"));
   }
-  EXPECT_LE(rows_read, gone + 2) << "the give-back read more than the gone run's rows";
+  // An UPDATE that changes the key of the index it ranges over reads each row twice (the range,
+  // then each row again to change it), plus the range's first and last dives.
+  EXPECT_LE(rows_read, 2 * gone + 2) << "the give-back read more than the gone run's rows";
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token LIKE "
                       "'relay-0123456789abcdef-00000000-%'"),
             0);

@@ -1,25 +1,29 @@
 #include "daemon/lease_takeover.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "daemon/lifecycle_log.h"
 #include "store/relay_runs.h"
 
 namespace room_outbox::relay {
 
-std::unique_ptr<LeaseTakeover> LeaseTakeover::Start(const Config& config, NodeLock& lock,
-                                                    Metrics& metrics, Logger& logger,
-                                                    core::Clock& clock) {
-  std::unique_ptr<LeaseTakeover> takeover(new LeaseTakeover(config, lock, metrics, logger, clock));
+std::unique_ptr<LeaseTakeover> LeaseTakeover::Start(
+    const Config& config, NodeLock& lock, std::function<void(const NodeLockHold&)> on_taken,
+    Metrics& metrics, Logger& logger, core::Clock& clock) {
+  std::unique_ptr<LeaseTakeover> takeover(
+      new LeaseTakeover(config, lock, std::move(on_taken), metrics, logger, clock));
   takeover->thread_ = std::thread([t = takeover.get()] { t->Loop(); });
   return takeover;
 }
 
-LeaseTakeover::LeaseTakeover(const Config& config, NodeLock& lock, Metrics& metrics,
+LeaseTakeover::LeaseTakeover(const Config& config, NodeLock& lock,
+                             std::function<void(const NodeLockHold&)> on_taken, Metrics& metrics,
                              Logger& logger, core::Clock& clock)
     : config_(config),
       mysql_(config.mysql),
       lock_(lock),
+      on_taken_(std::move(on_taken)),
       metrics_(metrics),
       logger_(logger),
       clock_(clock) {
@@ -63,6 +67,7 @@ core::Result<bool> LeaseTakeover::HeldLongEnough() {
     held_since_ms_.reset();
     return core::Fail(held.error());
   }
+  if (held->taken && on_taken_) on_taken_(*held);
   const int64_t now = clock_.SteadyMs();
   if (held->takes != takes_seen_ || !held_since_ms_) {
     // Taken again since the last pass (here or before a claim): held from now on, at the latest.

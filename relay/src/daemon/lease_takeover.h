@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -49,7 +50,9 @@ inline constexpr int64_t kGoneRunsPerPass = 16;
 class LeaseTakeover {
  public:
   // Starts the thread. `lock`, `metrics`, `logger` and `clock` must outlive the result.
+  // `on_taken` is called when a beat took the lock (after its connection was lost).
   static std::unique_ptr<LeaseTakeover> Start(const Config& config, NodeLock& lock,
+                                              std::function<void(const NodeLockHold&)> on_taken,
                                               Metrics& metrics, Logger& logger,
                                               core::Clock& clock);
   ~LeaseTakeover();
@@ -57,8 +60,9 @@ class LeaseTakeover {
   LeaseTakeover& operator=(const LeaseTakeover&) = delete;
 
  private:
-  LeaseTakeover(const Config& config, NodeLock& lock, Metrics& metrics, Logger& logger,
-                core::Clock& clock);
+  LeaseTakeover(const Config& config, NodeLock& lock,
+                std::function<void(const NodeLockHold&)> on_taken, Metrics& metrics,
+                Logger& logger, core::Clock& clock);
   void Loop();
   // One beat and, when this relay may, one give-back; an error ends the pass.
   [[nodiscard]] core::Result<void> Pass();
@@ -70,6 +74,7 @@ class LeaseTakeover {
   const Config& config_;
   core::SecretOwner<MysqlOptions> mysql_;
   NodeLock& lock_;
+  std::function<void(const NodeLockHold&)> on_taken_;
   Metrics& metrics_;
   Logger& logger_;
   core::Clock& clock_;

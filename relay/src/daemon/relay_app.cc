@@ -359,7 +359,8 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   }
   // The run's beat, and the leases of relays gone given back (lease_takeover.h).
   std::unique_ptr<LeaseTakeover> takeover =
-      locked ? LeaseTakeover::Start(config, *locked->lock, telemetry.metrics, logger, system_clock)
+      locked ? LeaseTakeover::Start(config, *locked->lock, locked->on_taken, telemetry.metrics,
+                                    logger, system_clock)
              : nullptr;
   // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
   std::unique_ptr<core::AppBudgetMember> budget_member =
