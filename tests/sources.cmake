@@ -260,6 +260,12 @@ add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
 # No SQL of its own (label no_sql): it builds and runs consumers without a database.
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES
   LABELS "integration;no_sql")
+# The deployment examples (compose.yaml, deploy/kubernetes/) against the product's ports, paths,
+# config keys and files: `docker-compose config` and `outbox-relay --check-config` of their
+# configs; no database, no container runtime.
+add_test(NAME DeployExamples.MatchTheProduct
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-deploy-examples.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(DeployExamples.MatchTheProduct PROPERTIES LABELS "integration;no_sql")
 include(tests/c_abi/tests.cmake)
 
 # The grammar check (tests/sqlcheck): sql-statements prints every statement of the MySQL set, the
