@@ -67,8 +67,9 @@ build_started=$SECONDS
 IMAGE_BUILD_LOG="$scratch/build.log" scripts/image.sh "$relay_image" "$stub_image" ||
   { tail -n 40 "$scratch/build.log" >&2; fail "the image build failed; log above"; }
 build_seconds=$((SECONDS - build_started))
-step "built in ${build_seconds} s:"
-grep -E '^(STEP [0-9]+/[0-9]+: FROM|--> Using cache|COMMIT)' "$scratch/build.log" | sed 's/^/    /' || true
+steps=$(grep -c 'STEP [0-9]*/[0-9]*:' "$scratch/build.log" || true)
+cached=$(grep -c '^--> Using cache' "$scratch/build.log" || true)
+step "built in ${build_seconds} s: $steps steps, $cached of them from podman's layer cache"
 run podman image ls --filter reference='localhost/room-outbox/*:check' \
   --format '{{.Repository}}:{{.Tag}} {{.Size}}'
 run podman image inspect --format \
