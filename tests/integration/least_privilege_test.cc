@@ -135,7 +135,7 @@ class LeastPrivilegeTest : public ::testing::Test {
   void MigrateAsOperator(const RelayProcess& op) {
     CommandResult migrate = Run(op, {"migrate"});
     ASSERT_EQ(migrate.exit_code, 0) << migrate.Describe();
-    EXPECT_EQ(migrate.Json()["to_version"], 8) << migrate.Describe();
+    EXPECT_EQ(migrate.Json()["to_version"], 10) << migrate.Describe();
     ASSERT_GT(RunGrants("{hook}"), 0u);
     ASSERT_GT(RunGrants("{relay}"), 0u);
   }
@@ -273,7 +273,7 @@ TEST(LeastPrivilegeDocs, TheDatabasesPageQuotesEveryGrant) {
                                                     {"{hook}", "'outbox_hook'@'%'"},
                                                     {"{relay}", "'outbox_relay'@'%'"}};
   const std::vector<std::string> statements = GrantStatements();
-  ASSERT_EQ(statements.size(), 10u);
+  ASSERT_EQ(statements.size(), 12u);
   for (const std::string& statement : statements) {
     EXPECT_NE(page.find(Substitute(statement, names)), std::string::npos)
         << "docs/databases.md does not quote: " << Substitute(statement, names);
