@@ -29,7 +29,10 @@ stub=im-stub-$tag
 # shellcheck source=scripts/podman-env.sh
 . scripts/podman-env.sh
 cleanup() {
-  podman rm -f -t 0 "$relay" "$stub" "migrate-$tag" >/dev/null 2>&1 || true
+  local name
+  for name in "$relay" "$stub" "migrate-$tag"; do
+    podman rm --force --ignore --time 0 "$name" >/dev/null 2>&1 || true
+  done
   podman volume rm -f "wake-$tag" >/dev/null 2>&1 || true
   scripts/mariadb-local.sh stop "$scratch/mariadb" >/dev/null 2>&1 || true
   rm -rf "$scratch"
