@@ -3,8 +3,8 @@
 // Tencent IM: a relay killed (SIGKILL) mid-drain of 100 rooms is replaced at once by a relay of
 // another node_id, which delivers every row, in room order, long before the dead relay's 60 s
 // leases would have run out; a live relay's leases are left alone by a relay beside it, which
-// takes them back within seconds once that relay is killed; the give-back walks only the rows
-// of the gone run.
+// takes them back within seconds once that relay is killed, and a live relay whose lock
+// connection is cut keeps its leases; the give-back walks only the rows of the gone run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/mysql/outbox_sql.h"
+#include "store/node_lock.h"
 #include "support/delivery_checks.h"
 #include "support/fake_im_server.h"
 #include "support/mysql_admin.h"
@@ -228,6 +229,52 @@ TEST_F(LeaseTakeoverTest, ALiveRelaysLeasesAreLeftAloneAndTakenWithinSecondsOnce
   ExpectEveryRowOnceInRoomOrder(kRooms, 1);
   EXPECT_EQ(b->CountLogLines({"leases of a relay gone given back", "live-a"}), 1u)
       << b->StderrTail();
+}
+
+// A live relay whose lock connection is cut (a KILL, a proxy) loses its node lock for a moment:
+// it takes the lock again within a beat and its beat, on a connection of its own, stays fresh,
+// so a relay beside it that holds its own lock takes none of its leases.
+TEST_F(LeaseTakeoverTest, ALiveRelayWhoseLockConnectionIsCutKeepsItsLeases) {
+  constexpr int kRooms = 40;
+  Insert(kRooms, 1);
+  im_.SetDefaultFault(FakeImFault::Ok().After(milliseconds(3000)));
+  auto a = Start("cut-a");
+  ASSERT_TRUE(im_.WaitForRequests(2, seconds(30))) << a->StderrTail();
+  const std::string a_run = RunOf("cut-a");
+  ASSERT_FALSE(a_run.empty());
+  auto b = Start("cut-b");
+  const std::string b_held = "SELECT COALESCE(MAX(beat_ms - started_at_ms), 0) FROM "
+                             "room_outbox_relay_run WHERE node_id = 'cut-b'";
+  ASSERT_TRUE(Eventually([&] { return db_.Scalar(b_held) >= 3000; }, seconds(30)))
+      << b->StderrTail();
+  const std::string lock = SqlQuote(relay::NodeLockName(db_.name(), "cut-a"));
+  const int64_t holder = db_.Scalar("SELECT IS_USED_LOCK(" + lock + ")");
+  ASSERT_GT(holder, 0);
+  db_.Exec("KILL " + std::to_string(holder));
+  // Taken again, on a new connection, and then past the time a relay gone would be given back.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        const int64_t now = db_.Scalar("SELECT COALESCE(IS_USED_LOCK(" + lock + "), 0)");
+        return now > 0 && now != holder;
+      },
+      seconds(30)))
+      << a->StderrTail();
+  const int64_t cut_at = db_.Scalar("SELECT " + std::string(kServerNowSql));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return db_.Scalar("SELECT COALESCE(MAX(beat_ms), 0) FROM room_outbox_relay_run WHERE "
+                          "node_id = 'cut-b'") >= cut_at + 3000;
+      },
+      seconds(30)))
+      << b->StderrTail();
+  ASSERT_TRUE(a->Alive());
+  EXPECT_EQ(a->CountLogLines({"node lock taken after start"}), 1u) << a->StderrTail();
+  EXPECT_EQ(b->CountLogLines({"leases of a relay gone given back"}), 0u) << b->StderrTail();
+  EXPECT_EQ(Count("status = 'pending' AND (claim_token IS NULL OR claim_token NOT LIKE " +
+                  SqlQuote(a_run + "%") + ")"),
+            0)
+      << "a pending row not held by the live relay cut-a";
+  EXPECT_EQ(im_.Stats().duplicates, 0u);
 }
 
 // The give-back walks idx_claim_token over the gone run's prefix: the rows read follow the rows
