@@ -6,7 +6,7 @@ DESTDIR    ?=
 JOBS       ?= $(shell nproc)
 
 .PHONY: all deps configure build test unit-test integration-test demo bench install format clean
-.PHONY: deb deb-check hook-only-check
+.PHONY: deb deb-check hook-only-check image image-check
 .PHONY: test-sanitize test-tsan fuzz
 
 all: build
@@ -81,6 +81,19 @@ HOOK_ONLY_BUILD_DIR ?= build-hook-only
 
 hook-only-check: deps
 	JOBS=$(JOBS) tests/install/check-hook-only.sh $(HOOK_ONLY_BUILD_DIR) $(CCACHE_FLAG)
+
+# The outbox-relay container image (deploy/outbox-relay.Containerfile) with podman, and the
+# im-stub image from the same build (scripts/image.sh; the Debian 12 base image is made by
+# debootstrap when podman does not have it). image-check builds it and runs it against a private
+# MariaDB and the stand-in: delivery, /readyz, the SIGTERM drain (tests/install/check-image.sh).
+IMAGE         ?= localhost/room-outbox/outbox-relay:latest
+IM_STUB_IMAGE ?= localhost/room-outbox/im-stub:latest
+
+image:
+	scripts/image.sh $(IMAGE) $(IM_STUB_IMAGE)
+
+image-check: deps
+	tests/install/check-image.sh
 
 format:
 	find hook relay sim tests -name '*.h' -o -name '*.cc' | xargs clang-format -i

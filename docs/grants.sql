@@ -16,6 +16,7 @@ GRANT SELECT, INSERT, DELETE, CREATE, ALTER ON {database}.room_command_log TO {o
 GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER ON {database}.room_outbox TO {operator};
 GRANT CREATE ON {database}.room_outbox_im_member TO {operator};
 GRANT CREATE ON {database}.room_outbox_room TO {operator};
+GRANT CREATE ON {database}.room_outbox_relay_run TO {operator};
 
 -- The hook (the room service's user): the commit, the duplicate and lost-commit lookups, the sync
 -- publish's marks and the app's IM budget membership. Add the room service's own tables.
@@ -24,8 +25,10 @@ GRANT SELECT, INSERT, UPDATE (status, last_error, next_attempt_at_ms, claim_toke
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {hook};
 
 -- The relay: the schema check, the claim and its room schedule, leases, marks, parking and expiry,
--- the gauges, and the app's IM budget membership.
+-- the gauges, the app's IM budget membership, and its run's row (the leases of relays gone given
+-- back).
 GRANT SELECT ON {database}.room_outbox_schema_version TO {relay};
 GRANT SELECT, UPDATE (status, retry_count, drop_count, last_error, next_attempt_at_ms, claim_token, updated_at_ms, published_at_ms, parked_at_ms, pack_size, room_listed) ON {database}.room_outbox TO {relay};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_room TO {relay};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {relay};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_relay_run TO {relay};

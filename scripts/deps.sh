@@ -33,6 +33,9 @@ packages=(
   debhelper dpkg-dev fakeroot lintian ccache
   # the grammar check (tests/sqlcheck) and the TLS test's certificates
   openssl
+  # make image / make image-check: podman with runc (this machine has cgroups v1), debootstrap for
+  # the Debian 12 base image when no registry can be reached; docker-compose checks compose.yaml
+  podman runc debootstrap docker-compose
 )
 # The grammar check's Node.js: Debian's nodejs and npm, unless a Node.js with its npm is there.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -16,13 +16,12 @@ function(room_outbox_test_code target)
   endif()
 endfunction()
 
-# Test support: the fake Tencent IM server, the MariaDB test fixture, real-process helpers, and
+# Test support: the fake Tencent IM server (room_outbox_fake_im, tests/support/im_stub.cmake), the
+# MariaDB test fixture, real-process helpers, and
 # tests/mocks (one double per seam). Links all three libraries: tests reach every seam.
 add_library(room_outbox_test_support STATIC
   tests/support/child_process.cc
   tests/support/delivery_checks.cc
-  tests/support/fake_im_message.cc
-  tests/support/fake_im_server.cc
   tests/support/loopback_http.cc
   tests/support/failover_server.cc
   tests/support/fake_mysql_server.cc
@@ -43,7 +42,7 @@ target_include_directories(room_outbox_test_support
   PUBLIC ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/mocks
          ${PROJECT_SOURCE_DIR}/hook/src)
 target_link_libraries(room_outbox_test_support
-  PUBLIC room_outbox_hook room_outbox_relay PkgConfig::HTTPLIB GTest::gmock
+  PUBLIC room_outbox_hook room_outbox_relay room_outbox_fake_im PkgConfig::HTTPLIB GTest::gmock
   PRIVATE room_outbox_build_settings)
 target_compile_definitions(room_outbox_test_support PUBLIC
   ROOM_OUTBOX_SCHEMA_DIR="${PROJECT_SOURCE_DIR}/schema"
@@ -196,6 +195,7 @@ set(ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES
   tests/integration/hook_sync_mode_test.cc
   tests/integration/relay_process_test.cc
   tests/integration/node_lock_test.cc
+  tests/integration/lease_takeover_test.cc
   tests/integration/relay_wake_test.cc)
 # Threads under TSan, no SQL of their own: the publisher (curl multi and the fake IM server's
 # threads), the metrics server, the wake listener, the worker's waits on the real clock.
@@ -255,10 +255,6 @@ add_test(NAME LabelGroups.EveryPassSelectsTests
           ${PROJECT_BINARY_DIR} unit integration no_sql tsan "integration!no_sql")
 set_tests_properties(LabelGroups.EveryPassSelectsTests PROPERTIES LABELS unit)
 
-# The fake IM server as a process, for the demo and benchmarks.
-add_executable(im-stub tests/support/im_stub_main.cc)
-target_link_libraries(im-stub PRIVATE room_outbox_test_support CLI11::CLI11
-  room_outbox_build_settings)
 
 # The installed hook as a room-service sees it: make install + pkg-config + a consumer build.
 add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
@@ -266,6 +262,12 @@ add_test(NAME InstallTest.HookBuildsFromItsPkgConfigFile
 # No SQL of its own (label no_sql): it builds and runs consumers without a database.
 set_tests_properties(InstallTest.HookBuildsFromItsPkgConfigFile PROPERTIES
   LABELS "integration;no_sql")
+# The deployment examples (compose.yaml, deploy/kubernetes/) against the product's ports, paths,
+# config keys and files: `docker-compose config` and `outbox-relay --check-config` of their
+# configs; no database, no container runtime.
+add_test(NAME DeployExamples.MatchTheProduct
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/install/check-deploy-examples.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(DeployExamples.MatchTheProduct PROPERTIES LABELS "integration;no_sql")
 include(tests/c_abi/tests.cmake)
 include(hook/gosql/tests.cmake)
 

@@ -1,6 +1,7 @@
 #include "core/config/shared_config.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -292,6 +293,11 @@ void ReadSharedSections(TableReader& top, SharedConfig& config) {
 }
 
 Result<void> LoadSharedSecretsAndDefaults(SharedConfig& c, SecretUse use) {
+  // The environment wins over the file, as for the secrets: a Kubernetes pod passes its name
+  // through the downward API.
+  if (const char* env = std::getenv(kNodeIdEnv); env != nullptr && *env != '\0') {
+    c.node_id = env;
+  }
   if (c.node_id.empty()) {
     c.node_id = HostName();
   }

@@ -2,7 +2,8 @@
 // and the hook's hosts (LoadHookOptions in room_outbox/hook.h: room-sim, the C ABI, the Go
 // package). One file configures both sides of a deployment.
 //
-//   node_id                     default: the host name (HostName)
+//   node_id                     the environment's ROOM_OUTBOX_NODE_ID (kNodeIdEnv) wins when set;
+//                               default: the host name (HostName)
 //   [mysql]                     MysqlOptions; password from password_file or the environment
 //   [tencent_im]                TencentImOptions; secret key from secret_key_file or environment
 //   [tencent_im.priority_by_type]
@@ -74,8 +75,11 @@ void ReadWakeSocket(TableReader& wake, SharedConfig& config);
 // [outbox_worker] ordering only (the relay's reader owns the section's other keys).
 void ReadOrdering(TableReader& outbox_worker, SharedConfig& config);
 
+// node_id from the environment when set there (a pod's name through Kubernetes' downward API).
+inline constexpr const char* kNodeIdEnv = "ROOM_OUTBOX_NODE_ID";
+
 // The secrets `use` names from their files or the environment (secrets.h), the TLS files, and
-// node_id's default; fills `warnings` with what those files' modes expose. With kDatabaseOnly,
+// node_id from the environment (kNodeIdEnv) or its default; fills `warnings` with what those files' modes expose. With kDatabaseOnly,
 // tencent_im.secret_key stays empty.
 Result<void> LoadSharedSecretsAndDefaults(SharedConfig& config, SecretUse use = SecretUse::kAll);
 

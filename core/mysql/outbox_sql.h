@@ -11,9 +11,9 @@
 // next_attempt_at_ms, id), idx_room_status (status, room_id, id since schema 006; room_id, status,
 // id before it: every statement reads it with both columns by equality), idx_command_id
 // (command_id, id, event_id since schema 008; command_id before it: every statement reads it by
-// command_id alone), idx_unlisted (room_listed, status, id; schema 009), uk_command_id,
-// uk_event_id, the primary key, and on room_outbox_room (schema 009) its primary key (room_id) and
-// idx_room_due (due_at_ms, room_id).
+// command_id alone), idx_unlisted (room_listed, status, id; schema 009), idx_claim_token
+// (claim_token; schema 010), uk_command_id, uk_event_id, the primary key, and on room_outbox_room
+// (schema 009) its primary key (room_id) and idx_room_due (due_at_ms, room_id).
 //
 // Statements that take a list of ids or rooms end in " IN " and get a placeholder list appended
 // (id_lists.h), in a few fixed sizes, so each has a bounded number of prepared shapes;
@@ -417,16 +417,62 @@ inline constexpr std::string_view kNodeLockTake = "SELECT GET_LOCK(?, ?), IS_USE
 // back, due at once (server now) and unlisted (the listing makes their rooms due), retry_count,
 // drop_count and last_error kept: the lock says that
 // run's connection is gone, so its leases hold nothing. Rows it had sent and not yet marked go out
-// again (the at-least-once that a kill allows). idx_pending_due: the range of pending rows not yet
-// due (leases, retry and pace times; an expired lease is due anyway), so the cost is bounded by
-// those rows, never by the due backlog or the published history; the token pattern is checked on
-// each row of that range. Placeholders: the node's pattern ('relay-<node>-%'), this run's pattern
-// ('relay-<node>-<run>-%').
+// again (the at-least-once that a kill allows). idx_claim_token (schema 010): the range of the
+// node's prefix, so the cost is bounded by the node's leased rows, never by the due backlog or the
+// published history; the run pattern is checked on each row of that range. Placeholders: the
+// node's pattern ('relay-<node>-%'), this run's pattern ('relay-<node>-<run>-%').
 inline constexpr std::string_view kReleaseNodeLeases =
     "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", room_listed = 0 WHERE status = 'pending' AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
     " AND claim_token LIKE ? AND claim_token NOT LIKE ?";
+
+// --- relay runs (relay daemons; schema 010, relay/src/store/relay_runs.h) ---
+//
+// Every relay daemon run has a row in room_outbox_relay_run from the moment it takes its node
+// lock: its token prefix ("relay-<node>-<run>-"), its node's lock name and node_id, and a beat on
+// the server's clock. A relay finds the runs whose node lock is free and whose beat is old: those
+// relays are gone (no live relay runs under their node_id), and it gives their leases back. The
+// table holds one row per running relay (and briefly one per relay gone): every statement on it
+// costs what it holds.
+
+// A run writes its row when it takes its node lock, and beats it: the same statement (a row that
+// a relay giving back leases deleted is written again). Primary key. Placeholders: token_prefix,
+// lock_name, node_id.
+inline constexpr std::string_view kRelayRunBeat =
+    "INSERT INTO room_outbox_relay_run (token_prefix, lock_name, node_id, started_at_ms, beat_ms) "
+    "VALUES (?, ?, ?, " ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS
+    ") ON DUPLICATE KEY UPDATE beat_ms = " ROOM_OUTBOX_SERVER_NOW_MS;
+
+// Right after a run took its node lock and gave back the leases of the earlier runs of its
+// node_id (kReleaseNodeLeases): their rows go. idx_lock_name. Placeholders: lock_name, this run's
+// token_prefix.
+inline constexpr std::string_view kRelayRunsForgetNode =
+    "DELETE FROM room_outbox_relay_run WHERE lock_name = ? AND token_prefix <> ?";
+
+// The runs proven gone: their node lock is free (IS_FREE_LOCK: no connection holds it, so no
+// live relay runs under that node_id) and their beat is older than the placeholder (ms), on the
+// server's clock. Reads the whole table (one row per relay). Columns: token_prefix, node_id, the
+// beat's age in ms. Placeholders: age in ms, limit.
+inline constexpr std::string_view kRelayRunsGone =
+    "SELECT token_prefix, node_id, " ROOM_OUTBOX_SERVER_NOW_MS
+    " - beat_ms FROM room_outbox_relay_run WHERE beat_ms < " ROOM_OUTBOX_SERVER_NOW_MS
+    " - ? AND IS_FREE_LOCK(lock_name) = 1 ORDER BY beat_ms LIMIT ?";
+
+// The leases a gone run still holds are given back, due at once (server now) and unlisted (the
+// listing makes their rooms due), retry_count,
+// drop_count, pack_size and last_error kept; rows it had sent and not yet marked go out again (the
+// at-least-once a kill allows). idx_claim_token (schema 010): a range over the run's token prefix,
+// so the cost is the rows given back. Placeholder: the run's pattern ('relay-<node>-<run>-%').
+inline constexpr std::string_view kReleaseRunLeases =
+    "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL, updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", room_listed = 0 WHERE claim_token LIKE ? AND status = 'pending'";
+
+// A run's row goes: a gone run's after its leases were given back, a run's own when it stops.
+// Primary key. Placeholder: token_prefix.
+inline constexpr std::string_view kRelayRunForget =
+    "DELETE FROM room_outbox_relay_run WHERE token_prefix = ?";
 
 // --- stats ---
 
@@ -725,6 +771,12 @@ inline constexpr Statement kMarkParked = Shared("mark_parked", sql::kMarkParked)
 inline constexpr Statement kNodeLockTake = Shared("node_lock_take", sql::kNodeLockTake);
 inline constexpr Statement kReleaseNodeLeases =
     Shared("release_node_leases", sql::kReleaseNodeLeases);
+inline constexpr Statement kRelayRunBeat = Shared("relay_run_beat", sql::kRelayRunBeat);
+inline constexpr Statement kRelayRunsForgetNode =
+    Shared("relay_runs_forget_node", sql::kRelayRunsForgetNode);
+inline constexpr Statement kRelayRunsGone = Shared("relay_runs_gone", sql::kRelayRunsGone);
+inline constexpr Statement kReleaseRunLeases = Shared("release_run_leases", sql::kReleaseRunLeases);
+inline constexpr Statement kRelayRunForget = Shared("relay_run_forget", sql::kRelayRunForget);
 inline constexpr Statement kStats = Shared("stats", sql::kStats);
 inline constexpr Statement kOpsServerNowMinus =
     Shared("ops_server_now_minus", sql::kOpsServerNowMinus);
@@ -808,6 +860,11 @@ inline constexpr std::array kStatements = {
     &Stmt::kMarkParked,
     &Stmt::kNodeLockTake,
     &Stmt::kReleaseNodeLeases,
+    &Stmt::kRelayRunBeat,
+    &Stmt::kRelayRunsForgetNode,
+    &Stmt::kRelayRunsGone,
+    &Stmt::kReleaseRunLeases,
+    &Stmt::kRelayRunForget,
     &Stmt::kStats,
     &Stmt::kOpsServerNowMinus,
     &Stmt::kOpsCountByStatus,

@@ -12,7 +12,8 @@ set(ROOM_OUTBOX_SCHEMA_FILES
   ${PROJECT_SOURCE_DIR}/schema/006_room_heads.sql
   ${PROJECT_SOURCE_DIR}/schema/007_pack_size.sql
   ${PROJECT_SOURCE_DIR}/schema/008_command_rows.sql
-  ${PROJECT_SOURCE_DIR}/schema/009_room_schedule.sql)
+  ${PROJECT_SOURCE_DIR}/schema/009_room_schedule.sql
+  ${PROJECT_SOURCE_DIR}/schema/010_relay_runs.sql)
 set(ROOM_OUTBOX_SCHEMA_STEPS_CC ${PROJECT_BINARY_DIR}/generated/schema_steps.cc)
 add_custom_command(OUTPUT ${ROOM_OUTBOX_SCHEMA_STEPS_CC}
   COMMAND ${CMAKE_COMMAND} -DOUT=${ROOM_OUTBOX_SCHEMA_STEPS_CC} "-DFILES=${ROOM_OUTBOX_SCHEMA_FILES}"
@@ -26,6 +27,7 @@ add_library(room_outbox_relay STATIC
   relay/src/store/mariadb_claim.cc
   relay/src/store/mariadb_relay_store.cc
   relay/src/store/node_lock.cc
+  relay/src/store/relay_runs.cc
   relay/src/store/relay_marks.cc
   relay/src/migrate/migrate.cc
   relay/src/migrate/migrate_command.cc
@@ -66,6 +68,7 @@ add_library(room_outbox_relay STATIC
   relay/src/config/config_render.cc
   relay/src/daemon/beat_on_use_clock.cc
   relay/src/daemon/journal_sink.cc
+  relay/src/daemon/lease_takeover.cc
   relay/src/daemon/lifecycle_log.cc
   relay/src/daemon/node_lock_start.cc
   relay/src/daemon/read_only_watch.cc

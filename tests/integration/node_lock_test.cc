@@ -199,12 +199,13 @@ TEST_F(NodeLockTest, ARelayThatLostItsLockClaimsNothingUntilItHoldsItAgain) {
   EXPECT_EQ(db_.Scalar("SELECT RELEASE_LOCK(" + name + ")"), 1);
   EXPECT_TRUE(Eventually([&] { return Count("status = 'published'") == 2; }, seconds(60)))
       << relay->StderrTail();
-  EXPECT_EQ(relay->CountLogLines({"node lock taken before a claim"}), 1u) << relay->StderrTail();
+  EXPECT_EQ(relay->CountLogLines({"node lock taken after start"}), 1u) << relay->StderrTail();
 }
 
-// The release of an earlier run's leases walks idx_pending_due's range of pending rows not yet
-// due (its cost follows those rows, not the due backlog nor the published history), and gives
-// back that run's rows only: this run's, another node's and a sync attempt's leases stay.
+// The release of an earlier run's leases walks idx_claim_token's range over the node's token
+// prefix (schema 010; its cost follows the node's leased rows, not the due backlog nor the
+// published history), and gives back that run's rows only: this run's, another node's and a sync
+// attempt's leases stay.
 TEST(NodeLockReleaseTest, TheReleaseWalksThePendingRowsNotYetDueAndTakesOnlyEarlierRuns) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
@@ -226,7 +227,7 @@ TEST(NodeLockReleaseTest, TheReleaseWalksThePendingRowsNotYetDueAndTakesOnlyEarl
   auto rows = db.Query("EXPLAIN " + WithLiterals(core::sql::kReleaseNodeLeases, patterns));
   ASSERT_FALSE(rows.empty());
   // EXPLAIN columns: id, select_type, table, type, possible_keys, key, key_len, ref, rows, Extra.
-  EXPECT_EQ(rows[0][5].value_or(""), "idx_pending_due");
+  EXPECT_EQ(rows[0][5].value_or(""), "idx_claim_token");
   EXPECT_EQ(rows[0][3].value_or(""), "range");
   db.Exec(WithLiterals(core::sql::kReleaseNodeLeases, patterns));
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token LIKE "

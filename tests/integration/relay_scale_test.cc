@@ -293,7 +293,8 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostWhatTheDeadRelayHadInFlightOrU
   EXPECT_LE(stats.duplicates, kMaxDuplicates);
 
   // Each duplicate is a row the dead relay sent and the survivor sent again after the dead
-  // claim's lease ended: once each, never more. The dead relay started its last wave only with
+  // claim's lease ended or the survivor gave it back (2 s after its own start at the earliest,
+  // relay.md "A relay that dies"): once each, never more. The dead relay started its last wave only with
   // lease_margin to spare, so that lease ends at least kLeaseMargin after the kill; the dead
   // relay's last requests may still reach the server a little after the kill (their bytes were
   // already on the socket). Half the margin separates the two.

@@ -24,11 +24,13 @@ TEST(SchemaTest, EventIdAndCommandIdAreUnique) {
 TEST(SchemaTest, TablesAreInnoDbUtf8mb4) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  auto rows = db.Query("SELECT table_name, engine, table_collation FROM information_schema.tables "
-                       "WHERE table_schema='" + db.name() + "' ORDER BY table_name");
+  auto rows = db.Query(
+      "SELECT table_name, engine, table_collation FROM information_schema.tables "
+      "WHERE table_schema='" +
+      db.name() + "' ORDER BY table_name");
   // the command log, the outbox, the schema's version table, the IM budget's members, the room
-  // schedule
-  ASSERT_EQ(rows.size(), 5u);
+  // schedule, the relays' runs
+  ASSERT_EQ(rows.size(), 6u);
   for (const auto& row : rows) {
     EXPECT_EQ(*row[1], "InnoDB") << *row[0];
     EXPECT_EQ(row[2]->rfind("utf8mb4", 0), 0u) << *row[0];
@@ -38,13 +40,14 @@ TEST(SchemaTest, TablesAreInnoDbUtf8mb4) {
 TEST(SchemaTest, MigratingTwiceIsHarmless) {
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  db.Exec("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
-          "created_at_ms, updated_at_ms) VALUES ('e1','T','r','c','{}',1,1)");
+  db.Exec(
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, "
+      "created_at_ms, updated_at_ms) VALUES ('e1','T','r','c','{}',1,1)");
   db.ApplySchema();  // a second migration must neither fail nor touch the data
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox"), 1);
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='" +
                       db.name() + "'"),
-            5);
+            6);
 }
 
 TEST(SchemaTest, PendingScanUsesThePendingIndex) {

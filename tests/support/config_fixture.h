@@ -1,7 +1,8 @@
 // The fixture of the relay config's unit tests: relay.toml files written into a private
 // temporary directory (removed afterwards) and loaded with LoadConfig, with no secret of the
 // machine running the tests in the environment (ROOM_OUTBOX_MYSQL_PASSWORD,
-// ROOM_OUTBOX_TIM_SECRET_KEY and CREDENTIALS_DIRECTORY are unset for each test).
+// ROOM_OUTBOX_TIM_SECRET_KEY, CREDENTIALS_DIRECTORY and ROOM_OUTBOX_NODE_ID are unset for each
+// test).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -77,6 +78,7 @@ class ConfigFixture : public ::testing::Test {
   ScopedEnv no_password_{"ROOM_OUTBOX_MYSQL_PASSWORD", nullptr};
   ScopedEnv no_key_{"ROOM_OUTBOX_TIM_SECRET_KEY", nullptr};
   ScopedEnv no_creds_{"CREDENTIALS_DIRECTORY", nullptr};
+  ScopedEnv no_node_id_{"ROOM_OUTBOX_NODE_ID", nullptr};
 };
 
 }  // namespace room_outbox::testing

@@ -22,7 +22,8 @@ std::string ReadAll(const std::string& path) {
 }
 
 bool Dropped(const std::string& entry) {
-  for (const char* name : {"ROOM_OUTBOX_TIM_SECRET_KEY=", "ROOM_OUTBOX_MYSQL_PASSWORD=",
+  for (const char* name : {"ROOM_OUTBOX_NODE_ID=", "ROOM_OUTBOX_TIM_SECRET_KEY=",
+                           "ROOM_OUTBOX_MYSQL_PASSWORD=",
                            "CREDENTIALS_DIRECTORY=", "NOTIFY_SOCKET=", "JOURNAL_STREAM="}) {
     if (entry.rfind(name, 0) == 0) return true;
   }

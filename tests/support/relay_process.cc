@@ -24,8 +24,9 @@ namespace room_outbox::testing {
 namespace {
 
 // Environment variables the child must not inherit: they would override the config's secret
-// files, or make the relay report to the test runner's systemd or journal.
+// files or node_id, or make the relay report to the test runner's systemd or journal.
 constexpr std::string_view kDroppedEnv[] = {
+    "ROOM_OUTBOX_NODE_ID=",
     "ROOM_OUTBOX_TIM_SECRET_KEY=",
     "ROOM_OUTBOX_MYSQL_PASSWORD=",
     "CREDENTIALS_DIRECTORY=",

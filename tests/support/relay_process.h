@@ -12,8 +12,8 @@
 // The directory is removed by the destructor.
 //
 // The child gets the test's environment minus the variables that would change what it reads or
-// where it reports (ROOM_OUTBOX_TIM_SECRET_KEY, ROOM_OUTBOX_MYSQL_PASSWORD, CREDENTIALS_DIRECTORY,
-// NOTIFY_SOCKET, JOURNAL_STREAM) plus the caller's RelayProcessOptions::env, an empty signal
+// where it reports (ROOM_OUTBOX_NODE_ID, ROOM_OUTBOX_TIM_SECRET_KEY, ROOM_OUTBOX_MYSQL_PASSWORD,
+// CREDENTIALS_DIRECTORY, NOTIFY_SOCKET, JOURNAL_STREAM) plus the caller's RelayProcessOptions::env, an empty signal
 // mask, default signal dispositions, stdin from /dev/null, and SIGKILL when the thread that
 // started it dies (so a crashed test leaves no relay behind).
 //

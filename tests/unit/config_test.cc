@@ -54,6 +54,21 @@ TEST_F(ConfigTest, EmptyFileGivesTheSeedDefaults) {
   EXPECT_EQ(c->node_id, host);
 }
 
+// A Kubernetes pod passes its name through the downward API: ROOM_OUTBOX_NODE_ID wins over the
+// file's node_id and over the host name; set but empty, it changes nothing.
+TEST_F(ConfigTest, NodeIdFromTheEnvironmentWinsOverTheFile) {
+  {
+    ScopedEnv pod{"ROOM_OUTBOX_NODE_ID", "room-service-7d9f-x2k4p"};
+    auto c = Load("node_id = \"n1\"\n");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->node_id, "room-service-7d9f-x2k4p");
+  }
+  ScopedEnv empty{"ROOM_OUTBOX_NODE_ID", ""};
+  auto c = Load("node_id = \"n1\"\n");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->node_id, "n1");
+}
+
 TEST_F(ConfigTest, ValuesAreRead) {
   auto c = Load(R"(
 node_id = "n1"

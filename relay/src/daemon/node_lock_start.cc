@@ -35,14 +35,17 @@ core::Result<LockedStores> LockNode(const Config& config, RelayStore& store, Rel
                     .Add("lock", lock.name())
                     .Add("error", held.error().message));
   }
-  // Taken by a claim: at the first claim after a failed start, or again after the lock's
-  // connection was lost (a database restart).
-  auto on_taken = [&config, &logger, &lock](const NodeLockHold& taken) {
-    logger.Warn(TakenLine("node lock taken before a claim; leases of other runs of this node_id given back",
-                          config, lock, taken));
+  // Taken after the start's: at the first claim or beat after a failed start, or again after the
+  // lock's connection was lost (a database restart).
+  locked.on_taken = [&config, &logger, &lock](const NodeLockHold& taken) {
+    logger.Warn(TakenLine(
+        "node lock taken after start; leases of other runs of this node_id given back", config,
+        lock, taken));
   };
-  locked.store = std::make_unique<NodeLockedStore>(store, lock, on_taken);
-  if (ahead != nullptr) locked.ahead = std::make_unique<NodeLockedStore>(*ahead, lock, on_taken);
+  locked.store = std::make_unique<NodeLockedStore>(store, lock, locked.on_taken);
+  if (ahead != nullptr) {
+    locked.ahead = std::make_unique<NodeLockedStore>(*ahead, lock, locked.on_taken);
+  }
   return locked;
 }
 

@@ -6,6 +6,7 @@
 // with plain tokens.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "config/config.h"
@@ -19,6 +20,9 @@ namespace room_outbox::relay {
 // Destroyed in reverse order: the stores before the lock they use.
 struct LockedStores {
   std::unique_ptr<NodeLock> lock;
+  // Logs a take after the start's (the first claim's after a failed start, or any take after the
+  // lock's connection was lost), whoever made it: a claim or the run's beat (lease_takeover.h).
+  std::function<void(const NodeLockHold&)> on_taken;
   std::unique_ptr<NodeLockedStore> store;
   std::unique_ptr<NodeLockedStore> ahead;  // null when there is no claim-ahead store
 };

@@ -16,6 +16,7 @@
 #include "daemon/beat_on_use_clock.h"
 #include "daemon/build_info.h"
 #include "daemon/journal_sink.h"
+#include "daemon/lease_takeover.h"
 #include "daemon/lifecycle_log.h"
 #include "daemon/node_lock_start.h"
 #include "daemon/read_only_watch.h"
@@ -358,6 +359,11 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   if (!cli.once && !TakeNodeLock(config, *store, ahead_store.get(), logger, locked)) {
     return kExitUsage;
   }
+  // The run's beat, and the leases of relays gone given back (lease_takeover.h).
+  std::unique_ptr<LeaseTakeover> takeover =
+      locked ? LeaseTakeover::Start(config, *locked->lock, locked->on_taken, telemetry.metrics,
+                                    logger, system_clock)
+             : nullptr;
   // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
   std::unique_ptr<core::AppBudgetMember> budget_member =
       JoinAppBudget(config, telemetry.metrics, logger);
@@ -370,7 +376,8 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   // No more wake-ups: the socket file goes with the listener.
   wake->reset();
   logger.Info(Lifecycle("worker stopped; closing the database connection", config));
-  // The node lock goes with its connection, after every result is marked.
+  // The node lock goes with its connection, after every result is marked; the run's row with it.
+  takeover.reset();
   locked.reset();
   ahead_store.reset();
   store.reset();

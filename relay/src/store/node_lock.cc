@@ -55,12 +55,18 @@ NodeLock::NodeLock(const MysqlOptions& options, std::string node_id)
       node_id_(std::move(node_id)),
       name_(NodeLockName(options_.database, node_id_)),
       node_prefix_(core::RelayNodeTokenPrefix(node_id_)),
-      token_prefix_(node_prefix_ + core::NewRelayRunTag()) {}
+      token_prefix_(node_prefix_ + core::NewRelayRunTag()),
+      run_{token_prefix_, name_, node_id_} {}
+
+NodeLock::~NodeLock() {
+  std::lock_guard<std::mutex> guard(mu_);
+  if (conn_) (void)ForgetRun(*conn_, token_prefix_);
+}
 
 core::Result<NodeLockHold> NodeLock::Hold() {
   std::lock_guard<std::mutex> guard(mu_);
   if (conn_ && conn_->Ping()) {
-    return NodeLockHold{.connection_id = conn_->ConnectionId()};
+    return NodeLockHold{.connection_id = conn_->ConnectionId(), .takes = takes_};
   }
   // Gone (or never taken): the server released the lock with the connection.
   conn_.reset();
@@ -78,8 +84,13 @@ core::Result<NodeLockHold> NodeLock::Take() {
   // A failure here closes the connection, which releases the lock: the next Hold() starts over.
   auto released = ReleaseEarlierRuns(**conn, node_prefix_, token_prefix_);
   if (!released) return core::Fail(released.error());
+  // Findable before its first claim: a run that dies right after it is given back too.
+  if (auto beat = BeatRun(**conn, run_); !beat) return core::Fail(beat.error());
+  if (auto forgot = ForgetEarlierRuns(**conn, run_); !forgot) return core::Fail(forgot.error());
   conn_ = std::move(*conn);
-  return NodeLockHold{.taken = true, .released = *released, .connection_id = *holder};
+  ++takes_;
+  return NodeLockHold{
+      .taken = true, .released = *released, .connection_id = *holder, .takes = takes_};
 }
 
 }  // namespace room_outbox::relay

@@ -218,6 +218,9 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
          core::StatementsSent());
   Simple(out, "room_outbox_wakeups_total", "counter",
          "Wake-up datagrams received on the [wake] socket.", wakeups());
+  Simple(out, "room_outbox_leases_taken_over_total", "counter",
+         "Rows given back from relays proven gone (their node lock free), due at once.",
+         leases_taken_over());
   Simple(out, "room_outbox_metrics_connections_cut_total", "counter",
          "Connections to the metrics listener shut down at its connection deadline.",
          metrics_connections_cut());

@@ -69,6 +69,9 @@
 // A relay that wakes:
 //   room_outbox_wakeups_total          counter  datagrams received on the [wake] socket (a burst
 //        read at once is one wake-up of the worker but counts every datagram)
+// A relay daemon (daemon/lease_takeover.h):
+//   room_outbox_leases_taken_over_total  counter  rows this relay gave back from relays proven
+//        gone (their node lock free), due at once for any relay to claim
 // The metrics listener itself:
 //   room_outbox_metrics_connections_cut_total  counter  connections to this listener shut down at
 //        kMetricsListenerLimits.connection_deadline (a client that paced its request or its
@@ -213,6 +216,11 @@ class Metrics {
   // --- a relay that wakes ---
   void AddWakeups(uint64_t datagrams) { wakeups_.fetch_add(datagrams, std::memory_order_relaxed); }
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+  // --- a relay daemon's lease takeover ---
+  void AddLeasesTakenOver(uint64_t rows) {
+    leases_taken_over_.fetch_add(rows, std::memory_order_relaxed);
+  }
+  uint64_t leases_taken_over() const { return leases_taken_over_.load(std::memory_order_relaxed); }
   // --- the metrics listener ---
   void AddMetricsConnectionCut() { connections_cut_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t metrics_connections_cut() const {
@@ -309,6 +317,7 @@ class Metrics {
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> stats_read_steady_ms_{-1};  // -1: never read
   std::atomic<uint64_t> wakeups_{0};
+  std::atomic<uint64_t> leases_taken_over_{0};
   std::atomic<uint64_t> connections_cut_{0};
   // A counter by event type over a bounded, declared set of types: rare writes, one read per
   // scrape.
