@@ -8,7 +8,8 @@
 #               mount; the secrets are the files the config names.
 #   Kubernetes: the ConfigMap's relay.toml passes --check-config; node_id comes from the downward
 #               API (the pod's name); the probes are on the metrics listener's port and on the
-#               paths the relay serves (/healthz liveness, /readyz readiness); the wake socket is
+#               paths the relay serves (/healthz startup and liveness; no readiness probe on the
+#               sidecar, whose /readyz must not take room-service out of its Service); the wake socket is
 #               on the emptyDir both containers mount; the secrets are mounted file by file
 #               (subPath: the relay opens secret files without following links) under the names
 #               the config gives; the config is where --config points; the pod runs as the
@@ -123,7 +124,9 @@ probe() {  # probe KIND
     inside && $1 == "port:" { print path " " $2; exit }' "$k8s"
 }
 expect "the relay's livenessProbe" "$(probe livenessProbe)" "/healthz relay-metrics"
-expect "the relay's readinessProbe" "$(probe readinessProbe)" "/readyz relay-metrics"
+# A sidecar's readiness is the pod's: the relay's /readyz (503 while IM fails app-wide) must not
+# take room-service out of its Service, so the relay has no readinessProbe.
+expect "the relay's readinessProbe" "$(probe readinessProbe)" ""
 expect "the relay's startupProbe" "$(probe startupProbe)" "/healthz relay-metrics"
 wake=$(effective "$k" wake socket)
 grep -A1 -- '- name: ROOM_OUTBOX_WAKE_SOCKET$' "$k8s" | grep -q "value: $wake\$" ||
