@@ -77,6 +77,7 @@ add_executable(unit_tests
   tests/unit/late_marks_test.cc
   tests/unit/sync_packs_test.cc
   tests/unit/im_breaker_test.cc
+  tests/unit/im_credentials_test.cc
   tests/unit/im_request_test.cc
   tests/unit/packed_message_test.cc
   tests/unit/im_response_test.cc
