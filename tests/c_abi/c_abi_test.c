@@ -591,8 +591,10 @@ static void TestMetrics(room_outbox_hook *up, room_outbox_hook *down) {
   CHECK(m.sync_skipped_room_refused == 0 && m.late_marks_waiting == 0);
   CHECK(m.late_marks_written == 0 && m.late_marks_dropped == 0);
   CHECK(m.commit_duration_count == 1);
+  CHECK(m.events_committed == 1 && m.publish_success == 0);
   CHECK(room_outbox_hook_metrics_get(up, &m, sizeof m, &err) == ROOM_OUTBOX_OK);
   CHECK(m.commits_committed >= 1 && m.sync_published >= 1 && m.rows_left_to_relay == 0);
+  CHECK(m.publish_success >= 1 && m.publish_success <= m.events_committed);
   CHECK(room_outbox_hook_metrics_get(NULL, &m, sizeof m, &err) == ROOM_OUTBOX_INVALID_ARGUMENT);
   CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "NULL hook"));
 

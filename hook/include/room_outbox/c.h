@@ -381,6 +381,10 @@ typedef struct room_outbox_hook_metrics {
   uint64_t late_marks_waiting;
   uint64_t late_marks_written;
   uint64_t late_marks_dropped;
+  /* Events of committed commands written pending (to be sent to IM), and events IM accepted
+   * from the sync publish (a pack counts its events). */
+  uint64_t events_committed;
+  uint64_t publish_success;
 } room_outbox_hook_metrics;
 
 /* Fills *out with `hook`'s counts. `out_size` is sizeof(room_outbox_hook_metrics) as the caller
