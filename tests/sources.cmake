@@ -21,6 +21,7 @@ endfunction()
 add_library(room_outbox_test_support STATIC
   tests/support/child_process.cc
   tests/support/delivery_checks.cc
+  tests/support/exported_metrics.cc
   tests/support/fake_im_message.cc
   tests/support/fake_im_server.cc
   tests/support/loopback_http.cc
@@ -31,6 +32,7 @@ add_library(room_outbox_test_support STATIC
   tests/support/private_mariadb.cc
   tests/support/relay_command.cc
   tests/support/relay_process.cc
+  tests/support/shipped_text.cc
   tests/support/tcp_proxy.cc
   tests/support/test_database.cc
   tests/support/test_rows.cc
@@ -110,6 +112,7 @@ add_executable(unit_tests
   tests/unit/parking_test.cc
   tests/unit/process_rate_budget_test.cc
   tests/unit/process_registry_test.cc
+  tests/unit/promql_metrics_test.cc
   tests/unit/publish_admission_test.cc
   tests/unit/publish_completion_test.cc
   tests/unit/rate_budget_test.cc
@@ -253,6 +256,12 @@ add_test(NAME LabelGroups.EveryPassSelectsTests
   COMMAND ${PROJECT_SOURCE_DIR}/tests/support/check-label-groups.sh ${CMAKE_CTEST_COMMAND}
           ${PROJECT_BINARY_DIR} unit integration no_sql tsan "integration!no_sql")
 set_tests_properties(LabelGroups.EveryPassSelectsTests PROPERTIES LABELS unit)
+
+# The alert rules' cases (promtool test rules): each alert of conf/alerts.yml fires when its case
+# says and stays quiet otherwise; the alerts on IM fire within 2 minutes of an outage starting.
+add_test(NAME Alerts.PromtoolTestRules
+  COMMAND promtool test rules ${PROJECT_SOURCE_DIR}/tests/alerts/alerts_test.yml)
+set_tests_properties(Alerts.PromtoolTestRules PROPERTIES LABELS unit)
 
 # The fake IM server as a process, for the demo and benchmarks.
 add_executable(im-stub tests/support/im_stub_main.cc)
