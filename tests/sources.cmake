@@ -135,6 +135,13 @@ add_executable(unit_tests
   tests/support/freed_secret_watch.cc)
 target_link_libraries(unit_tests PRIVATE room_outbox_test_support room_outbox_sim
   GTest::gmock_main room_outbox_build_settings)
+# The docs' claims against the code (tests/unit/doc_claims_test.cc): the command line is CLI11's
+# app, the SONAME and the library's version are the build's.
+target_sources(unit_tests PRIVATE tests/unit/doc_claims_test.cc tests/support/doc_claims.cc)
+target_link_libraries(unit_tests PRIVATE CLI11::CLI11)
+target_compile_definitions(unit_tests PRIVATE
+  ROOM_OUTBOX_TEST_SOVERSION="${ROOM_OUTBOX_SOVERSION}"
+  ROOM_OUTBOX_TEST_LIBRARY_VERSION="${ROOM_OUTBOX_SOVERSION}.${PROJECT_VERSION_MINOR}.${PROJECT_VERSION_PATCH}")
 gtest_discover_tests(unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 room_outbox_test_code(unit_tests)
 
