@@ -3,7 +3,9 @@
 // id, the pending rows) and the time to drain the backlog at them. No published row is read.
 //
 //   arrived   = the highest id's growth: rows inserted between the samples (ids an insert took
-//               and rolled back, or a cluster's auto_increment_increment, count too)
+//               and rolled back, ids a bulk insert such as INSERT ... SELECT reserved beyond its
+//               rows, or a cluster's auto_increment_increment, count too; the ETA does not
+//               depend on them: they count in both rates)
 //   delivered = arrived - the pending rows' growth: rows that left pending or were written
 //               settled (delivered by the relay or the hook, types never sent, parked); rows
 //               requeued meanwhile count against it
