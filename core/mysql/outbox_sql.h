@@ -387,7 +387,8 @@ inline constexpr std::string_view kOpsServerNowMinus =
 // the server's clock, the table's highest id (the primary key's last entry: every insert takes a
 // new one) and the pending rows (idx_pending_due). Reads no published row.
 inline constexpr std::string_view kOpsSample =
-    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS ", COALESCE((SELECT MAX(id) FROM room_outbox), 0), "
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS
+    ", COALESCE((SELECT MAX(id) FROM room_outbox), 0), "
     "(SELECT COUNT(*) FROM room_outbox WHERE status = 'pending')";
 
 // idx_status_published (status first): the parked rows, for room_outbox_parked_rows.
@@ -398,8 +399,8 @@ inline constexpr std::string_view kOpsCountParked =
 // many rooms have pending rows (the last column, the same on every row). kOpsTopRooms: the rooms
 // with the oldest heads first; kOpsTopRoomsByBacklog: the most pending rows first (then the
 // oldest head). Reads the pending rows and each head. Placeholder: limit.
-#define ROOM_OUTBOX_TOP_ROOMS                                                              \
-  "SELECT h.room_id, h.pending, o.event_id, o.retry_count, o.last_error, h.rooms FROM "    \
+#define ROOM_OUTBOX_TOP_ROOMS                                                            \
+  "SELECT h.room_id, h.pending, o.event_id, o.retry_count, o.last_error, h.rooms FROM "  \
   "(SELECT room_id, COUNT(*) AS pending, MIN(id) AS head_id, COUNT(*) OVER () AS rooms " \
   "FROM room_outbox WHERE status = 'pending' GROUP BY room_id) h "                       \
   "JOIN room_outbox o ON o.id = h.head_id "

@@ -53,8 +53,9 @@ ImVerdict VerdictForHttpStatus(int http_status);
 // kPublished only for HTTP 200 + JSON with ActionStatus "OK", ErrorCode 0 and no (or empty)
 // MsgDropReason; otherwise status, scope and min_cooldown per the table above.
 // The error text is short, e.g. "im error 10010: <ErrorInfo, at most 120 bytes>", and says
-// "im error 12345 (unlisted code): ..." for a code the table lacks; it never holds the whole body. Sets http_status, im_error_code, scope, min_cooldown and definite_drop;
-// latency and breaker are the caller's.
+// "im error 12345 (unlisted code): ..." for a code the table lacks; it never holds the whole body.
+// Sets http_status, im_error_code, scope, min_cooldown and definite_drop; latency and breaker are
+// the caller's.
 PublishOutcome ClassifyImResponse(int http_status, std::string_view body);
 
 }  // namespace room_outbox::core

@@ -561,14 +561,12 @@ Result<std::unique_ptr<Publisher>> MakePublisher(const TencentImOptions& options
 }  // namespace
 
 Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions& options,
-                                                          Clock& clock,
-                                                          ImCredentials credentials) {
+                                                          Clock& clock, ImCredentials credentials) {
   return MakePublisher(options, &clock, nullptr, credentials);
 }
 
 Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions& options) {
-  return MakePublisher(options, nullptr, std::make_unique<SystemClock>(),
-                       ImCredentials::kRequired);
+  return MakePublisher(options, nullptr, std::make_unique<SystemClock>(), ImCredentials::kRequired);
 }
 
 }  // namespace room_outbox::core

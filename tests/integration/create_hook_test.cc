@@ -67,9 +67,9 @@ TEST(CreateHookTest, AHookThatNeverSendsStartsWithoutTheImCredentials) {
   auto hook = CreateHook(options, &error);
 
   ASSERT_TRUE(hook) << error.message;
-  CommitResult result = hook->Commit(Command{"nokey-cmd-1", "nokey-room-1", "SendGift", "req-1", 1,
-                                             "{}"},
-                                     {Event{"nokey-evt-1", "RoomGiftSent", 1, 0, "{}"}});
+  CommitResult result =
+      hook->Commit(Command{"nokey-cmd-1", "nokey-room-1", "SendGift", "req-1", 1, "{}"},
+                   {Event{"nokey-evt-1", "RoomGiftSent", 1, 0, "{}"}});
   EXPECT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
   ASSERT_EQ(result.events.size(), 1u);
   EXPECT_EQ(result.events[0].state, DeliveryState::kPending);

@@ -201,8 +201,9 @@ TEST_F(OpsCommandsTest, StatsReadsNoPublishedRowAndSortsTheRoomsByBacklog) {
       "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
       "created_at_ms, updated_at_ms, published_at_ms) SELECT CONCAT('done-', seq), "
       "'RoomGiftSent', CONCAT('done-room-', seq % 50), CONCAT('cmd-done-', seq), '{}', "
-      "'published', " + std::string(kServerNowSql) + ", " + kServerNowSql + ", " +
-      kServerNowSql + " FROM seq_1_to_3000");
+      "'published', " +
+      std::string(kServerNowSql) + ", " + kServerNowSql + ", " + kServerNowSql +
+      " FROM seq_1_to_3000");
   InsertPending("room-a", 5);
   InsertPending("room-b", 2);
   InsertPending("room-c", 8);
@@ -258,8 +259,9 @@ TEST_F(OpsCommandsTest, TwoSamplesGiveTheArrivalsAndDeliveriesBetweenThem) {
   ASSERT_TRUE(first) << first.error().message;
 
   InsertPending("drain-b", 4);  // 4 arrive
-  db_.Exec("UPDATE room_outbox SET status = 'published' WHERE room_id = 'drain-a' ORDER BY id "
-           "LIMIT 6");  // 6 are delivered
+  db_.Exec(
+      "UPDATE room_outbox SET status = 'published' WHERE room_id = 'drain-a' ORDER BY id "
+      "LIMIT 6");  // 6 are delivered
   core::Result<relay::ops::OutboxSample> second = core::Fail(ErrorCode::kInternal, "not read");
   ASSERT_TRUE(Eventually(
       [&] {

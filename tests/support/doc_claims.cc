@@ -16,9 +16,9 @@ const std::set<std::string> kSections = {"mysql", "outbox_worker", "tencent_im",
 
 // What follows a dot in a file name, not a config key ("hook.md", "wake.sock", "metrics.cc").
 const std::set<std::string> kFileExtensions = {
-    "md",   "h",  "cc",  "c",    "go",   "toml",    "sql",   "json", "yml",  "yaml", "adoc",
-    "sh",   "pc", "so",  "a",    "txt",  "service", "timer", "sock", "conf", "cmake", "js",
-    "html", "in", "log", "port", "xz",   "map",     "abi",   "deb",  "d"};
+    "md",   "h",  "cc",  "c",    "go",  "toml",    "sql",   "json", "yml",  "yaml",  "adoc",
+    "sh",   "pc", "so",  "a",    "txt", "service", "timer", "sock", "conf", "cmake", "js",
+    "html", "in", "log", "port", "xz",  "map",     "abi",   "deb",  "d"};
 
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -115,13 +115,12 @@ Problems ConfigKeyProblems(const std::vector<TextLine>& lines, const DocFacts& f
       std::smatch m;
       if (std::regex_search(code, m, kBracketed)) {
         const std::string key = m[1].str() + "." + m[2].str();
-        const bool known =
-            key.ends_with("*")
-                ? std::any_of(facts.config_keys.begin(), facts.config_keys.end(),
-                              [&](const std::string& k) {
-                                return k.starts_with(key.substr(0, key.size() - 1));
-                              })
-                : KnownKey(key, facts);
+        const bool known = key.ends_with("*")
+                               ? std::any_of(facts.config_keys.begin(), facts.config_keys.end(),
+                                             [&](const std::string& k) {
+                                               return k.starts_with(key.substr(0, key.size() - 1));
+                                             })
+                               : KnownKey(key, facts);
         if (!known) {
           problems.push_back(line.where() + ": [" + m[1].str() + "] " + m[2].str() +
                              ": no such config key");
@@ -210,14 +209,16 @@ Problems CommandLineProblems(const std::vector<TextLine>& lines, const CLI::App&
           word.starts_with("2>")) {
         break;
       }
-      word.erase(std::remove_if(word.begin(), word.end(),
-                                [](char c) { return c == '[' || c == ']' || c == '(' || c == ')'; }),
-                 word.end());
+      word.erase(
+          std::remove_if(word.begin(), word.end(),
+                         [](char c) { return c == '[' || c == ']' || c == '(' || c == ')'; }),
+          word.end());
       if (first && !word.empty() && std::islower(static_cast<unsigned char>(word[0]))) {
         first = false;
         // "outbox-relay purge: ..." is the command's own error output, not a command line.
         if (word.back() == ':') return;
-        const auto subs = app.get_subcommands([&](const CLI::App* s) { return s->get_name() == word; });
+        const auto subs =
+            app.get_subcommands([&](const CLI::App* s) { return s->get_name() == word; });
         if (subs.empty()) {
           // A word alone ("`outbox-relay starting`", a log line's text) is no command line;
           // one followed by arguments is.
@@ -265,7 +266,8 @@ Problems CommandLineProblems(const std::vector<TextLine>& lines, const CLI::App&
 }
 
 Problems ExitCodeProblems(const std::vector<TextLine>& lines, const DocFacts& facts) {
-  static const std::regex kExit(R"(\b(?:exit(?:s| code| codes| status| with)?|exiting with)\s+(\d+)\b)");
+  static const std::regex kExit(
+      R"(\b(?:exit(?:s| code| codes| status| with)?|exiting with)\s+(\d+)\b)");
   static const std::regex kTableRow(R"(^\| (\d+) \|)");
   Problems problems;
   std::set<int> table;
@@ -348,8 +350,9 @@ Problems VersionProblems(const std::vector<TextLine>& lines, const DocFacts& fac
       const std::string major = v.substr(0, v.find('.'));
       const bool full = std::count(v.begin(), v.end(), '.') == 2;
       if (std::stoi(major) != facts.soversion || (full && v != facts.library_version)) {
-        problems.push_back(line.where() + ": libroom_outbox_hook.so." + v + ": the library is .so." +
-                           std::to_string(facts.soversion) + " (" + facts.library_version + ")");
+        problems.push_back(line.where() + ": libroom_outbox_hook.so." + v +
+                           ": the library is .so." + std::to_string(facts.soversion) + " (" +
+                           facts.library_version + ")");
       }
     }
     for (const std::smatch& m : Matches(t, kSchema)) {

@@ -20,18 +20,18 @@ class App;
 namespace room_outbox::testing {
 
 struct DocFacts {
-  std::set<std::string> metric_series;   // families, and a histogram's _bucket/_sum/_count
+  std::set<std::string> metric_series;  // families, and a histogram's _bucket/_sum/_count
   std::set<std::string> metric_families;
   // Other names that start room_outbox_: tables, the C ABI's identifiers, build targets, files.
   std::set<std::string> other_names;
-  std::set<std::string> config_keys;   // "node_id", "mysql", "mysql.host", ... (ConfigKeys())
-  std::set<std::string> free_tables;   // tables whose keys are free (event types)
-  std::set<std::string> option_keys;   // names only room_outbox_options_set takes (the secrets)
+  std::set<std::string> config_keys;  // "node_id", "mysql", "mysql.host", ... (ConfigKeys())
+  std::set<std::string> free_tables;  // tables whose keys are free (event types)
+  std::set<std::string> option_keys;  // names only room_outbox_options_set takes (the secrets)
   std::set<int> exit_codes;
-  std::string c_version;               // ROOM_OUTBOX_C_VERSION as "0x01010000"
+  std::string c_version;  // ROOM_OUTBOX_C_VERSION as "0x01010000"
   int c_major = 0, c_minor = 0;
   int soversion = 0;
-  std::string library_version;         // the .so's full version, "1.1.0"
+  std::string library_version;  // the .so's full version, "1.1.0"
   int schema_latest = 0;
   int schema_required = 0;
   std::set<std::string> schema_steps;  // "007_pack_size"

@@ -25,10 +25,9 @@ std::string RenderedText() {
 
 // PromQL's keywords and the words of its modifiers, which are no metric names.
 bool Keyword(const std::string& word) {
-  static const std::set<std::string> kWords = {"and",         "or",          "unless", "bool",
-                                               "offset",      "by",          "without", "on",
-                                               "ignoring",    "group_left",  "group_right",
-                                               "inf",         "nan",         "Inf",     "NaN"};
+  static const std::set<std::string> kWords = {
+      "and",      "or",         "unless",      "bool", "offset", "by",  "without", "on",
+      "ignoring", "group_left", "group_right", "inf",  "nan",    "Inf", "NaN"};
   return kWords.count(word) != 0;
 }
 
@@ -77,8 +76,8 @@ std::vector<std::string> PromqlMetricNames(std::string_view expr) {
     size_t next = after;
     while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
     const bool call = next < text.size() && text[next] == '(';
-    const bool number_part = it->position() > 0 &&
-                             std::isdigit(static_cast<unsigned char>(text[it->position() - 1]));
+    const bool number_part =
+        it->position() > 0 && std::isdigit(static_cast<unsigned char>(text[it->position() - 1]));
     if (call || number_part || Keyword(word)) continue;
     names.push_back(word);
   }

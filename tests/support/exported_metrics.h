@@ -27,6 +27,7 @@ std::vector<std::string> PromqlMetricNames(std::string_view expr);
 // Each of `exprs` (a name for the report -> PromQL) against ExportedSeriesNames() and `up`: one
 // line per name that is neither ("<where>: room_outbox_foo is not a metric the relay or the hook
 // exports"); a line for an expression that selects no metric at all.
-std::vector<std::string> UnknownMetricsIn(const std::vector<std::pair<std::string, std::string>>& exprs);
+std::vector<std::string> UnknownMetricsIn(
+    const std::vector<std::pair<std::string, std::string>>& exprs);
 
 }  // namespace room_outbox::testing

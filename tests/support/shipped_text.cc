@@ -32,9 +32,8 @@ std::vector<std::string> CodeSpans(const std::string& text, size_t* open) {
 }
 
 int IndentOf(const std::string& line) {
-  return static_cast<int>(line.find_first_not_of(' ') == std::string::npos
-                              ? line.size()
-                              : line.find_first_not_of(' '));
+  return static_cast<int>(
+      line.find_first_not_of(' ') == std::string::npos ? line.size() : line.find_first_not_of(' '));
 }
 
 std::string Trim(const std::string& text) {
@@ -69,8 +68,8 @@ std::vector<TextLine> LinesOfText(const std::string& name, const std::string& te
   int number = 0;
   while (std::getline(in, line)) {
     TextLine l{name, ++number, line, false, "", {}};
-    const bool fence_line = (markdown && line.starts_with("```")) ||
-                            (adoc && (line == "----" || line == "...."));
+    const bool fence_line =
+        (markdown && line.starts_with("```")) || (adoc && (line == "----" || line == "...."));
     if (fence_line) {
       fenced = !fenced;
       info = fenced && markdown ? Trim(line.substr(3)) : "";
@@ -99,8 +98,8 @@ std::vector<TextLine> LinesOf(const std::string& relative) {
 std::vector<TextLine> ShippedDocLines() {
   std::vector<std::string> files = {"README.md"};
   for (const auto& [dir, extensions] :
-       std::vector<std::pair<std::string, std::vector<std::string>>>{
-           {"docs", {".md", ".adoc"}}, {"conf", {".toml"}}}) {
+       std::vector<std::pair<std::string, std::vector<std::string>>>{{"docs", {".md", ".adoc"}},
+                                                                     {"conf", {".toml"}}}) {
     for (const auto& entry : fs::directory_iterator(SourceRoot() / dir)) {
       const std::string ext = entry.path().extension().string();
       if (entry.is_regular_file() &&

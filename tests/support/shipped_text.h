@@ -15,9 +15,9 @@ struct TextLine {
   std::string file;  // relative to the source tree, e.g. "docs/hook.md"
   int number = 0;    // 1-based
   std::string text;
-  bool fenced = false;              // inside a ``` block (markdown) or a ---- / .... block (adoc)
-  std::string fence_info;           // the fence's info string ("promql", "sh", ...) when fenced
-  std::vector<std::string> spans;   // the inline `code spans` of the line (not when fenced)
+  bool fenced = false;             // inside a ``` block (markdown) or a ---- / .... block (adoc)
+  std::string fence_info;          // the fence's info string ("promql", "sh", ...) when fenced
+  std::vector<std::string> spans;  // the inline `code spans` of the line (not when fenced)
   std::string where() const { return file + ":" + std::to_string(number); }
 };
 

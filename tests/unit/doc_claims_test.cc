@@ -6,6 +6,8 @@
 // code side is read from the code: the metrics' renderers, ConfigKeys(), MakeCommandLine(), the
 // exit codes, c.h, the schema steps, the tree, conf/alerts.yml. The last test shows each check
 // failing on text with one claim planted.
+#include "support/doc_claims.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -29,7 +31,6 @@
 #include "migrate/schema_steps.h"
 #include "ops/ops_commands.h"
 #include "room_outbox/c.h"
-#include "support/doc_claims.h"
 #include "support/exported_metrics.h"
 #include "support/shipped_text.h"
 
@@ -118,13 +119,11 @@ DocFacts ReadFacts() {
   const std::string defaults = EffectiveDefaults();
   for (const std::string& key : keys) {
     const bool table = defaults.find("[" + key + "]") != std::string::npos;
-    const bool has_keys = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
-      return k.starts_with(key + ".");
-    });
+    const bool has_keys = std::any_of(
+        keys.begin(), keys.end(), [&](const std::string& k) { return k.starts_with(key + "."); });
     if (table && !has_keys) facts.free_tables.insert(key);
   }
-  facts.option_keys = {std::string(c_api::kMysqlPasswordKey),
-                       std::string(c_api::kTimSecretKeyKey)};
+  facts.option_keys = {std::string(c_api::kMysqlPasswordKey), std::string(c_api::kTimSecretKeyKey)};
   facts.exit_codes = {relay::kExitOk, relay::kExitRuntimeFailure, relay::kExitUsage};
   char version[16];
   std::snprintf(version, sizeof version, "0x%08x", static_cast<unsigned>(ROOM_OUTBOX_C_VERSION));
@@ -237,43 +236,44 @@ TEST(DocClaimsTest, EveryAlertTheDocsNameExists) {
 
 TEST(DocClaimsTest, EachCheckFailsOnAPlantedClaim) {
   const DocFacts& f = Facts();
-  EXPECT_THAT(MetricNameProblems(Planted("docs/operations.md", "`room_outbox_publish_success_total`",
-                                         "`room_outbox_publish_sucess_total`"),
-                                 f),
-              Contains(HasSubstr("room_outbox_publish_sucess_total: no metric")));
-  EXPECT_THAT(UndocumentedMetrics(Planted("docs/operations.md", "| `room_outbox_rooms_backed_off` |",
-                                          "| `rooms_backed_off` |"),
-                                  f),
-              Contains("docs/operations.md does not document room_outbox_rooms_backed_off"));
-  EXPECT_THAT(ConfigKeyProblems(Planted("docs/hook.md", "`sync_publish_timeout`",
-                                        "`[mysql] read_timeout`"),
-                                f),
+  EXPECT_THAT(
+      MetricNameProblems(Planted("docs/operations.md", "`room_outbox_publish_success_total`",
+                                 "`room_outbox_publish_sucess_total`"),
+                         f),
+      Contains(HasSubstr("room_outbox_publish_sucess_total: no metric")));
+  EXPECT_THAT(
+      UndocumentedMetrics(Planted("docs/operations.md", "| `room_outbox_rooms_backed_off` |",
+                                  "| `rooms_backed_off` |"),
+                          f),
+      Contains("docs/operations.md does not document room_outbox_rooms_backed_off"));
+  EXPECT_THAT(ConfigKeyProblems(
+                  Planted("docs/hook.md", "`sync_publish_timeout`", "`[mysql] read_timeout`"), f),
               Contains(HasSubstr("[mysql] read_timeout: no such config key")));
-  EXPECT_THAT(ConfigKeyProblems(Planted("conf/relay.tencent.example.toml",
-                                        "# pack_max_events = 1", "# pack_max_event = 1"),
+  EXPECT_THAT(ConfigKeyProblems(Planted("conf/relay.tencent.example.toml", "# pack_max_events = 1",
+                                        "# pack_max_event = 1"),
                                 f),
               Contains(HasSubstr("tencent_im.pack_max_event: no such config key")));
-  EXPECT_THAT(ConfigTableProblems(Planted("docs/configuration.md", "| `lease` |", "| `leases` |"),
-                                  f),
-              Contains("docs/configuration.md does not document outbox_worker.lease"));
+  EXPECT_THAT(
+      ConfigTableProblems(Planted("docs/configuration.md", "| `lease` |", "| `leases` |"), f),
+      Contains("docs/configuration.md does not document outbox_worker.lease"));
   EXPECT_THAT(CommandLineProblems(Planted("docs/RUNBOOK.md", "outbox-relay stats [--top N]",
                                           "outbox-relay stats [--top N] [--since D]"),
                                   *CommandLine()),
               Contains(HasSubstr("outbox-relay stats --since: no such option")));
-  EXPECT_THAT(ExitCodeProblems(Planted("docs/operations.md", "| 2 | bad usage", "| 3 | bad usage"),
-                               f),
-              Contains(HasSubstr("\"Exit codes\" lists 0 1 3")));
-  EXPECT_THAT(FileNameProblems(Planted("docs/relay.md", "`relay/src/worker/outbox_worker.cc`",
-                                       "`relay/src/worker/outbox_worker.cc`, `outbox_worker_waves.cc`"),
-                               f),
-              Contains(HasSubstr("outbox_worker_waves.cc: no file")));
+  EXPECT_THAT(
+      ExitCodeProblems(Planted("docs/operations.md", "| 2 | bad usage", "| 3 | bad usage"), f),
+      Contains(HasSubstr("\"Exit codes\" lists 0 1 3")));
+  EXPECT_THAT(
+      FileNameProblems(Planted("docs/relay.md", "`relay/src/worker/outbox_worker.cc`",
+                               "`relay/src/worker/outbox_worker.cc`, `outbox_worker_waves.cc`"),
+                       f),
+      Contains(HasSubstr("outbox_worker_waves.cc: no file")));
   EXPECT_THAT(VersionProblems(Planted("docs/hook.md", "`ROOM_OUTBOX_C_VERSION` (0x01010000)",
                                       "`ROOM_OUTBOX_C_VERSION` (0x01000000)"),
                               f),
               Contains(HasSubstr("ROOM_OUTBOX_C_VERSION 0x01000000: it is 0x01010000")));
-  EXPECT_THAT(AlertNameProblems(Planted("docs/RUNBOOK.md", "### RoomOutboxImFailing",
-                                        "### RoomOutboxImDown"),
-                                f),
+  EXPECT_THAT(AlertNameProblems(
+                  Planted("docs/RUNBOOK.md", "### RoomOutboxImFailing", "### RoomOutboxImDown"), f),
               Contains(HasSubstr("RoomOutboxImDown: no alert")));
 }
 

@@ -63,8 +63,8 @@ TEST(ImCredentialsTest, APublisherWhoseCallerNeverSendsIsBuiltWithoutThemAndSign
 
   PublishMessage message;
   message.row_id = 1;
-  message.envelope = Envelope{"evt-1", "RoomGiftSent", "room-1", 1, "cmd-1", "req-1", "node", 1,
-                              "{}"};
+  message.envelope =
+      Envelope{"evt-1", "RoomGiftSent", "room-1", 1, "cmd-1", "req-1", "node", 1, "{}"};
   const PublishOutcome outcome = publisher.Publish(message, std::chrono::milliseconds(500));
   EXPECT_FALSE(outcome.delivered());
   EXPECT_EQ(outcome.http_status, 0);  // no request was made

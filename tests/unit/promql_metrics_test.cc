@@ -98,12 +98,13 @@ TEST(PromqlMetricsTest, TheExportedFamiliesComeFromBothRenderers) {
 }
 
 TEST(PromqlMetricsTest, MetricNamesAreReadFromAQuery) {
-  EXPECT_THAT(PromqlMetricNames(
-                  "sum without (instance, reason) (rate(room_outbox_publish_failures_by_reason_total"
-                  "{job=\"outbox-relay\",reason=~\"timeout|http\"}[1m])) / on (job) "
-                  "histogram_quantile(0.99, sum by (le) (rate(a_bucket[$__rate_interval]))) > 0.5 "
-                  "and up == 0 or max(b) offset 5m"),
-              ElementsAre("room_outbox_publish_failures_by_reason_total", "a_bucket", "up", "b"));
+  EXPECT_THAT(
+      PromqlMetricNames(
+          "sum without (instance, reason) (rate(room_outbox_publish_failures_by_reason_total"
+          "{job=\"outbox-relay\",reason=~\"timeout|http\"}[1m])) / on (job) "
+          "histogram_quantile(0.99, sum by (le) (rate(a_bucket[$__rate_interval]))) > 0.5 "
+          "and up == 0 or max(b) offset 5m"),
+      ElementsAre("room_outbox_publish_failures_by_reason_total", "a_bucket", "up", "b"));
   EXPECT_THAT(PromqlMetricNames("-deriv(max(x)[10m:1m]) > 1e3"), ElementsAre("x"));
 }
 

@@ -42,8 +42,9 @@ core::Result<StatsRequest> ParseStats(const OpsCli& cli) {
   }
   auto window = core::ParseDuration(cli.window);
   if (!window || window->count() < 0 || *window > kMaxStatsWindow) {
-    return core::Fail(ErrorCode::kInvalidArgument,
-                      "--window: \"" + cli.window + "\" is not a duration of 0s to 5m (e.g. \"10s\")");
+    return core::Fail(
+        ErrorCode::kInvalidArgument,
+        "--window: \"" + cli.window + "\" is not a duration of 0s to 5m (e.g. \"10s\")");
   }
   request.window = *window;
   return request;
@@ -154,9 +155,8 @@ int RunStats(OpsStore& store, const OpsCli& cli, const StatsRequest& request, st
             {"window_ms", rates ? rates->window_ms : 0},
             {"arrival_per_second", rates ? Tenths(rates->arrival_per_second) : json(nullptr)},
             {"delivery_per_second", rates ? Tenths(rates->delivery_per_second) : json(nullptr)},
-            {"drain_eta_seconds", rates && rates->drain_eta_seconds
-                                      ? Tenths(*rates->drain_eta_seconds)
-                                      : json(nullptr)},
+            {"drain_eta_seconds",
+             rates && rates->drain_eta_seconds ? Tenths(*rates->drain_eta_seconds) : json(nullptr)},
             {"top_rooms_sort", cli.sort},
             {"top_rooms_cut", stats->rooms_pending > static_cast<int64_t>(rooms.size())},
             {"top_rooms", std::move(rooms)}};

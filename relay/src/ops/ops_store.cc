@@ -69,9 +69,9 @@ core::Result<int64_t> OpsStore::CountScalar(const core::sql::Statement& id,
 core::Result<void> OpsStore::ReadPendingStats(OutboxCounts& counts) {
   auto row = OneRow(core::sql::Stmt::kStats, {});
   if (!row) return core::Fail(row.error());
-  return Ints(*row, {{0, &counts.pending},
-                     {1, &counts.oldest_pending_age_ms},
-                     {2, &counts.rooms_held_back}});
+  return Ints(
+      *row,
+      {{0, &counts.pending}, {1, &counts.oldest_pending_age_ms}, {2, &counts.rooms_held_back}});
 }
 
 core::Result<int64_t> OpsStore::ServerNowMinus(int64_t ms) {
@@ -113,9 +113,8 @@ core::Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms, RoomOrder order) {
     RoomHead head;
     head.room_id = row.Str(0);
     head.head_event_id = row.Str(2);
-    if (auto ok = Ints(row, {{1, &head.pending},
-                             {3, &head.head_retry_count},
-                             {5, &counts.rooms_pending}});
+    if (auto ok = Ints(
+            row, {{1, &head.pending}, {3, &head.head_retry_count}, {5, &counts.rooms_pending}});
         !ok) {
       return core::Fail(ok.error());
     }
