@@ -20,15 +20,18 @@ namespace room_outbox::core {
 enum class PublishStatus {
   kPublished,     // IM accepted it: HTTP 200, ActionStatus OK, ErrorCode 0, no MsgDropReason
   kSkipped,       // an event type not sent to IM (skip_event_types): a no-op success
-  kRetryable,     // transient: network error, HTTP 5xx, IM internal error, expired UserSig
+  kRetryable,     // worth trying again: network error, HTTP 5xx, IM internal error, expired
+                  // UserSig, and an IM ErrorCode missing from the table (not known to be
+                  // terminal: retried like the rest, never parked)
   kRateLimited,   // a frequency limit (60007, 60011, 60018, 60019, 10006, 10023, MsgDropReason)
   kUnknown,       // the outcome is unknown: no answer in time after the request went out, the
                   // connection dropped after it went out, or the answer was too large to read.
                   // IM may have it. (Counted under the metrics label "timeout".)
-  kPermanent,     // the one meaning of "permanent": a refusal not known to be transient (a bad
-                  // group, a bad signature, an ErrorCode missing from the table, HTTP 4xx other
-                  // than 408/429). Says nothing about whom it concerns: the scope does. Retried
-                  // like any failure; only scope kUndeliverableRow may be parked.
+  kPermanent,     // the one meaning of "permanent": a refusal that a retry alone does not cure
+                  // (a bad group, a bad signature, HTTP 4xx other than 408/429, a libcurl error
+                  // such as a failed TLS verification). Says nothing about whom it concerns: the
+                  // scope does. Retried like any failure; only scope kUndeliverableRow may be
+                  // parked.
   kNotAttempted,  // not sent: the app-scope circuit breaker is open. Do not charge the row.
 };
 

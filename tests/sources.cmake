@@ -22,6 +22,7 @@ endfunction()
 add_library(room_outbox_test_support STATIC
   tests/support/child_process.cc
   tests/support/delivery_checks.cc
+  tests/support/exported_metrics.cc
   tests/support/loopback_http.cc
   tests/support/failover_server.cc
   tests/support/fake_mysql_server.cc
@@ -30,6 +31,7 @@ add_library(room_outbox_test_support STATIC
   tests/support/private_mariadb.cc
   tests/support/relay_command.cc
   tests/support/relay_process.cc
+  tests/support/shipped_text.cc
   tests/support/tcp_proxy.cc
   tests/support/test_database.cc
   tests/support/test_rows.cc
@@ -77,6 +79,7 @@ add_executable(unit_tests
   tests/unit/late_marks_test.cc
   tests/unit/sync_packs_test.cc
   tests/unit/im_breaker_test.cc
+  tests/unit/im_credentials_test.cc
   tests/unit/im_request_test.cc
   tests/unit/packed_message_test.cc
   tests/unit/im_response_test.cc
@@ -109,6 +112,7 @@ add_executable(unit_tests
   tests/unit/parking_test.cc
   tests/unit/process_rate_budget_test.cc
   tests/unit/process_registry_test.cc
+  tests/unit/promql_metrics_test.cc
   tests/unit/publish_admission_test.cc
   tests/unit/publish_completion_test.cc
   tests/unit/rate_budget_test.cc
@@ -131,6 +135,13 @@ add_executable(unit_tests
   tests/support/freed_secret_watch.cc)
 target_link_libraries(unit_tests PRIVATE room_outbox_test_support room_outbox_sim
   GTest::gmock_main room_outbox_build_settings)
+# The docs' claims against the code (tests/unit/doc_claims_test.cc): the command line is CLI11's
+# app, the SONAME and the library's version are the build's.
+target_sources(unit_tests PRIVATE tests/unit/doc_claims_test.cc tests/support/doc_claims.cc)
+target_link_libraries(unit_tests PRIVATE CLI11::CLI11)
+target_compile_definitions(unit_tests PRIVATE
+  ROOM_OUTBOX_TEST_SOVERSION="${ROOM_OUTBOX_SOVERSION}"
+  ROOM_OUTBOX_TEST_LIBRARY_VERSION="${ROOM_OUTBOX_SOVERSION}.${PROJECT_VERSION_MINOR}.${PROJECT_VERSION_PATCH}")
 gtest_discover_tests(unit_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 room_outbox_test_code(unit_tests)
 
@@ -254,6 +265,12 @@ add_test(NAME LabelGroups.EveryPassSelectsTests
   COMMAND ${PROJECT_SOURCE_DIR}/tests/support/check-label-groups.sh ${CMAKE_CTEST_COMMAND}
           ${PROJECT_BINARY_DIR} unit integration no_sql tsan "integration!no_sql")
 set_tests_properties(LabelGroups.EveryPassSelectsTests PROPERTIES LABELS unit)
+
+# The alert rules' cases (promtool test rules): each alert of conf/alerts.yml fires when its case
+# says and stays quiet otherwise; the alerts on IM fire within 2 minutes of an outage starting.
+add_test(NAME Alerts.PromtoolTestRules
+  COMMAND promtool test rules ${PROJECT_SOURCE_DIR}/tests/alerts/alerts_test.yml)
+set_tests_properties(Alerts.PromtoolTestRules PROPERTIES LABELS unit)
 
 
 # The installed hook as a room-service sees it: make install + pkg-config + a consumer build.

@@ -519,21 +519,31 @@ inline constexpr std::string_view kRoomsBacklog =
 inline constexpr std::string_view kOpsServerNowMinus =
     "SELECT " ROOM_OUTBOX_SERVER_NOW_MS ", " ROOM_OUTBOX_SERVER_NOW_MS " - ?";
 
-// Rows per status (a loose scan of idx_pending_due / idx_status_published).
-inline constexpr std::string_view kOpsCountByStatus =
-    "SELECT status, COUNT(*) FROM room_outbox GROUP BY status";
+// One sample of what outbox-relay stats measures its rates by (two of these some seconds apart):
+// the server's clock, the table's highest id (the primary key's last entry: every insert takes a
+// new one) and the pending rows (idx_pending_due). Reads no published row.
+inline constexpr std::string_view kOpsSample =
+    "SELECT " ROOM_OUTBOX_SERVER_NOW_MS
+    ", COALESCE((SELECT MAX(id) FROM room_outbox), 0), "
+    "(SELECT COUNT(*) FROM room_outbox WHERE status = 'pending')";
 
 // idx_status_published (status first): the parked rows, for room_outbox_parked_rows.
 inline constexpr std::string_view kOpsCountParked =
     "SELECT COUNT(*) FROM room_outbox WHERE status = 'parked'";
 
-// Rooms with pending rows: each room's pending count and its head row (lowest pending id),
-// rooms with the oldest heads first. Placeholder: limit.
-inline constexpr std::string_view kOpsTopRooms =
-    "SELECT h.room_id, h.pending, o.event_id, o.retry_count, o.last_error FROM "
-    "(SELECT room_id, COUNT(*) AS pending, MIN(id) AS head_id FROM room_outbox "
-    "WHERE status = 'pending' GROUP BY room_id) h "
-    "JOIN room_outbox o ON o.id = h.head_id ORDER BY o.id LIMIT ?";
+// Rooms with pending rows: each room's pending count, its head row (lowest pending id) and how
+// many rooms have pending rows (the last column, the same on every row). kOpsTopRooms: the rooms
+// with the oldest heads first; kOpsTopRoomsByBacklog: the most pending rows first (then the
+// oldest head). Reads the pending rows and each head. Placeholder: limit.
+#define ROOM_OUTBOX_TOP_ROOMS                                                            \
+  "SELECT h.room_id, h.pending, o.event_id, o.retry_count, o.last_error, h.rooms FROM "  \
+  "(SELECT room_id, COUNT(*) AS pending, MIN(id) AS head_id, COUNT(*) OVER () AS rooms " \
+  "FROM room_outbox WHERE status = 'pending' GROUP BY room_id) h "                       \
+  "JOIN room_outbox o ON o.id = h.head_id "
+inline constexpr std::string_view kOpsTopRooms = ROOM_OUTBOX_TOP_ROOMS "ORDER BY o.id LIMIT ?";
+inline constexpr std::string_view kOpsTopRoomsByBacklog =
+    ROOM_OUTBOX_TOP_ROOMS "ORDER BY h.pending DESC, o.id LIMIT ?";
+#undef ROOM_OUTBOX_TOP_ROOMS
 
 // uk_event_id. The last column says whether a claim holds the row right now (a token and a
 // lease not yet over on the server's clock).
@@ -780,10 +790,11 @@ inline constexpr Statement kRelayRunForget = Shared("relay_run_forget", sql::kRe
 inline constexpr Statement kStats = Shared("stats", sql::kStats);
 inline constexpr Statement kOpsServerNowMinus =
     Shared("ops_server_now_minus", sql::kOpsServerNowMinus);
-inline constexpr Statement kOpsCountByStatus =
-    Shared("ops_count_by_status", sql::kOpsCountByStatus);
+inline constexpr Statement kOpsSample = Shared("ops_sample", sql::kOpsSample);
 inline constexpr Statement kOpsCountParked = Shared("ops_count_parked", sql::kOpsCountParked);
 inline constexpr Statement kOpsTopRooms = Shared("ops_top_rooms", sql::kOpsTopRooms);
+inline constexpr Statement kOpsTopRoomsByBacklog =
+    Shared("ops_top_rooms_by_backlog", sql::kOpsTopRoomsByBacklog);
 inline constexpr Statement kOpsShow = Shared("ops_show", sql::kOpsShow);
 inline constexpr Statement kOpsPark = Shared("ops_park", sql::kOpsPark);
 inline constexpr Statement kOpsRequeueEvent = Shared("ops_requeue_event", sql::kOpsRequeueEvent);
@@ -867,9 +878,10 @@ inline constexpr std::array kStatements = {
     &Stmt::kRelayRunForget,
     &Stmt::kStats,
     &Stmt::kOpsServerNowMinus,
-    &Stmt::kOpsCountByStatus,
+    &Stmt::kOpsSample,
     &Stmt::kOpsCountParked,
     &Stmt::kOpsTopRooms,
+    &Stmt::kOpsTopRoomsByBacklog,
     &Stmt::kOpsShow,
     &Stmt::kOpsPark,
     &Stmt::kOpsRequeueEvent,

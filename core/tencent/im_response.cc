@@ -74,6 +74,17 @@ constexpr CodeRow kCodeTable[] = {
 
 }  // namespace
 
+namespace {
+
+bool Listed(int code) {
+  for (const CodeRow& row : kCodeTable) {
+    if (code >= row.first && code <= row.last) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ImVerdict VerdictForImError(int code) {
   for (const CodeRow& row : kCodeTable) {
     if (code >= row.first && code <= row.last) {
@@ -81,8 +92,9 @@ ImVerdict VerdictForImError(int code) {
                        row.reason};
     }
   }
-  // Not known to be terminal, nor to concern more than this row: retried, never parked.
-  return ImVerdict{kPerm, kRow, {}, ""};
+  // Not in the table: neither known to be terminal nor to concern more than this row. Retried at
+  // the fixed interval like any row failure and never parked, so its class word says so.
+  return ImVerdict{kRetry, kRow, {}, ""};
 }
 
 ImVerdict VerdictForHttpStatus(int http_status) {
@@ -109,6 +121,9 @@ void ApplyErrorCode(const ImAnswer& answer, PublishOutcome& out) {
   out.scope = verdict.scope;
   out.min_cooldown = verdict.min_cooldown;
   out.error = "im error " + std::to_string(answer.code);
+  if (!Listed(answer.code)) {
+    out.error += " (unlisted code)";
+  }
   if (!answer.info.empty()) {
     out.error += ": " + answer.info;
   } else if (verdict.reason[0] != '\0') {

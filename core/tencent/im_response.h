@@ -18,8 +18,9 @@
 //   60021 70002-70020 70403 10026
 //   70050 (UserSig checked too often)        retryable     app            cooldown >= 60 s
 //   HTTP 4xx other than 408/429              permanent     app            (wrong endpoint/proxy)
-//   any other ErrorCode                      permanent     row            not known to be
-//                                                                         terminal: never parked
+//   any other ErrorCode                      retryable     row            not in this table:
+//                                                                         retried, never parked;
+//                                                                         "(unlisted code)"
 #pragma once
 
 #include <chrono>
@@ -51,9 +52,10 @@ ImVerdict VerdictForHttpStatus(int http_status);
 
 // kPublished only for HTTP 200 + JSON with ActionStatus "OK", ErrorCode 0 and no (or empty)
 // MsgDropReason; otherwise status, scope and min_cooldown per the table above.
-// The error text is short, e.g. "im error 10010: <ErrorInfo, at most 120 bytes>"; it never
-// holds the whole body. Sets http_status, im_error_code, scope, min_cooldown and definite_drop;
-// latency and breaker are the caller's.
+// The error text is short, e.g. "im error 10010: <ErrorInfo, at most 120 bytes>", and says
+// "im error 12345 (unlisted code): ..." for a code the table lacks; it never holds the whole body.
+// Sets http_status, im_error_code, scope, min_cooldown and definite_drop; latency and breaker are
+// the caller's.
 PublishOutcome ClassifyImResponse(int http_status, std::string_view body);
 
 }  // namespace room_outbox::core

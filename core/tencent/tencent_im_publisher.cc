@@ -60,7 +60,8 @@ class TencentImPublisher final : public Publisher {
         breaker_(BreakerSettings{.cooldown = options.breaker_cooldown}),
         pool_(std::move(pool)),
         target_(options.sdk_app_id, options.admin_identifier),
-        url_random_(SeedFromDevice(clock_)) {
+        url_random_(SeedFromDevice(clock_)),
+        credentials_(CheckImCredentials(options)) {
     if (options.requests_per_second > 0) {
       budget_ = ProcessRateBudget(endpoint_.base, options.sdk_app_id, options.requests_per_second);
     }
@@ -79,6 +80,7 @@ class TencentImPublisher final : public Publisher {
     std::lock_guard<std::timed_mutex> lock(mu_);
     ReplaceSecret(options_.secret_key, std::move(secret_key));
     sig_cache_ = NewSigCache();
+    credentials_ = CheckImCredentials(options_);
   }
 
   bool Sends(std::string_view event_type) const override {
@@ -141,6 +143,7 @@ class TencentImPublisher final : public Publisher {
   std::unique_ptr<TransferPool> pool_;  // guarded by mu_
   SendGroupMsgTarget target_;           // guarded by mu_
   std::mt19937 url_random_;             // guarded by mu_
+  Status credentials_;                  // CheckImCredentials of options_; guarded by mu_
 };
 
 std::vector<PublishOutcome> TencentImPublisher::PublishMany(
@@ -472,6 +475,9 @@ Result<void> TencentImPublisher::PerformAndComplete(PublishItems& items,
 
 Result<void> TencentImPublisher::StartTransfer(size_t index, const PublishItem& item,
                                                int64_t now_ms) {
+  if (!credentials_.ok()) {
+    return Fail(credentials_.error());  // built with ImCredentials::kNotUsed: signs nothing
+  }
   auto sig = sig_cache_.Get();
   if (!sig) {
     return Fail(sig.error());
@@ -488,17 +494,25 @@ void TencentImPublisher::Abandon(PublishAdmission& admission, const Error& why) 
   admission.FailRemaining(why.message, clock_.SteadyMs());
 }
 
-// The checks of MakeTencentImPublisher, each naming its key.
-Result<void> CheckOptions(const TencentImOptions& options) {
+}  // namespace
+
+Status CheckImCredentials(const TencentImOptions& options) {
   if (options.sdk_app_id == 0) {
-    return Fail(ErrorCode::kInvalidArgument, "tencent_im.sdk_app_id must be set (non-zero)");
+    return Error{ErrorCode::kInvalidArgument, "tencent_im.sdk_app_id must be set (non-zero)"};
   }
   if (options.admin_identifier.empty()) {
-    return Fail(ErrorCode::kInvalidArgument, "tencent_im.admin_identifier must not be empty");
+    return Error{ErrorCode::kInvalidArgument, "tencent_im.admin_identifier must not be empty"};
   }
   if (options.secret_key.empty()) {
-    return Fail(ErrorCode::kInvalidArgument, "tencent_im.secret_key must not be empty");
+    return Error{ErrorCode::kInvalidArgument, "tencent_im.secret_key must not be empty"};
   }
+  return Status();
+}
+
+namespace {
+
+// The checks of MakeTencentImPublisher but the credentials', each naming its key.
+Result<void> CheckOptions(const TencentImOptions& options) {
   if (!std::isfinite(options.requests_per_second) || options.requests_per_second < 0) {
     return Fail(ErrorCode::kInvalidArgument,
                 "tencent_im.requests_per_second must be a finite number >= 0");
@@ -519,11 +533,16 @@ Result<void> CheckOptions(const TencentImOptions& options) {
 
 // `clock` null: the publisher runs on `own_clock`.
 Result<std::unique_ptr<Publisher>> MakePublisher(const TencentImOptions& options, Clock* clock,
-                                                 std::unique_ptr<Clock> own_clock) {
+                                                 std::unique_ptr<Clock> own_clock,
+                                                 ImCredentials credentials) {
   auto endpoint = ParseImEndpoint(options.endpoint);
   if (!endpoint) {
     return Fail(ErrorCode::kInvalidArgument,
                 std::string(kEndpointKey) + ": " + endpoint.error().message);
+  }
+  Status has_credentials = CheckImCredentials(options);
+  if (credentials == ImCredentials::kRequired && !has_credentials.ok()) {
+    return Fail(has_credentials.error());
   }
   if (auto checked = CheckOptions(options); !checked) {
     return Fail(checked.error());
@@ -542,12 +561,12 @@ Result<std::unique_ptr<Publisher>> MakePublisher(const TencentImOptions& options
 }  // namespace
 
 Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions& options,
-                                                          Clock& clock) {
-  return MakePublisher(options, &clock, nullptr);
+                                                          Clock& clock, ImCredentials credentials) {
+  return MakePublisher(options, &clock, nullptr, credentials);
 }
 
 Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(const TencentImOptions& options) {
-  return MakePublisher(options, nullptr, std::make_unique<SystemClock>());
+  return MakePublisher(options, nullptr, std::make_unique<SystemClock>(), ImCredentials::kRequired);
 }
 
 }  // namespace room_outbox::core

@@ -40,12 +40,25 @@ namespace room_outbox::core {
 // ceiling of PublishMany's max_in_flight.
 inline constexpr size_t kImPublisherPoolSize = 64;
 
+// The app's credentials a send needs: tencent_im.sdk_app_id non-zero,
+// tencent_im.admin_identifier and tencent_im.secret_key non-empty. kInvalidArgument naming the
+// first key that is missing.
+[[nodiscard]] Status CheckImCredentials(const TencentImOptions& options);
+
+// Whether the publisher's caller sends: kRequired (the relay, a hook whose sync publish runs)
+// checks the app's credentials; kNotUsed (a hook with sync_publish = "off", which only asks
+// Sends() and never publishes) builds the publisher without them. A publisher built with
+// kNotUsed and no credentials signs nothing: every message it is asked to send fails with the
+// check's error, without a request.
+enum class ImCredentials { kRequired, kNotUsed };
+
 // Validates the options and builds the publisher:
 // - tencent_im.endpoint: https, or http only for a loopback host (127.0.0.0/8, localhost,
 //   ::1); no query string;
-// - tencent_im.sdk_app_id non-zero, tencent_im.admin_identifier and tencent_im.secret_key
-//   non-empty; tencent_im.requests_per_second >= 0; no empty event type in
-//   tencent_im.priority_by_type. breaker_cooldown <= 0 means 60 s.
+// - with ImCredentials::kRequired: tencent_im.sdk_app_id non-zero, tencent_im.admin_identifier
+//   and tencent_im.secret_key non-empty;
+// - tencent_im.requests_per_second >= 0; no empty event type in tencent_im.priority_by_type.
+//   breaker_cooldown <= 0 means 60 s.
 // kInvalidArgument naming the key when one is wrong; kInternal when libcurl cannot allocate.
 [[nodiscard]] Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(
     const TencentImOptions& options);
@@ -54,6 +67,7 @@ inline constexpr size_t kImPublisherPoolSize = 64;
 // its monotonic time (SteadyMs) bounds each request and times the latency and the breaker's
 // cooldown. MakeTencentImPublisher(options) uses a SystemClock of its own.
 [[nodiscard]] Result<std::unique_ptr<Publisher>> MakeTencentImPublisher(
-    const TencentImOptions& options, Clock& clock);
+    const TencentImOptions& options, Clock& clock,
+    ImCredentials credentials = ImCredentials::kRequired);
 
 }  // namespace room_outbox::core

@@ -244,7 +244,7 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
     core::PublishOutcome outcome = publisher_->Publish(message, call_timeout);
     // A call the command's deadline cut well short proves nothing about IM when it times out.
     const bool cut = call_timeout < options_.sync_publish_timeout * 9 / 10;
-    Note(job.room_id, outcome, cut, probing);
+    Note(job.room_id, outcome, events, cut, probing);
     probing = false;
     for (size_t i = begin; i < end; ++i) {
       (outcome.delivered() ? delivered : left).push_back(job.rows[i].row_id);
@@ -276,12 +276,12 @@ std::vector<int64_t> BackgroundPublisher::Publish(const BackgroundJob& job,
 }
 
 void BackgroundPublisher::Note(const std::string& room_id, const core::PublishOutcome& outcome,
-                               bool cut, bool probe) {
+                               size_t events, bool cut, bool probe) {
   NoteSyncOutcome(*breaker_, outcome, cut, probe, clock_.SteadyMs(), options_.log);
   if (options_.room_backoff != nullptr) {
     NoteRoomOutcome(*options_.room_backoff, room_id, outcome, options_.log);
   }
-  if (options_.counters != nullptr) options_.counters->AddSyncPublish(outcome);
+  if (options_.counters != nullptr) options_.counters->AddSyncPublish(outcome, events);
 }
 
 std::vector<BackgroundJob> BackgroundPublisher::HoldRoom(const std::string& room_id) {

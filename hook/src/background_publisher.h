@@ -157,9 +157,10 @@ class BackgroundPublisher {
   // The job's messages, as the number of rows of each, in order.
   std::vector<size_t> Messages(const BackgroundJob& job) const;
   std::string HeldReason(const BackgroundJob& job) const;
-  // One request's outcome to the sync breaker (`cut`: the deadline bounded the call; `probe`:
-  // the breaker's probe), the room backoff and the counters.
-  void Note(const std::string& room_id, const core::PublishOutcome& outcome, bool cut, bool probe);
+  // One request's outcome, carrying `events` events, to the sync breaker (`cut`: the deadline
+  // bounded the call; `probe`: the breaker's probe), the room backoff and the counters.
+  void Note(const std::string& room_id, const core::PublishOutcome& outcome, size_t events,
+            bool cut, bool probe);
   // The room's rows are the relay's from now on: no later queued row of it may be published.
   // Returns the room's queued jobs, taken out of the queue, to be released.
   std::vector<BackgroundJob> HoldRoom(const std::string& room_id);

@@ -68,7 +68,12 @@ std::unique_ptr<Hook> CreateHook(const HookOptions& options, Error* error) {
   // command's deadline on it. It moves into the Hook, which keeps it until everything built on
   // it is gone.
   auto clock = std::make_unique<core::SystemClock>();
-  auto publisher = core::MakeTencentImPublisher(options.tencent_im, *clock);
+  // A hook that never sends (sync_publish off) needs no IM credentials: its publisher only says
+  // which event types are sent (skip_event_types), and the relay sends.
+  const core::ImCredentials credentials = options.sync_publish == SyncPublishMode::kOff
+                                              ? core::ImCredentials::kNotUsed
+                                              : core::ImCredentials::kRequired;
+  auto publisher = core::MakeTencentImPublisher(options.tencent_im, *clock, credentials);
   if (!publisher) {
     return fail(publisher.error());
   }

@@ -9,10 +9,13 @@ void HookCounters::AddCommit(CommitStatus status) {
   if (i < commits_.size()) commits_[i].fetch_add(1, std::memory_order_relaxed);
 }
 
-void HookCounters::AddSyncPublish(const core::PublishOutcome& outcome) {
+void HookCounters::AddSyncPublish(const core::PublishOutcome& outcome, uint64_t events) {
   std::atomic<uint64_t>* counter = &failed_;
   if (outcome.delivered()) {
     counter = &published_;
+    if (outcome.status == core::PublishStatus::kPublished) {
+      publish_success_.fetch_add(events, std::memory_order_relaxed);
+    }
   } else if (outcome.status == core::PublishStatus::kUnknown) {
     counter = &timeout_;
   } else if (outcome.status == core::PublishStatus::kRateLimited) {
@@ -58,6 +61,8 @@ HookMetrics HookCounters::Snapshot() const {
   }
   m.commit_duration_count = Load(duration_count_);
   m.commit_duration_sum_us = Load(duration_sum_us_);
+  m.events_committed = Load(events_committed_);
+  m.publish_success = Load(publish_success_);
   return m;
 }
 

@@ -30,8 +30,13 @@ inline constexpr size_t kSyncSkipCount = 7;
 class HookCounters {
  public:
   void AddCommit(CommitStatus status);
-  // One IM request of the sync publish (inline or background) and its outcome.
-  void AddSyncPublish(const core::PublishOutcome& outcome);
+  // One IM request of the sync publish (inline or background), carrying `events` events (a pack
+  // carries several), and its outcome.
+  void AddSyncPublish(const core::PublishOutcome& outcome, uint64_t events);
+  // Events a committed command wrote pending (to be sent to IM).
+  void AddEventsCommitted(uint64_t events) {
+    events_committed_.fetch_add(events, std::memory_order_relaxed);
+  }
   void AddSyncSkipped(SyncSkip reason, uint64_t events);
   void AddLeftToRelay(uint64_t rows) { left_.fetch_add(rows, std::memory_order_relaxed); }
   // Rows a late mark marked published (late_marks.h), and waiting marks dropped for the bound.
@@ -53,6 +58,8 @@ class HookCounters {
 
   std::array<std::atomic<uint64_t>, 4> commits_{};  // by CommitStatus
   std::atomic<uint64_t> published_{0};
+  std::atomic<uint64_t> publish_success_{0};  // events of the published requests
+  std::atomic<uint64_t> events_committed_{0};
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint64_t> timeout_{0};
   std::atomic<uint64_t> rate_limited_{0};

@@ -298,6 +298,7 @@ class HookImpl final : public Hook {
         pending.push_back(i);
       }
     }
+    counters_.AddEventsCommitted(pending.size());
     if (pending.empty()) {
       return;
     }

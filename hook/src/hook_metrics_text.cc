@@ -83,6 +83,16 @@ void RenderSync(std::ostream& out, const Hooks& hooks) {
           [](const HookMetrics& m) { return m.rows_left_to_relay; });
 }
 
+// What arrives in the outbox from the Hooks and what their sync publish delivered, in events.
+void RenderEvents(std::ostream& out, const Hooks& hooks) {
+  PerHook(out, hooks, "room_outbox_hook_events_committed_total", "counter",
+          "Events of committed commands written pending, to be sent to IM.",
+          [](const HookMetrics& m) { return m.events_committed; });
+  PerHook(out, hooks, "room_outbox_hook_publish_success_total", "counter",
+          "Events Tencent IM accepted from the sync publish (a pack counts its events).",
+          [](const HookMetrics& m) { return m.publish_success; });
+}
+
 void RenderLateMarks(std::ostream& out, const Hooks& hooks) {
   PerHook(out, hooks, "room_outbox_hook_late_marks_waiting", "gauge",
           "Rows IM took whose mark published failed, waiting to be written.",
@@ -119,6 +129,7 @@ std::string HookMetricsText(const std::vector<LabelledHookMetrics>& hooks) {
   std::ostringstream out;
   RenderCommits(out, hooks);
   RenderSync(out, hooks);
+  RenderEvents(out, hooks);
   RenderLateMarks(out, hooks);
   RenderDuration(out, hooks);
   return out.str();

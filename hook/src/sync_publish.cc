@@ -95,7 +95,7 @@ SyncRows InlineSyncPublish::Publish(const std::vector<Envelope>& envelopes,
     if (room_backoff_ != nullptr) {
       NoteRoomOutcome(*room_backoff_, envelope.room_id, outcome, log_);
     }
-    if (counters_ != nullptr) counters_->AddSyncPublish(outcome);
+    if (counters_ != nullptr) counters_->AddSyncPublish(outcome, end - begin);
     first = false;
     rows.probe_recorded = probe;
     if (Settle(outcome, items, begin, end, deliveries, rows)) continue;

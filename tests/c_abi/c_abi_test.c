@@ -419,6 +419,41 @@ static void TestImUp(room_outbox_hook *hook) {
   room_outbox_command_destroy(cmd);
 }
 
+/* A hook that never sends (hook.sync_publish "off") starts without the IM app's credentials and
+ * leaves its events pending for the relay; with a sync publish the same options are refused,
+ * naming the first credential missing. */
+static void TestNoImCredentialsWhenOff(const char *up_config) {
+  room_outbox_options *opts = room_outbox_options_new();
+  room_outbox_hook *hook = NULL;
+  room_outbox_error *err = NULL;
+  room_outbox_command *cmd = NewCommand("c-cmd-nokey", "c-room-nokey");
+  room_outbox_result *result = NULL;
+  CHECK(room_outbox_options_load_file(opts, up_config, strlen(up_config), &err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "tencent_im.sdk_app_id", "0", 1, &err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "tencent_im.admin_identifier", "", 0, &err) ==
+        ROOM_OUTBOX_OK);
+  CHECK(room_outbox_options_set(opts, "hook.sync_publish", "inline", 6, &err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_hook_new(opts, &hook, &err) == ROOM_OUTBOX_INVALID_ARGUMENT);
+  CHECK(hook == NULL);
+  CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "tencent_im.sdk_app_id"));
+  CHECK(room_outbox_options_set(opts, "hook.sync_publish", "off", 3, &err) == ROOM_OUTBOX_OK);
+  CHECK(room_outbox_hook_new(opts, &hook, &err) == ROOM_OUTBOX_OK);
+  CHECK(err == NULL);
+  room_outbox_options_destroy(opts);
+  if (hook != NULL) {
+    CHECK(room_outbox_hook_commit(hook, cmd, WriteSnapshot, (void *)"c-room-nokey", &result,
+                                  &err) == ROOM_OUTBOX_OK);
+    CHECK(room_outbox_result_status(result) == ROOM_OUTBOX_COMMITTED);
+    CHECK(room_outbox_result_event_state(result, 0) == ROOM_OUTBOX_PENDING);
+    CHECK(Count("SELECT COUNT(*) FROM room_outbox WHERE command_id = '%s' AND status = 'pending'",
+                "c-cmd-nokey") == 1);
+    room_outbox_result_destroy(result);
+  }
+  room_outbox_command_destroy(cmd);
+  room_outbox_hook_destroy(hook);
+  printf("c_abi_test: sync_publish off: a hook without IM credentials commits; inline refused\n");
+}
+
 /* A failing caller statement rolls the whole command back. */
 static void TestFailingStatement(room_outbox_hook *hook) {
   room_outbox_command *cmd = NewCommand("c-cmd-fail", "c-room-fail");
@@ -556,8 +591,10 @@ static void TestMetrics(room_outbox_hook *up, room_outbox_hook *down) {
   CHECK(m.sync_skipped_room_refused == 0 && m.late_marks_waiting == 0);
   CHECK(m.late_marks_written == 0 && m.late_marks_dropped == 0);
   CHECK(m.commit_duration_count == 1);
+  CHECK(m.events_committed == 1 && m.publish_success == 0);
   CHECK(room_outbox_hook_metrics_get(up, &m, sizeof m, &err) == ROOM_OUTBOX_OK);
   CHECK(m.commits_committed >= 1 && m.sync_published >= 1 && m.rows_left_to_relay == 0);
+  CHECK(m.publish_success >= 1 && m.publish_success <= m.events_committed);
   CHECK(room_outbox_hook_metrics_get(NULL, &m, sizeof m, &err) == ROOM_OUTBOX_INVALID_ARGUMENT);
   CHECK(ErrorIs(err, ROOM_OUTBOX_INVALID_ARGUMENT, "NULL hook"));
 
@@ -621,6 +658,7 @@ int main(int argc, char **argv) {
   TestVersionAndStatuses();
   TestBadOptions(argv[5]);
   TestConfigWarningsReachTheLog(argv[1], argv[5]);
+  TestNoImCredentialsWhenOff(argv[1]);
   /* The up config names no secret key file: the key is given from memory. */
   up = NewHook(argv[1], ReadSecretKey(argv[5], secret_key, sizeof secret_key));
   down = NewHook(argv[2], NULL);

@@ -1,5 +1,7 @@
-// CreateHook refusing what it cannot use: an unreachable database, plain HTTP to a remote host;
-// and a Hook that commits and is destroyed leaving no unwiped copy of its secrets on the heap.
+// CreateHook refusing what it cannot use: an unreachable database, plain HTTP to a remote host,
+// a hook that sends without the IM app's credentials; a hook that never sends (sync_publish off)
+// starting without them; and a Hook that commits and is destroyed leaving no unwiped copy of its
+// secrets on the heap.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -46,6 +48,46 @@ TEST(CreateHookTest, RefusesPlainHttpToANonLoopbackHost) {
   EXPECT_EQ(hook, nullptr);
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_NE(error.message.find("tencent_im.endpoint"), std::string::npos) << error.message;
+}
+
+// A room service that only writes rows (sync_publish off) starts without any IM credential and
+// leaves its events to the relay; the same options with a sync publish are refused, naming the
+// first credential missing.
+TEST(CreateHookTest, AHookThatNeverSendsStartsWithoutTheImCredentials) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  HookOptions options;
+  options.mysql = db.Options();
+  options.tencent_im.sdk_app_id = 0;
+  options.tencent_im.admin_identifier.clear();
+  options.tencent_im.secret_key.clear();
+  options.sync_publish = SyncPublishMode::kOff;
+  Error error;
+
+  auto hook = CreateHook(options, &error);
+
+  ASSERT_TRUE(hook) << error.message;
+  CommitResult result =
+      hook->Commit(Command{"nokey-cmd-1", "nokey-room-1", "SendGift", "req-1", 1, "{}"},
+                   {Event{"nokey-evt-1", "RoomGiftSent", 1, 0, "{}"}});
+  EXPECT_EQ(result.status, CommitStatus::kCommitted) << result.error.message;
+  ASSERT_EQ(result.events.size(), 1u);
+  EXPECT_EQ(result.events[0].state, DeliveryState::kPending);
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE event_id = 'nokey-evt-1' AND "
+                      "status = 'pending' AND claim_token IS NULL"),
+            1);
+
+  for (SyncPublishMode sends : {SyncPublishMode::kInline, SyncPublishMode::kBackground}) {
+    HookOptions sending = options;
+    sending.sync_publish = sends;
+    EXPECT_EQ(CreateHook(sending, &error), nullptr);
+    EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(error.message.find("tencent_im.sdk_app_id"), std::string::npos) << error.message;
+    sending.tencent_im.sdk_app_id = 1400012345;
+    sending.tencent_im.admin_identifier = "administrator";
+    EXPECT_EQ(CreateHook(sending, &error), nullptr);
+    EXPECT_NE(error.message.find("tencent_im.secret_key"), std::string::npos) << error.message;
+  }
 }
 
 // The database password (short: it lives inside each std::string that holds it, so a copy in an

@@ -203,7 +203,7 @@ TEST_F(LeastPrivilegeTest, EachSideRunsWithItsOwnGrantsOnly) {
   ASSERT_TRUE(Eventually([&] { return Members() == 2; }, seconds(10))) << relay->StderrTail();
 
   // The operator: stats, show, requeue; the relay delivers what was requeued; purge.
-  CommandResult stats = Run(*op, {"stats"});
+  CommandResult stats = Run(*op, {"stats", "--window", "1s"});
   ASSERT_EQ(stats.exit_code, 0) << stats.Describe();
   CommandResult show = Run(*op, {"show", "evt-lp-2-1"});
   ASSERT_EQ(show.exit_code, 0) << show.Describe();

@@ -184,7 +184,7 @@ TEST_F(MigrateTest, RelayAndOperatorCommandsRefuseAnOlderSchemaUntilMigrated) {
   EXPECT_THAT(stats.err, HasSubstr("outbox-relay migrate"));
 
   ASSERT_EQ(Relay({"migrate"}).exit_code, 0);
-  CommandResult after = Relay({"stats"});
+  CommandResult after = Relay({"stats", "--window", "1s"});
   EXPECT_EQ(after.exit_code, 0) << after.Describe();
   CommandResult drained = Relay({"--once"});
   EXPECT_EQ(drained.exit_code, 0) << drained.Describe();

@@ -15,6 +15,8 @@
 #include "core/envelope_codec.h"
 #include "core/mysql/connection.h"
 #include "core/mysql/outbox_sql.h"
+#include "ops/drain_rates.h"
+#include "ops/ops_store.h"
 #include "support/fake_im_server.h"
 #include "support/relay_command.h"
 #include "support/relay_process.h"
@@ -110,15 +112,21 @@ TEST_F(OpsCommandsTest, StatsShowParkAndRequeueBesideARunningRelay) {
       seconds(30)));
 
   // stats: the stuck room holds its two later rows back.
-  CommandResult stats = Ops({"stats"});
+  CommandResult stats = Ops({"stats", "--window", "0s"});
   ASSERT_EQ(stats.exit_code, 0) << stats.Describe();
   nlohmann::json s = stats.Json();
   ASSERT_TRUE(s.is_object()) << stats.Describe();
   EXPECT_EQ(s["pending"], 3);
   EXPECT_EQ(s["parked"], 0);
-  EXPECT_EQ(s["published"], 4);
+  EXPECT_FALSE(s.contains("published")) << "stats reads no published row";
   EXPECT_GE(s["oldest_pending_age_ms"].get<int64_t>(), 0);
   EXPECT_EQ(s["rooms_held_back"], 1);
+  EXPECT_EQ(s["rooms_pending"], 1);
+  EXPECT_EQ(s["window_ms"], 0);
+  EXPECT_TRUE(s["arrival_per_second"].is_null()) << "--window 0s: one reading, no rates";
+  EXPECT_TRUE(s["drain_eta_seconds"].is_null());
+  EXPECT_EQ(s["top_rooms_sort"], "oldest");
+  EXPECT_EQ(s["top_rooms_cut"], false);
   ASSERT_EQ(s["top_rooms"].size(), 1u) << s.dump();
   EXPECT_EQ(s["top_rooms"][0]["room_id"], "stuck");
   EXPECT_EQ(s["top_rooms"][0]["pending"], 3);
@@ -161,7 +169,7 @@ TEST_F(OpsCommandsTest, StatsShowParkAndRequeueBesideARunningRelay) {
   std::this_thread::sleep_for(milliseconds(600));  // three polls: the relay leaves it alone
   EXPECT_EQ(StatusOf("stuck-1"), "parked");
   EXPECT_EQ(db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id='stuck-1'"), retries);
-  CommandResult parked_stats = Ops({"stats"});
+  CommandResult parked_stats = Ops({"stats", "--window", "0s"});
   EXPECT_EQ(parked_stats.Json()["parked"], 1) << parked_stats.Describe();
   EXPECT_EQ(parked_stats.Json()["pending"], 0);
 
@@ -183,6 +191,105 @@ TEST_F(OpsCommandsTest, StatsShowParkAndRequeueBesideARunningRelay) {
   EXPECT_EQ(db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id='stuck-1'"), retries);
   CommandResult not_parked = Ops({"requeue", "stuck-1"});
   EXPECT_EQ(not_parked.exit_code, 1) << not_parked.Describe();
+}
+
+// stats reads the pending and parked rows, never a published one: with 3,000 published rows its
+// statements read about as many rows as the backlog holds. The top rooms come by backlog or by
+// the oldest head, and say when the list was cut.
+TEST_F(OpsCommandsTest, StatsReadsNoPublishedRowAndSortsTheRoomsByBacklog) {
+  db_.Exec(
+      "INSERT INTO room_outbox (event_id, event_type, room_id, command_id, envelope, status, "
+      "created_at_ms, updated_at_ms, published_at_ms) SELECT CONCAT('done-', seq), "
+      "'RoomGiftSent', CONCAT('done-room-', seq % 50), CONCAT('cmd-done-', seq), '{}', "
+      "'published', " +
+      std::string(kServerNowSql) + ", " + kServerNowSql + ", " + kServerNowSql +
+      " FROM seq_1_to_3000");
+  InsertPending("room-a", 5);
+  InsertPending("room-b", 2);
+  InsertPending("room-c", 8);
+  InsertPending("room-p", 1, "parked");
+  auto store = relay::ops::OpsStore::Connect(db_.Options());
+  ASSERT_TRUE(store) << store.error().message;
+  relay::ops::OpsStore& ops = **store;
+  auto before = ops.RowsRead();
+  auto counter_cost = ops.RowsRead();  // what reading the counters costs itself
+  ASSERT_TRUE(before && counter_cost);
+
+  auto by_backlog = ops.Stats(2, relay::ops::RoomOrder::kLargestBacklog);
+  auto sample = ops.Sample();
+  auto after = ops.RowsRead();
+  ASSERT_TRUE(by_backlog && sample && after);
+  const int64_t rows_read = *after - *counter_cost - (*counter_cost - *before);
+  EXPECT_LT(rows_read, 200) << "stats read " << rows_read << " rows beside 3,000 published ones";
+  EXPECT_EQ(by_backlog->pending, 15);
+  EXPECT_EQ(by_backlog->parked, 1);
+  EXPECT_EQ(by_backlog->rooms_pending, 3);
+  ASSERT_EQ(by_backlog->top_rooms.size(), 2u);
+  EXPECT_EQ(by_backlog->top_rooms[0].room_id, "room-c");
+  EXPECT_EQ(by_backlog->top_rooms[0].pending, 8);
+  EXPECT_EQ(by_backlog->top_rooms[1].room_id, "room-a");
+  EXPECT_EQ(sample->pending, 15);
+  EXPECT_EQ(sample->max_id, db_.Scalar("SELECT MAX(id) FROM room_outbox"));
+
+  auto by_age = ops.Stats(2, relay::ops::RoomOrder::kOldestHead);
+  ASSERT_TRUE(by_age);
+  ASSERT_EQ(by_age->top_rooms.size(), 2u);
+  EXPECT_EQ(by_age->top_rooms[0].room_id, "room-a");  // its head was inserted first
+  EXPECT_EQ(by_age->top_rooms[1].room_id, "room-b");
+  auto none = ops.Stats(0);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->top_rooms.empty());
+  EXPECT_EQ(none->rooms_pending, 3) << "counted with --top 0 too";
+
+  CommandResult cut = Ops({"stats", "--top", "1", "--sort", "backlog", "--window", "0s"});
+  ASSERT_EQ(cut.exit_code, 0) << cut.Describe();
+  EXPECT_EQ(cut.Json()["top_rooms_sort"], "backlog");
+  EXPECT_EQ(cut.Json()["top_rooms_cut"], true);
+  ASSERT_EQ(cut.Json()["top_rooms"].size(), 1u);
+  EXPECT_EQ(cut.Json()["top_rooms"][0]["room_id"], "room-c");
+}
+
+// Two readings of the highest id and the pending count give the rows that arrived and the rows
+// that left pending between them, whoever inserted or delivered them.
+TEST_F(OpsCommandsTest, TwoSamplesGiveTheArrivalsAndDeliveriesBetweenThem) {
+  InsertPending("drain-a", 10);
+  auto store = relay::ops::OpsStore::Connect(db_.Options());
+  ASSERT_TRUE(store) << store.error().message;
+  auto first = (*store)->Sample();
+  ASSERT_TRUE(first) << first.error().message;
+
+  InsertPending("drain-b", 4);  // 4 arrive
+  db_.Exec(
+      "UPDATE room_outbox SET status = 'published' WHERE room_id = 'drain-a' ORDER BY id "
+      "LIMIT 6");  // 6 are delivered
+  core::Result<relay::ops::OutboxSample> second = core::Fail(ErrorCode::kInternal, "not read");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        second = (*store)->Sample();
+        return second && second->server_now_ms > first->server_now_ms;
+      },
+      seconds(5)));
+
+  const relay::ops::DrainRates rates = relay::ops::RatesBetween(*first, *second);
+  EXPECT_EQ(rates.arrived, 4);
+  EXPECT_EQ(rates.delivered, 6);
+  EXPECT_EQ(second->pending, 8);
+  EXPECT_GT(rates.window_ms, 0);
+  ASSERT_TRUE(rates.drain_eta_seconds.has_value()) << "the backlog shrank";
+  EXPECT_GT(*rates.drain_eta_seconds, 0.0);
+}
+
+// The command measures over --window and prints the rates and the ETA.
+TEST_F(OpsCommandsTest, StatsPrintsTheRatesMeasuredOverItsWindow) {
+  InsertPending("window-a", 3);
+  CommandResult stats = Ops({"stats", "--window", "1s"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.Describe();
+  nlohmann::json s = stats.Json();
+  EXPECT_GE(s["window_ms"].get<int64_t>(), 900) << s.dump();
+  EXPECT_TRUE(s["arrival_per_second"].is_number()) << s.dump();
+  EXPECT_TRUE(s["delivery_per_second"].is_number()) << s.dump();
+  EXPECT_TRUE(s["drain_eta_seconds"].is_null()) << "nothing drained: no ETA\n" << s.dump();
+  EXPECT_EQ(s["pending"], 3);
 }
 
 TEST_F(OpsCommandsTest, RequeueByRoomAndAllParked) {
@@ -355,6 +462,10 @@ TEST_F(OpsCommandsTest, BadArgumentsExitTwo) {
       {"purge", "--published-before", "7d", "--no-such-flag"},
       {"stats", "extra-argument"},
       {"stats", "--top", "-1"},
+      {"stats", "--sort", "newest"},
+      {"stats", "--window", "soon"},
+      {"stats", "--window", "6m"},
+      {"stats", "--window", "-1s"},
   };
   for (const auto& args : cases) {
     CommandResult r = Ops(args);
@@ -392,7 +503,7 @@ TEST_F(OpsCommandsTest, OperatorCommandsRunWithoutTheImKeyTheyNeverUse) {
   const std::filesystem::path key = std::filesystem::path(config).parent_path() / "tim-secret-key";
   ASSERT_TRUE(std::filesystem::remove(key)) << key;
   for (std::vector<std::string> args :
-       {std::vector<std::string>{"stats"},
+       {std::vector<std::string>{"stats", "--window", "0s"},
         {"purge", "--published-before", "7d", "--command-log-before", "30d"}}) {
     CommandResult r = Ops(args);
     EXPECT_EQ(r.exit_code, 0) << args[0] << "\n" << r.Describe();

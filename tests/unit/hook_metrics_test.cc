@@ -43,6 +43,8 @@ HookMetrics Sample() {
   m.late_marks_waiting = 11;
   m.late_marks_written = 12;
   m.late_marks_dropped = 13;
+  m.events_committed = 14;
+  m.publish_success = 15;
   m.commit_duration_buckets[0] = 6;   // <= 1 ms
   m.commit_duration_buckets[3] = 3;   // <= 10 ms
   m.commit_duration_buckets[13] = 1;  // +Inf
@@ -72,6 +74,10 @@ TEST(HookMetricsTextTest, OneUnnamedHookHasNoHookLabel) {
       "# TYPE room_outbox_hook_sync_breaker_open gauge\nroom_outbox_hook_sync_breaker_open 1\n",
       "# TYPE room_outbox_hook_rows_left_to_relay_total counter\n"
       "room_outbox_hook_rows_left_to_relay_total 9\n",
+      "# TYPE room_outbox_hook_events_committed_total counter\n"
+      "room_outbox_hook_events_committed_total 14\n",
+      "# TYPE room_outbox_hook_publish_success_total counter\n"
+      "room_outbox_hook_publish_success_total 15\n",
       "# TYPE room_outbox_hook_late_marks_waiting gauge\nroom_outbox_hook_late_marks_waiting 11\n",
       "# TYPE room_outbox_hook_late_marks_written_total counter\n"
       "room_outbox_hook_late_marks_written_total 12\n",
@@ -115,7 +121,8 @@ TEST(HookMetricsTextTest, NamedHooksShareEachFamilyAndCarryTheirLabel) {
   for (const char* family :
        {"room_outbox_hook_commits_total", "room_outbox_hook_sync_publishes_total",
         "room_outbox_hook_sync_skipped_total", "room_outbox_hook_sync_breaker_open",
-        "room_outbox_hook_rows_left_to_relay_total", "room_outbox_hook_late_marks_waiting",
+        "room_outbox_hook_rows_left_to_relay_total", "room_outbox_hook_events_committed_total",
+        "room_outbox_hook_publish_success_total", "room_outbox_hook_late_marks_waiting",
         "room_outbox_hook_late_marks_written_total", "room_outbox_hook_late_marks_dropped_total",
         "room_outbox_hook_commit_duration_seconds"}) {
     const std::string type = std::string("# TYPE ") + family + " ";
@@ -134,6 +141,8 @@ TEST(HookMetricsTextTest, SumAddsEveryCounterAndOrsTheBreaker) {
   other.late_marks_waiting = 1;
   other.late_marks_written = 1;
   other.late_marks_dropped = 1;
+  other.events_committed = 6;
+  other.publish_success = 5;
   other.commit_duration_buckets[13] = 2;
   other.commit_duration_count = 2;
   other.commit_duration_sum_us = 20000000;
@@ -145,6 +154,8 @@ TEST(HookMetricsTextTest, SumAddsEveryCounterAndOrsTheBreaker) {
   EXPECT_EQ(sum.late_marks_waiting, 12u);
   EXPECT_EQ(sum.late_marks_written, 13u);
   EXPECT_EQ(sum.late_marks_dropped, 14u);
+  EXPECT_EQ(sum.events_committed, 20u);
+  EXPECT_EQ(sum.publish_success, 20u);
   EXPECT_TRUE(sum.sync_breaker_open);
   EXPECT_EQ(sum.commit_duration_buckets[13], 3u);
   EXPECT_EQ(sum.commit_duration_count, 12u);
@@ -159,13 +170,14 @@ core::PublishOutcome Outcome(core::PublishStatus status) {
 
 TEST(HookCountersTest, CountsEachSyncOutcomeUnderItsLabel) {
   HookCounters counters;
-  counters.AddSyncPublish(Outcome(core::PublishStatus::kPublished));
-  counters.AddSyncPublish(Outcome(core::PublishStatus::kSkipped));
-  counters.AddSyncPublish(Outcome(core::PublishStatus::kUnknown));
-  counters.AddSyncPublish(Outcome(core::PublishStatus::kRateLimited));
-  counters.AddSyncPublish(Outcome(core::PublishStatus::kRetryable));
-  counters.AddSyncPublish(Outcome(core::PublishStatus::kPermanent));
-  counters.AddSyncPublish(Outcome(core::PublishStatus::kNotAttempted));
+  counters.AddSyncPublish(Outcome(core::PublishStatus::kPublished), 3);  // a pack of 3 events
+  counters.AddSyncPublish(Outcome(core::PublishStatus::kSkipped), 1);
+  counters.AddSyncPublish(Outcome(core::PublishStatus::kUnknown), 2);
+  counters.AddSyncPublish(Outcome(core::PublishStatus::kRateLimited), 1);
+  counters.AddSyncPublish(Outcome(core::PublishStatus::kRetryable), 1);
+  counters.AddSyncPublish(Outcome(core::PublishStatus::kPermanent), 1);
+  counters.AddSyncPublish(Outcome(core::PublishStatus::kNotAttempted), 1);
+  counters.AddEventsCommitted(9);
   counters.AddSyncSkipped(SyncSkip::kRoomOrder, 3);
   counters.AddSyncSkipped(SyncSkip::kQueueFull, 2);
   counters.AddSyncSkipped(SyncSkip::kRoomRefused, 4);
@@ -176,6 +188,8 @@ TEST(HookCountersTest, CountsEachSyncOutcomeUnderItsLabel) {
   counters.AddCommit(CommitStatus::kUnknown);
   const HookMetrics m = counters.Snapshot();
   EXPECT_EQ(m.sync_published, 2u);
+  EXPECT_EQ(m.publish_success, 3u) << "events IM accepted: the pack's, not the skipped one";
+  EXPECT_EQ(m.events_committed, 9u);
   EXPECT_EQ(m.sync_timeout, 1u);
   EXPECT_EQ(m.sync_rate_limited, 1u);
   EXPECT_EQ(m.sync_failed, 3u);

@@ -73,7 +73,9 @@ TEST(ImResponseTest, ClassifiesByHttpStatusAndErrorCode) {
       {"error code without info", 200, R"({"ActionStatus":"FAIL","ErrorCode":10010})",
        core::PublishStatus::kPermanent, 10010, "im error 10010: group not found or dissolved"},
       {"unlisted code without info", 200, R"({"ActionStatus":"FAIL","ErrorCode":12345})",
-       core::PublishStatus::kPermanent, 12345, "im error 12345"},
+       core::PublishStatus::kRetryable, 12345, "im error 12345 (unlisted code)"},
+      {"unlisted code with info", 200, ImError(12346, "new thing"), core::PublishStatus::kRetryable,
+       12346, "im error 12346 (unlisted code): new thing"},
       {"FAIL without code", 200, R"({"ActionStatus":"FAIL","ErrorCode":0})",
        core::PublishStatus::kRetryable, 0, "invalid IM response (ActionStatus FAIL)"},
       {"no fields", 200, "{}", core::PublishStatus::kRetryable, 0,
@@ -178,11 +180,11 @@ TEST(ImResponseTest, EveryCodeHasItsStatusAndScope) {
       {70403, S::kPermanent, F::kApp, 0},
       {10026, S::kPermanent, F::kApp, 0},
       {70050, S::kRetryable, F::kApp, 60000},
-      // not in the table: retried as a row, never parked
-      {60002, S::kPermanent, F::kRow, 0},
-      {10003, S::kPermanent, F::kRow, 0},
-      {10017, S::kPermanent, F::kRow, 0},
-      {99999, S::kPermanent, F::kRow, 0},
+      // not in the table: retried as a row, never parked, and called retryable
+      {60002, S::kRetryable, F::kRow, 0},
+      {10003, S::kRetryable, F::kRow, 0},
+      {10017, S::kRetryable, F::kRow, 0},
+      {99999, S::kRetryable, F::kRow, 0},
   };
   for (int code = 70002; code <= 70020; ++code) {  // the signature family
     cases.push_back({code, S::kPermanent, F::kApp, 0});

@@ -174,7 +174,10 @@ typedef struct room_outbox_hook room_outbox_hook;
 
 /* Connects to the database and prepares the IM publisher from a copy of `opts` (the caller
  * destroys `opts` whenever it likes). On success stores the new hook in *hook; on failure
- * stores NULL and returns why (a connection or configuration problem, never a secret).
+ * stores NULL and returns why (a connection or configuration problem, never a secret). A hook
+ * whose hook.sync_publish is "inline" or "background" needs tencent_im.sdk_app_id,
+ * admin_identifier and the secret key (ROOM_OUTBOX_INVALID_ARGUMENT naming the one missing);
+ * with "off" it sends nothing to IM and needs none of them.
  * room_outbox_library_init must have run. Any thread (each call makes its own hook).
  * Before it connects it logs, through the options' log callback at ROOM_OUTBOX_LOG_WARN, one
  * line "configuration warning: ..." for each secret file of `opts` (loaded or set by a *_file
@@ -378,6 +381,10 @@ typedef struct room_outbox_hook_metrics {
   uint64_t late_marks_waiting;
   uint64_t late_marks_written;
   uint64_t late_marks_dropped;
+  /* Events of committed commands written pending (to be sent to IM), and events IM accepted
+   * from the sync publish (a pack counts its events). */
+  uint64_t events_committed;
+  uint64_t publish_success;
 } room_outbox_hook_metrics;
 
 /* Fills *out with `hook`'s counts. `out_size` is sizeof(room_outbox_hook_metrics) as the caller

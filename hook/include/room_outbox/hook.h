@@ -251,7 +251,9 @@ class ROOM_OUTBOX_EXPORT LibraryInit {
 // expires its own events. An
 // unknown section, an unknown key of a section read here or an invalid value fails with
 // kInvalidArgument naming the key ("path:line:col: mysql.port: ..."); an unreadable file with
-// kNotFound. On failure returns nullopt and fills *error (never with a secret). `log` is empty.
+// kNotFound. A file without [tencent_im] sdk_app_id, admin_identifier or a secret key is
+// loaded (CreateHook refuses it unless sync_publish is "off"). On failure returns nullopt and
+// fills *error (never with a secret). `log` is empty.
 ROOM_OUTBOX_EXPORT std::optional<HookOptions> LoadHookOptions(const std::string& path,
                                                               Error* error);
 // The same, and on success appends to *warnings (when not null) one sentence for each thing the
@@ -263,7 +265,10 @@ ROOM_OUTBOX_EXPORT std::optional<HookOptions> LoadHookOptions(const std::string&
                                                               std::vector<std::string>* warnings);
 
 // Connects to MariaDB and prepares the IM publisher. On failure returns null and fills *error
-// (connection or configuration problem, never a secret). Before connecting it logs through
+// (connection or configuration problem, never a secret). A hook that sends (sync_publish
+// kInline or kBackground) needs the IM app's credentials: tencent_im.sdk_app_id,
+// admin_identifier and secret_key, each refused (kInvalidArgument naming the key) when missing;
+// with kOff it sends nothing and needs none of them. Before connecting it logs through
 // options.log, at kWarn and on the calling thread, "configuration warning: " and what the
 // database link's TLS leaves open when it is a TCP connection to a host that is not loopback
 // and ssl_mode does not verify the server (docs/databases.md, "TLS to the database").

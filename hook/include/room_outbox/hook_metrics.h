@@ -21,6 +21,10 @@
 //                                                             (those rows may be sent again)
 //   room_outbox_hook_commit_duration_seconds         histogram  time in Commit, sync publish
 //                                                             included (what the caller waits)
+//   room_outbox_hook_events_committed_total          counter  events committed commands wrote
+//                                                             pending (to be sent to IM)
+//   room_outbox_hook_publish_success_total           counter  events IM accepted from the sync
+//                                                             publish (a pack counts its events)
 //
 // Every sample carries the label hook="<name>" when the caller names the Hook (MetricsText), so
 // several Hooks of one process, or a room service that also runs a relay, never share a series.
@@ -88,6 +92,13 @@ struct HookMetrics {
   std::array<uint64_t, kCommitDurationBucketsUs.size() + 1> commit_duration_buckets{};
   uint64_t commit_duration_count = 0;
   uint64_t commit_duration_sum_us = 0;
+  // Events of committed commands written pending, to be sent to IM by the sync publish or the
+  // relay (the events of skip_event_types, written published, are not counted): what arrives in
+  // the outbox from this Hook.
+  uint64_t events_committed = 0;
+  // Events IM accepted from this Hook's sync publish, inline or background: a pack of n events
+  // (pack_max_events) counts n, where sync_published counts its one request.
+  uint64_t publish_success = 0;
 
   // Adds `other` to this snapshot (the breaker gauge: open if either is), e.g. to report a pool
   // of Hooks as one.
@@ -117,6 +128,8 @@ struct HookMetrics {
     }
     commit_duration_count += other.commit_duration_count;
     commit_duration_sum_us += other.commit_duration_sum_us;
+    events_committed += other.events_committed;
+    publish_success += other.publish_success;
     return *this;
   }
 };

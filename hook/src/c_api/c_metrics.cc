@@ -37,6 +37,8 @@ room_outbox_hook_metrics CMetricsOf(const room_outbox::HookMetrics& m) {
   c.late_marks_waiting = m.late_marks_waiting;
   c.late_marks_written = m.late_marks_written;
   c.late_marks_dropped = m.late_marks_dropped;
+  c.events_committed = m.events_committed;
+  c.publish_success = m.publish_success;
   return c;
 }
 

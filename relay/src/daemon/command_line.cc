@@ -34,8 +34,19 @@ std::unique_ptr<CLI::App> MakeCommandLine(CliOptions& cli, ops::OpsCli& ops,
     sub->final_callback([&ops, name] { ops.command = name; });
     return sub;
   };
-  add_ops("stats", "Counts per status, oldest pending age, rooms held back, the oldest rooms")
-      ->add_option("--top", ops.top_rooms, "Rooms listed in top_rooms")
+  CLI::App* stats = add_ops("stats",
+                            "Pending and parked rows, oldest pending age, rooms held back, the "
+                            "arrival and delivery rates and the time to drain, the top rooms");
+  stats->add_option("--top", ops.top_rooms, "Rooms listed in top_rooms")->capture_default_str();
+  stats
+      ->add_option("--sort", ops.sort,
+                   "top_rooms by the oldest pending head (oldest) or the most pending rows "
+                   "(backlog)")
+      ->check(CLI::IsMember({"oldest", "backlog"}))
+      ->capture_default_str();
+  stats
+      ->add_option("--window", ops.window,
+                   "Time between the two samples the rates are measured over (0s: no rates)")
       ->capture_default_str();
   add_ops("show", "One row and its envelope")
       ->add_option("EVENT_ID", ops.event_id, "The row's event_id")

@@ -1,14 +1,17 @@
 #include "ops/ops_commands.h"
 
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "config/config.h"
 #include "config/exit_codes.h"
 #include "core/config/duration.h"
 #include "migrate/migrate.h"
+#include "ops/drain_rates.h"
 #include "ops/ops_store.h"
 
 namespace room_outbox::relay::ops {
@@ -19,6 +22,36 @@ using json = nlohmann::ordered_json;
 
 constexpr int64_t kMaxBatchSize = 100000;
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
+constexpr int64_t kMaxTopRooms = 1000;
+// stats --window: the longest wait between the rates' two samples.
+constexpr std::chrono::milliseconds kMaxStatsWindow{std::chrono::minutes(5)};
+
+// What stats measures and how (the parsed options).
+struct StatsRequest {
+  RoomOrder order = RoomOrder::kOldestHead;
+  std::chrono::milliseconds window{0};
+};
+
+core::Result<StatsRequest> ParseStats(const OpsCli& cli) {
+  StatsRequest request;
+  if (cli.sort == "backlog") {
+    request.order = RoomOrder::kLargestBacklog;
+  } else if (cli.sort != "oldest") {
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      "--sort: unknown value \"" + cli.sort + "\" (accepted: oldest, backlog)");
+  }
+  auto window = core::ParseDuration(cli.window);
+  if (!window || window->count() < 0 || *window > kMaxStatsWindow) {
+    return core::Fail(
+        ErrorCode::kInvalidArgument,
+        "--window: \"" + cli.window + "\" is not a duration of 0s to 5m (e.g. \"10s\")");
+  }
+  request.window = *window;
+  return request;
+}
+
+// A rate as stats prints it: to a tenth.
+json Tenths(double v) { return json(std::round(v * 10) / 10); }
 
 // A positive duration: the config's syntax plus a day unit ("7d").
 core::Result<int64_t> ParseAge(const std::string& option, const std::string& text) {
@@ -92,8 +125,19 @@ int Usage(std::ostream& err, const std::string& command, const std::string& mess
   return kExitUsage;
 }
 
-int RunStats(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream& err) {
-  auto stats = store.Stats(cli.top_rooms);
+// The rates' two samples `window` apart (none when it is 0), then the counts.
+int RunStats(OpsStore& store, const OpsCli& cli, const StatsRequest& request, std::ostream& out,
+             std::ostream& err) {
+  std::optional<DrainRates> rates;
+  if (request.window.count() > 0) {
+    auto first = store.Sample();
+    if (!first) return RuntimeFailure(out, err, cli.command, first.error());
+    std::this_thread::sleep_for(request.window);
+    auto second = store.Sample();
+    if (!second) return RuntimeFailure(out, err, cli.command, second.error());
+    rates = RatesBetween(*first, *second);
+  }
+  auto stats = store.Stats(cli.top_rooms, request.order);
   if (!stats) return RuntimeFailure(out, err, cli.command, stats.error());
   json rooms = json::array();
   for (const RoomHead& r : stats->top_rooms) {
@@ -103,14 +147,20 @@ int RunStats(OpsStore& store, const OpsCli& cli, std::ostream& out, std::ostream
                      {"head_retry_count", r.head_retry_count},
                      {"head_last_error", Nullable(r.head_last_error)}});
   }
-  out << json{{"pending", stats->pending},
-              {"parked", stats->parked},
-              {"published", stats->published},
-              {"oldest_pending_age_ms", stats->oldest_pending_age_ms},
-              {"rooms_held_back", stats->rooms_held_back},
-              {"top_rooms", std::move(rooms)}}
-             .dump()
-      << "\n";
+  json o = {{"pending", stats->pending},
+            {"parked", stats->parked},
+            {"oldest_pending_age_ms", stats->oldest_pending_age_ms},
+            {"rooms_held_back", stats->rooms_held_back},
+            {"rooms_pending", stats->rooms_pending},
+            {"window_ms", rates ? rates->window_ms : 0},
+            {"arrival_per_second", rates ? Tenths(rates->arrival_per_second) : json(nullptr)},
+            {"delivery_per_second", rates ? Tenths(rates->delivery_per_second) : json(nullptr)},
+            {"drain_eta_seconds",
+             rates && rates->drain_eta_seconds ? Tenths(*rates->drain_eta_seconds) : json(nullptr)},
+            {"top_rooms_sort", cli.sort},
+            {"top_rooms_cut", stats->rooms_pending > static_cast<int64_t>(rooms.size())},
+            {"top_rooms", std::move(rooms)}};
+  out << o.dump() << "\n";
   return kExitOk;
 }
 
@@ -172,6 +222,7 @@ int RunOpsCommand(const OpsCli& cli, std::ostream& out, std::ostream& err) {
   const std::string& c = cli.command;
   // Argument checks first: a usage error never needs the database.
   PurgeRequest purge;
+  StatsRequest stats;
   if (c == "show" || c == "park") {
     if (cli.event_id.empty()) return Usage(err, c, "EVENT_ID is required");
     if (c == "park" && cli.reason.empty()) return Usage(err, c, "--reason TEXT is required");
@@ -193,14 +244,18 @@ int RunOpsCommand(const OpsCli& cli, std::ostream& out, std::ostream& err) {
     }
     purge.dry_run = cli.dry_run;
     purge.batch_size = cli.batch_size;
-  } else if (c != "stats") {
+  } else if (c == "stats") {
+    auto parsed = ParseStats(cli);
+    if (!parsed) return Usage(err, c, parsed.error().message);
+    stats = *parsed;
+  } else {
     return Usage(err, c, "unknown command");
   }
   if (cli.batch_size < 1 || cli.batch_size > kMaxBatchSize) {
     return Usage(err, c, "--batch-size must be 1.." + std::to_string(kMaxBatchSize));
   }
-  if (cli.top_rooms < 0 || cli.top_rooms > 1000) {
-    return Usage(err, c, "--top must be 0..1000");
+  if (cli.top_rooms < 0 || cli.top_rooms > kMaxTopRooms) {
+    return Usage(err, c, "--top must be 0.." + std::to_string(kMaxTopRooms));
   }
 
   auto config = LoadConfig(cli.config_path, core::SecretUse::kDatabaseOnly);
@@ -215,7 +270,7 @@ int RunOpsCommand(const OpsCli& cli, std::ostream& out, std::ostream& err) {
   auto store = OpsStore::Connect(config->mysql);
   if (!store) return RuntimeFailure(out, err, c, store.error());
 
-  if (c == "stats") return RunStats(**store, cli, out, err);
+  if (c == "stats") return RunStats(**store, cli, stats, out, err);
   if (c == "show") return RunShow(**store, cli, out, err);
   if (c == "park") return RunPark(**store, cli, out, err);
   if (c == "requeue") return RunRequeue(**store, cli, out, err);

@@ -1,6 +1,6 @@
 // The operator subcommands of outbox-relay: stats, show, park, requeue, purge.
 //
-//   outbox-relay stats   [--config PATH] [--top N]
+//   outbox-relay stats   [--config PATH] [--top N] [--sort oldest|backlog] [--window DURATION]
 //   outbox-relay show    EVENT_ID [--config PATH]
 //   outbox-relay park    EVENT_ID --reason TEXT [--config PATH]
 //   outbox-relay requeue (EVENT_ID | --room ROOM_ID | --all-parked) [--config PATH]
@@ -34,6 +34,8 @@ struct OpsCli {
   int64_t batch_size = 1000;       // purge, requeue
   bool dry_run = false;            // purge
   int64_t top_rooms = 10;          // stats
+  std::string sort = "oldest";     // stats: top_rooms by the oldest head, or "backlog"
+  std::string window = "10s";      // stats: between the two samples of the rates; "0s": none
 };
 
 // Runs `cli.command` and returns the process exit code. `out` gets the JSON, `err` the

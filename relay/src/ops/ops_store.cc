@@ -1,5 +1,6 @@
 #include "ops/ops_store.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/mysql/outbox_sql.h"
@@ -68,13 +69,9 @@ core::Result<int64_t> OpsStore::CountScalar(const core::sql::Statement& id,
 core::Result<void> OpsStore::ReadPendingStats(OutboxCounts& counts) {
   auto row = OneRow(core::sql::Stmt::kStats, {});
   if (!row) return core::Fail(row.error());
-  auto age = row->Int(1);
-  if (!age) return core::Fail(age.error());
-  auto held = row->Int(2);
-  if (!held) return core::Fail(held.error());
-  counts.oldest_pending_age_ms = *age;
-  counts.rooms_held_back = *held;
-  return {};
+  return Ints(
+      *row,
+      {{0, &counts.pending}, {1, &counts.oldest_pending_age_ms}, {2, &counts.rooms_held_back}});
 }
 
 core::Result<int64_t> OpsStore::ServerNowMinus(int64_t ms) {
@@ -93,28 +90,21 @@ core::Result<int64_t> OpsStore::ServerNowMinus(int64_t ms) {
 
 core::Result<int64_t> OpsStore::ServerNowMs() { return ServerNowMinus(0); }
 
-core::Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
+core::Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms, RoomOrder order) {
   OutboxCounts counts;
-  {
-    auto stmt = conn_->Prepared(core::sql::Stmt::kOpsCountByStatus);
-    if (!stmt) return core::Fail(stmt.error());
-    if (auto done = (*stmt)->Execute({}); !done) return core::Fail(done.error());
-    auto rows = (*stmt)->FetchAll();
-    if (!rows) return core::Fail(rows.error());
-    for (const core::ResultRow& row : *rows) {
-      auto n = row.Int(1);
-      if (!n) return core::Fail(n.error());
-      const std::string status = row.Str(0);
-      if (status == "pending") counts.pending = *n;
-      if (status == "parked") counts.parked = *n;
-      if (status == "published") counts.published = *n;
-    }
-  }
   if (auto read = ReadPendingStats(counts); !read) return core::Fail(read.error());
+  auto parked = CountParked();
+  if (!parked) return core::Fail(parked.error());
+  counts.parked = *parked;
 
-  auto stmt = conn_->Prepared(core::sql::Stmt::kOpsTopRooms);
+  const core::sql::Statement& id = order == RoomOrder::kLargestBacklog
+                                       ? core::sql::Stmt::kOpsTopRoomsByBacklog
+                                       : core::sql::Stmt::kOpsTopRooms;
+  auto stmt = conn_->Prepared(id);
   if (!stmt) return core::Fail(stmt.error());
-  if (auto done = (*stmt)->Execute(std::vector<core::SqlValue>{core::SqlValue{top_rooms}}); !done) {
+  // At least one row, so that the number of rooms with pending rows is known with --top 0.
+  const int64_t limit = std::max<int64_t>(top_rooms, 1);
+  if (auto done = (*stmt)->Execute(std::vector<core::SqlValue>{core::SqlValue{limit}}); !done) {
     return core::Fail(done.error());
   }
   auto rows = (*stmt)->FetchAll();
@@ -123,13 +113,41 @@ core::Result<OutboxCounts> OpsStore::Stats(int64_t top_rooms) {
     RoomHead head;
     head.room_id = row.Str(0);
     head.head_event_id = row.Str(2);
-    if (auto ok = Ints(row, {{1, &head.pending}, {3, &head.head_retry_count}}); !ok) {
+    if (auto ok = Ints(
+            row, {{1, &head.pending}, {3, &head.head_retry_count}, {5, &counts.rooms_pending}});
+        !ok) {
       return core::Fail(ok.error());
     }
     head.head_last_error = OptStr(row, 4);
-    counts.top_rooms.push_back(std::move(head));
+    if (static_cast<int64_t>(counts.top_rooms.size()) < top_rooms) {
+      counts.top_rooms.push_back(std::move(head));
+    }
   }
   return counts;
+}
+
+core::Result<OutboxSample> OpsStore::Sample() {
+  auto row = OneRow(core::sql::Stmt::kOpsSample, {});
+  if (!row) return core::Fail(row.error());
+  OutboxSample sample;
+  if (auto ok = Ints(*row, {{0, &sample.server_now_ms}, {1, &sample.max_id}, {2, &sample.pending}});
+      !ok) {
+    return core::Fail(ok.error());
+  }
+  return sample;
+}
+
+core::Result<int64_t> OpsStore::RowsRead() {
+  auto rows = conn_->QueryText(core::sql::Stmt::kSessionRowsRead.name, core::sql::kSessionRowsRead);
+  if (!rows) return core::Fail(rows.error());
+  int64_t total = 0;
+  for (const core::MariaDbConnection::TextRow& row : *rows) {
+    if (row.size() < 2 || !row[1]) {
+      return core::Fail(ErrorCode::kInternal, "session_rows_read: a row without a value");
+    }
+    total += std::stoll(*row[1]);
+  }
+  return total;
 }
 
 core::Result<int64_t> OpsStore::CountParked() {

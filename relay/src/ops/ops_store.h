@@ -34,13 +34,27 @@ struct RoomHead {
   std::optional<std::string> head_last_error;
 };
 
+// The order of OutboxCounts::top_rooms.
+enum class RoomOrder {
+  kOldestHead,      // the rooms whose pending head is oldest first
+  kLargestBacklog,  // the rooms with the most pending rows first (then the oldest head)
+};
+
+// What `stats` counts. Reads the pending and parked rows only, never a published one.
 struct OutboxCounts {
   int64_t pending = 0;
   int64_t parked = 0;
-  int64_t published = 0;
   int64_t oldest_pending_age_ms = 0;  // server clock; 0 when nothing is pending
   int64_t rooms_held_back = 0;        // rooms with later rows behind a head that failed (kStats)
-  std::vector<RoomHead> top_rooms;    // oldest pending heads first
+  int64_t rooms_pending = 0;          // rooms with pending rows
+  std::vector<RoomHead> top_rooms;    // in the RoomOrder asked for; at most the number asked for
+};
+
+// One reading of the cheap server-side counters `stats` measures its rates by (kOpsSample).
+struct OutboxSample {
+  int64_t server_now_ms = 0;  // the database server's clock
+  int64_t max_id = 0;         // the table's highest id (0 when empty): every insert takes a new one
+  int64_t pending = 0;
 };
 
 struct OutboxRowDetail {
@@ -84,10 +98,11 @@ struct PurgeResult {
 // The statements the operator commands send, prepared right after connect.
 inline constexpr const core::sql::Statement* kOpsStatements[] = {
     &core::sql::Stmt::kOpsServerNowMinus,
-    &core::sql::Stmt::kOpsCountByStatus,
+    &core::sql::Stmt::kOpsSample,
     &core::sql::Stmt::kOpsCountParked,
     &core::sql::Stmt::kStats,
     &core::sql::Stmt::kOpsTopRooms,
+    &core::sql::Stmt::kOpsTopRoomsByBacklog,
     &core::sql::Stmt::kOpsShow,
     &core::sql::Stmt::kOpsPark,
     &core::sql::Stmt::kOpsRequeueEvent,
@@ -104,9 +119,17 @@ class OpsStore {
   // Connects at once; fails with the connection's error (kUnavailable when the server is down).
   [[nodiscard]] static core::Result<std::unique_ptr<OpsStore>> Connect(const MysqlOptions& options);
 
-  // Counts per status, the oldest pending age, rooms held back and the `top_rooms` rooms whose
-  // pending heads are oldest.
-  [[nodiscard]] core::Result<OutboxCounts> Stats(int64_t top_rooms = 10);
+  // The pending and parked rows, the oldest pending age, the rooms held back and with pending
+  // rows, and `top_rooms` rooms in `order`. Reads no published row.
+  [[nodiscard]] core::Result<OutboxCounts> Stats(int64_t top_rooms = 10,
+                                                 RoomOrder order = RoomOrder::kOldestHead);
+
+  // The server's clock, the table's highest id and the pending rows, in one statement.
+  [[nodiscard]] core::Result<OutboxSample> Sample();
+
+  // The rows this connection's statements have read so far (the session's Handler_read_*
+  // counters): for tests of what `stats` costs.
+  [[nodiscard]] core::Result<int64_t> RowsRead();
 
   // Parked rows (one index range count).
   [[nodiscard]] core::Result<int64_t> CountParked();
@@ -143,7 +166,8 @@ class OpsStore {
                                                      std::vector<core::SqlValue> params);
   [[nodiscard]] core::Result<int64_t> CountScalar(const core::sql::Statement& id,
                                                   std::vector<core::SqlValue> params);
-  // The oldest pending age and rooms_held_back, from the statement the relay's gauges read.
+  // The pending rows, the oldest pending age and rooms_held_back, from the statement the relay's
+  // gauges read.
   [[nodiscard]] core::Result<void> ReadPendingStats(OutboxCounts& counts);
   [[nodiscard]] core::Result<int64_t> UpdateInBatches(
       const core::sql::Statement& id, std::vector<core::SqlValue> params_before_limit,

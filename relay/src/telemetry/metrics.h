@@ -116,15 +116,16 @@ enum class FailureReason {
   // resolve failure, a timeout before the request went out), HTTP 5xx or 408, a 200 that is
   // not IM's JSON, or the publisher could not send (busy, UserSig).
   kHttp,
-  // label "im_error": PublishStatus::kRetryable with an IM ErrorCode (HTTP 200), e.g. 10002.
+  // label "im_error": PublishStatus::kRetryable with an IM ErrorCode (HTTP 200), e.g. 10002, and
+  // the ErrorCodes missing from the classifier's table (retried, never parked).
   kImError,
   // label "rate_limited": PublishStatus::kRateLimited, a frequency limit (IM codes, HTTP 429,
   // MsgDropReason) or no request budget within the timeout.
   kRateLimited,
-  // label "permanent": PublishStatus::kPermanent, a refusal not known to be transient, whatever
-  // its scope: a row that can never be delivered (FailureScope::kUndeliverableRow, the only kind
-  // park_permanent_after parks), an app-wide refusal (kApp), an ErrorCode missing from the
-  // table or a libcurl error that is not retryable (kRow, retried).
+  // label "permanent": PublishStatus::kPermanent, a refusal that a retry alone does not cure,
+  // whatever its scope: a row that can never be delivered (FailureScope::kUndeliverableRow, the
+  // only kind park_permanent_after parks), an app-wide refusal (kApp), or a libcurl error that is
+  // not retryable (kRow, retried).
   kPermanent,
   // label "undecodable": the stored envelope cannot be decoded (no request was made).
   kUndecodable,
