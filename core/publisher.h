@@ -81,6 +81,10 @@ struct PublishOutcome {
   // drop_generation + 1 so IM cannot drop the resend as a duplicate of this one.
   bool definite_drop = false;
   BreakerTransition breaker = BreakerTransition::kNone;
+  // A global rate limit IM answered that the publisher's request budget took: the budget slowed
+  // itself, so the caller may go on sending through this publisher, which now paces below the
+  // limit. False for every other outcome, and when no budget paces the publisher.
+  bool budget_slowed = false;
 
   bool delivered() const {
     return status == PublishStatus::kPublished || status == PublishStatus::kSkipped;

@@ -79,12 +79,13 @@ void PublishCompletion::Complete(size_t index, PublishOutcome outcome, int64_t n
   item.done = true;
 }
 
-void PublishCompletion::FeedBudget(const PublishOutcome& outcome) {
+void PublishCompletion::FeedBudget(PublishOutcome& outcome) {
   if (budget_ == nullptr || outcome.http_status == 0) {
     return;  // only IM's own answers say anything about our rate
   }
   if (outcome.scope == FailureScope::kGlobalRate) {
     budget_->OnRateLimited();
+    outcome.budget_slowed = true;
   } else {
     budget_->OnCleanAnswer();
   }

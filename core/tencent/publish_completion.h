@@ -58,7 +58,8 @@ class PublishCompletion {
   void Complete(size_t index, PublishOutcome outcome, int64_t now_ms);
 
  private:
-  void FeedBudget(const PublishOutcome& outcome);
+  // IM's answers slow or raise the budget; a global rate limit it took says so (budget_slowed).
+  void FeedBudget(PublishOutcome& outcome);
 
   PublishItems& items_;
   PublishAdmission& admission_;

@@ -9,6 +9,12 @@ namespace {
 constexpr double kMinRate = 1.0;
 constexpr int64_t kAdjustIntervalMs = 1000;
 constexpr double kRecoveryFactor = 1.10;
+// The cut on a frequency-limit answer. Without a share the app's limit is unknown: halve. Under a
+// share the rate is the process's part of the app's known limit, so such an answer says the
+// requests arrived bunched (a window's edge, a late request) or a sender outside the division
+// took some of the limit: a tenth less, which still reaches a limit half the share in 7 cuts.
+constexpr double kCutFactor = 0.5;
+constexpr double kShareCutFactor = 0.9;
 // Refill adds up fractions of tokens in floating point; without slack, 0.4 + 0.6 tokens could
 // come out a hair under one and delay a request by a microsecond.
 constexpr double kTokenSlack = 1e-9;
@@ -125,7 +131,7 @@ void RateBudget::OnRateLimited() {
     return;
   }
   Refill(now_ms);
-  rate_ = std::max(kMinRate, rate_ / 2.0);
+  rate_ = std::max(kMinRate, rate_ * (window_cap_ > 0 ? kShareCutFactor : kCutFactor));
   // Drop the saved-up burst too: the server just told us we are too fast.
   tokens_ = std::min(tokens_, Capacity());
   cut_once_ = true;

@@ -1,6 +1,7 @@
 // RateBudget: the request pacing of one publisher. A token bucket refilled at an effective rate
-// that starts at its ceiling, is halved (floor 1/s) when IM answers with a frequency limit, and
-// climbs back by 10% per second of clean answers, up to the ceiling. The ceiling is the
+// that starts at its ceiling, is cut (floor 1/s) when IM answers with a frequency limit (halved;
+// by a tenth under a share of the app's known limit), and climbs back by 10% per second of clean
+// answers, up to the ceiling. The ceiling is the
 // configured requests per second, or, once SetShare was called, the process's share of the app's
 // budget (core/app_budget) within it.
 //
@@ -54,8 +55,9 @@ class RateBudget {
   };
   Usage TakeUsage();
 
-  // IM answered with a frequency limit: halve the rate (not below 1/s). Limit answers within
-  // a second of the previous cut count as one: they were mostly sent before it took effect.
+  // IM answered with a frequency limit: halve the rate, or under a share (SetShare) cut it by a
+  // tenth (not below 1/s). Limit answers within a second of the previous cut count as one: they
+  // were mostly sent before it took effect.
   void OnRateLimited();
 
   // IM answered without a frequency limit: after at least a second since the last change,

@@ -135,6 +135,8 @@ TEST_F(PublishCompletionTest, OnlyGlobalRateLimitsSlowTheBudget) {
   completion_->Complete(1, Outcome(200, ImError(60007)), clock_.SteadyMs());
   EXPECT_EQ(budget_.effective_rate(), 20);
   EXPECT_EQ(items_[1].outcome.scope, core::FailureScope::kGlobalRate);
+  EXPECT_TRUE(items_[1].outcome.budget_slowed) << "the caller may send on through the budget";
+  EXPECT_FALSE(items_[0].outcome.budget_slowed);
 }
 
 TEST_F(PublishCompletionTest, NoAnswerSaysNothingAboutTheRate) {

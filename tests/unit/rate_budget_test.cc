@@ -165,10 +165,30 @@ TEST_F(RateBudgetTest, ACutKeepsClimbingTowardsANewShare) {
   core::RateBudget budget(200, clock_);
   budget.SetShare(100);
   budget.OnRateLimited();
-  EXPECT_NEAR(budget.effective_rate(), 50, 1e-9);
+  EXPECT_NEAR(budget.effective_rate(), 90, 1e-9);
   budget.SetShare(150);
-  EXPECT_NEAR(budget.effective_rate(), 50, 1e-9) << "the cut still holds";
+  EXPECT_NEAR(budget.effective_rate(), 90, 1e-9) << "the cut still holds";
   EXPECT_NEAR(budget.max_rate(), 150, 1e-9);
+}
+
+// Under a share the app's limit is known and the rate is the process's part of it: a limit
+// answer cuts a tenth, once a second however many arrive, and a second of clean answers gives it
+// back. A share far above what the app really allows still comes down, a tenth a second.
+TEST_F(RateBudgetTest, UnderAShareALimitAnswerCutsATenth) {
+  core::RateBudget budget(300, clock_);
+  budget.SetShare(300);
+  budget.OnRateLimited();
+  budget.OnRateLimited();
+  EXPECT_NEAR(budget.effective_rate(), 270, 1e-9);
+  clock_.Advance(std::chrono::seconds(1));
+  budget.OnCleanAnswer();
+  EXPECT_NEAR(budget.effective_rate(), 297, 1e-9);
+  for (int i = 0; i < 7; ++i) {
+    clock_.Advance(std::chrono::seconds(1));
+    budget.OnRateLimited();
+  }
+  EXPECT_LT(budget.effective_rate(), 150) << "7 cuts reach a limit half the share";
+  EXPECT_GE(budget.effective_rate(), 140);
 }
 
 // A share that is not renewed in time (the member's beat is late) drops to the least rate, 1/s,

@@ -105,6 +105,25 @@ TEST_F(RoomSenderTest, AGlobalRateLimitGivesBackTheRestOfTheBatch) {
   EXPECT_THAT(s.round.queues.released(), ElementsAre(2));
 }
 
+// A global rate limit the publisher's request budget took (it slowed itself) charges its row and
+// holds its room back; the other rooms go on in the same round, through the slowed budget.
+TEST_F(RoomSenderTest, AGlobalRateLimitTheBudgetTookLetsTheOtherRoomsGoOn) {
+  options_.max_in_flight = 1;
+  core::PublishOutcome limited =
+      FailedWith(core::PublishStatus::kRateLimited, "im error 60007: app rate limit");
+  limited.budget_slowed = true;
+  outcomes_["evt-1"] = {limited};
+  ScriptPublisher();
+  RecordMarks();
+  SendUnderTest s(options_, store_, publisher_, clock_, stop_, metrics_, *logger_,
+                  MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-b")}));
+  const SendOutcome sent = s.sender.Send(s.round);
+  EXPECT_FALSE(sent.rate_limited);
+  EXPECT_THAT(FailedIds(), ElementsAre(1));
+  EXPECT_THAT(published_, ElementsAre(3));
+  EXPECT_THAT(s.round.queues.released(), ElementsAre(2)) << "never overtakes its room's head";
+}
+
 TEST_F(RoomSenderTest, NeverSentTypesAreSkippedInOrderWithoutASendOrPacing) {
   options_.room_min_interval = milliseconds(50);
   not_sent_ = {"RoomHeatChanged", "RoomRankChanged"};

@@ -249,7 +249,8 @@ void RoomSender::RecordOutcome(const Pack& pack, const core::PublishOutcome& out
   }
   if (mark == AttemptMark::kDelivered) return;
   // A room's refusal (MsgFreqCtrl, 10023) holds back that room only, as any head failure does.
-  sent_.rate_limited = sent_.rate_limited || outcome.scope == core::FailureScope::kGlobalRate;
+  sent_.rate_limited = sent_.rate_limited ||
+                      (outcome.scope == core::FailureScope::kGlobalRate && !outcome.budget_slowed);
   const QueuedRow& first = *pack.front();
   const size_t held = round.queues.HoldBack(first);
   // Behind a parked row the later rows are released, not held: no held-back line.

@@ -21,8 +21,9 @@
 //
 // Before each message: a stop request, or a lease left shorter than publish_timeout + the mark
 // margin, releases the rows left (the messages in flight finish). A failing mark ends the sending
-// (the rows left are released); so do a global rate limit and the open breaker, after the answer
-// that showed them. The breaker's opening and closing are logged once each.
+// (the rows left are released); so do the open breaker and a global rate limit no request budget
+// took, after the answer that showed them (one the publisher's budget took slows the budget and
+// the sending goes on through it). The breaker's opening and closing are logged once each.
 //
 // One thread (the worker's); the MessageFeed calls come inside Send only.
 #pragma once

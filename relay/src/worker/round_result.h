@@ -34,7 +34,9 @@ struct SendOutcome {
   // Bursts of sends: messages handed out together after an answer or a wait (with a publisher
   // that sends in waves, its PublishMany calls).
   size_t waves = 0;
-  bool rate_limited = false;  // a global rate limit (not a room's refusal) was met
+  // A global rate limit (not a room's refusal) was met that no request budget took: the sending
+  // ended and the loop waits. One the budget took (it slowed itself) lets the sending go on.
+  bool rate_limited = false;
   bool lease_short = false;   // rows were released: the lease could not hold another message
 };
 
