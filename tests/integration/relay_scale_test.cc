@@ -190,17 +190,23 @@ TEST(RelayScaleTest, ThreeRelaysDrainTenThousandRowsEachEventOnce) {
   ASSERT_TRUE(im.running()) << im.start_error();
   TestDatabase db;
   ASSERT_TRUE(db.valid());
-  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, Rooms(kRooms), kRowsPerRoom));
-  ASSERT_EQ(PendingRows(db), kRows);
 
   // batch_size 50 < 200 rooms, so the three relays' claims take different rooms' heads at
   // once instead of one claim holding every room. Debug level logs one line per published row,
-  // which is how each relay's share is counted.
+  // which is how each relay's share is counted. Every relay's worker runs before the backlog
+  // is written, so a relay slow to start on a busy machine does not find it drained already.
   RelayProcessOptions options;
   options.outbox_worker = {{"batch_size", "50"}, {"max_in_flight", "16"}};
   options.log_level = "debug";
-  const auto start = SteadyClock::now();
   auto relays = StartRelays(db, im, 3, options);
+  for (const auto& relay : relays) {
+    ASSERT_TRUE(Eventually([&] { return relay->CountLogLines({"outbox worker started"}) == 1; },
+                           seconds(20)))
+        << relay->options().node_id << "\n"
+        << relay->StderrTail();
+  }
+  const auto start = SteadyClock::now();
+  ASSERT_NO_FATAL_FAILURE(CommitBacklog(db, Rooms(kRooms), kRowsPerRoom));
   const bool drained = Eventually([&] { return PendingRows(db) == 0; }, kDrainTimeout);
   const double drain_seconds = SecondsSince(start);
   ASSERT_TRUE(drained) << PendingRows(db) << " rows still pending\n" << Logs(relays);
@@ -208,7 +214,8 @@ TEST(RelayScaleTest, ThreeRelaysDrainTenThousandRowsEachEventOnce) {
 
   const FakeImStats stats = im.Stats();
   EXPECT_EQ(stats.rejected, 0u);
-  EXPECT_EQ(stats.requests, static_cast<size_t>(kRows)) << "no faults: one request per row";
+  EXPECT_EQ(stats.requests, static_cast<size_t>(kRows)) << "no faults: one request per row\n"
+                                                        << Logs(relays);
   EXPECT_EQ(stats.delivered, static_cast<size_t>(kRows));
   EXPECT_EQ(stats.unique_event_ids, static_cast<size_t>(kRows));
   EXPECT_EQ(stats.duplicates, 0u);
