@@ -15,7 +15,7 @@ GRANT SELECT, INSERT, UPDATE, CREATE ON {database}.room_outbox_schema_version TO
 GRANT SELECT, INSERT, DELETE, CREATE, ALTER ON {database}.room_command_log TO {operator};
 GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER ON {database}.room_outbox TO {operator};
 GRANT CREATE ON {database}.room_outbox_im_member TO {operator};
-GRANT CREATE ON {database}.room_outbox_room TO {operator};
+GRANT SELECT, DELETE, CREATE ON {database}.room_outbox_room TO {operator};
 GRANT CREATE ON {database}.room_outbox_relay_run TO {operator};
 
 -- The hook (the room service's user): the commit, the duplicate and lost-commit lookups, the sync
@@ -29,6 +29,6 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {hoo
 -- back).
 GRANT SELECT ON {database}.room_outbox_schema_version TO {relay};
 GRANT SELECT, UPDATE (status, retry_count, drop_count, last_error, next_attempt_at_ms, claim_token, updated_at_ms, published_at_ms, parked_at_ms, pack_size, room_listed) ON {database}.room_outbox TO {relay};
-GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_room TO {relay};
+GRANT SELECT, INSERT, UPDATE ON {database}.room_outbox_room TO {relay};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {relay};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_relay_run TO {relay};

@@ -590,6 +590,17 @@ inline constexpr std::string_view kOpsPurgeOutbox =
 inline constexpr std::string_view kOpsCountPurgeableOutbox =
     "SELECT COUNT(*) FROM room_outbox WHERE status = 'published' AND published_at_ms < ?";
 
+// idx_room_due: rooms of the room schedule idle (no pending rows) since before the cut-off, one
+// batch per autocommit statement. A room that gets rows again is listed anew by the next claim
+// (kListRooms inserts it); a listing that runs first made it due, and the DELETE no longer
+// matches it. Placeholders: cut-off ms, limit.
+inline constexpr std::string_view kOpsPurgeIdleRooms =
+    "DELETE FROM room_outbox_room WHERE due_at_ms = " ROOM_OUTBOX_IDLE_ROOM_MS
+    " AND updated_at_ms < ? ORDER BY due_at_ms, room_id LIMIT ?";
+inline constexpr std::string_view kOpsCountPurgeableIdleRooms =
+    "SELECT COUNT(*) FROM room_outbox_room WHERE due_at_ms = " ROOM_OUTBOX_IDLE_ROOM_MS
+    " AND updated_at_ms < ?";
+
 // idx_created_at; a command whose events are not all published keeps its log row (idx_command_id).
 // Placeholders: cut-off ms, limit.
 #define ROOM_OUTBOX_PURGEABLE_COMMANDS                                    \
@@ -806,6 +817,10 @@ inline constexpr Statement kOpsCountPurgeableOutbox =
     Shared("ops_count_purgeable_outbox", sql::kOpsCountPurgeableOutbox);
 inline constexpr Statement kOpsPurgeCommandLog =
     Shared("ops_purge_command_log", sql::kOpsPurgeCommandLog);
+inline constexpr Statement kOpsPurgeIdleRooms =
+    Shared("ops_purge_idle_rooms", sql::kOpsPurgeIdleRooms);
+inline constexpr Statement kOpsCountPurgeableIdleRooms =
+    Shared("ops_count_purgeable_idle_rooms", sql::kOpsCountPurgeableIdleRooms);
 inline constexpr Statement kOpsCountPurgeableCommandLog =
     Shared("ops_count_purgeable_command_log", sql::kOpsCountPurgeableCommandLog);
 inline constexpr Statement kImMemberBeat = Shared("im_member_beat", sql::kImMemberBeat);
@@ -891,6 +906,8 @@ inline constexpr std::array kStatements = {
     &Stmt::kOpsCountPurgeableOutbox,
     &Stmt::kOpsPurgeCommandLog,
     &Stmt::kOpsCountPurgeableCommandLog,
+    &Stmt::kOpsPurgeIdleRooms,
+    &Stmt::kOpsCountPurgeableIdleRooms,
     &Stmt::kImMemberBeat,
     &Stmt::kImMembers,
     &Stmt::kImMembersExpire,

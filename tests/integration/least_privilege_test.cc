@@ -253,6 +253,8 @@ TEST_F(LeastPrivilegeTest, EachAccountIsRefusedWhatItDoesNotNeed) {
                     "created_at_ms) VALUES ('c', 'r', 't', '{}', 0)"),
             ER_TABLEACCESS_DENIED_ERROR);
   EXPECT_EQ(ErrnoAs("relay", "DELETE FROM room_outbox"), ER_TABLEACCESS_DENIED_ERROR);
+  // The room schedule's idle rooms go with the operator's purge, not with a relay.
+  EXPECT_EQ(ErrnoAs("relay", "DELETE FROM room_outbox_room"), ER_TABLEACCESS_DENIED_ERROR);
   EXPECT_EQ(ErrnoAs("relay", "UPDATE room_outbox SET envelope = '{}'"),
             ER_COLUMNACCESS_DENIED_ERROR);
   EXPECT_EQ(ErrnoAs("relay", "ALTER TABLE room_outbox ADD COLUMN lp INT"),

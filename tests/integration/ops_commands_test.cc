@@ -340,6 +340,47 @@ TEST_F(OpsCommandsTest, ParkRefusesARowARelayHoldsRightNow) {
   EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox WHERE claim_token IS NOT NULL"), 0);
 }
 
+// The room schedule keeps a row per room that ever had pending rows; a room without any is idle
+// (due_at_ms = the idle mark). purge deletes the rooms idle since before --published-before, in
+// batches, and never a room with work due; a purged room that gets rows again is listed anew by
+// the relay's next claim and its rows are delivered.
+TEST_F(OpsCommandsTest, PurgeDeletesRoomsIdleSinceBeforeTheCutOffAndARoomComesBackWithItsRows) {
+  const std::string now = kServerNowSql;
+  const std::string ten_days_ago = now + " - " + std::to_string(10 * kDayMs);
+  auto rooms = [&](const std::string& prefix, int n, const std::string& due,
+                   const std::string& updated_at) {
+    db_.Exec("INSERT INTO room_outbox_room (room_id, due_at_ms, updated_at_ms) SELECT CONCAT('" +
+             prefix + "-', seq), " + due + ", " + updated_at + " FROM seq_1_to_" +
+             std::to_string(n));
+  };
+  const std::string idle = std::to_string(core::sql::kIdleRoomDueMs);
+  rooms("idle-old", 12, idle, ten_days_ago);
+  rooms("idle-recent", 3, idle, now + " - 3600000");
+  rooms("due-old", 2, now + " + 3600000", ten_days_ago);  // due later: never idle, kept
+  auto room_rows = [&] { return db_.Scalar("SELECT COUNT(*) FROM room_outbox_room"); };
+
+  CommandResult dry = Ops({"purge", "--published-before", "7d", "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.Describe();
+  EXPECT_EQ(dry.Json()["idle_rooms_matching"], 12) << dry.Json().dump();
+  EXPECT_EQ(dry.Json()["idle_rooms_deleted"], 0);
+  EXPECT_EQ(room_rows(), 17);
+
+  CommandResult purge = Ops({"purge", "--published-before", "7d", "--batch-size", "5"});
+  ASSERT_EQ(purge.exit_code, 0) << purge.Describe();
+  EXPECT_EQ(purge.Json()["idle_rooms_deleted"], 12) << purge.Json().dump();
+  EXPECT_EQ(purge.Json()["idle_rooms_batches"], 3) << "12 rooms in batches of 5";
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox_room WHERE room_id LIKE 'idle-old-%'"),
+            0);
+  EXPECT_EQ(room_rows(), 5) << "recently idle and due rooms are kept";
+
+  InsertPending("idle-old-1", 2);
+  StartDaemon();
+  ASSERT_TRUE(Eventually([&] { return Count("status = 'published'") == 2; }, seconds(30)))
+      << relay_->StderrTail();
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox_room WHERE room_id = 'idle-old-1'"), 1)
+      << "listed anew";
+}
+
 TEST_F(OpsCommandsTest, PurgeDeletesExactlyThePublishedRowsPastTheCutOffInBatches) {
   const std::string now = kServerNowSql;
   auto insert = [&](const std::string& prefix, int n, const std::string& status,

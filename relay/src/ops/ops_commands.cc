@@ -201,14 +201,17 @@ int RunPurge(OpsStore& store, const OpsCli& cli, const PurgeRequest& request, st
   if (!purged) return RuntimeFailure(out, err, cli.command, purged.error());
   json o = {{"outbox_deleted", purged->outbox_deleted},
             {"command_log_deleted", purged->command_log_deleted},
+            {"idle_rooms_deleted", purged->idle_rooms_deleted},
             {"outbox_batches", purged->outbox_batches},
             {"command_log_batches", purged->command_log_batches},
+            {"idle_rooms_batches", purged->idle_rooms_batches},
             {"published_before_ms", purged->outbox_cutoff_ms},
             {"command_log_before_ms",
              request.command_log_before_ms ? json(purged->command_log_cutoff_ms) : json(nullptr)},
             {"dry_run", request.dry_run}};
   if (request.dry_run) {
     o["outbox_matching"] = purged->outbox_matching;
+    o["idle_rooms_matching"] = purged->idle_rooms_matching;
     o["command_log_matching"] =
         request.command_log_before_ms ? json(purged->command_log_matching) : json(nullptr);
   }

@@ -283,6 +283,10 @@ core::Result<PurgeResult> OpsStore::Purge(const PurgeRequest& request) {
                          {core::SqlValue{result.outbox_cutoff_ms}});
     if (!n) return core::Fail(n.error());
     result.outbox_matching = *n;
+    auto rooms = CountScalar(core::sql::Stmt::kOpsCountPurgeableIdleRooms,
+                             {core::SqlValue{result.outbox_cutoff_ms}});
+    if (!rooms) return core::Fail(rooms.error());
+    result.idle_rooms_matching = *rooms;
     if (request.command_log_before_ms) {
       auto m = CountScalar(core::sql::Stmt::kOpsCountPurgeableCommandLog,
                            {core::SqlValue{result.command_log_cutoff_ms}});
@@ -298,6 +302,11 @@ core::Result<PurgeResult> OpsStore::Purge(const PurgeRequest& request) {
                       request.batch_size, &result.outbox_batches);
   if (!deleted) return core::Fail(deleted.error());
   result.outbox_deleted = *deleted;
+  auto rooms = UpdateInBatches(core::sql::Stmt::kOpsPurgeIdleRooms,
+                               {core::SqlValue{result.outbox_cutoff_ms}}, request.batch_size,
+                               &result.idle_rooms_batches);
+  if (!rooms) return core::Fail(rooms.error());
+  result.idle_rooms_deleted = *rooms;
   if (request.command_log_before_ms) {
     auto log_deleted = UpdateInBatches(core::sql::Stmt::kOpsPurgeCommandLog,
                                        {core::SqlValue{result.command_log_cutoff_ms}},

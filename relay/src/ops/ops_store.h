@@ -85,14 +85,19 @@ struct PurgeRequest {
 struct PurgeResult {
   int64_t outbox_deleted = 0;
   int64_t command_log_deleted = 0;
+  // Rows of the room schedule (room_outbox_room) idle since before the outbox cut-off: rooms
+  // with no pending rows, listed anew when rows arrive again.
+  int64_t idle_rooms_deleted = 0;
   int64_t outbox_batches = 0;
   int64_t command_log_batches = 0;
+  int64_t idle_rooms_batches = 0;
   // The cut-offs used (server clock, epoch ms); command_log_cutoff_ms is 0 when not asked.
   int64_t outbox_cutoff_ms = 0;
   int64_t command_log_cutoff_ms = 0;
   // --dry-run: rows that would be deleted (the *_deleted fields stay 0).
   int64_t outbox_matching = 0;
   int64_t command_log_matching = 0;
+  int64_t idle_rooms_matching = 0;
 };
 
 // The statements the operator commands send, prepared right after connect.
@@ -112,6 +117,8 @@ inline constexpr const core::sql::Statement* kOpsStatements[] = {
     &core::sql::Stmt::kOpsCountPurgeableOutbox,
     &core::sql::Stmt::kOpsPurgeCommandLog,
     &core::sql::Stmt::kOpsCountPurgeableCommandLog,
+    &core::sql::Stmt::kOpsPurgeIdleRooms,
+    &core::sql::Stmt::kOpsCountPurgeableIdleRooms,
 };
 
 class OpsStore {
