@@ -351,10 +351,17 @@ inline constexpr std::string_view kRowRoomsSuffix = "";
 // rows, in the marks' transaction, by primary key in room_id order (the order the listing locks
 // rooms in, so the two cannot deadlock): a claim that read the room's head in flight before the
 // mark committed set the room's due time to that lease's end, and this (which waits for that
-// claim's lock on the room) brings it back. Placeholders: gap_ms, room_ids...
+// claim's lock on the room) brings it back. A room with no pending row left (one dive of
+// idx_room_status, which sees the rows this transaction marked) goes idle instead: after a drain
+// of many rooms, none is left due with nothing to send, in the way of the rooms that have rows
+// (a row committed since is unlisted, and the listing makes its room due again).
+// Placeholders: gap_ms, room_ids...
 inline constexpr std::string_view kRoomsProgressPrefix =
-    "UPDATE room_outbox_room SET due_at_ms = LEAST(due_at_ms, " ROOM_OUTBOX_SERVER_NOW_MS
-    " + GREATEST(?, 0)), updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS " WHERE room_id IN ";
+    "UPDATE room_outbox_room SET due_at_ms = IF(EXISTS (SELECT 1 FROM room_outbox FORCE INDEX "
+    "(idx_room_status) WHERE room_outbox.room_id = room_outbox_room.room_id AND "
+    "room_outbox.status = 'pending'), LEAST(due_at_ms, " ROOM_OUTBOX_SERVER_NOW_MS
+    " + GREATEST(?, 0)), " ROOM_OUTBOX_IDLE_ROOM_MS "), updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    " WHERE room_id IN ";
 // The rooms of rows a relay marked failed: due at the failed head's retry, the server's now + the
 // placeholder (ms): nothing of the room goes before it. As kRoomsProgress otherwise.
 // Placeholders: retry_after_ms, room_ids...

@@ -101,6 +101,7 @@ TEST(RoomScheduleTest, MarksBringTheRoomBackAndAnEmptyRoomGoesIdle) {
   ASSERT_EQ(second->rows.size(), 1u);
   EXPECT_GT(second->rows[0].id, first->rows[0].id);
   ASSERT_TRUE(store.MarkPublished(second->token, Ids(*second)));
+  EXPECT_FALSE(DueIn(db, "r1")) << "its last pending row published: idle at the mark";
   auto last = store.ClaimDue(Batch(1));
   ASSERT_TRUE(last);
   EXPECT_TRUE(last->rows.empty());
@@ -108,6 +109,33 @@ TEST(RoomScheduleTest, MarksBringTheRoomBackAndAnEmptyRoomGoesIdle) {
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox_room WHERE due_at_ms = " +
                       std::to_string(core::sql::kIdleRoomDueMs)),
             1);
+}
+
+// After a drain of many rooms, none of them is left due with nothing to send: a row that arrives
+// next, in another room, is in the next claim of one room's batch, not behind the drained rooms.
+TEST(RoomScheduleTest, ADrainedRoomGoesIdleSoTheNextArrivalIsNotBehindIt) {
+  TestDatabase db;
+  ASSERT_TRUE(db.valid());
+  AddBacklog(db, 300, 1);
+  relay::MariaDbRelayStore store(db.Options());
+  for (int k = 0; k < 3; ++k) {
+    auto claim = store.ClaimDue(Batch(100));
+    ASSERT_TRUE(claim) << claim.error().message;
+    ASSERT_EQ(claim->rows.size(), 100u);
+    ASSERT_TRUE(store.MarkPublished(claim->token, Ids(*claim)));
+  }
+  EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox_room WHERE due_at_ms < " +
+                      std::to_string(core::sql::kIdleRoomDueMs)),
+            0)
+      << "every drained room idle";
+  db.Exec(std::string("INSERT INTO room_outbox (event_id, event_type, room_id, command_id, "
+                      "envelope, status, next_attempt_at_ms, created_at_ms, updated_at_ms) VALUES "
+                      "('late', 'RoomGiftSent', 'r-late', 'c-late', '{}', 'pending', ") +
+          kNowMs + ", 1, 1)");
+  auto next = store.ClaimDue(Batch(1));
+  ASSERT_TRUE(next) << next.error().message;
+  ASSERT_EQ(next->rows.size(), 1u);
+  EXPECT_EQ(next->rows[0].event_id, "late");
 }
 
 TEST(RoomScheduleTest, AFailedHeadsRoomComesDueAtItsRetryAndNotBefore) {
