@@ -10,7 +10,8 @@
 // Tencent's bound (every room's events in ceil(K / 20) messages, at N messages/s); messages/s and
 // calls/s over that time; events per delivered message; 60007 answers; duplicates; the relays' and
 // the database server's CPU seconds. A drain that does not finish within its cap reports the rate
-// it reached and what was left. 17f: the rows the server reads for one claim (Handler_read_*) with
+// it reached and what was left. 17g-17j: 1 to 4 relays against a limit this machine cannot reach,
+// the scale-out's ceiling. 17f: the rows the server reads for one claim (Handler_read_*) with
 // 1,000 and 100,000 rooms backlogged. Nothing here asserts on speed.
 #include <unistd.h>
 
@@ -213,6 +214,28 @@ int64_t ClaimCost(const BenchContext& ctx, size_t rooms) {
   return costs[costs.size() / 2];
 }
 
+// 17g-17j: the app's limit raised past what this machine can send (kScaleOutLimit), 1 to 4
+// relays draining one backlog of one event per room: where the relays stop adding up and what
+// holds them (the relays' CPU, the database's).
+constexpr int kScaleOutLimit = 20000;
+
+void ScaleOut(const BenchContext& ctx, Report& report) {
+  double one_relay = 0;
+  const char* rows[] = {"17g", "17h", "17i", "17j"};
+  for (size_t relays = 1; relays <= 4; ++relays) {
+    const DrainSpec spec{rows[relays - 1], Scaled(ctx, 40000), 1, kScaleOutLimit, relays};
+    const DrainRun run = Drain(ctx, spec);
+    const double rate = static_cast<double>(run.im.delivered_messages) / run.seconds;
+    if (relays == 1) one_relay = rate;
+    report.Add({spec.row,
+                "Scale-out: " + FormatCount(static_cast<double>(spec.rooms)) +
+                    " rooms x 1 event, the app's limit raised to " +
+                    FormatCount(static_cast<double>(kScaleOutLimit)) + " calls/s, " +
+                    std::to_string(relays) + " relay" + (relays > 1 ? "s" : ""),
+                How(spec), DrainText(run), FormatRatio(rate, one_relay) + " of one relay's rate"});
+  }
+}
+
 }  // namespace
 
 void RunRecovery(const BenchContext& ctx, Report& report) {
@@ -230,6 +253,7 @@ void RunRecovery(const BenchContext& ctx, Report& report) {
                     (spec.relays > 1 ? "s" : ""),
                 How(spec), DrainText(run), DrainRatio(run)});
   }
+  ScaleOut(ctx, report);
   const size_t few = Scaled(ctx, 1000);
   const size_t many = Scaled(ctx, 100000);
   const int64_t few_cost = ClaimCost(ctx, few);
