@@ -5,9 +5,13 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps configure build test unit-test integration-test demo bench install format clean
+.PHONY: all deps configure build test test-build unit-test integration-test demo bench install format clean
 .PHONY: deb deb-check hook-only-check image image-check
-.PHONY: test-sanitize test-tsan fuzz
+.PHONY: test-sanitize test-tsan fuzz asan-build tsan-build fuzz-build deb-verify image-check-build
+
+# Every target that needs the system packages depends on $(DEPS); `make DEPS= ...` skips that
+# check, for a make that runs beside another that already made it (.ci/run's background builds).
+DEPS ?= deps
 
 all: build
 
@@ -35,11 +39,14 @@ MYSQL_PASS_LABELS = -L '^integration$$' -LE '^no_sql$$'
 # a second time with the MySQL statement set forced (every commit, claim, mark, purge and operator
 # command through the portable statements; MariaDB accepts them), without the no_sql tests. The
 # benchmarks are built too (not run), so a change that breaks them fails here.
-test: deps
-	$(MAKE) build
-	cmake --build $(BUILD_DIR) -j $(JOBS) --target outbox-bench
+test: test-build
 	scripts/run-tests.sh $(BUILD_DIR)
 	ROOM_OUTBOX_TEST_MYSQL_DIALECT=mysql scripts/run-tests.sh $(BUILD_DIR) $(MYSQL_PASS_LABELS)
+
+# What make test runs its tests on: deps, the build and the benchmarks.
+test-build: deps
+	$(MAKE) build
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target outbox-bench
 
 unit-test: build
 	ctest --test-dir $(BUILD_DIR) -L '^unit$$' --output-on-failure -j $(JOBS)
@@ -67,10 +74,14 @@ install: build
 # on a database at the older schema (check-deb-upgrade.sh, which prints its transcript).
 DEB_DIR ?= $(BUILD_DIR)/deb
 
-deb: deps
+deb: $(DEPS)
 	scripts/build-deb.sh $(DEB_DIR) $(JOBS)
 
 deb-check: deb
+	$(MAKE) deb-verify
+
+# The checks of deb-check on the packages a `make deb` left in DEB_DIR, without building them.
+deb-verify:
 	tests/install/check-deb.sh $(DEB_DIR)
 	tests/install/check-deb-upgrade.sh $(DEB_DIR) $(JOBS)
 
@@ -95,6 +106,11 @@ image:
 image-check: deps
 	tests/install/check-image.sh
 
+# The two images under the tags check-image.sh builds and runs: its own build then takes every
+# step from podman's layer cache.
+image-check-build: $(DEPS)
+	scripts/image.sh localhost/room-outbox/outbox-relay:check localhost/room-outbox/im-stub:check
+
 format:
 	find hook relay sim tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
@@ -111,6 +127,12 @@ FUZZ_SECONDS   ?= 30
 # tests run (tests/sources.cmake).
 SANITIZE_TARGETS = unit_tests integration_tests outbox-relay room-sim im-stub \
   room_outbox_hook_dist room_outbox_hook_shared
+# The TSan pass runs the unit tests and the tsan-labelled integration tests only: it builds the two
+# integration executables that hold them (tests/sources.cmake), not the SQL one. The SQL
+# executable's discovered tests then read NOT_BUILT in that tree; they carry no label, so no pass
+# selects them.
+TSAN_TARGETS = unit_tests integration_tests_tsan integration_tests_no_sql outbox-relay room-sim \
+  im-stub room_outbox_hook_dist room_outbox_hook_shared
 # A sanitized test runs 2-10x slower; a test that misses one of its deadlines on a loaded machine
 # gets another try. A sanitizer report still fails the run (run-sanitized-tests.sh keeps every
 # report of every try).
@@ -122,33 +144,39 @@ HARDENING_FLAGS = -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 
 # Every unit and integration test, real outbox-relay processes included, under ASan + UBSan.
-test-sanitize: deps
+test-sanitize: asan-build
+	scripts/run-sanitized-tests.sh $(ASAN_BUILD_DIR) \
+	  scripts/run-tests.sh $(ASAN_BUILD_DIR) $(SANITIZE_RETRY)
+
+asan-build: $(DEPS)
 	cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE_FLAG) \
 	  $(HARDENING_FLAGS) -DROOM_OUTBOX_SANITIZE=address,undefined
 	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target $(SANITIZE_TARGETS)
-	scripts/run-sanitized-tests.sh $(ASAN_BUILD_DIR) \
-	  scripts/run-tests.sh $(ASAN_BUILD_DIR) $(SANITIZE_RETRY)
 
 # The unit tests and the threaded integration tests under ThreadSanitizer: those labelled tsan,
 # whose threads matter under TSan: signal handling, metrics server, worker and publisher (curl
 # multi + the fake IM server's threads), the hook's sync publish and its background publisher
 # thread, the wake listener; the worker's stop signal on the real clock (tests/sources.cmake
 # lists their files).
-test-tsan: deps
-	cmake -S . -B $(TSAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE_FLAG) \
-	  $(HARDENING_FLAGS) -DROOM_OUTBOX_SANITIZE=thread
-	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target $(SANITIZE_TARGETS)
+test-tsan: tsan-build
 	scripts/run-sanitized-tests.sh $(TSAN_BUILD_DIR) \
 	  ctest --test-dir $(TSAN_BUILD_DIR) -L '^unit$$' --output-on-failure --timeout 300 -j 2 \
 	  $(SANITIZE_RETRY)
 	scripts/run-sanitized-tests.sh $(TSAN_BUILD_DIR) \
 	  scripts/run-tests.sh $(TSAN_BUILD_DIR) -L '^tsan$$' $(SANITIZE_RETRY)
 
+tsan-build: $(DEPS)
+	cmake -S . -B $(TSAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE_FLAG) \
+	  $(HARDENING_FLAGS) -DROOM_OUTBOX_SANITIZE=thread
+	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target $(TSAN_TARGETS)
+
 # Each libFuzzer target of tests/fuzz for FUZZ_SECONDS (clang, ASan + UBSan), JOBS at a time.
-fuzz: deps
+fuzz: fuzz-build
+	FUZZ_JOBS=$(JOBS) tests/fuzz/run-fuzzers.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
+
+fuzz-build: $(DEPS)
 	cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CCACHE_FLAG) \
 	  $(HARDENING_FLAGS) -DCMAKE_CXX_COMPILER=clang++ -DROOM_OUTBOX_SANITIZE=address,undefined -DROOM_OUTBOX_FUZZ=ON \
 	  -DROOM_OUTBOX_WERROR=OFF
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzzers
-	FUZZ_JOBS=$(JOBS) tests/fuzz/run-fuzzers.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
 # --- end hardening ------------------------------------------------------------------------------

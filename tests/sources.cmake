@@ -254,7 +254,8 @@ room_outbox_integration_executable(integration_tests_tsan "integration;tsan"
   ${ROOM_OUTBOX_INTEGRATION_TSAN_SOURCES})
 room_outbox_integration_executable(integration_tests_no_sql "integration;no_sql;tsan"
   ${ROOM_OUTBOX_INTEGRATION_NO_SQL_TSAN_SOURCES})
-# `integration_tests` builds them all (SANITIZE_TARGETS in the Makefile names it).
+# `integration_tests` builds them all (SANITIZE_TARGETS in the Makefile names it; TSAN_TARGETS
+# names the two that hold the tsan-labelled tests).
 add_custom_target(integration_tests)
 add_dependencies(integration_tests ${ROOM_OUTBOX_INTEGRATION_TEST_EXECUTABLES})
 
