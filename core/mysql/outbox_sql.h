@@ -214,7 +214,7 @@ inline constexpr std::string_view kServerNowRooms =
     ", (SELECT MIN(due_at_ms) FROM room_outbox_room WHERE due_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
     " AND due_at_ms < " ROOM_OUTBOX_IDLE_ROOM_MS ")";
 
-// The columns of a claimed row, in the order mariadb_claim.cc reads them.
+// The columns of a claimed row, in the order claim_reads.cc reads them.
 // parked_at_ms IS NOT NULL: the row was parked and requeued since (the expiry rule, ExpiryPolicy).
 // pack_size (schema 007): the events of the failed pack this row headed, 0 when none.
 #define ROOM_OUTBOX_CLAIM_COLUMNS                                             \

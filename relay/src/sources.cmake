@@ -25,6 +25,8 @@ add_custom_command(OUTPUT ${ROOM_OUTBOX_SCHEMA_STEPS_CC}
 add_library(room_outbox_relay STATIC
   relay/src/store/claim_plan.cc
   relay/src/store/mariadb_claim.cc
+  relay/src/store/claim_reads.cc
+  relay/src/store/claim_writes.cc
   relay/src/store/mariadb_relay_store.cc
   relay/src/store/node_lock.cc
   relay/src/store/relay_runs.cc

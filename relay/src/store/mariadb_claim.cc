@@ -9,19 +9,28 @@
 // room's backlog, and the cost of a claim follows the rows arriving and the rooms it serves, not
 // the rooms backlogged.
 #include <algorithm>
-#include <array>
 #include <map>
 #include <utility>
 
-#include "core/claim_token.h"
-#include "core/mysql/id_lists.h"
 #include "core/mysql/mysql_error.h"
 #include "core/mysql/outbox_sql.h"
 #include "store/claim_plan.h"
+#include "store/claim_reads.h"
+#include "store/claim_writes.h"
 #include "store/mariadb_relay_store.h"
 
 namespace room_outbox::relay {
 namespace {
+
+using claim_sql::ListArrivals;
+using claim_sql::LockedRow;
+using claim_sql::LockRows;
+using claim_sql::ReadRooms;
+using claim_sql::RoomRange;
+using claim_sql::SelectDueRooms;
+using claim_sql::SelectWindow;
+using claim_sql::ServerNow;
+using claim_sql::WritePlan;
 
 // A deadlock or lock wait timeout rolls the claim back; it is run again at once, this often.
 constexpr int kClaimAttempts = 3;
@@ -34,281 +43,6 @@ constexpr size_t kMaxListRows = 5000;
 
 size_t ListLimit(const ClaimOptions& options) {
   return std::clamp(options.limit * options.rooms.PackEvents(), kMinListRows, kMaxListRows);
-}
-
-// A row the claim holds locked: what the relay gets and what the plan needs.
-struct LockedRow {
-  OutboxRow row;
-  PlanRow plan;
-};
-
-// A room range to read: the room's pending rows after `after_id` (0: from its head).
-struct RoomRange {
-  std::string room_id;
-  int64_t after_id = 0;
-  size_t rows = 0;
-};
-
-// The claim's server now and, in `claim`, how soon the earliest room (per-room order) or pending
-// row (without it) not yet due comes due.
-core::Result<int64_t> ServerNow(core::MariaDbConnection& conn, const core::sql::Statement& id,
-                                Claim& claim) {
-  auto row = conn.QueryOneRow(id);
-  if (!row) return core::Fail(row.error());
-  auto now = row->Int(0);
-  if (!now) return core::Fail(now.error());
-  if (!row->IsNull(1)) {
-    auto next_due = row->Int(1);
-    if (!next_due) return core::Fail(next_due.error());
-    claim.next_due_in_ms = *next_due - *now;
-  }
-  return *now;
-}
-
-// Reads the rows of a statement returning ROOM_OUTBOX_CLAIM_COLUMNS.
-core::Result<std::vector<LockedRow>> ReadLocked(core::PreparedStatement& stmt) {
-  auto rows = stmt.FetchAll();
-  if (!rows) return core::Fail(rows.error());
-  std::vector<LockedRow> out;
-  out.reserve(rows->size());
-  for (core::ResultRow& r : *rows) {
-    std::array<core::Result<int64_t>, 8> ints = {r.Int(0), r.Int(5), r.Int(6),  r.Int(7),
-                                                 r.Int(8), r.Int(9), r.Int(10), r.Int(11)};
-    for (const auto& value : ints) {
-      if (!value) return core::Fail(value.error());
-    }
-    LockedRow locked;
-    locked.row.id = *ints[0];
-    locked.row.event_id = r.TakeStr(1);
-    locked.row.event_type = r.TakeStr(2);
-    locked.row.room_id = r.TakeStr(3);
-    locked.row.envelope = r.TakeStr(4);
-    locked.row.retry_count = *ints[1];
-    locked.row.created_at_ms = *ints[2];
-    locked.row.drop_count = static_cast<uint32_t>(*ints[5]);
-    locked.row.parked_before = *ints[6] != 0;
-    locked.row.pack_size = static_cast<uint32_t>(*ints[7]);
-    locked.plan = PlanRow{locked.row.id,
-                          locked.row.room_id,
-                          locked.row.event_type,
-                          *ints[3],
-                          *ints[4] != 0,
-                          locked.row.pack_size,
-                          {}};
-    out.push_back(std::move(locked));
-  }
-  return out;
-}
-
-core::Result<std::vector<LockedRow>> SelectWindow(core::MariaDbConnection& conn, int64_t now_ms,
-                                                  size_t limit) {
-  auto stmt = conn.Prepared(core::sql::Stmt::kClaimWindow);
-  if (!stmt) return core::Fail(stmt.error());
-  const std::array<core::SqlValue, 2> params = {now_ms, static_cast<int64_t>(limit)};
-  if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
-  return ReadLocked(**stmt);
-}
-
-// Runs the id-list statement `id` over `ids` (in the given order, chunked), after `lead` params.
-core::Result<void> ForIds(core::MariaDbConnection& conn, const core::sql::Statement& id,
-                          const std::vector<core::SqlValue>& lead,
-                          const std::vector<int64_t>& ids) {
-  return core::ForEachChunk(ids.size(),
-                            [&](size_t size, size_t at, size_t count) -> core::Result<void> {
-                              auto stmt = conn.Prepared(id, size);
-                              if (!stmt) return core::Fail(stmt.error());
-                              std::vector<core::SqlValue> params = lead;
-                              for (size_t k = 0; k < size; ++k) {
-                                params.emplace_back(ids[at + std::min(k, count - 1)]);
-                              }
-                              return (*stmt)->Execute(params);
-                            });
-}
-
-// The listing (kListArrivals, kListRooms, kListMark): up to `limit` pending rows not yet on the
-// room schedule, locked, their rooms put on it (due when their earliest row is), the rows marked
-// listed but for those in flight, which stay unlisted for their holder to give back. Returns how
-// many rows were listed; `full` when the read reached its limit.
-struct Listed {
-  size_t rows = 0;
-  bool full = false;
-};
-
-core::Result<Listed> ListArrivals(core::MariaDbConnection& conn, size_t limit) {
-  auto stmt = conn.Prepared(core::sql::Stmt::kListArrivals);
-  if (!stmt) return core::Fail(stmt.error());
-  const std::array<core::SqlValue, 1> params = {static_cast<int64_t>(limit)};
-  if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
-  auto rows = (*stmt)->FetchAll();
-  if (!rows) return core::Fail(rows.error());
-  std::vector<std::pair<std::string, int64_t>> read;  // (room_id, id)
-  std::vector<int64_t> arrived;                       // not in flight
-  for (core::ResultRow& r : *rows) {
-    auto id = r.Int(0);
-    auto in_flight = r.Int(2);
-    if (!id || !in_flight) return core::Fail(!id ? id.error() : in_flight.error());
-    read.emplace_back(r.TakeStr(1), *id);
-    if (*in_flight == 0) arrived.push_back(*id);
-  }
-  Listed listed{arrived.size(), rows->size() >= limit};
-  if (read.empty()) return listed;
-  // Rooms are locked in room_id order across every chunk of kListRooms (outbox_sql.h says why).
-  std::sort(read.begin(), read.end());
-  std::vector<int64_t> ids;
-  ids.reserve(read.size());
-  for (const auto& [room, id] : read) ids.push_back(id);
-  if (auto put = ForIds(conn, core::sql::Stmt::kListRooms, {}, ids); !put) {
-    return core::Fail(put.error());
-  }
-  std::sort(arrived.begin(), arrived.end());
-  if (auto marked = ForIds(conn, core::sql::Stmt::kListMark, {}, arrived); !marked) {
-    return core::Fail(marked.error());
-  }
-  return listed;
-}
-
-// The rooms due, oldest due first, at most `limit`, locked (kDueRooms).
-core::Result<std::vector<std::string>> SelectDueRooms(core::MariaDbConnection& conn, size_t limit) {
-  auto stmt = conn.Prepared(core::sql::Stmt::kDueRooms);
-  if (!stmt) return core::Fail(stmt.error());
-  const std::array<core::SqlValue, 1> params = {static_cast<int64_t>(limit)};
-  if (auto done = (*stmt)->Execute(params); !done) return core::Fail(done.error());
-  auto rows = (*stmt)->FetchAll();
-  if (!rows) return core::Fail(rows.error());
-  std::vector<std::string> rooms;
-  rooms.reserve(rows->size());
-  for (core::ResultRow& r : *rows) rooms.push_back(r.TakeStr(0));
-  return rooms;
-}
-
-// One row of a room read (kRoomPrefix, kRoomAfter): room_id, id, event_type, next_attempt_at_ms,
-// leased, claim_token, pack_size.
-core::Result<PlanRow> ReadRoomRow(core::ResultRow& r) {
-  std::array<core::Result<int64_t>, 4> ints = {r.Int(1), r.Int(3), r.Int(4), r.Int(6)};
-  for (const auto& value : ints) {
-    if (!value) return core::Fail(value.error());
-  }
-  PlanRow row{*ints[0], r.TakeStr(0),  r.TakeStr(2),
-              *ints[1], *ints[2] != 0, static_cast<uint32_t>(*ints[3]),
-              {}};
-  if (!r.IsNull(5)) row.claim_token = r.TakeStr(5);
-  return row;
-}
-
-// Reads the pending rows of each range (non-locking) into `pending`, per room in id order.
-core::Result<void> ReadRooms(core::MariaDbConnection& conn, const std::vector<RoomRange>& ranges,
-                             bool after, std::map<std::string, std::vector<PlanRow>>& pending) {
-  return core::ForEachChunk(
-      ranges.size(), [&](size_t size, size_t at, size_t count) -> core::Result<void> {
-        auto stmt =
-            conn.Prepared(after ? core::sql::Stmt::kRoomAfter : core::sql::Stmt::kRoomPrefix, size);
-        if (!stmt) return core::Fail(stmt.error());
-        std::vector<core::SqlValue> params;
-        for (size_t k = 0; k < size; ++k) {
-          const RoomRange& range = ranges[at + std::min(k, count - 1)];
-          params.emplace_back(range.room_id);
-          if (after) params.emplace_back(range.after_id);
-          params.emplace_back(k < count ? static_cast<int64_t>(range.rows) : int64_t{0});
-        }
-        if (auto done = (*stmt)->Execute(params); !done) return done;
-        auto rows = (*stmt)->FetchAll();
-        if (!rows) return core::Fail(rows.error());
-        for (core::ResultRow& r : *rows) {
-          auto row = ReadRoomRow(r);
-          if (!row) return core::Fail(row.error());
-          std::vector<PlanRow>& room = pending[row->room_id];
-          // A range that starts at a row the room's read already holds adds only what follows.
-          if (room.empty() || row->id > room.back().id) room.push_back(std::move(*row));
-        }
-        return {};
-      });
-}
-
-core::Result<std::vector<LockedRow>> LockRows(core::MariaDbConnection& conn, int64_t now_ms,
-                                              const std::vector<int64_t>& ids) {
-  std::vector<LockedRow> out;
-  auto locked = core::ForEachChunk(ids.size(),
-                                   [&](size_t size, size_t at, size_t count) -> core::Result<void> {
-                                     auto stmt = conn.Prepared(core::sql::Stmt::kLockRows, size);
-                                     if (!stmt) return core::Fail(stmt.error());
-                                     std::vector<core::SqlValue> params = {now_ms};
-                                     for (size_t k = 0; k < size; ++k)
-                                       params.emplace_back(ids[at + std::min(k, count - 1)]);
-                                     if (auto done = (*stmt)->Execute(params); !done) return done;
-                                     auto rows = ReadLocked(**stmt);
-                                     if (!rows) return core::Fail(rows.error());
-                                     for (LockedRow& row : *rows) out.push_back(std::move(row));
-                                     return {};
-                                   });
-  if (!locked) return core::Fail(locked.error());
-  return out;
-}
-
-core::Result<void> Lease(core::MariaDbConnection& conn, const std::vector<int64_t>& ids,
-                         const Claim& claim) {
-  uint64_t leased = 0;
-  auto updated = core::ForEachChunk(
-      ids.size(), [&](size_t size, size_t at, size_t count) -> core::Result<void> {
-        auto stmt = conn.Prepared(core::sql::Stmt::kLease, size);
-        if (!stmt) return core::Fail(stmt.error());
-        std::vector<core::SqlValue> params = {claim.token, claim.lease_until_ms,
-                                              claim.server_now_ms};
-        for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
-        if (auto done = (*stmt)->Execute(params); !done) return done;
-        leased += (*stmt)->AffectedRows();
-        return {};
-      });
-  if (!updated) return updated;
-  if (leased != ids.size()) {
-    // This transaction holds the row locks; a mismatch is a bug worth stopping on.
-    return core::Fail(ErrorCode::kInternal, "lease: updated " + std::to_string(leased) + " of " +
-                                                std::to_string(ids.size()) + " locked rows");
-  }
-  return {};
-}
-
-// A CASE-list statement (kSchedule, kRoomsDue): pairs (key, value), then `between`, then the keys.
-template <class Key>
-core::Result<void> CaseList(core::MariaDbConnection& conn, const core::sql::Statement& id,
-                            const std::vector<std::pair<Key, int64_t>>& pairs,
-                            const std::vector<core::SqlValue>& between) {
-  return core::ForEachChunk(pairs.size(),
-                            [&](size_t size, size_t at, size_t count) -> core::Result<void> {
-                              auto stmt = conn.Prepared(id, size);
-                              if (!stmt) return core::Fail(stmt.error());
-                              std::vector<core::SqlValue> params;
-                              for (size_t k = 0; k < size; ++k) {
-                                const auto& pair = pairs[at + std::min(k, count - 1)];
-                                params.emplace_back(pair.first);
-                                params.emplace_back(pair.second);
-                              }
-                              for (const core::SqlValue& value : between) params.push_back(value);
-                              for (size_t k = 0; k < size; ++k)
-                                params.emplace_back(pairs[at + std::min(k, count - 1)].first);
-                              return (*stmt)->Execute(params);
-                            });
-}
-
-core::Result<void> Schedule(core::MariaDbConnection& conn, const std::vector<PlannedSchedule>& rows,
-                            int64_t now_ms) {
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  pairs.reserve(rows.size());
-  for (const PlannedSchedule& row : rows) pairs.emplace_back(row.id, row.next_attempt_at_ms);
-  return CaseList(conn, core::sql::Stmt::kSchedule, pairs, {now_ms});
-}
-
-// The rooms the claim took: each one's next due time, idle for those without pending rows.
-core::Result<void> WriteRooms(core::MariaDbConnection& conn, const ClaimPlan& plan) {
-  std::vector<std::pair<std::string, int64_t>> pairs;
-  pairs.reserve(plan.rooms_due.size() + plan.rooms_idle.size());
-  for (const PlannedRoomDue& room : plan.rooms_due)
-    pairs.emplace_back(room.room_id, room.due_at_ms);
-  for (const std::string& room : plan.rooms_idle) {
-    pairs.emplace_back(room, core::sql::kIdleRoomDueMs);
-  }
-  // Rooms in room_id order, as every other writer of the schedule.
-  std::sort(pairs.begin(), pairs.end());
-  return CaseList(conn, core::sql::Stmt::kRoomsDue, pairs, {});
 }
 
 PlanOptions ToPlanOptions(const ClaimOptions& options, int64_t server_now_ms) {
@@ -352,43 +86,6 @@ core::Result<void> Extend(core::MariaDbConnection& conn, int64_t now_ms, const C
     locked.push_back(std::move(row));
   }
   return {};
-}
-
-core::Result<Claim> WritePlan(core::MariaDbConnection& conn, const ClaimOptions& options,
-                              const ClaimPlan& plan, std::vector<LockedRow> locked, Claim claim) {
-  claim.more_due = claim.more_due || plan.more_due;
-  if (!plan.lease.empty()) {
-    claim.token = options.token_prefix.empty() ? core::NewClaimToken()
-                                               : core::NewRelayClaimToken(options.token_prefix);
-    claim.lease_until_ms = claim.server_now_ms + options.lease_ms;
-    if (auto leased = Lease(conn, plan.lease, claim); !leased) return core::Fail(leased.error());
-  }
-  if (auto scheduled = Schedule(conn, plan.schedule, claim.server_now_ms); !scheduled) {
-    return core::Fail(scheduled.error());
-  }
-  if (auto rooms = WriteRooms(conn, plan); !rooms) return core::Fail(rooms.error());
-  for (const PlannedRoomDue& room : plan.rooms_due) {
-    // A room this claim made due soon (a head another holder is sending): the loop wakes for it.
-    const int64_t in_ms = room.due_at_ms - claim.server_now_ms;
-    if (in_ms > 0 && (!claim.next_due_in_ms || in_ms < *claim.next_due_in_ms)) {
-      claim.next_due_in_ms = in_ms;
-    }
-  }
-  for (const PlannedPacedRoom& room : plan.paced_rooms) {
-    const int64_t paced_for =
-        room.rows_scheduled > 0 ? std::max<int64_t>(0, room.last_slot_ms - claim.server_now_ms) : 0;
-    claim.paced_rooms.push_back(PacedRoom{room.room_id, room.rows_scheduled, paced_for});
-  }
-  std::sort(locked.begin(), locked.end(),
-            [](const LockedRow& a, const LockedRow& b) { return a.row.id < b.row.id; });
-  for (LockedRow& row : locked) {
-    // An extension may lock again a row the window holds: each row goes out once.
-    const bool repeated = !claim.rows.empty() && claim.rows.back().id == row.row.id;
-    if (!repeated && std::binary_search(plan.lease.begin(), plan.lease.end(), row.row.id)) {
-      claim.rows.push_back(std::move(row.row));
-    }
-  }
-  return claim;
 }
 
 // Without per-room order: the window of due rows, locked, is the claim.

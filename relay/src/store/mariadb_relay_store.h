@@ -2,9 +2,8 @@
 // contract of each call; core/mysql/store_session.h for the connection policy).
 //
 // The calls are implemented by job: the claim in mariadb_claim.cc (read -> plan -> write,
-// claim_plan.h), the result writes in relay_marks.cc, AnyDue and Stats in
-// mariadb_relay_store.cc. Every
-// statement that carries a value is a server-side prepared statement, prepared once per
+// claim_plan.h; its statements in claim_reads.cc and claim_writes.cc), the result writes in
+// relay_marks.cc, AnyDue and Stats in mariadb_relay_store.cc. Every statement that carries a value is a server-side prepared statement, prepared once per
 // connection; their texts are in core/mysql/outbox_sql.h. Id lists are bound into a few fixed
 // placeholder-list sizes (core/mysql/id_lists.h).
 //
