@@ -60,6 +60,7 @@ add_library(room_outbox_relay STATIC
   relay/src/telemetry/health.cc
   relay/src/telemetry/log_line.cc
   relay/src/telemetry/metrics.cc
+  relay/src/telemetry/metrics_server.cc
   relay/src/ops/drain_rates.cc
   relay/src/ops/ops_commands.cc
   relay/src/ops/ops_store.cc

@@ -41,7 +41,7 @@ effective() {
   ' "$1"
 }
 # The product's own facts: the paths the metrics listener serves, the image's user.
-serves() { grep -q "server.Get(\"$1\"" "$src/relay/src/telemetry/metrics.cc"; }
+serves() { grep -q "server.Get(\"$1\"" "$src/relay/src/telemetry/metrics_server.cc"; }
 for path in /healthz /readyz /metrics; do serves "$path" || fail "the relay no longer serves $path"; done
 image_user=$(sed -n 's/^USER \([0-9]*\):.*/\1/p' "$src/deploy/outbox-relay.Containerfile" | tail -n 1)
 [ -n "$image_user" ] || fail "no numeric USER in deploy/outbox-relay.Containerfile"

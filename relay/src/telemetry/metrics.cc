@@ -1,15 +1,11 @@
 #include "telemetry/metrics.h"
 
-#include <httplib.h>
-
 #include <limits>
 #include <sstream>
-#include <thread>
 
 #include "core/mysql/statement_count.h"
 #include "core/prometheus_text.h"
 #include "core/publisher.h"
-#include "telemetry/bounded_pool.h"
 #include "telemetry/health.h"
 
 namespace room_outbox::relay {
@@ -137,6 +133,8 @@ std::string Metrics::RenderPrometheus() const {
   const int64_t stats_age = stats_age_ms();
   RenderSpecified(out, stats_age);
   RenderOperations(out, stats_age);
+  RenderBacklog(out, stats_age);
+  RenderProcess(out);
   RenderDelivery(out);
   RenderByType(out);
   RenderLatency(out);
@@ -168,17 +166,8 @@ void Metrics::RenderSpecified(std::ostream& out, int64_t stats_age_ms) const {
          round_errors_.load(std::memory_order_relaxed));
 }
 
+// The worker's dependencies: the database, the IM breaker, failures by reason.
 void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
-  // From the same Stats read as the pending gauges: NaN on the same terms.
-  Simple(out, "room_outbox_rooms_waiting", "gauge",
-         "Rooms whose head row has been pending for over 5 s (NaN while stale).",
-         StatsStale(stats_age_ms) ? kNaN : static_cast<double>(rooms_waiting()));
-  Simple(out, "room_outbox_rooms_backlogged", "gauge",
-         "Rooms with pending rows on the room schedule (NaN while stale).",
-         StatsStale(stats_age_ms) ? kNaN : static_cast<double>(rooms_backlogged()));
-  Simple(out, "room_outbox_rows_listed_total", "counter",
-         "Rows this relay put on the room schedule: arrivals, and rows given back or requeued.",
-         rows_listed());
   out << "# HELP room_outbox_publish_failures_by_reason_total Failed delivery attempts by reason.\n"
       << "# TYPE room_outbox_publish_failures_by_reason_total counter\n";
   for (FailureReason reason : kAllReasons) {
@@ -193,6 +182,26 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
          db_read_only() ? 1 : 0);
   Simple(out, "room_outbox_im_breaker_open", "gauge",
          "1 while the Tencent IM circuit breaker is open (no sends).", im_breaker_open() ? 1 : 0);
+  Simple(out, "room_outbox_stats_age_seconds", "gauge",
+         "Seconds since the pending gauges were last read from the database (NaN: never).",
+         stats_age_ms < 0 ? kNaN : static_cast<double>(stats_age_ms) / 1000.0);
+  Simple(out, "room_outbox_db_statements_total", "counter",
+         "Statements this process sent to the database (prepared and text; pings not counted).",
+         core::StatementsSent());
+}
+
+// The backlog and the room schedule (from the same Stats read as the pending gauges: NaN on the
+// same terms), parked rows, and the app's IM budget.
+void Metrics::RenderBacklog(std::ostream& out, int64_t stats_age_ms) const {
+  Simple(out, "room_outbox_rooms_waiting", "gauge",
+         "Rooms whose head row has been pending for over 5 s (NaN while stale).",
+         StatsStale(stats_age_ms) ? kNaN : static_cast<double>(rooms_waiting()));
+  Simple(out, "room_outbox_rooms_backlogged", "gauge",
+         "Rooms with pending rows on the room schedule (NaN while stale).",
+         StatsStale(stats_age_ms) ? kNaN : static_cast<double>(rooms_backlogged()));
+  Simple(out, "room_outbox_rows_listed_total", "counter",
+         "Rows this relay put on the room schedule: arrivals, and rows given back or requeued.",
+         rows_listed());
   const int64_t parked = parked_rows();
   Simple(out, "room_outbox_parked_rows", "gauge", "Parked rows in room_outbox (NaN until known).",
          parked < 0 ? kNaN : static_cast<double>(parked));
@@ -204,18 +213,17 @@ void Metrics::RenderOperations(std::ostream& out, int64_t stats_age_ms) const {
   Simple(out, "room_outbox_im_budget_members", "gauge",
          "Live processes sharing the app's IM budget (NaN: the table cannot be read).",
          share < 0 || members < 0 ? kNaN : static_cast<double>(members));
+}
+
+// The process: rows in flight, results held, wake-ups, takeovers, the listener, the loop, the
+// build.
+void Metrics::RenderProcess(std::ostream& out) const {
   Simple(out, "room_outbox_in_flight_rows", "gauge", "Rows being published right now.",
          in_flight());
   Simple(out, "room_outbox_results_unwritten", "gauge",
          "Results (marks, releases) held since the database went away mid-round, written first "
          "when it answers.",
          results_unwritten());
-  Simple(out, "room_outbox_stats_age_seconds", "gauge",
-         "Seconds since the pending gauges were last read from the database (NaN: never).",
-         stats_age_ms < 0 ? kNaN : static_cast<double>(stats_age_ms) / 1000.0);
-  Simple(out, "room_outbox_db_statements_total", "counter",
-         "Statements this process sent to the database (prepared and text; pings not counted).",
-         core::StatementsSent());
   Simple(out, "room_outbox_wakeups_total", "counter",
          "Wake-up datagrams received on the [wake] socket.", wakeups());
   Simple(out, "room_outbox_leases_taken_over_total", "counter",
@@ -305,165 +313,6 @@ void Metrics::RenderLatency(std::ostream& out) const {
   Histogram(out, "room_outbox_publish_latency_ms",
             "Latency of each publish attempt in milliseconds.", kLatencyBucketsMs, buckets_,
             latency_sum_ms_.load(std::memory_order_relaxed), latency_count());
-}
-
-struct MetricsServer::State {
-  httplib::Server server;
-  std::thread thread;
-};
-
-MetricsServer::MetricsServer(std::unique_ptr<State> state, int port)
-    : state_(std::move(state)), port_(port) {}
-
-MetricsServer::~MetricsServer() {
-  state_->server.stop();
-  if (state_->thread.joinable()) {
-    state_->thread.join();
-  }
-}
-
-namespace {
-
-struct ListenAddress {
-  std::string host;
-  int port = 0;
-};
-
-// "host:port" or "[v6]:port"; the key's name in the errors is metrics.listen.
-core::Result<ListenAddress> ParseListen(const std::string& listen) {
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) {
-    return core::Fail(ErrorCode::kInvalidArgument,
-                      "metrics.listen \"" + listen + "\" is not host:port");
-  }
-  ListenAddress address;
-  address.host = listen.substr(0, colon);
-  if (address.host.size() > 2 && address.host.front() == '[' && address.host.back() == ']') {
-    address.host = address.host.substr(1, address.host.size() - 2);
-  }
-  try {
-    address.port = std::stoi(listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    return core::Fail(ErrorCode::kInvalidArgument, "metrics.listen \"" + listen + "\" has no port");
-  }
-  return address;
-}
-
-void ServeHealthz(const HealthOptions& health, httplib::Response& res) {
-  if (health.heartbeat == nullptr) {
-    res.set_content("ok (no worker heartbeat attached)\n", "text/plain");
-    return;
-  }
-  const int64_t age = health.heartbeat->AgeMs();
-  if (age <= health.stale_after.count()) {
-    res.set_content("ok: worker loop beat " + std::to_string(age) + "ms ago\n", "text/plain");
-  } else {
-    res.status = 503;
-    res.set_content("stale: worker loop last beat " + std::to_string(age) + "ms ago (limit " +
-                        std::to_string(health.stale_after.count()) + "ms)\n",
-                    "text/plain");
-  }
-}
-
-void ServeReadyz(const Metrics& metrics, httplib::Response& res) {
-  if (metrics.ready()) {
-    res.set_content("ready\n", "text/plain");
-    return;
-  }
-  res.status = 503;
-  if (std::string reason = metrics.not_ready_reason(); !reason.empty()) {
-    res.set_content("not ready: " + reason + "\n", "text/plain");
-    return;
-  }
-  if (std::string refusal = metrics.db_read_only_refusal(); !refusal.empty()) {
-    // The server's answer names it: "<statement>: database is read-only: <text> [errno N]".
-    res.set_content("not ready: " + refusal + "\n", "text/plain");
-    return;
-  }
-  std::string why = "not ready:";
-  if (!metrics.db_up()) why += " database unreachable";
-  if (metrics.im_breaker_open()) why += " IM breaker open";
-  res.set_content(why + "\n", "text/plain");
-}
-
-// GET and HEAD only: anything else is answered 405 from the request line and headers, before
-// (and without) reading a body; one request per connection, so an unread body is dropped with
-// the connection instead of being parsed as the next request.
-httplib::Server::HandlerResponse RefuseOtherMethods(const httplib::Request& req,
-                                                    httplib::Response& res) {
-  if (req.method == "GET" || req.method == "HEAD") {
-    return httplib::Server::HandlerResponse::Unhandled;
-  }
-  res.status = 405;
-  res.set_header("Allow", "GET, HEAD");
-  res.set_content("method not allowed\n", "text/plain");
-  return httplib::Server::HandlerResponse::Handled;
-}
-
-// The workers, once the listener is bound to `port`; each cut is counted in `metrics`.
-void ServeWithBoundedPool(httplib::Server& server, int port, Metrics& metrics) {
-  server.new_task_queue = [port, &metrics] {
-    const auto& limits = kMetricsListenerLimits;
-    return new BoundedPool(limits.workers, port, limits.connection_deadline,
-                           [&metrics] { metrics.AddMetricsConnectionCut(); });
-  };
-}
-
-void ApplyListenerLimits(httplib::Server& server) {
-  const auto& limits = kMetricsListenerLimits;
-  server.set_read_timeout(limits.read_timeout);
-  server.set_write_timeout(limits.write_timeout);
-  server.set_keep_alive_max_count(1);
-  server.set_keep_alive_timeout(1);
-  // No body is read: other methods are refused before it and cpp-httplib reads none for GET and
-  // HEAD; a zero limit refuses any body that would be.
-  server.set_payload_max_length(0);
-  server.set_pre_routing_handler(RefuseOtherMethods);
-}
-
-}  // namespace
-
-core::Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& listen,
-                                                                  Metrics& metrics,
-                                                                  HealthOptions health) {
-  auto address = ParseListen(listen);
-  if (!address) {
-    return core::Fail(address.error());
-  }
-  auto state = std::make_unique<State>();
-  // httplib's default adds SO_REUSEPORT, which would let a second relay on the same port take
-  // half of the scrapes silently; SO_REUSEADDR alone makes it a bind error.
-  state->server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  ApplyListenerLimits(state->server);
-  state->server.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  state->server.Get("/healthz", [health](const httplib::Request&, httplib::Response& res) {
-    ServeHealthz(health, res);
-  });
-  state->server.Get("/readyz", [&metrics](const httplib::Request&, httplib::Response& res) {
-    ServeReadyz(metrics, res);
-  });
-  const char* host = address->host.c_str();
-  const int bound = address->port == 0
-                        ? state->server.bind_to_any_port(host)
-                        : (state->server.bind_to_port(host, address->port) ? address->port : -1);
-  if (bound < 0) {
-    return core::Fail(ErrorCode::kUnavailable, "metrics: cannot listen on " + listen);
-  }
-  ServeWithBoundedPool(state->server, bound, metrics);
-  State* raw = state.get();
-  raw->thread = std::thread([raw] { raw->server.listen_after_bind(); });
-  // httplib's stop() is a no-op until the server runs: a server stopped before its thread reached
-  // the accept loop would then listen forever and the destructor's join would hang. Wait for it
-  // (real time: httplib offers nothing to wait on).
-  for (int i = 0; i < 5000 && !raw->server.is_running(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(state), bound));
 }
 
 }  // namespace room_outbox::relay

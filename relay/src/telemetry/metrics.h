@@ -276,6 +276,8 @@ class Metrics {
   // The families of RenderPrometheus, in its order.
   void RenderSpecified(std::ostream& out, int64_t stats_age_ms) const;
   void RenderOperations(std::ostream& out, int64_t stats_age_ms) const;
+  void RenderBacklog(std::ostream& out, int64_t stats_age_ms) const;
+  void RenderProcess(std::ostream& out) const;
   void RenderDelivery(std::ostream& out) const;
   void RenderLatency(std::ostream& out) const;
   void RenderByType(std::ostream& out) const;
