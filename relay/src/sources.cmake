@@ -77,6 +77,7 @@ add_library(room_outbox_relay STATIC
   relay/src/daemon/node_lock_start.cc
   relay/src/daemon/read_only_watch.cc
   relay/src/daemon/relay_app.cc
+  relay/src/daemon/relay_telemetry.cc
   relay/src/daemon/reload.cc
   relay/src/daemon/schema_wait.cc
   relay/src/daemon/signals.cc

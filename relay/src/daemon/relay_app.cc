@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 
-#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <iostream>
@@ -20,23 +19,17 @@
 #include "daemon/lifecycle_log.h"
 #include "daemon/node_lock_start.h"
 #include "daemon/read_only_watch.h"
+#include "daemon/relay_telemetry.h"
 #include "daemon/reload.h"
 #include "daemon/schema_wait.h"
 #include "daemon/signals.h"
 #include "daemon/wake_listener.h"
 #include "daemon/wake_socket.h"
 #include "migrate/migrate.h"
-#include "ops/parked_gauge.h"
-#include "telemetry/health.h"
 #include "telemetry/log_line.h"
 #include "telemetry/metrics.h"
 #include "worker/loop_clock.h"
 #include "worker/outbox_worker.h"
-
-// The source revision (CMake sets it from git at configure time).
-#ifndef ROOM_OUTBOX_REVISION
-#define ROOM_OUTBOX_REVISION "unknown"
-#endif
 
 namespace room_outbox::relay {
 namespace {
@@ -85,24 +78,6 @@ core::Result<Config> LoadForCli(const CliOptions& cli) {
   }
   config->log.level = cli.log_level;
   return config;
-}
-
-// The /metrics endpoint when [metrics] listen is set (null when not); an error is logged.
-core::Result<std::unique_ptr<MetricsServer>> ServeMetrics(const Config& config, Metrics& metrics,
-                                                          Logger& logger, HealthOptions health) {
-  if (config.metrics.listen.empty()) {
-    return std::unique_ptr<MetricsServer>();
-  }
-  auto started = MetricsServer::Start(config.metrics.listen, metrics, health);
-  if (!started) {
-    logger.Error(Lifecycle("cannot serve metrics", config)
-                     .Add("listen", config.metrics.listen)
-                     .Add("error", started.error().message));
-    return started;
-  }
-  logger.Info(Lifecycle("metrics endpoint listening", config)
-                  .Add("url", "http://" + config.metrics.listen + "/metrics"));
-  return started;
 }
 
 // [wake] socket: bound and read by a thread that wakes the worker (null when off, or for --once,
@@ -231,55 +206,6 @@ bool SchemaReady(const Config& config, Logger& logger) {
   return true;
 }
 
-// The process's health and metrics: the systemd watchdog, the heartbeat the worker's clock
-// beats, the metrics with their endpoint, and the parked rows gauge (a connection of its own).
-// Everything runs on `clock`, the daemon's one clock, which must outlive it.
-struct Telemetry {
-  explicit Telemetry(core::Clock& clock) : clock(clock), metrics(clock) {}
-  core::Clock& clock;
-  std::unique_ptr<Watchdog> watchdog;
-  std::unique_ptr<Heartbeat> heartbeat;
-  Metrics metrics;
-  std::unique_ptr<MetricsServer> server;
-  std::unique_ptr<ops::ParkedRowsGauge> parked_gauge;
-};
-
-// Starts `t`; false when the metrics endpoint cannot be served (logged).
-bool StartTelemetry(const Config& config, Logger& logger, Telemetry& t) {
-  t.watchdog = Watchdog::FromEnvironment();
-  t.heartbeat = std::make_unique<Heartbeat>(t.clock, t.watchdog.get());
-  t.metrics.SetBuildInfo(Version(), ROOM_OUTBOX_REVISION);
-  t.metrics.AttachHeartbeat(t.heartbeat.get());
-  if (t.watchdog) {
-    const auto interval = std::chrono::duration_cast<milliseconds>(t.watchdog->interval());
-    logger.Info(Lifecycle("systemd watchdog on", config)
-                    .Add("watchdog_interval_ms", static_cast<int64_t>(interval.count())));
-  }
-  auto server = ServeMetrics(
-      config, t.metrics, logger,
-      HealthOptions{t.heartbeat.get(), HealthStaleAfter(config.outbox_worker.poll_interval)});
-  if (!server) {
-    return false;
-  }
-  t.server = std::move(*server);
-  // room_outbox_parked_rows, counted on a connection of its own (ops/parked_gauge.h).
-  if (t.server) {
-    t.parked_gauge = ops::ParkedRowsGauge::Start(config.mysql, t.metrics, std::chrono::seconds(15));
-  }
-  return true;
-}
-
-// Every claim, wave and sleep slice of the worker beats (health.h); slices short enough for the
-// watchdog (at least two beats per WATCHDOG_USEC/2).
-milliseconds HeartbeatSlice(const Watchdog* watchdog) {
-  const milliseconds slice = std::chrono::seconds(1);
-  if (watchdog == nullptr) {
-    return slice;
-  }
-  return std::clamp(std::chrono::duration_cast<milliseconds>(watchdog->interval() / 4),
-                    milliseconds(10), slice);
-}
-
 // The daemon waits, not ready, for a schema older than it needs (--once refused it already).
 // The exit code when it stops waiting without starting (refused: 2; stopped: 0), none when ready.
 std::optional<int> AwaitSchema(const CliOptions& cli, const Config& config, LoopClock& clock,
@@ -323,6 +249,37 @@ int RunWatchedWorker(const CliOptions& cli, const Config& config, RelayStore& st
                    telemetry.metrics, logger);
 }
 
+// The claiming part of a run, on stores the daemon's node lock holds (`locked`; none for
+// --once): the run's beat and the leases of relays gone given back (lease_takeover.h), this
+// process's share of the app's IM budget (app_budget_share.h), the worker. Then, in the shutdown
+// contract's order: the budget left while the database is still there, no more wake-ups (the
+// socket file goes with the listener), and the node lock with its connection after every result
+// is marked, the run's row with it. Returns the worker's exit code.
+int RunClaiming(const CliOptions& cli, const Config& config, RelayStore& store, RelayStore* ahead,
+                std::unique_ptr<LockedStores>& locked, core::Publisher& im, LoopClock& clock,
+                LoopSignal& stop, Telemetry& telemetry, std::unique_ptr<WakeListener>& wake,
+                Logger& logger) {
+  std::unique_ptr<LeaseTakeover> takeover =
+      locked ? LeaseTakeover::Start(config, *locked->lock, locked->on_taken, telemetry.metrics,
+                                    logger, telemetry.clock)
+             : nullptr;
+  std::unique_ptr<core::AppBudgetMember> budget_member =
+      JoinAppBudget(config, telemetry.metrics, logger);
+  const int exit_code =
+      RunWatchedWorker(cli, config, locked ? *locked->store : store,
+                       locked ? locked->ahead.get() : ahead, im, clock, stop, telemetry, logger);
+  budget_member.reset();
+  wake.reset();
+  logger.Info(Lifecycle("worker stopped; closing the database connection", config));
+  takeover.reset();
+  locked.reset();
+  return exit_code;
+}
+
+// The enabled and runnable relay: builds the publisher, the stores and the telemetry, waits for
+// the schema, listens for wake-ups, takes the node lock, runs RunClaiming and takes the rest
+// down after it: the stores, the publisher (no reload reaches it once it is gone), the
+// telemetry. Returns the exit code.
 int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactories& factories,
                   ConfigReloader& reloader, LoopSignal& stop, Logger& logger) {
   auto publisher = factories.make_publisher(config.tencent_im);
@@ -334,17 +291,15 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
   // SIGHUP: a new secret key replaces the publisher's and drops its cached UserSig.
   core::Publisher& im = **publisher;
   reloader.SetReloadSecretKey([&im](const std::string& key) { im.ReloadSecretKey(key); });
-  // Connects lazily: a database that is down at start is retried by the worker's back-off.
+  // Connects lazily: a database that is down at start is retried by the worker's back-off. The
+  // daemon's claim ahead (outbox_worker.h) runs on a connection of its own.
   const std::chrono::milliseconds room_gap = config.outbox_worker.room_min_interval;
   std::unique_ptr<RelayStore> store = factories.make_store(config.mysql, room_gap);
-  // The daemon's claim ahead (outbox_worker.h) runs on a connection of its own.
   std::unique_ptr<RelayStore> ahead_store =
       cli.once ? nullptr : factories.make_store(config.mysql, room_gap);
   SystemLoopClock system_clock;  // the daemon's one clock
   Telemetry telemetry(system_clock);
-  if (!StartTelemetry(config, logger, telemetry)) {
-    return kExitRuntimeFailure;
-  }
+  if (!StartTelemetry(config, logger, telemetry)) return kExitRuntimeFailure;
   BeatOnUseClock clock(system_clock, *telemetry.heartbeat,
                        HeartbeatSlice(telemetry.watchdog.get()));
   if (auto code = AwaitSchema(cli, config, clock, stop, telemetry, logger)) {
@@ -352,36 +307,15 @@ int RunConfigured(const CliOptions& cli, const Config& config, const RelayFactor
     return *code;
   }
   auto wake = ListenForWakeUps(cli, config, stop, telemetry.metrics, logger);
-  if (!wake) {
-    return kExitRuntimeFailure;
-  }
+  if (!wake) return kExitRuntimeFailure;
   std::unique_ptr<LockedStores> locked;
   if (!cli.once && !TakeNodeLock(config, *store, ahead_store.get(), logger, locked)) {
     return kExitUsage;
   }
-  // The run's beat, and the leases of relays gone given back (lease_takeover.h).
-  std::unique_ptr<LeaseTakeover> takeover =
-      locked ? LeaseTakeover::Start(config, *locked->lock, locked->on_taken, telemetry.metrics,
-                                    logger, system_clock)
-             : nullptr;
-  // This process's share of the app's IM budget, kept through the database (app_budget_share.h).
-  std::unique_ptr<core::AppBudgetMember> budget_member =
-      JoinAppBudget(config, telemetry.metrics, logger);
-  const int exit_code = RunWatchedWorker(cli, config, locked ? *locked->store : *store,
-                                         locked ? locked->ahead.get() : ahead_store.get(), im,
-                                         clock, stop, telemetry, logger);
-  // Leaves the app's budget (its row deleted) while the database is still there.
-  budget_member.reset();
-  // The worker has marked every result it got; only now may the database go away.
-  // No more wake-ups: the socket file goes with the listener.
-  wake->reset();
-  logger.Info(Lifecycle("worker stopped; closing the database connection", config));
-  // The node lock goes with its connection, after every result is marked; the run's row with it.
-  takeover.reset();
-  locked.reset();
+  const int exit_code = RunClaiming(cli, config, *store, ahead_store.get(), locked, im, clock, stop,
+                                    telemetry, *wake, logger);
   ahead_store.reset();
   store.reset();
-  // No reload may reach the publisher once it is gone.
   reloader.SetReloadSecretKey({});
   publisher->reset();
   telemetry.parked_gauge.reset();
