@@ -46,6 +46,8 @@ add_library(room_outbox_core STATIC
   core/tencent/publish_completion.cc
   core/tencent/rate_budget.cc
   core/tencent/tencent_im_publisher.cc
+  core/tencent/im_publisher.cc
+  core/tencent/im_publisher_stream.cc
   core/tencent/transfer_pool.cc
   core/tencent/usersig.cc)
 # The include roots (cmake/include_roots.cmake): core's sources and its consumers include core
