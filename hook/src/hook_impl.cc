@@ -7,25 +7,19 @@
 #include <vector>
 
 #include "commit_checks.h"
+#include "commit_guards.h"
 #include "core/claim_token.h"
-#include "core/host_name.h"
-#include "core/wipe.h"
 #include "hook_counters.h"
+#include "hook_options_defaults.h"
 #include "late_marks.h"
 #include "lost_commit.h"
 #include "room_backoff.h"
 #include "sync_hand_back.h"
 #include "sync_publish.h"
+#include "sync_skip.h"
 
 namespace room_outbox::internal {
 namespace {
-
-constexpr const char* kBreakerSkipped = "sync publish skipped: IM failing, breaker open";
-constexpr const char* kSyncOff = "sync publish off: left for the relay";
-constexpr const char* kQueueFull = "background publish queue full: left for the relay";
-constexpr const char* kRoomRefused =
-    "sync publish skipped: the room's group refused IM frequency control, backed off: left for "
-    "the relay";
 
 // Connection-class failures before COMMIT was sent: the server rolled the transaction back,
 // so running the command again on a new connection cannot write it twice. A deadlock victim is
@@ -33,38 +27,6 @@ constexpr const char* kRoomRefused =
 bool RolledBackRetryable(const Error& error) {
   return error.code == ErrorCode::kUnavailable || error.code == ErrorCode::kAborted;
 }
-
-// Gives a probe admission back unless its sync publish recorded a verdict.
-class ProbeGuard {
- public:
-  ProbeGuard(core::ImBreaker& breaker, bool armed) : breaker_(breaker), armed_(armed) {}
-  ~ProbeGuard() {
-    if (armed_) breaker_.CancelProbe();
-  }
-  ProbeGuard(const ProbeGuard&) = delete;
-  ProbeGuard& operator=(const ProbeGuard&) = delete;
-  void Disarm() { armed_ = false; }
-
- private:
-  core::ImBreaker& breaker_;
-  bool armed_;
-};
-
-// Gives a reserved background queue slot back unless the command was offered.
-class QueueSlot {
- public:
-  QueueSlot(BackgroundPublisher* background, bool reserved)
-      : background_(reserved ? background : nullptr) {}
-  ~QueueSlot() {
-    if (background_ != nullptr) background_->Unreserve();
-  }
-  QueueSlot(const QueueSlot&) = delete;
-  QueueSlot& operator=(const QueueSlot&) = delete;
-  void Taken() { background_ = nullptr; }
-
- private:
-  BackgroundPublisher* background_;
-};
 
 class HookImpl final : public Hook {
  public:
@@ -74,7 +36,7 @@ class HookImpl final : public Hook {
            std::shared_ptr<core::AppBudgetMember> app_budget)
       : app_budget_(std::move(app_budget)),
         clock_(std::move(clock)),
-        options_(Normalized(options)),
+        options_(WithDefaults(options)),
         store_(std::move(store)),
         publisher_(std::move(publisher)),
         sync_breaker_(sync_breaker ? std::move(sync_breaker) : MakeSyncBreaker()),
@@ -176,30 +138,6 @@ class HookImpl final : public Hook {
     result.status = CommitStatus::kCommitted;
     Deliver(*prepared, *write, probe, slot, result);
     return result;
-  }
-
-  // The options as the Hook keeps them: defaults applied, and without the secrets, which only
-  // the store and the publishers hold (core::SecretOwner copies).
-  static HookOptions Normalized(const HookOptions& given) {
-    HookOptions options = given;
-    core::WipeSecrets(options.mysql);
-    core::WipeSecrets(options.tencent_im);
-    if (options.sync_publish_timeout.count() <= 0) {
-      options.sync_publish_timeout = kDefaultSyncPublishTimeout;
-    }
-    if (options.tencent_im.max_body_bytes == 0) {
-      options.tencent_im.max_body_bytes = kDefaultMaxBodyBytes;
-    }
-    if (options.tencent_im.pack_max_events == 0) {
-      options.tencent_im.pack_max_events = kDefaultPackMaxEvents;
-    }
-    if (options.node_id.empty()) {
-      options.node_id = core::HostName();
-    }
-    if (options.background_queue == 0) {
-      options.background_queue = kDefaultBackgroundQueue;
-    }
-    return options;
   }
 
   // The marks earlier sync publishes could not write (late_marks.h), up to `max_writes`
@@ -334,34 +272,6 @@ class HookImpl final : public Hook {
       return;
     }
     SyncPublish(prepared, items, write, deadline_ms, probe, result);
-  }
-
-  static SyncSkip SkipOf(SyncMode mode) {
-    switch (mode) {
-      case SyncMode::kOff:
-        return SyncSkip::kSyncOff;
-      case SyncMode::kQueueFull:
-        return SyncSkip::kQueueFull;
-      case SyncMode::kRoomRefused:
-        return SyncSkip::kRoomRefused;
-      default:
-        return SyncSkip::kBreakerOpen;
-    }
-  }
-
-  static const char* SkippedReason(SyncMode mode) {
-    switch (mode) {
-      case SyncMode::kOff:
-        return kSyncOff;
-      case SyncMode::kBreakerSkipped:
-        return kBreakerSkipped;
-      case SyncMode::kQueueFull:
-        return kQueueFull;
-      case SyncMode::kRoomRefused:
-        return kRoomRefused;
-      default:
-        return nullptr;
-    }
   }
 
   // Hands the command's rows to the background publisher (kQueued), or, when per-room order

@@ -12,6 +12,8 @@ add_library(room_outbox_hook STATIC
   hook/src/create_hook.cc
   hook/src/hook_counters.cc
   hook/src/hook_impl.cc
+  hook/src/hook_options_defaults.cc
+  hook/src/sync_skip.cc
   hook/src/hook_metrics_text.cc
   hook/src/late_marks.cc
   hook/src/library_init.cc
