@@ -28,7 +28,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {hoo
 -- the gauges, the app's IM budget membership, and its run's row (the leases of relays gone given
 -- back).
 GRANT SELECT ON {database}.room_outbox_schema_version TO {relay};
-GRANT SELECT, UPDATE (status, retry_count, drop_count, last_error, next_attempt_at_ms, claim_token, updated_at_ms, published_at_ms, parked_at_ms, pack_size, room_listed) ON {database}.room_outbox TO {relay};
+GRANT SELECT, UPDATE (status, retry_count, drop_count, last_error, next_attempt_at_ms, claim_token, updated_at_ms, published_at_ms, parked_at_ms, pack_size, room_listed, attempt_count, attempts) ON {database}.room_outbox TO {relay};
 GRANT SELECT, INSERT, UPDATE ON {database}.room_outbox_room TO {relay};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_im_member TO {relay};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {database}.room_outbox_relay_run TO {relay};

@@ -118,6 +118,7 @@ add_executable(unit_tests
   tests/unit/rate_budget_test.cc
   tests/unit/share_split_test.cc
   tests/unit/result_writer_test.cc
+  tests/unit/attempt_history_test.cc
   tests/unit/retry_policy_test.cc
   tests/unit/room_cell_test.cc
   tests/unit/room_backoff_test.cc
@@ -179,6 +180,7 @@ set(ROOM_OUTBOX_INTEGRATION_SOURCES
   tests/integration/ops_health_endpoints_test.cc
   tests/integration/ops_units_test.cc
   tests/integration/expiry_daemon_test.cc
+  tests/integration/attempt_history_test.cc
   tests/integration/relay_pack_test.cc
   tests/integration/parking_daemon_test.cc
   tests/integration/read_only_failover_test.cc

@@ -378,6 +378,27 @@ inline constexpr std::string_view kMarkPublishedPrefix =
     "published_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", claim_token = NULL WHERE claim_token = ? AND status = 'pending' AND id IN ";
 
+// A row's attempt history (schema 011): an entry is the server's now minus the first placeholder
+// (how long the result waited to be written, ms), a tab and the second placeholder (the rest of
+// the entry, relay/src/store/attempt_history.h), ended by a newline; `attempts` keeps the last 16
+// entries (SUBSTRING_INDEX of the 17th newline from the end). A NULL rest appends nothing.
+#define ROOM_OUTBOX_ATTEMPT_ENTRY "CONCAT(" ROOM_OUTBOX_SERVER_NOW_MS " - ?, '\t', ?, '\n')"
+#define ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN "SUBSTRING_INDEX(CONCAT(COALESCE(attempts, ''), "
+#define ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE "), '\n', -17)"
+
+// The relay's kMarkPublished with each row's history entry: "CASE id WHEN ? THEN <entry> ... END"
+// (a short list repeats its last triple). Placeholders: (id, waited_ms, entry rest)..., token,
+// ids...
+inline constexpr std::string_view kRelayMarkPublishedHead =
+    "UPDATE room_outbox SET status = 'published', last_error = NULL, "
+    "published_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    ", claim_token = NULL, attempt_count = attempt_count + 1, "
+    "attempts = " ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN "CASE id";
+inline constexpr std::string_view kRelayMarkPublishedWhen = " WHEN ? THEN " ROOM_OUTBOX_ATTEMPT_ENTRY;
+inline constexpr std::string_view kRelayMarkPublishedTail =
+    " END" ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE
+    " WHERE claim_token = ? AND status = 'pending' AND id IN ";
+
 // Primary key. Placeholders: token, ids...
 #define ROOM_OUTBOX_RELEASE_SET                                            \
   "UPDATE room_outbox SET next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS \
@@ -397,13 +418,16 @@ inline constexpr std::string_view kRelayReleasePrefix =
 
 // Primary key. drop_count (schema 004) grows by the third placeholder, 1 for a definite drop;
 // pack_size (schema 007) is the fourth: the events of the pack the row headed when IM did not
-// definitely drop it, else 0. Placeholders: last_error, retry_after_ms, dropped (0 | 1),
-// pack_size, id, token.
+// definitely drop it, else 0; the history (schema 011) by the fifth (1, or 0 without an entry)
+// and the entry of the sixth and seventh. Placeholders: last_error, retry_after_ms, dropped
+// (0 | 1), pack_size, entries (0 | 1), waited_ms, entry rest (NULL: none), id, token.
 inline constexpr std::string_view kMarkFailed =
     "UPDATE room_outbox SET retry_count = retry_count + 1, last_error = ?, "
     "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     " + GREATEST(?, 0), "
-    "drop_count = drop_count + ?, pack_size = ?, "
+    "drop_count = drop_count + ?, pack_size = ?, attempt_count = attempt_count + ?, "
+    "attempts = COALESCE(" ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN ROOM_OUTBOX_ATTEMPT_ENTRY
+    ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE ", attempts), "
     "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", claim_token = NULL "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
@@ -552,14 +576,14 @@ inline constexpr std::string_view kOpsTopRoomsByBacklog =
     ROOM_OUTBOX_TOP_ROOMS "ORDER BY h.pending DESC, o.id LIMIT ?";
 #undef ROOM_OUTBOX_TOP_ROOMS
 
-// uk_event_id. The last column says whether a claim holds the row right now (a token and a
-// lease not yet over on the server's clock).
+// uk_event_id. The 15th column says whether a claim holds the row right now (a token and a lease
+// not yet over on the server's clock); the last two are the attempt history (schema 011).
 inline constexpr std::string_view kOpsShow =
     "SELECT event_id, event_type, room_id, status, retry_count, last_error, created_at_ms, "
     "updated_at_ms, published_at_ms, next_attempt_at_ms, parked_at_ms, envelope, command_id, "
     "request_id, "
     "(claim_token IS NOT NULL AND next_attempt_at_ms > " ROOM_OUTBOX_SERVER_NOW_MS
-    ") "
+    "), attempt_count, attempts "
     "FROM room_outbox WHERE event_id = ?";
 
 // uk_event_id. A pending row that no claim holds -> parked. A row leased to a relay (or to the
@@ -623,14 +647,21 @@ inline constexpr std::string_view kOpsCountPurgeableCommandLog =
 // For the park policy ([outbox_worker] park_permanent_after; MariaDbRelayStore::MarkParked): a
 // failed attempt that parks its row, or an expired row ([tencent_im.max_age_by_type], no attempt:
 // retry_count + 0), for the holder of the claim only; a parked row heads no pack (pack_size 0).
-// Primary key. Placeholders: retry_count increment (1 or 0), last_error, id, token.
+// The history (schema 011) as kMarkFailed's. Primary key. Placeholders: retry_count increment (1
+// or 0), last_error, entries (0 | 1), waited_ms, entry rest (NULL: none), id, token.
 inline constexpr std::string_view kMarkParked =
     "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + ?, last_error = ?, "
+    "attempt_count = attempt_count + ?, "
+    "attempts = COALESCE(" ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN ROOM_OUTBOX_ATTEMPT_ENTRY
+    ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE ", attempts), "
     "pack_size = 0, claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", "
     "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     " "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
+#undef ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE
+#undef ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN
+#undef ROOM_OUTBOX_ATTEMPT_ENTRY
 
 // --- the app's IM budget (core/app_budget: relays and sending hooks) ---
 // room_outbox_im_member (schema/005), one row per sending process and app; every statement reads
@@ -790,6 +821,10 @@ inline constexpr Statement kRoomsRetry =
     Shared("rooms_retry", Shape::kIdList, {sql::kRoomsRetryPrefix, {}, {}});
 inline constexpr Statement kMarkPublished =
     Shared("mark_published", Shape::kIdList, {sql::kMarkPublishedPrefix, {}, {}});
+inline constexpr Statement kRelayMarkPublished =
+    Shared("relay_mark_published", Shape::kCaseList,
+           {sql::kRelayMarkPublishedHead, sql::kRelayMarkPublishedWhen,
+            sql::kRelayMarkPublishedTail});
 inline constexpr Statement kRelease =
     Shared("release", Shape::kIdList, {sql::kReleasePrefix, {}, {}});
 inline constexpr Statement kRelayRelease =
@@ -887,6 +922,7 @@ inline constexpr std::array kStatements = {
     &Stmt::kRoomsProgress,
     &Stmt::kRoomsRetry,
     &Stmt::kMarkPublished,
+    &Stmt::kRelayMarkPublished,
     &Stmt::kRelease,
     &Stmt::kRelayRelease,
     &Stmt::kMarkFailed,

@@ -13,7 +13,8 @@ set(ROOM_OUTBOX_SCHEMA_FILES
   ${PROJECT_SOURCE_DIR}/schema/007_pack_size.sql
   ${PROJECT_SOURCE_DIR}/schema/008_command_rows.sql
   ${PROJECT_SOURCE_DIR}/schema/009_room_schedule.sql
-  ${PROJECT_SOURCE_DIR}/schema/010_relay_runs.sql)
+  ${PROJECT_SOURCE_DIR}/schema/010_relay_runs.sql
+  ${PROJECT_SOURCE_DIR}/schema/011_attempts.sql)
 set(ROOM_OUTBOX_SCHEMA_STEPS_CC ${PROJECT_BINARY_DIR}/generated/schema_steps.cc)
 add_custom_command(OUTPUT ${ROOM_OUTBOX_SCHEMA_STEPS_CC}
   COMMAND ${CMAKE_COMMAND} -DOUT=${ROOM_OUTBOX_SCHEMA_STEPS_CC} "-DFILES=${ROOM_OUTBOX_SCHEMA_FILES}"
@@ -31,6 +32,7 @@ add_library(room_outbox_relay STATIC
   relay/src/store/node_lock.cc
   relay/src/store/relay_runs.cc
   relay/src/store/relay_marks.cc
+  relay/src/store/attempt_history.cc
   relay/src/migrate/migrate.cc
   relay/src/migrate/migrate_command.cc
   relay/src/migrate/sql_split.cc

@@ -160,7 +160,7 @@ void CeilingRows(const BenchContext& ctx, Report& report) {
       relay::Claim claim = Unwrap(stores[s]->ClaimDue(options), "ClaimDue");
       std::vector<int64_t> ids;
       for (const relay::OutboxRow& row : claim.rows) ids.push_back(row.id);
-      published[s] += Unwrap(stores[s]->MarkPublished(claim.token, ids), "MarkPublished");
+      published[s] += Unwrap(stores[s]->MarkPublished(claim.token, ids, {}), "MarkPublished");
       seconds[s] += watch.Seconds();
       more = more || !claim.rows.empty();
     }

@@ -127,7 +127,7 @@ DrainRun RunClaimMarkCeiling(const BenchContext& ctx, bool per_room_order) {
     }
     std::vector<int64_t> ids;
     for (const relay::OutboxRow& row : claim.rows) ids.push_back(row.id);
-    run.published += Unwrap(store->MarkPublished(claim.token, ids), "MarkPublished");
+    run.published += Unwrap(store->MarkPublished(claim.token, ids, {}), "MarkPublished");
   }
   run.seconds = watch.Seconds();
   run.complete = run.published == ctx.drain_rows;

@@ -135,7 +135,7 @@ class LeastPrivilegeTest : public ::testing::Test {
   void MigrateAsOperator(const RelayProcess& op) {
     CommandResult migrate = Run(op, {"migrate"});
     ASSERT_EQ(migrate.exit_code, 0) << migrate.Describe();
-    EXPECT_EQ(migrate.Json()["to_version"], 10) << migrate.Describe();
+    EXPECT_EQ(migrate.Json()["to_version"], 11) << migrate.Describe();
     ASSERT_GT(RunGrants("{hook}"), 0u);
     ASSERT_GT(RunGrants("{relay}"), 0u);
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "core/envelope_codec.h"
@@ -369,8 +370,7 @@ TEST_F(OpsCommandsTest, PurgeDeletesRoomsIdleSinceBeforeTheCutOffAndARoomComesBa
   ASSERT_EQ(purge.exit_code, 0) << purge.Describe();
   EXPECT_EQ(purge.Json()["idle_rooms_deleted"], 12) << purge.Json().dump();
   EXPECT_EQ(purge.Json()["idle_rooms_batches"], 3) << "12 rooms in batches of 5";
-  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox_room WHERE room_id LIKE 'idle-old-%'"),
-            0);
+  EXPECT_EQ(db_.Scalar("SELECT COUNT(*) FROM room_outbox_room WHERE room_id LIKE 'idle-old-%'"), 0);
   EXPECT_EQ(room_rows(), 5) << "recently idle and due rooms are kept";
 
   InsertPending("idle-old-1", 2);
@@ -459,30 +459,43 @@ TEST_F(OpsCommandsTest, MarkParkedStatementParksOnlyForTheClaimHolder) {
   auto stmt = (*conn)->Prepared("mark_parked", core::sql::kMarkParked);
   ASSERT_TRUE(stmt) << stmt.error().message;
   // The first placeholder is the retry_count increment: 1 for a failed attempt, 0 for an
-  // expired row ([tencent_im.max_age_by_type]).
-  ASSERT_TRUE((*stmt)->Execute(std::vector<core::SqlValue>{
-      core::SqlValue{int64_t{1}}, core::SqlValue{std::string("im error 10010")},
-      core::SqlValue{id1}, core::SqlValue{std::string("tok")}}));
+  // expired row ([tencent_im.max_age_by_type]); then last_error, the history's (entries,
+  // waited_ms, entry rest or NULL), the id and the token.
+  const auto params = [](int64_t attempted, std::string error, core::SqlValue rest, int64_t id,
+                         std::string token) {
+    const bool entry = !std::holds_alternative<std::monostate>(rest);
+    return std::vector<core::SqlValue>{core::SqlValue{attempted},
+                                       core::SqlValue{std::move(error)},
+                                       core::SqlValue{int64_t{entry ? 1 : 0}},
+                                       core::SqlValue{int64_t{250}},
+                                       std::move(rest),
+                                       core::SqlValue{id},
+                                       core::SqlValue{std::move(token)}};
+  };
+  const std::string entry = "node-a\t1\tpermanent\tim 10010\t12";
+  ASSERT_TRUE((*stmt)->Execute(params(1, "im error 10010", core::SqlValue{entry}, id1, "tok")));
   EXPECT_EQ((*stmt)->AffectedRows(), 1u);
-  ASSERT_TRUE((*stmt)->Execute(
-      std::vector<core::SqlValue>{core::SqlValue{int64_t{1}}, core::SqlValue{std::string("x")},
-                                  core::SqlValue{id2}, core::SqlValue{std::string("other")}}));
+  ASSERT_TRUE((*stmt)->Execute(params(1, "x", core::SqlValue{entry}, id2, "other")));
   EXPECT_EQ((*stmt)->AffectedRows(), 0u) << "a relay whose claim was taken over parks nothing";
-  ASSERT_TRUE((*stmt)->Execute(std::vector<core::SqlValue>{
-      core::SqlValue{int64_t{0}}, core::SqlValue{std::string("expired")}, core::SqlValue{id2},
-      core::SqlValue{std::string("tok")}}));
+  ASSERT_TRUE((*stmt)->Execute(params(0, "expired", core::SqlValue{}, id2, "tok")));
   EXPECT_EQ((*stmt)->AffectedRows(), 1u);
   EXPECT_EQ(db_.Scalar("SELECT retry_count FROM room_outbox WHERE event_id = 'policy-2'"), 0)
       << "an expired row was never attempted";
+  EXPECT_EQ(db_.Scalar("SELECT attempt_count FROM room_outbox WHERE event_id = 'policy-2'"), 0)
+      << "a mark without an entry writes none";
   auto rows = db_.Query(
       "SELECT status, retry_count, last_error, claim_token IS NULL, "
-      "parked_at_ms IS NOT NULL FROM room_outbox WHERE event_id = 'policy-1'");
+      "parked_at_ms IS NOT NULL, attempt_count, attempts FROM room_outbox WHERE event_id = "
+      "'policy-1'");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(*rows[0][0], "parked");
   EXPECT_EQ(*rows[0][1], "1");
   EXPECT_EQ(*rows[0][2], "im error 10010");
   EXPECT_EQ(*rows[0][3], "1");
   EXPECT_EQ(*rows[0][4], "1");
+  EXPECT_EQ(*rows[0][5], "1");
+  // The server's now less waited_ms, then the rest, one line.
+  EXPECT_THAT(*rows[0][6], ::testing::MatchesRegex("[0-9]+\t" + entry + "\n"));
   EXPECT_EQ(StatusOf("policy-2"), "parked");
 }
 

@@ -176,7 +176,7 @@ TEST(MariaDbRelayStoreTest, LockWaitTimeoutIsAbortedKeepsTheConnectionAndTheNext
   db.Exec("BEGIN");
   db.Exec("SELECT id FROM room_outbox WHERE id = " + std::to_string(id) + " FOR UPDATE");
   const auto started = std::chrono::steady_clock::now();
-  auto blocked = store->relay.MarkPublished(claim->token, std::vector<int64_t>{id});
+  auto blocked = store->relay.MarkPublished(claim->token, std::vector<int64_t>{id}, {});
   const auto waited = std::chrono::steady_clock::now() - started;
   db.Exec("ROLLBACK");
   ASSERT_FALSE(blocked);
@@ -185,7 +185,7 @@ TEST(MariaDbRelayStoreTest, LockWaitTimeoutIsAbortedKeepsTheConnectionAndTheNext
   EXPECT_TRUE(store->relay.connected()) << "a lock wait timeout is not a lost connection";
   // The session's short lock wait, not the server's 50 s default.
   EXPECT_LT(waited, std::chrono::seconds(core::MariaDbConnection::kLockWaitTimeoutSeconds + 5));
-  auto marked = store->relay.MarkPublished(claim->token, std::vector<int64_t>{id});
+  auto marked = store->relay.MarkPublished(claim->token, std::vector<int64_t>{id}, {});
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 1u);
   EXPECT_EQ(store->relay.connection_id(), connection);
@@ -231,7 +231,7 @@ TEST(MariaDbRelayStoreTest, ClaimDueSkipsRowsNotYetDue) {
   auto claim = store->relay.ClaimDue(Batch());
   ASSERT_TRUE(claim) << claim.error().message;
   EXPECT_EQ(Ids(*claim), std::vector<int64_t>{due});
-  ASSERT_TRUE(store->relay.MarkPublished(claim->token, Ids(*claim)));
+  ASSERT_TRUE(store->relay.MarkPublished(claim->token, Ids(*claim), {}));
   Advance(db, 60'000);
   auto next = store->relay.ClaimDue(Batch());
   ASSERT_TRUE(next) << next.error().message;
@@ -322,7 +322,7 @@ TEST(MariaDbRelayStoreTest, StaleTokenCannotMarkARowReclaimedByAnotherClaim) {
 
   const std::vector<int64_t> ids = {id};
   const std::vector<relay::FailedAttempt> failed = {{id, "late failure", 30'000}};
-  auto published = store->relay.MarkPublished(stale->token, ids);
+  auto published = store->relay.MarkPublished(stale->token, ids, {});
   ASSERT_TRUE(published);
   EXPECT_EQ(*published, 0u);
   auto marked = store->relay.MarkFailed(stale->token, failed);
@@ -334,7 +334,7 @@ TEST(MariaDbRelayStoreTest, StaleTokenCannotMarkARowReclaimedByAnotherClaim) {
   EXPECT_EQ(db.Scalar("SELECT retry_count FROM room_outbox"), 0);
   EXPECT_EQ(db.Query("SELECT claim_token FROM room_outbox")[0][0].value_or(""), fresh->token);
 
-  auto by_holder = store->relay.MarkPublished(fresh->token, ids);
+  auto by_holder = store->relay.MarkPublished(fresh->token, ids, {});
   ASSERT_TRUE(by_holder);
   EXPECT_EQ(*by_holder, 1u);
 }
@@ -455,7 +455,7 @@ TEST(MariaDbRelayStoreTest, MarkPublishedSetsPublishedAndClearsLastError) {
   ASSERT_TRUE(again);
   ASSERT_EQ(Ids(*again), std::vector<int64_t>{id});
   const int64_t before = ServerNowMs(db);
-  auto marked = store->relay.MarkPublished(again->token, std::vector<int64_t>{id});
+  auto marked = store->relay.MarkPublished(again->token, std::vector<int64_t>{id}, {});
   const int64_t after = ServerNowMs(db);
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 1u);
@@ -492,7 +492,7 @@ TEST(MariaDbRelayStoreTest, MarkPublishedHandlesLargeBatches) {
   ASSERT_EQ(claim->rows.size(), 700u);
   std::vector<int64_t> claimed = Ids(*claim);
   std::vector<int64_t> part(claimed.begin(), claimed.begin() + 699);
-  auto marked = store->relay.MarkPublished(claim->token, part);
+  auto marked = store->relay.MarkPublished(claim->token, part, {});
   ASSERT_TRUE(marked) << marked.error().message;
   EXPECT_EQ(*marked, 699u);
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox WHERE status='published'"), 699);
@@ -579,7 +579,7 @@ TEST(MariaDbRelayStoreTest, PerRoomOrderHoldsBackRowsWhileTheHeadIsLeased) {
   ASSERT_TRUE(second);
   EXPECT_EQ(Ids(*second), std::vector<int64_t>{b1});
   EXPECT_EQ(DueAt(db, a2), a2_due) << "a row behind a head in flight keeps its time";
-  ASSERT_TRUE(store->relay.MarkPublished(first->token, std::vector<int64_t>{a1}));
+  ASSERT_TRUE(store->relay.MarkPublished(first->token, std::vector<int64_t>{a1}, {}));
   auto third = other->relay.ClaimDue(Batch());
   ASSERT_TRUE(third);
   EXPECT_EQ(Ids(*third), std::vector<int64_t>{a2});
@@ -599,7 +599,7 @@ TEST(MariaDbRelayStoreTest, PerRoomOrderClaimsOnlyARunFromTheRoomHead) {
   EXPECT_EQ(Ids(*cut), (std::vector<int64_t>{a1, a2}));
   EXPECT_TRUE(cut->more_due);
   EXPECT_EQ(DueAt(db, a3), 0) << "a due row left out keeps its time";
-  ASSERT_TRUE(store->relay.MarkPublished(cut->token, Ids(*cut)));
+  ASSERT_TRUE(store->relay.MarkPublished(cut->token, Ids(*cut), {}));
   auto rest = store->relay.ClaimDue(Batch(3));
   ASSERT_TRUE(rest);
   EXPECT_EQ(Ids(*rest), (std::vector<int64_t>{a3}));
@@ -703,10 +703,10 @@ TEST(MariaDbRelayStoreTest, PacedClaimCutsABusyRoomAndItsMarksBringItBackAfterIt
   auto meanwhile = relay.ClaimDue(Paced(3, kInterval));
   ASSERT_TRUE(meanwhile);
   EXPECT_EQ(Ids(*meanwhile), std::vector<int64_t>{q2});
-  ASSERT_TRUE(relay.MarkPublished(meanwhile->token, Ids(*meanwhile)));
+  ASSERT_TRUE(relay.MarkPublished(meanwhile->token, Ids(*meanwhile), {}));
 
   // Marked: the hot room is due a room gap later, not at once.
-  ASSERT_TRUE(relay.MarkPublished(first->token, Ids(*first)));
+  ASSERT_TRUE(relay.MarkPublished(first->token, Ids(*first), {}));
   auto early = relay.ClaimDue(Paced(3, kInterval));
   ASSERT_TRUE(early);
   EXPECT_TRUE(early->rows.empty());
@@ -800,7 +800,7 @@ TEST(MariaDbRelayStoreTest, ConcurrentStoresNeverClaimTheSameRow) {
         }
         claimed_total += claim->rows.size();
         if (!claim->rows.empty()) {
-          auto marked = store->relay.MarkPublished(claim->token, Ids(*claim));
+          auto marked = store->relay.MarkPublished(claim->token, Ids(*claim), {});
           if (!marked || *marked != claim->rows.size()) {
             errors[w] += "mark failed\n";
           }
@@ -845,7 +845,7 @@ TEST(MariaDbRelayStoreTest, StatsCountPendingRowsTheOldestAgeAndRoomsHeldBack) {
   const int64_t oldest = db.Scalar("SELECT MIN(created_at_ms) FROM room_outbox");
   auto claim = store->relay.ClaimDue(Batch(1));
   ASSERT_TRUE(claim);
-  ASSERT_TRUE(store->relay.MarkPublished(claim->token, Ids(*claim)));
+  ASSERT_TRUE(store->relay.MarkPublished(claim->token, Ids(*claim), {}));
   // Both of C's rows have failed: one room held back, counted once. B's head has not failed.
   db.Exec("UPDATE room_outbox SET retry_count = 2 WHERE room_id = 'C'");
   const int64_t before = ServerNowMs(db);

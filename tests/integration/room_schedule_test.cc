@@ -94,13 +94,13 @@ TEST(RoomScheduleTest, MarksBringTheRoomBackAndAnEmptyRoomGoesIdle) {
   auto none = store.ClaimDue(Batch(1));
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->rows.empty());
-  ASSERT_TRUE(store.MarkPublished(first->token, Ids(*first)));
+  ASSERT_TRUE(store.MarkPublished(first->token, Ids(*first), {}));
   EXPECT_LE(*DueIn(db, "r1"), 0) << "published: the room goes on at once";
   auto second = store.ClaimDue(Batch(1));
   ASSERT_TRUE(second);
   ASSERT_EQ(second->rows.size(), 1u);
   EXPECT_GT(second->rows[0].id, first->rows[0].id);
-  ASSERT_TRUE(store.MarkPublished(second->token, Ids(*second)));
+  ASSERT_TRUE(store.MarkPublished(second->token, Ids(*second), {}));
   EXPECT_FALSE(DueIn(db, "r1")) << "its last pending row published: idle at the mark";
   auto last = store.ClaimDue(Batch(1));
   ASSERT_TRUE(last);
@@ -122,7 +122,7 @@ TEST(RoomScheduleTest, ADrainedRoomGoesIdleSoTheNextArrivalIsNotBehindIt) {
     auto claim = store.ClaimDue(Batch(100));
     ASSERT_TRUE(claim) << claim.error().message;
     ASSERT_EQ(claim->rows.size(), 100u);
-    ASSERT_TRUE(store.MarkPublished(claim->token, Ids(*claim)));
+    ASSERT_TRUE(store.MarkPublished(claim->token, Ids(*claim), {}));
   }
   EXPECT_EQ(db.Scalar("SELECT COUNT(*) FROM room_outbox_room WHERE due_at_ms < " +
                       std::to_string(core::sql::kIdleRoomDueMs)),

@@ -77,7 +77,7 @@ TEST_F(SchemaWaitTest, StaysUpNotReadyUntilMigratedThenDeliversByItself) {
       seconds(20)))
       << ready.body << relay_->StderrTail();
   EXPECT_THAT(ready.body,
-              HasSubstr("schema is version 3, older than the 10 this outbox-relay needs"));
+              HasSubstr("schema is version 3, older than the 11 this outbox-relay needs"));
   EXPECT_THAT(ready.body, HasSubstr("run `outbox-relay migrate`"));
   EXPECT_EQ(Get(port_, "/healthz").status, 200);
   EXPECT_TRUE(relay_->Alive()) << relay_->StderrTail();

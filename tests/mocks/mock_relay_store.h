@@ -13,7 +13,9 @@ class MockRelayStore : public relay::RelayStore {
               (override));
   MOCK_METHOD(core::Result<bool>, AnyDue, (bool per_room_order), (override));
   MOCK_METHOD(core::Result<size_t>, MarkPublished,
-              (const std::string& token, std::span<const int64_t> ids), (override));
+              (const std::string& token, std::span<const int64_t> ids,
+               std::span<const relay::AttemptNote> notes),
+              (override));
   MOCK_METHOD(core::Result<size_t>, MarkFailed,
               (const std::string& token, std::span<const relay::FailedAttempt> attempts),
               (override));

@@ -69,8 +69,9 @@ void WorkerFixture::ScriptPublisher() {
 }
 
 void WorkerFixture::RecordMarks() {
-  EXPECT_CALL(store_, MarkPublished(kToken, _))
-      .WillRepeatedly([this](const std::string&, std::span<const int64_t> ids) {
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+      .WillRepeatedly([this](const std::string&, std::span<const int64_t> ids,
+                             std::span<const relay::AttemptNote>) {
         published_.insert(published_.end(), ids.begin(), ids.end());
         ++mark_published_calls_;
         return core::Result<size_t>(ids.size());

@@ -182,7 +182,7 @@ TEST(DocClaimsTest, TheCodeSideIsReadFromTheCode) {
   EXPECT_THAT(f.config_keys, Contains("outbox_worker.lease"));
   EXPECT_THAT(f.free_tables, Contains("tencent_im.max_age_by_type"));
   EXPECT_THAT(f.free_tables, Not(Contains("mysql")));
-  EXPECT_EQ(f.schema_required, 10);
+  EXPECT_EQ(f.schema_required, 11);
   EXPECT_GE(f.schema_latest, f.schema_required);
   EXPECT_THAT(f.file_names, Contains("outbox_sql.h"));
   EXPECT_THAT(f.alerts, Contains("RoomOutboxImFailing"));

@@ -71,8 +71,9 @@ class OutboxWorkerAheadTest : public ::room_outbox::testing::WorkerFixture {
 
   // Marks that succeed and are noted as "mark TOKEN ID..."; releases noted as "release ...".
   void NoteMarks(const std::string& token) {
-    EXPECT_CALL(store_, MarkPublished(token, _))
-        .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
+    EXPECT_CALL(store_, MarkPublished(token, _, _))
+        .WillRepeatedly(Invoke([this](const std::string& t, std::span<const int64_t> ids,
+                                      std::span<const AttemptNote>) {
           Note("mark " + t + Ids(ids));
           return core::Result<size_t>(ids.size());
         }));
@@ -114,12 +115,14 @@ TEST_F(OutboxWorkerAheadTest, TheNextClaimRunsBeforeTheLastWavesMarks) {
   NoteMarks(kAhead);
   // The first claim's last mark waits for the claim ahead: a worker that claimed only after
   // its marks would never get there, and the order below would be the other way round.
-  EXPECT_CALL(store_, MarkPublished(kFirst, _))
-      .WillOnce(Invoke([this](const std::string& t, std::span<const int64_t> ids) {
-        Note("mark " + t + Ids(ids));
-        return core::Result<size_t>(ids.size());
-      }))
-      .WillOnce(Invoke([this, &ahead_claimed](const std::string& t, std::span<const int64_t> ids) {
+  EXPECT_CALL(store_, MarkPublished(kFirst, _, _))
+      .WillOnce(Invoke(
+          [this](const std::string& t, std::span<const int64_t> ids, std::span<const AttemptNote>) {
+            Note("mark " + t + Ids(ids));
+            return core::Result<size_t>(ids.size());
+          }))
+      .WillOnce(Invoke([this, &ahead_claimed](const std::string& t, std::span<const int64_t> ids,
+                                              std::span<const AttemptNote>) {
         if (stop_.wake_pending()) {
           ADD_FAILURE() << "no claim was started ahead before the last wave's marks";
         } else {
@@ -237,7 +240,7 @@ TEST_F(OutboxWorkerAheadTest, AMarkFailureEndsTheRoundAndTheClaimMadeAheadGoesBa
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim(kFirst, {Row(1, "room-a"), Row(2, "room-b")})));
   EXPECT_CALL(ahead_store_, ClaimDue(_)).WillOnce(Return(MakeClaim(kAhead, {Row(3, "room-c")})));
-  EXPECT_CALL(store_, MarkPublished(kFirst, _))
+  EXPECT_CALL(store_, MarkPublished(kFirst, _, _))
       .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark): gone")));
   EXPECT_CALL(store_, Release(kFirst, _))
       .Times(AnyNumber())

@@ -84,11 +84,11 @@ TEST_F(ParkingWorkerTest, APermanentFailureAtTheNthAttemptParksAndGivesTheRoomBa
   // Room A: the head fails permanently for the third time; its later row goes back unattempted
   // (the next claim takes it, the parked head no longer counts). Room B: a permanent failure at
   // the second attempt is marked failed. Room C: a transient failure never parks.
-  const RoundResult round = RunOnce({Row(1, "A", 2), Row(2, "A"), Row(3, "B", 1), Row(4, "C", 9)},
-                                    [](const std::string& id) {
-    if (id == "evt-4") return FailedWith(core::PublishStatus::kRetryable, "http 502");
-    return GroupDissolved();
-                                    });
+  const RoundResult round = RunOnce(
+      {Row(1, "A", 2), Row(2, "A"), Row(3, "B", 1), Row(4, "C", 9)}, [](const std::string& id) {
+        if (id == "evt-4") return FailedWith(core::PublishStatus::kRetryable, "http 502");
+        return GroupDissolved();
+      });
   EXPECT_THAT(Ids(parked_), ElementsAre(1));
   EXPECT_EQ(parked_[0].error, "permanent: im error 10010: group dissolved");
   EXPECT_THAT(Ids(failed_), ElementsAre(3, 4));
@@ -190,10 +190,10 @@ TEST_F(ParkingWorkerTest, DbUpFollowsEachDaemonRound) {
 class LogVolumeTest : public ::testing::Test {
  protected:
   LogVolumeTest() {
-    ON_CALL(store_, MarkPublished(_, _))
-        .WillByDefault(Invoke([](const std::string&, std::span<const int64_t> ids) {
-          return core::Result<size_t>(ids.size());
-        }));
+    ON_CALL(store_, MarkPublished(_, _, _))
+        .WillByDefault(
+            Invoke([](const std::string&, std::span<const int64_t> ids,
+                      std::span<const AttemptNote>) { return core::Result<size_t>(ids.size()); }));
     ON_CALL(store_, MarkFailed(_, _))
         .WillByDefault(Invoke([](const std::string&, std::span<const relay::FailedAttempt> a) {
           return core::Result<size_t>(a.size());

@@ -50,7 +50,7 @@ class ResultWriterTest : public ::testing::Test {
 
 TEST_F(ResultWriterTest, OneMarkOfEachKindPerFlushAndALinePerRow) {
   const relay::OutboxRow a = Row(1), b = Row(2, 4), c = Row(3);
-  EXPECT_CALL(store_, MarkPublished("tok", ElementsAre(1, 3)))
+  EXPECT_CALL(store_, MarkPublished("tok", ElementsAre(1, 3), _))
       .WillOnce(Return(core::Result<size_t>(2)));
   std::vector<relay::FailedAttempt> failed;
   EXPECT_CALL(store_, MarkFailed("tok", _))
@@ -82,6 +82,45 @@ TEST_F(ResultWriterTest, OneMarkOfEachKindPerFlushAndALinePerRow) {
                                     "retry_count=5 status=pending error=\"retryable: http 502\""));
 }
 
+// Each mark carries its rows' history entries: the notes of the attempts, a note the writer makes
+// for a skipped row, and none at all when a row came without one (the store then writes none).
+TEST_F(ResultWriterTest, TheMarksCarryEachRowsHistoryEntry) {
+  const relay::OutboxRow a = Row(1), b = Row(2), c = Row(3);
+  std::vector<std::string> published_notes;
+  EXPECT_CALL(store_, MarkPublished("tok", ElementsAre(1, 3), _))
+      .WillOnce(Invoke(
+          [&](const std::string&, std::span<const int64_t>, std::span<const AttemptNote> notes) {
+            for (const AttemptNote& n : notes) published_notes.push_back(n.text);
+            return core::Result<size_t>(2);
+          }));
+  std::string failed_note;
+  EXPECT_CALL(store_, MarkFailed("tok", _))
+      .WillOnce(Invoke([&](const std::string&, std::span<const relay::FailedAttempt> attempts) {
+        failed_note = attempts[0].note.text;
+        return core::Result<size_t>(1);
+      }));
+  AttemptNote sent;
+  sent.text = "node-1\t1\tpublished\thttp 200\t4";
+  AttemptNote refused;
+  refused.text = "node-1\t1\tretryable\thttp 502\t6";
+  ResultWriter writer = Make();
+  writer.Delivered(a, sent);
+  writer.Failed(b, Failure("retryable: http 502", milliseconds(1000)), refused);
+  writer.Skipped(c);
+  writer.Flush();
+  EXPECT_THAT(published_notes, ElementsAre(sent.text, "node-1\t0\tskipped\t-\t0"));
+  EXPECT_EQ(failed_note, refused.text);
+
+  EXPECT_CALL(store_, MarkPublished("tok", ElementsAre(1), _))
+      .WillOnce(Invoke(
+          [&](const std::string&, std::span<const int64_t>, std::span<const AttemptNote> notes) {
+            EXPECT_TRUE(notes.empty()) << "a row without a note: no entries for the batch";
+            return core::Result<size_t>(1);
+          }));
+  writer.Delivered(a);
+  writer.Flush();
+}
+
 TEST_F(ResultWriterTest, AnEmptyFlushWritesNothing) {
   ResultWriter writer = Make();
   writer.Flush();  // StrictMock: no store call
@@ -91,7 +130,7 @@ TEST_F(ResultWriterTest, AnEmptyFlushWritesNothing) {
 
 TEST_F(ResultWriterTest, RowsTakenOverByAnotherClaimAreAWarningNotAnError) {
   const relay::OutboxRow a = Row(1), b = Row(2);
-  EXPECT_CALL(store_, MarkPublished("tok", _)).WillOnce(Return(core::Result<size_t>(1)));
+  EXPECT_CALL(store_, MarkPublished("tok", _, _)).WillOnce(Return(core::Result<size_t>(1)));
   ResultWriter writer = Make();
   writer.Delivered(a);
   writer.Delivered(b);
@@ -104,7 +143,7 @@ TEST_F(ResultWriterTest, RowsTakenOverByAnotherClaimAreAWarningNotAnError) {
 
 TEST_F(ResultWriterTest, AFailingMarkIsAStoreErrorAndTheLinesSayPending) {
   const relay::OutboxRow a = Row(1);
-  EXPECT_CALL(store_, MarkPublished("tok", _))
+  EXPECT_CALL(store_, MarkPublished("tok", _, _))
       .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
   ResultWriter writer = Make();
   writer.Delivered(a);

@@ -79,15 +79,16 @@ TEST_F(RoomSenderStreamTest, ARoomsNextMessageGoesWhenItsAnswerComesNotWithTheSl
 TEST_F(RoomSenderStreamTest, MarksFollowTheAnswersInBatchesWithinTheCrashBound) {
   options_.max_in_flight = 4;
   size_t answered_unmarked_most = 0;
-  EXPECT_CALL(store_, MarkPublished(kToken, _))
-      .WillRepeatedly([&](const std::string&, std::span<const int64_t> ids) {
-        size_t answers = 0;
-        for (const auto& e : stream_.events) answers += e.answer ? 1 : 0;
-        answered_unmarked_most = std::max(answered_unmarked_most, answers - published_.size());
-        published_.insert(published_.end(), ids.begin(), ids.end());
-        ++mark_published_calls_;
-        return core::Result<size_t>(ids.size());
-      });
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+      .WillRepeatedly(
+          [&](const std::string&, std::span<const int64_t> ids, std::span<const AttemptNote>) {
+            size_t answers = 0;
+            for (const auto& e : stream_.events) answers += e.answer ? 1 : 0;
+            answered_unmarked_most = std::max(answered_unmarked_most, answers - published_.size());
+            published_.insert(published_.end(), ids.begin(), ids.end());
+            ++mark_published_calls_;
+            return core::Result<size_t>(ids.size());
+          });
   // Eight rooms of four rows, every answer 10 ms after its send: answers come four at a time.
   SendRound(
       Rooms({{"a", 4}, {"b", 4}, {"c", 4}, {"d", 4}, {"e", 4}, {"f", 4}, {"g", 4}, {"h", 4}}));
@@ -105,12 +106,13 @@ TEST_F(RoomSenderStreamTest, AnswersThatTrickleInAreMarkedWithinTheMarkDelay) {
     return milliseconds(100 * (m.envelope.room_id.back() - 'a' + 1));
   };
   std::vector<int64_t> marked_at;
-  EXPECT_CALL(store_, MarkPublished(kToken, _))
-      .WillRepeatedly([&](const std::string&, std::span<const int64_t> ids) {
-        marked_at.push_back(clock_.SteadyMs() - start_);
-        published_.insert(published_.end(), ids.begin(), ids.end());
-        return core::Result<size_t>(ids.size());
-      });
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+      .WillRepeatedly(
+          [&](const std::string&, std::span<const int64_t> ids, std::span<const AttemptNote>) {
+            marked_at.push_back(clock_.SteadyMs() - start_);
+            published_.insert(published_.end(), ids.begin(), ids.end());
+            return core::Result<size_t>(ids.size());
+          });
   SendRound(Rooms({{"a", 1}, {"b", 1}, {"c", 1}}));
   ASSERT_EQ(published_.size(), 3u);
   ASSERT_EQ(marked_at.size(), 3u) << "each answer came alone";

@@ -206,7 +206,7 @@ TEST_F(RoundMarksTest, SkippedTypeIsMarkedPublished) {
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
   EXPECT_THAT(published_, ElementsAre(1));  // marked published: kept, never sent again
-  EXPECT_EQ(r.marks.skipped, 1u);            // but counted apart from what IM accepted
+  EXPECT_EQ(r.marks.skipped, 1u);           // but counted apart from what IM accepted
   EXPECT_EQ(r.marks.published, 0u);
   EXPECT_TRUE(failed_.empty());
 }
@@ -214,7 +214,7 @@ TEST_F(RoundMarksTest, SkippedTypeIsMarkedPublished) {
 TEST_F(RoundMarksTest, MarkPublishedErrorIsARoundError) {
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
   ScriptPublisher();
-  EXPECT_CALL(store_, MarkPublished(kToken, _))
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
       .WillOnce(
           Return(core::Fail(ErrorCode::kUnavailable, "mysql_stmt_execute(mark_published): gone")));
   auto worker = MakeWorker();
@@ -242,13 +242,14 @@ TEST_F(RoundMarksTest, ResultsAreMarkedAfterEachWave) {
   std::vector<std::string> sequence;
   during_publish_ = [&] { sequence.push_back("publish " + calls_.back().front()); };
   ScriptPublisher();
-  EXPECT_CALL(store_, MarkPublished(kToken, _))
-      .WillRepeatedly(Invoke([&](const std::string&, std::span<const int64_t> ids) {
-        std::string entry = "mark";
-        for (int64_t id : ids) entry += " " + std::to_string(id);
-        sequence.push_back(entry);
-        return core::Result<size_t>(ids.size());
-      }));
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+      .WillRepeatedly(Invoke(
+          [&](const std::string&, std::span<const int64_t> ids, std::span<const AttemptNote>) {
+            std::string entry = "mark";
+            for (int64_t id : ids) entry += " " + std::to_string(id);
+            sequence.push_back(entry);
+            return core::Result<size_t>(ids.size());
+          }));
   auto worker = MakeWorker();
   RoundResult r = worker.RunRound();
   // A crash after the first wave leaves nothing of it unmarked.
@@ -260,7 +261,7 @@ TEST_F(RoundMarksTest, MarkErrorMidRoundStopsSendingAndReleasesTheRest) {
   EXPECT_CALL(store_, ClaimDue(_))
       .WillOnce(Return(MakeClaim({Row(1, "room-a"), Row(2, "room-a"), Row(3, "room-a")})));
   ScriptPublisher();
-  EXPECT_CALL(store_, MarkPublished(kToken, _))
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
       .WillOnce(Return(core::Fail(ErrorCode::kUnavailable, "server gone")));
   std::vector<int64_t> released;
   EXPECT_CALL(store_, Release(kToken, _))

@@ -38,11 +38,12 @@ TEST_F(UnwrittenResultsTest, KeptResultsAreWrittenInTheirOrderAndForgottenOnceWr
   EXPECT_EQ(kept.rows(), 5u);
   {
     InSequence order;
-    EXPECT_CALL(store_, MarkPublished("t1", _))
-        .WillOnce([](const std::string&, std::span<const int64_t> ids) {
-          EXPECT_THAT(IdsOf(ids), ElementsAre(1, 3));
-          return core::Result<size_t>(2);
-        });
+    EXPECT_CALL(store_, MarkPublished("t1", _, _))
+        .WillOnce(
+            [](const std::string&, std::span<const int64_t> ids, std::span<const AttemptNote>) {
+              EXPECT_THAT(IdsOf(ids), ElementsAre(1, 3));
+              return core::Result<size_t>(2);
+            });
     EXPECT_CALL(store_, MarkFailed("t1", _))
         .WillOnce([](const std::string&, std::span<const FailedAttempt> attempts) {
           EXPECT_EQ(attempts.size(), 1u);
@@ -61,18 +62,42 @@ TEST_F(UnwrittenResultsTest, KeptResultsAreWrittenInTheirOrderAndForgottenOnceWr
   ASSERT_TRUE(kept.WriteTo(store_, *logger_, "node-1")) << "nothing left: no store call";
 }
 
+// A kept result keeps its history entries too, and when its outcome was known: written late,
+// an entry still carries the time of the answer (the store subtracts the wait).
+TEST_F(UnwrittenResultsTest, KeptResultsKeepTheirHistoryEntries) {
+  UnwrittenResults kept;
+  const std::vector<int64_t> published{7, 8};
+  std::vector<AttemptNote> notes(2);
+  notes[0].text = "node-1\t2\tpublished\thttp 200\t3";
+  notes[1].text = notes[0].text;
+  notes[0].known_at = notes[1].known_at = std::chrono::steady_clock::now();
+  kept.KeepIds(UnwrittenResults::Kind::kPublished, "t1", published, notes);
+  EXPECT_CALL(store_, MarkPublished("t1", _, _))
+      .WillOnce([&](const std::string&, std::span<const int64_t> ids,
+                    std::span<const AttemptNote> written) {
+        EXPECT_THAT(IdsOf(ids), ElementsAre(7, 8));
+        EXPECT_EQ(written.size(), 2u);
+        for (const AttemptNote& n : written) {
+          EXPECT_EQ(n.text, notes[0].text);
+          EXPECT_EQ(n.known_at, notes[0].known_at);
+        }
+        return core::Result<size_t>(2);
+      });
+  ASSERT_TRUE(kept.WriteTo(store_, *logger_, "node-1"));
+}
+
 TEST_F(UnwrittenResultsTest, AFailingWriteKeepsItAndWhatFollowsForTheNextCall) {
   UnwrittenResults kept;
   const std::vector<int64_t> published{1};
   const std::vector<int64_t> released{2};
   kept.KeepIds(UnwrittenResults::Kind::kPublished, "t1", published);
   kept.KeepIds(UnwrittenResults::Kind::kReleased, "t1", released);
-  EXPECT_CALL(store_, MarkPublished("t1", _)).WillOnce(Return(Gone()));
+  EXPECT_CALL(store_, MarkPublished("t1", _, _)).WillOnce(Return(Gone()));
   auto first = kept.WriteTo(store_, *logger_, "node-1");
   ASSERT_FALSE(first);
   EXPECT_THAT(first.error().message, HasSubstr("server gone"));
   EXPECT_EQ(kept.rows(), 2u);
-  EXPECT_CALL(store_, MarkPublished("t1", _)).WillOnce(Return(core::Result<size_t>(0)));
+  EXPECT_CALL(store_, MarkPublished("t1", _, _)).WillOnce(Return(core::Result<size_t>(0)));
   EXPECT_CALL(store_, Release("t1", _)).WillOnce(Return(core::Result<size_t>(1)));
   ASSERT_TRUE(kept.WriteTo(store_, *logger_, "node-1"));
   EXPECT_TRUE(kept.empty());
@@ -87,7 +112,7 @@ TEST_F(UnwrittenResultsTest, PastTheBoundTheOldestResultsAreDropped) {
   kept.KeepIds(UnwrittenResults::Kind::kPublished, "new", new_ids);
   EXPECT_EQ(kept.rows(), 2u);
   EXPECT_EQ(kept.dropped(), kMaxUnwrittenRows);
-  EXPECT_CALL(store_, MarkPublished("new", _)).WillOnce(Return(core::Result<size_t>(2)));
+  EXPECT_CALL(store_, MarkPublished("new", _, _)).WillOnce(Return(core::Result<size_t>(2)));
   ASSERT_TRUE(kept.WriteTo(store_, *logger_, "node-1"));
   EXPECT_THAT(log_.str(), HasSubstr("dropped=" + std::to_string(kMaxUnwrittenRows)));
 }
@@ -109,11 +134,12 @@ TEST_F(UnwrittenResultsTest, AfterALostConnectionTheNextRoundMarksAndGivesBackBe
       });
   // The database goes away after the first wave's answers: nothing of the round is written.
   bool gone = true;
-  EXPECT_CALL(store_, MarkPublished(kToken, _))
-      .WillRepeatedly([&](const std::string&, std::span<const int64_t> ids) {
-        record("published", ids);
-        return gone ? Gone() : core::Result<size_t>(ids.size());
-      });
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _))
+      .WillRepeatedly(
+          [&](const std::string&, std::span<const int64_t> ids, std::span<const AttemptNote>) {
+            record("published", ids);
+            return gone ? Gone() : core::Result<size_t>(ids.size());
+          });
   EXPECT_CALL(store_, MarkFailed(kToken, _))
       .WillRepeatedly([&](const std::string&, std::span<const FailedAttempt> attempts) {
         calls.push_back("failed " + std::to_string(attempts.front().id));
@@ -139,7 +165,7 @@ TEST_F(UnwrittenResultsTest, AfterALostConnectionTheNextRoundMarksAndGivesBackBe
 TEST_F(UnwrittenResultsTest, WhileTheDatabaseIsStillAwayNothingIsClaimed) {
   ScriptPublisher();
   EXPECT_CALL(store_, ClaimDue(_)).WillOnce(Return(MakeClaim({Row(1, "room-a")})));
-  EXPECT_CALL(store_, MarkPublished(kToken, _)).Times(2).WillRepeatedly(Return(Gone()));
+  EXPECT_CALL(store_, MarkPublished(kToken, _, _)).Times(2).WillRepeatedly(Return(Gone()));
   auto worker = MakeWorker();
   ASSERT_TRUE(worker.RunRound().store_error);
   const RoundResult still = worker.RunRound();  // StrictMock: a second ClaimDue would fail

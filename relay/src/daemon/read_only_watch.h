@@ -66,9 +66,9 @@ class ReadOnlyWatchedStore final : public RelayStore {
     return Reported(inner_.ClaimDue(options));
   }
   core::Result<bool> AnyDue(bool per_room_order) override { return inner_.AnyDue(per_room_order); }
-  core::Result<size_t> MarkPublished(const std::string& token,
-                                     std::span<const int64_t> ids) override {
-    return Reported(inner_.MarkPublished(token, ids));
+  core::Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
+                                     std::span<const AttemptNote> notes) override {
+    return Reported(inner_.MarkPublished(token, ids, notes));
   }
   core::Result<size_t> MarkFailed(const std::string& token,
                                   std::span<const FailedAttempt> attempts) override {

@@ -23,13 +23,14 @@
 
 namespace room_outbox::relay::migrate {
 
-// The schema version this outbox-relay needs: its run is recorded in room_outbox_relay_run and a
-// gone run's leases found through idx_claim_token (010), its claim and marks work from the room
-// schedule (009: room_outbox_room, room_listed), use pack_size (007), it keeps its share of the
-// app's IM budget in room_outbox_im_member (005), its claim uses drop_count (004), its operator
-// commands the parked status (003). 008 (idx_command_id covering the MySQL set's commit read-back)
+// The schema version this outbox-relay needs: its marks write each row's attempt history (011),
+// its run is recorded in room_outbox_relay_run and a gone run's leases found through
+// idx_claim_token (010), its claim and marks work from the room schedule (009: room_outbox_room,
+// room_listed), use pack_size (007), it keeps its share of the app's IM budget in
+// room_outbox_im_member (005), its claim uses drop_count (004), its operator commands the parked
+// status (003). 008 (idx_command_id covering the MySQL set's commit read-back)
 // changes no statement's result.
-inline constexpr int64_t kRequiredSchemaVersion = 10;
+inline constexpr int64_t kRequiredSchemaVersion = 11;
 
 struct SchemaState {
   bool has_version_table = false;

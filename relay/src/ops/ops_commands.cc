@@ -1,5 +1,6 @@
 #include "ops/ops_commands.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -84,6 +85,29 @@ core::Result<int64_t> ParseAge(const std::string& option, const std::string& tex
 json Nullable(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
 json Nullable(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
+// The history, oldest first: each entry with waited_ms, the time from the entry before it (the
+// commit for the first one kept when none was lost) to this attempt's start (its at_ms less its
+// latency); null for the first kept entry when older ones were cut.
+json AttemptsJson(const OutboxRowDetail& d) {
+  json out = json::array();
+  // The end of what came before the entry; -1: unknown (older entries were cut).
+  int64_t before =
+      d.attempt_count == static_cast<int64_t>(d.attempts.size()) ? d.created_at_ms : -1;
+  for (const AttemptEntry& e : d.attempts) {
+    const int64_t started = e.at_ms - e.latency_ms;
+    out.push_back(
+        {{"at_ms", e.at_ms},
+         {"node_id", e.node_id},
+         {"pack_events", e.pack_events},
+         {"outcome", e.outcome},
+         {"detail", e.detail},
+         {"latency_ms", e.latency_ms},
+         {"waited_ms", before >= 0 ? json(std::max<int64_t>(started - before, 0)) : json()}});
+    before = e.at_ms;
+  }
+  return out;
+}
+
 json RowJson(const OutboxRowDetail& d) {
   json o = {{"event_id", d.event_id},
             {"event_type", d.event_type},
@@ -98,7 +122,9 @@ json RowJson(const OutboxRowDetail& d) {
             {"published_at_ms", Nullable(d.published_at_ms)},
             {"next_attempt_at_ms", d.next_attempt_at_ms},
             {"parked_at_ms", Nullable(d.parked_at_ms)},
-            {"leased", d.leased}};
+            {"leased", d.leased},
+            {"attempt_count", d.attempt_count},
+            {"attempts", AttemptsJson(d)}};
   json envelope = json::parse(d.envelope, nullptr, /*allow_exceptions=*/false);
   if (envelope.is_discarded()) {
     // An undecodable envelope is shown as stored, so the operator can see why it fails.

@@ -190,6 +190,18 @@ core::Result<OutboxRowDetail> OpsStore::Show(const std::string& event_id) {
   d.command_id = row.Str(12);
   d.request_id = row.Str(13);
   d.leased = leased != 0;
+  if (auto count = row.Int(15); count) {
+    d.attempt_count = *count;
+  } else {
+    return core::Fail(count.error());
+  }
+  if (auto text = OptStr(row, 16); text) {
+    auto entries = ParseAttempts(*text);
+    if (!entries)
+      return core::Fail(entries.error().code,
+                        "event " + d.event_id + ": " + entries.error().message);
+    d.attempts = std::move(*entries);
+  }
   return d;
 }
 

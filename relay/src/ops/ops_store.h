@@ -23,6 +23,7 @@
 #include "core/mysql/connection.h"
 #include "core/result.h"
 #include "room_outbox/options.h"
+#include "store/attempt_history.h"
 
 namespace room_outbox::relay::ops {
 
@@ -73,6 +74,10 @@ struct OutboxRowDetail {
   std::optional<int64_t> parked_at_ms;
   std::string envelope;  // JSON text as stored (may be undecodable)
   bool leased = false;   // a claim holds the row right now
+  // The attempt history (schema 011, store/attempt_history.h): every entry the relay wrote, and
+  // the last kAttemptsKept of them, oldest first.
+  int64_t attempt_count = 0;
+  std::vector<AttemptEntry> attempts;
 };
 
 struct PurgeRequest {

@@ -3,9 +3,10 @@
 //
 // The calls are implemented by job: the claim in mariadb_claim.cc (read -> plan -> write,
 // claim_plan.h; its statements in claim_reads.cc and claim_writes.cc), the result writes in
-// relay_marks.cc, AnyDue and Stats in mariadb_relay_store.cc. Every statement that carries a value is a server-side prepared statement, prepared once per
-// connection; their texts are in core/mysql/outbox_sql.h. Id lists are bound into a few fixed
-// placeholder-list sizes (core/mysql/id_lists.h).
+// relay_marks.cc, AnyDue and Stats in mariadb_relay_store.cc. Every statement that carries a value
+// is a server-side prepared statement, prepared once per connection; their texts are in
+// core/mysql/outbox_sql.h. Id lists are bound into a few fixed placeholder-list sizes
+// (core/mysql/id_lists.h).
 //
 // Thread-safety: none; one store per thread (two stores may run concurrently against the same
 // database: claims never overlap).
@@ -37,9 +38,10 @@ inline constexpr const core::sql::Statement* kRelayStatements[] = {
     &core::sql::Stmt::kLease,         &core::sql::Stmt::kSchedule,
     &core::sql::Stmt::kRoomsDue,      &core::sql::Stmt::kRowRooms,
     &core::sql::Stmt::kRoomsProgress, &core::sql::Stmt::kRoomsRetry,
-    &core::sql::Stmt::kMarkPublished, &core::sql::Stmt::kRelayRelease,
-    &core::sql::Stmt::kMarkFailed,    &core::sql::Stmt::kMarkParked,
-    &core::sql::Stmt::kStats,         &core::sql::Stmt::kRoomsBacklog,
+    &core::sql::Stmt::kMarkPublished, &core::sql::Stmt::kRelayMarkPublished,
+    &core::sql::Stmt::kRelayRelease,  &core::sql::Stmt::kMarkFailed,
+    &core::sql::Stmt::kMarkParked,    &core::sql::Stmt::kStats,
+    &core::sql::Stmt::kRoomsBacklog,
 };
 
 class MariaDbRelayStore final : public RelayStore {
@@ -61,7 +63,8 @@ class MariaDbRelayStore final : public RelayStore {
   [[nodiscard]] core::Result<Claim> ClaimDue(const ClaimOptions& options) override;
   [[nodiscard]] core::Result<bool> AnyDue(bool per_room_order) override;
   [[nodiscard]] core::Result<size_t> MarkPublished(const std::string& token,
-                                                   std::span<const int64_t> ids) override;
+                                                   std::span<const int64_t> ids,
+                                                   std::span<const AttemptNote> notes) override;
   [[nodiscard]] core::Result<size_t> MarkFailed(const std::string& token,
                                                 std::span<const FailedAttempt> attempts) override;
   [[nodiscard]] core::Result<size_t> MarkParked(const std::string& token,

@@ -37,9 +37,9 @@ class NodeLockedStore final : public RelayStore {
     return inner_.ClaimDue(locked);
   }
   core::Result<bool> AnyDue(bool per_room_order) override { return inner_.AnyDue(per_room_order); }
-  core::Result<size_t> MarkPublished(const std::string& token,
-                                     std::span<const int64_t> ids) override {
-    return inner_.MarkPublished(token, ids);
+  core::Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
+                                     std::span<const AttemptNote> notes) override {
+    return inner_.MarkPublished(token, ids, notes);
   }
   core::Result<size_t> MarkFailed(const std::string& token,
                                   std::span<const FailedAttempt> attempts) override {

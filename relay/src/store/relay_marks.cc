@@ -80,6 +80,40 @@ core::Result<void> WriteRoomsInOrder(core::MariaDbConnection& conn,
   return WriteRooms(conn, *run_next, run);
 }
 
+// The history placeholders of a failure mark (kMarkFailed, kMarkParked): entries (0 | 1),
+// waited_ms, entry rest (NULL without a note).
+std::array<core::SqlValue, 3> EntryParams(const AttemptNote& note) {
+  if (note.empty()) return {int64_t{0}, int64_t{0}, core::SqlValue{}};
+  return {int64_t{1}, note.WaitedMs(), note.text};
+}
+
+// kRelayMarkPublished over `ids` with their `notes` (one each), chunked.
+core::Result<size_t> MarkPublishedNoted(core::MariaDbConnection& conn, const std::string& token,
+                                        std::span<const int64_t> ids,
+                                        std::span<const AttemptNote> notes) {
+  size_t total = 0;
+  auto marked = core::ForEachChunk(
+      ids.size(), [&](size_t size, size_t at, size_t count) -> core::Result<void> {
+        auto stmt = conn.Prepared(core::sql::Stmt::kRelayMarkPublished, size);
+        if (!stmt) return core::Fail(stmt.error());
+        std::vector<core::SqlValue> params;
+        params.reserve(size * 4 + 1);
+        for (size_t k = 0; k < size; ++k) {
+          const size_t i = at + std::min(k, count - 1);
+          params.emplace_back(ids[i]);
+          params.emplace_back(notes[i].WaitedMs());
+          params.emplace_back(notes[i].text);
+        }
+        params.emplace_back(token);
+        for (size_t k = 0; k < size; ++k) params.emplace_back(ids[at + std::min(k, count - 1)]);
+        if (auto done = (*stmt)->Execute(params); !done) return done;
+        total += static_cast<size_t>((*stmt)->AffectedRows());
+        return {};
+      });
+  if (!marked) return core::Fail(marked.error());
+  return total;
+}
+
 }  // namespace
 
 core::Result<void> RoomsAfterMark(core::MariaDbConnection& conn,
@@ -99,14 +133,21 @@ core::Result<void> RoomsAfterMark(core::MariaDbConnection& conn,
 }
 
 core::Result<size_t> MariaDbRelayStore::MarkPublished(const std::string& token,
-                                                      std::span<const int64_t> ids) {
+                                                      std::span<const int64_t> ids,
+                                                      std::span<const AttemptNote> notes) {
   if (ids.empty()) {
     return 0;
   }
+  if (!notes.empty() && notes.size() != ids.size()) {
+    return core::Fail(ErrorCode::kInvalidArgument,
+                      "mark_published: " + std::to_string(notes.size()) + " notes for " +
+                          std::to_string(ids.size()) + " rows");
+  }
   return session_.WithConnection([&](core::MariaDbConnection& conn) {
     return session_.InTransaction(conn, [&]() -> core::Result<size_t> {
-      auto marked = core::StoreSession::UpdateHeldChunks(conn, core::sql::Stmt::kMarkPublished, {},
-                                                         token, ids);
+      auto marked = notes.empty() ? core::StoreSession::UpdateHeldChunks(
+                                        conn, core::sql::Stmt::kMarkPublished, {}, token, ids)
+                                  : MarkPublishedNoted(conn, token, ids, notes);
       if (!marked) return marked;
       std::map<int64_t, RoomNextOfRow> next;
       for (int64_t id : ids)
@@ -158,11 +199,15 @@ core::Result<size_t> MariaDbRelayStore::MarkFailed(const std::string& token,
   return UpdateEachAttempt(
       core::sql::Stmt::kMarkFailed, latest_first,
       [&](const FailedAttempt& attempt) {
-        return std::array<core::SqlValue, 6>{
+        auto [entries, waited, rest] = EntryParams(attempt.note);
+        return std::array<core::SqlValue, 9>{
             core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars),
             attempt.retry_after_ms,
             int64_t{attempt.dropped ? 1 : 0},
             int64_t{attempt.pack_size},
+            std::move(entries),
+            std::move(waited),
+            std::move(rest),
             attempt.id,
             token};
       },
@@ -179,9 +224,15 @@ core::Result<size_t> MariaDbRelayStore::MarkParked(const std::string& token,
   return UpdateEachAttempt(
       core::sql::Stmt::kMarkParked, attempts,
       [&](const FailedAttempt& attempt) {
-        return std::array<core::SqlValue, 4>{
+        auto [entries, waited, rest] = EntryParams(attempt.note);
+        return std::array<core::SqlValue, 7>{
             int64_t{attempt.attempted ? 1 : 0},
-            core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars), attempt.id, token};
+            core::TruncateUtf8(attempt.error, core::kMaxLastErrorChars),
+            std::move(entries),
+            std::move(waited),
+            std::move(rest),
+            attempt.id,
+            token};
       },
       [](const FailedAttempt&) {
         return RoomNextOfRow{&core::sql::Stmt::kRoomsProgress, 0};

@@ -25,6 +25,7 @@
 // Connection loss: the call fails with kUnavailable and the next call reconnects.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -106,6 +107,22 @@ struct Claim {
   uint64_t rows_listed = 0;
 };
 
+// One entry of a row's attempt history (schema 011, room_outbox.attempts), written by the mark
+// of the row's outcome in the same statement: an attempt, a skip or an expiry
+// (worker/attempt_note.h makes it). A note without text writes no entry.
+struct AttemptNote {
+  // When the outcome was known (the answer came): the mark writes the database server's now
+  // minus the time since, so a result written late (UnwrittenResults) keeps its time.
+  std::chrono::steady_clock::time_point known_at{};
+  // The entry after its time: node_id, pack_events, outcome, detail, latency_ms, tab-separated,
+  // without a newline.
+  std::string text;
+
+  bool empty() const { return text.empty(); }
+  // Milliseconds from known_at to now (0 when it lies ahead).
+  int64_t WaitedMs() const;
+};
+
 // The result of one failed attempt.
 struct FailedAttempt {
   int64_t id = 0;
@@ -119,6 +136,7 @@ struct FailedAttempt {
   // A delivery attempt was made (retry_count + 1). False only for a row parked without one: an
   // expired row (MarkParked, [tencent_im.max_age_by_type]) keeps its retry_count.
   bool attempted = true;
+  AttemptNote note{};  // the history entry; empty: none
 };
 
 // Computed by the server in two statements: one whose cost follows the pending rows, one over the
@@ -159,10 +177,11 @@ class RelayStore {
 
   // status='published', last_error=NULL, published_at_ms=server now for the rows still held by
   // `token`, and their rooms due now on the room schedule (each mark of this store brings its
-  // rows' rooms back: MarkFailed at the retry time). Returns how many rows were marked (a row
-  // taken over by another claim is not).
-  virtual core::Result<size_t> MarkPublished(const std::string& token,
-                                             std::span<const int64_t> ids) = 0;
+  // rows' rooms back: MarkFailed at the retry time). `notes`: empty, or one per id, each row's
+  // history entry (attempt_count + 1). Returns how many rows were marked (a row taken over by
+  // another claim is not).
+  virtual core::Result<size_t> MarkPublished(const std::string& token, std::span<const int64_t> ids,
+                                             std::span<const AttemptNote> notes) = 0;
 
   // retry_count+1, last_error, next_attempt_at_ms = server now + retry_after_ms (and
   // drop_count+1 for a dropped attempt) for the rows still held by `token`; they stay pending.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "store/attempt_history.h"
 #include "worker/expiry_policy.h"
 
 namespace room_outbox::relay {
@@ -45,39 +46,43 @@ ResultWriter::ResultWriter(RelayStore& store, Metrics& metrics, Logger& logger, 
       held_rooms_(held_rooms),
       unwritten_(unwritten) {}
 
-void ResultWriter::Delivered(const OutboxRow& row) {
+void ResultWriter::Delivered(const OutboxRow& row, AttemptNote note) {
   metrics_.AddPublishSuccess();
   AttemptVerdict verdict;
   verdict.delivered = true;
-  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kDelivered});
+  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kDelivered, 0, 0, std::move(note)});
 }
 
 void ResultWriter::Skipped(const OutboxRow& row) {
   AttemptVerdict verdict;
   verdict.delivered = true;
-  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kSkipped});
+  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kSkipped, 0, 0,
+                              NoteOfSettlement(node_id_, "skipped")});
 }
 
-void ResultWriter::Failed(const OutboxRow& row, AttemptVerdict verdict) {
+void ResultWriter::Failed(const OutboxRow& row, AttemptVerdict verdict, AttemptNote note) {
   metrics_.AddPublishFailure();
   verdict.delivered = false;
   if (first_error_.empty()) first_error_ = verdict.error;
-  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kFailed});
+  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kFailed, 0, 0, std::move(note)});
 }
 
-void ResultWriter::Parked(const OutboxRow& row, AttemptVerdict verdict, int64_t parked_after) {
+void ResultWriter::Parked(const OutboxRow& row, AttemptVerdict verdict, int64_t parked_after,
+                          AttemptNote note) {
   metrics_.AddPublishFailure();
   verdict.delivered = false;
   if (first_error_.empty()) first_error_ = verdict.error;
   parked_rooms_.insert(row.room_id);
-  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kParked, parked_after});
+  outcomes_.push_back(
+      Outcome{&row, std::move(verdict), Kind::kParked, parked_after, 0, std::move(note)});
 }
 
 void ResultWriter::Expired(const OutboxRow& row, int64_t age_ms) {
   AttemptVerdict verdict;
   verdict.error = std::string(kExpiredReason);
   verdict.level = spdlog::level::warn;
-  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kExpired, 0, age_ms});
+  outcomes_.push_back(Outcome{&row, std::move(verdict), Kind::kExpired, 0, age_ms,
+                              NoteOfSettlement(node_id_, "expired")});
 }
 
 void ResultWriter::HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows,
@@ -98,6 +103,8 @@ void ResultWriter::HeldBack(const std::string& room_id, const std::string& event
 
 void ResultWriter::Flush() {
   std::vector<int64_t> published_ids;  // delivered and skipped rows: both are marked published
+  std::vector<AttemptNote> published_notes;  // theirs, when every one has a note
+  bool all_noted = true;
   size_t skipped = 0;
   std::vector<Outcome> failures;
   std::vector<Outcome> parks;
@@ -108,6 +115,8 @@ void ResultWriter::Flush() {
         [[fallthrough]];
       case Kind::kDelivered:
         published_ids.push_back(o.row->id);
+        published_notes.push_back(o.note);
+        all_noted = all_noted && !o.note.empty();
         break;
       case Kind::kFailed:
         failures.push_back(o);
@@ -118,7 +127,9 @@ void ResultWriter::Flush() {
         break;
     }
   }
-  const bool published_marked = published_ids.empty() || MarkPublished(published_ids);
+  if (!all_noted) published_notes.clear();
+  const bool published_marked =
+      published_ids.empty() || MarkPublished(published_ids, published_notes);
   const bool failed_marked = failures.empty() || MarkFailures(failures, Kind::kFailed);
   const bool parked_marked = parks.empty() || MarkFailures(parks, Kind::kParked);
   for (const Outcome& o : outcomes_) {
@@ -161,11 +172,14 @@ void ResultWriter::NoteMarked(const Outcome& o) {
   NoteLeft(o);
 }
 
-bool ResultWriter::MarkPublished(const std::vector<int64_t>& ids) {
-  auto marked = store_.MarkPublished(token_, ids);
+bool ResultWriter::MarkPublished(const std::vector<int64_t>& ids,
+                                 const std::vector<AttemptNote>& notes) {
+  auto marked = store_.MarkPublished(token_, ids, notes);
   if (!marked) {
     NoteStoreError(marked.error(), "marking rows published failed");
-    if (unwritten_ != nullptr) unwritten_->KeepIds(UnwrittenResults::Kind::kPublished, token_, ids);
+    if (unwritten_ != nullptr) {
+      unwritten_->KeepIds(UnwrittenResults::Kind::kPublished, token_, ids, notes);
+    }
     return false;
   }
   CheckCount(marked, ids.size(), "mark_published");
@@ -178,7 +192,7 @@ bool ResultWriter::MarkFailures(const std::vector<Outcome>& failures, Kind kind)
   for (const Outcome& o : failures) {
     attempts.push_back(FailedAttempt{o.row->id, o.verdict.error, o.verdict.retry_after.count(),
                                      o.verdict.dropped, o.verdict.pack_size,
-                                     o.kind != Kind::kExpired});
+                                     o.kind != Kind::kExpired, o.note});
   }
   const bool park = kind == Kind::kParked;
   auto marked = park ? store_.MarkParked(token_, attempts) : store_.MarkFailed(token_, attempts);

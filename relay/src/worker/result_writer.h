@@ -87,15 +87,17 @@ class ResultWriter {
                std::string token, HeldRooms* held_rooms = nullptr,
                UnwrittenResults* unwritten = nullptr);
 
-  void Delivered(const OutboxRow& row);
+  // `note`: the row's history entry (store/attempt_history.h); empty: none.
+  void Delivered(const OutboxRow& row, AttemptNote note = {});
   // A row of a type in skip_event_types, settled without a send: marked published like a
   // delivered row (so it is never sent), but counted in room_outbox_skipped_total and logged
   // "outbox event skipped", not as published.
   void Skipped(const OutboxRow& row);
-  void Failed(const OutboxRow& row, AttemptVerdict verdict);
+  void Failed(const OutboxRow& row, AttemptVerdict verdict, AttemptNote note = {});
   // A failed attempt that parks the row (ParkPolicy): MarkParked instead of MarkFailed.
   // `parked_after` is the park_permanent_after setting, for the log line.
-  void Parked(const OutboxRow& row, AttemptVerdict verdict, int64_t parked_after);
+  void Parked(const OutboxRow& row, AttemptVerdict verdict, int64_t parked_after,
+              AttemptNote note = {});
   // A row too old to be sent (ExpiryPolicy), `age_ms` old at the claim's server now: parked
   // with last_error "expired" (MarkParked, not an attempt: retry_count unchanged). Neither a
   // publish failure nor a failed attempt of the round.
@@ -130,9 +132,10 @@ class ResultWriter {
     Kind kind;
     int64_t parked_after = 0;
     int64_t age_ms = 0;  // kExpired
+    AttemptNote note;    // the history entry; empty: none
   };
 
-  bool MarkPublished(const std::vector<int64_t>& ids);
+  bool MarkPublished(const std::vector<int64_t>& ids, const std::vector<AttemptNote>& notes);
   bool MarkFailures(const std::vector<Outcome>& failures, Kind kind);
   void LogOutcome(const Outcome& outcome, bool marked);
   void NoteMarked(const Outcome& outcome);

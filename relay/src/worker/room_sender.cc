@@ -243,14 +243,14 @@ void RoomSender::RecordOutcome(const Pack& pack, const core::PublishOutcome& out
   AttemptMark mark = AttemptMark::kDelivered;
   for (size_t k = 0; k < pack.size(); ++k) {
     round.NoteAttempt(*pack[k]->row);
-    const AttemptMark row_mark =
-        round.marks.Attempted(*pack[k]->row, outcome, k == 0 ? pack.size() : 0, retry_after);
+    const AttemptMark row_mark = round.marks.Attempted(
+        *pack[k]->row, outcome, k == 0 ? pack.size() : 0, retry_after, pack.size());
     if (k == 0) mark = row_mark;
   }
   if (mark == AttemptMark::kDelivered) return;
   // A room's refusal (MsgFreqCtrl, 10023) holds back that room only, as any head failure does.
   sent_.rate_limited = sent_.rate_limited ||
-                      (outcome.scope == core::FailureScope::kGlobalRate && !outcome.budget_slowed);
+                       (outcome.scope == core::FailureScope::kGlobalRate && !outcome.budget_slowed);
   const QueuedRow& first = *pack.front();
   const size_t held = round.queues.HoldBack(first);
   // Behind a parked row the later rows are released, not held: no held-back line.

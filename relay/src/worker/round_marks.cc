@@ -1,6 +1,9 @@
 #include "worker/round_marks.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "store/attempt_history.h"
 
 namespace room_outbox::relay {
 
@@ -17,7 +20,7 @@ void RoundMarks::Undecodable(const UndecodableRow& bad) {
     decode_error_ =
         Error{ErrorCode::kInvalidArgument, "event " + bad.row->event_id + ": " + verdict.error};
   }
-  Failed(*bad.row, std::move(verdict), true);
+  Failed(*bad.row, std::move(verdict), true, NoteOfSettlement(deps_.node_id, "undecodable"));
 }
 
 void RoundMarks::Skipped(const OutboxRow& row) { writer_.Skipped(row); }
@@ -28,7 +31,8 @@ void RoundMarks::Expired(const OutboxRow& row, int64_t server_now_ms) {
 
 AttemptMark RoundMarks::Attempted(const OutboxRow& row, const core::PublishOutcome& outcome,
                                   size_t pack_events,
-                                  std::optional<std::chrono::milliseconds> retry_after) {
+                                  std::optional<std::chrono::milliseconds> retry_after,
+                                  size_t message_events) {
   if (pack_events > 0) deps_.metrics.ObservePublishLatency(outcome.latency.count());
   AttemptVerdict verdict = deps_.retry.Judge(outcome);
   if (retry_after && !verdict.delivered) verdict.retry_after = *retry_after;
@@ -39,23 +43,27 @@ AttemptMark RoundMarks::Attempted(const OutboxRow& row, const core::PublishOutco
     writer_.Skipped(row);
     return AttemptMark::kDelivered;
   }
+  AttemptNote note =
+      NoteOfSend(deps_.node_id,
+                 message_events > 0 ? message_events : std::max<size_t>(pack_events, 1), outcome);
   if (verdict.delivered) {
-    writer_.Delivered(row);
+    writer_.Delivered(row, std::move(note));
     return AttemptMark::kDelivered;
   }
   if (outcome.attempted()) deps_.metrics.AddPublishFailureByReason(FailureReasonOf(outcome));
   const bool parked =
       deps_.park.Decide(row.retry_count, ParkPolicy::IsPermanent(outcome)) == ParkDecision::kPark;
-  Failed(row, std::move(verdict), ParkPolicy::IsPermanent(outcome));
+  Failed(row, std::move(verdict), ParkPolicy::IsPermanent(outcome), std::move(note));
   return parked ? AttemptMark::kParked : AttemptMark::kFailed;
 }
 
-void RoundMarks::Failed(const OutboxRow& row, AttemptVerdict verdict, bool permanent) {
+void RoundMarks::Failed(const OutboxRow& row, AttemptVerdict verdict, bool permanent,
+                        AttemptNote note) {
   if (deps_.park.Decide(row.retry_count, permanent) == ParkDecision::kPark) {
     // Set aside: the room's later rows go back and the next claim takes them without it.
-    writer_.Parked(row, std::move(verdict), deps_.park.after());
+    writer_.Parked(row, std::move(verdict), deps_.park.after(), std::move(note));
   } else {
-    writer_.Failed(row, std::move(verdict));
+    writer_.Failed(row, std::move(verdict), std::move(note));
   }
 }
 

@@ -66,10 +66,12 @@ class RoundMarks {
   // definitely drop, so the next send is the same pack), 0 for a later row of a pack (the
   // message's latency is observed once, with its first row), 1 for a message of one event.
   // `retry_after`, when set, replaces RetryPolicy's delay of a failed attempt (a room's refusal
-  // is due again after the room's widened gap, RoomPacing).
+  // is due again after the room's widened gap, RoomPacing). `message_events`: the events of the
+  // message the row went in, for its history entry (0: max(pack_events, 1)).
   AttemptMark Attempted(const OutboxRow& row, const core::PublishOutcome& outcome,
                         size_t pack_events = 1,
-                        std::optional<std::chrono::milliseconds> retry_after = std::nullopt);
+                        std::optional<std::chrono::milliseconds> retry_after = std::nullopt,
+                        size_t message_events = 0);
   // `rows` later rows of `room_id` are kept back behind `event_id` (empty: blocked at load).
   void HeldBack(const std::string& room_id, const std::string& event_id, uint64_t rows);
 
@@ -86,7 +88,7 @@ class RoundMarks {
   const std::optional<Error>& decode_error() const { return decode_error_; }
 
  private:
-  void Failed(const OutboxRow& row, AttemptVerdict verdict, bool permanent);
+  void Failed(const OutboxRow& row, AttemptVerdict verdict, bool permanent, AttemptNote note);
 
   MarkDeps deps_;
   ResultWriter writer_;

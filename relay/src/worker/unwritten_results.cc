@@ -20,9 +20,14 @@ const char* UnwrittenKindName(UnwrittenResults::Kind kind) {
   return "released";
 }
 
-void UnwrittenResults::KeepIds(Kind kind, const std::string& token, std::span<const int64_t> ids) {
+void UnwrittenResults::KeepIds(Kind kind, const std::string& token, std::span<const int64_t> ids,
+                               std::span<const AttemptNote> notes) {
   if (ids.empty()) return;
-  batches_.push_back(Batch{kind, token, std::vector<int64_t>(ids.begin(), ids.end()), {}});
+  batches_.push_back(Batch{kind,
+                           token,
+                           std::vector<int64_t>(ids.begin(), ids.end()),
+                           {},
+                           std::vector<AttemptNote>(notes.begin(), notes.end())});
   rows_ += ids.size();
   Bound();
 }
@@ -31,7 +36,7 @@ void UnwrittenResults::KeepAttempts(Kind kind, const std::string& token,
                                     std::span<const FailedAttempt> attempts) {
   if (attempts.empty()) return;
   batches_.push_back(
-      Batch{kind, token, {}, std::vector<FailedAttempt>(attempts.begin(), attempts.end())});
+      Batch{kind, token, {}, std::vector<FailedAttempt>(attempts.begin(), attempts.end()), {}});
   rows_ += attempts.size();
   Bound();
 }
@@ -78,7 +83,7 @@ core::Result<void> UnwrittenResults::WriteTo(RelayStore& store, Logger& logger,
 core::Result<size_t> UnwrittenResults::Write(RelayStore& store, const Batch& batch) const {
   switch (batch.kind) {
     case Kind::kPublished:
-      return store.MarkPublished(batch.token, batch.ids);
+      return store.MarkPublished(batch.token, batch.ids, batch.notes);
     case Kind::kFailed:
       return store.MarkFailed(batch.token, batch.attempts);
     case Kind::kParked:

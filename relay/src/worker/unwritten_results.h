@@ -36,7 +36,9 @@ class UnwrittenResults {
   // What each kind of result is written with.
   enum class Kind { kPublished, kFailed, kParked, kReleased };
 
-  void KeepIds(Kind kind, const std::string& token, std::span<const int64_t> ids);
+  // `notes`: empty, or kPublished's history entries, one per id (RelayStore::MarkPublished).
+  void KeepIds(Kind kind, const std::string& token, std::span<const int64_t> ids,
+               std::span<const AttemptNote> notes = {});
   void KeepAttempts(Kind kind, const std::string& token, std::span<const FailedAttempt> attempts);
 
   bool empty() const { return rows_ == 0; }
@@ -55,6 +57,7 @@ class UnwrittenResults {
     std::string token;
     std::vector<int64_t> ids;             // kPublished, kReleased
     std::vector<FailedAttempt> attempts;  // kFailed, kParked
+    std::vector<AttemptNote> notes;       // kPublished: none, or one per id
     size_t size() const { return ids.size() + attempts.size(); }
   };
 
