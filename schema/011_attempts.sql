@@ -7,7 +7,7 @@
 --                  at_ms the database server's time the attempt's answer came (its mark's now
 --                  minus the time the result waited to be written), node_id the relay's,
 --                  pack_events the events of the message it went in (0: no send), outcome
---                  published, retryable, rate_limited, unknown, permanent, not_sent,
+--                  published, retryable, rate_limited, unknown, permanent, not_attempted,
 --                  undecodable, skipped or expired, detail the IM ErrorCode ("im 60007"), the
 --                  HTTP status ("http 503") or "-", latency_ms the request's. Written by the
 --                  relay's marks in the statement that marks the row; purge deletes it with

@@ -86,7 +86,8 @@ TEST(AttemptEntryFormatTest, EveryStatusHasAnOutcomeName) {
         core::PublishStatus::kRetryable, core::PublishStatus::kRateLimited,
         core::PublishStatus::kUnknown, core::PublishStatus::kPermanent,
         core::PublishStatus::kNotAttempted}) {
-    EXPECT_THAT(kAttemptOutcomes, ::testing::Contains(AttemptOutcomeName(status)));
+    EXPECT_THAT(kAttemptOutcomes,
+                ::testing::Contains(std::string_view(core::PublishStatusName(status))));
   }
 }
 

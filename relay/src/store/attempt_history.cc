@@ -54,29 +54,9 @@ int64_t AttemptNote::WaitedMs() const {
                            std::chrono::duration_cast<std::chrono::milliseconds>(waited).count());
 }
 
-std::string_view AttemptOutcomeName(core::PublishStatus status) {
-  switch (status) {
-    case core::PublishStatus::kPublished:
-      return "published";
-    case core::PublishStatus::kSkipped:
-      return "skipped";
-    case core::PublishStatus::kRetryable:
-      return "retryable";
-    case core::PublishStatus::kRateLimited:
-      return "rate_limited";
-    case core::PublishStatus::kUnknown:
-      return "unknown";
-    case core::PublishStatus::kPermanent:
-      return "permanent";
-    case core::PublishStatus::kNotAttempted:
-      return "not_sent";
-  }
-  return "not_sent";
-}
-
 AttemptNote NoteOfSend(std::string_view node_id, size_t pack_events,
                        const core::PublishOutcome& outcome) {
-  return Note(node_id, pack_events, AttemptOutcomeName(outcome.status), Detail(outcome),
+  return Note(node_id, pack_events, core::PublishStatusName(outcome.status), Detail(outcome),
               outcome.latency.count());
 }
 

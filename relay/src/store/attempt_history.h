@@ -23,13 +23,11 @@ namespace room_outbox::relay {
 
 inline constexpr size_t kAttemptsKept = 16;
 
-// Every outcome an entry names: a send's PublishStatus, or a row settled without one.
+// Every outcome an entry names: a send's PublishStatus (core::PublishStatusName), or a row settled
+// without one.
 inline constexpr std::array<std::string_view, 9> kAttemptOutcomes = {
-    "published", "retryable",   "rate_limited", "unknown", "permanent",
-    "not_sent",  "undecodable", "skipped",      "expired"};
-
-// The outcome name of a send's status ("rate_limited" for PublishStatus::kRateLimited).
-std::string_view AttemptOutcomeName(core::PublishStatus status);
+    "published",     "retryable",   "rate_limited", "unknown", "permanent",
+    "not_attempted", "undecodable", "skipped",      "expired"};
 
 // The note of a send of `row` in a message of `pack_events` events, known now.
 AttemptNote NoteOfSend(std::string_view node_id, size_t pack_events,
