@@ -112,7 +112,7 @@ image-check-build: $(DEPS)
 	scripts/image.sh localhost/room-outbox/outbox-relay:check localhost/room-outbox/im-stub:check
 
 format:
-	find hook relay sim tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	find core hook relay sim tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,6 +1,6 @@
-// The parts of relay.toml that every reader of the file shares: outbox-relay (daemon/config.h)
-// and the hook's hosts (LoadHookOptions in room_outbox/hook.h: room-sim, the C ABI, the Go
-// package). One file configures both sides of a deployment.
+// The parts of relay.toml that every reader of the file shares: outbox-relay
+// (relay/src/config/config.h) and the hook's hosts (LoadHookOptions in room_outbox/hook.h:
+// room-sim, the C ABI, the Go package). One file configures both sides of a deployment.
 //
 //   node_id                     the environment's ROOM_OUTBOX_NODE_ID (kNodeIdEnv) wins when set;
 //                               default: the host name (HostName)
@@ -79,8 +79,8 @@ void ReadOrdering(TableReader& outbox_worker, SharedConfig& config);
 inline constexpr const char* kNodeIdEnv = "ROOM_OUTBOX_NODE_ID";
 
 // The secrets `use` names from their files or the environment (secrets.h), the TLS files, and
-// node_id from the environment (kNodeIdEnv) or its default; fills `warnings` with what those files' modes expose. With kDatabaseOnly,
-// tencent_im.secret_key stays empty.
+// node_id from the environment (kNodeIdEnv) or its default; fills `warnings` with what those files'
+// modes expose. With kDatabaseOnly, tencent_im.secret_key stays empty.
 Result<void> LoadSharedSecretsAndDefaults(SharedConfig& config, SecretUse use = SecretUse::kAll);
 
 }  // namespace room_outbox::core

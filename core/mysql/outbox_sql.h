@@ -385,6 +385,10 @@ inline constexpr std::string_view kMarkPublishedPrefix =
 #define ROOM_OUTBOX_ATTEMPT_ENTRY "CONCAT(" ROOM_OUTBOX_SERVER_NOW_MS " - ?, '\t', ?, '\n')"
 #define ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN "SUBSTRING_INDEX(CONCAT(COALESCE(attempts, ''), "
 #define ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE "), '\n', -17)"
+// The failure marks' append: one entry, or none for a NULL rest (CONCAT is then NULL).
+#define ROOM_OUTBOX_ATTEMPTS_APPEND                                               \
+  "attempts = COALESCE(" ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN ROOM_OUTBOX_ATTEMPT_ENTRY \
+      ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE ", attempts)"
 
 // The relay's kMarkPublished with each row's history entry: "CASE id WHEN ? THEN <entry> ... END"
 // (a short list repeats its last triple). Placeholders: (id, waited_ms, entry rest)..., token,
@@ -394,7 +398,8 @@ inline constexpr std::string_view kRelayMarkPublishedHead =
     "published_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", claim_token = NULL, attempt_count = attempt_count + 1, "
     "attempts = " ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN "CASE id";
-inline constexpr std::string_view kRelayMarkPublishedWhen = " WHEN ? THEN " ROOM_OUTBOX_ATTEMPT_ENTRY;
+inline constexpr std::string_view kRelayMarkPublishedWhen =
+    " WHEN ? THEN " ROOM_OUTBOX_ATTEMPT_ENTRY;
 inline constexpr std::string_view kRelayMarkPublishedTail =
     " END" ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE
     " WHERE claim_token = ? AND status = 'pending' AND id IN ";
@@ -425,10 +430,9 @@ inline constexpr std::string_view kMarkFailed =
     "UPDATE room_outbox SET retry_count = retry_count + 1, last_error = ?, "
     "next_attempt_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     " + GREATEST(?, 0), "
-    "drop_count = drop_count + ?, pack_size = ?, attempt_count = attempt_count + ?, "
-    "attempts = COALESCE(" ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN ROOM_OUTBOX_ATTEMPT_ENTRY
-    ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE ", attempts), "
-    "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    "drop_count = drop_count + ?, pack_size = ?, "
+    "attempt_count = attempt_count + ?, " ROOM_OUTBOX_ATTEMPTS_APPEND
+    ", updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", claim_token = NULL "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
 
@@ -651,14 +655,13 @@ inline constexpr std::string_view kOpsCountPurgeableCommandLog =
 // or 0), last_error, entries (0 | 1), waited_ms, entry rest (NULL: none), id, token.
 inline constexpr std::string_view kMarkParked =
     "UPDATE room_outbox SET status = 'parked', retry_count = retry_count + ?, last_error = ?, "
-    "attempt_count = attempt_count + ?, "
-    "attempts = COALESCE(" ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN ROOM_OUTBOX_ATTEMPT_ENTRY
-    ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE ", attempts), "
-    "pack_size = 0, claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
+    "attempt_count = attempt_count + ?, " ROOM_OUTBOX_ATTEMPTS_APPEND
+    ", pack_size = 0, claim_token = NULL, parked_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     ", "
     "updated_at_ms = " ROOM_OUTBOX_SERVER_NOW_MS
     " "
     "WHERE id = ? AND claim_token = ? AND status = 'pending'";
+#undef ROOM_OUTBOX_ATTEMPTS_APPEND
 #undef ROOM_OUTBOX_ATTEMPTS_KEEP_CLOSE
 #undef ROOM_OUTBOX_ATTEMPTS_KEEP_OPEN
 #undef ROOM_OUTBOX_ATTEMPT_ENTRY
@@ -821,10 +824,9 @@ inline constexpr Statement kRoomsRetry =
     Shared("rooms_retry", Shape::kIdList, {sql::kRoomsRetryPrefix, {}, {}});
 inline constexpr Statement kMarkPublished =
     Shared("mark_published", Shape::kIdList, {sql::kMarkPublishedPrefix, {}, {}});
-inline constexpr Statement kRelayMarkPublished =
-    Shared("relay_mark_published", Shape::kCaseList,
-           {sql::kRelayMarkPublishedHead, sql::kRelayMarkPublishedWhen,
-            sql::kRelayMarkPublishedTail});
+inline constexpr Statement kRelayMarkPublished = Shared(
+    "relay_mark_published", Shape::kCaseList,
+    {sql::kRelayMarkPublishedHead, sql::kRelayMarkPublishedWhen, sql::kRelayMarkPublishedTail});
 inline constexpr Statement kRelease =
     Shared("release", Shape::kIdList, {sql::kReleasePrefix, {}, {}});
 inline constexpr Statement kRelayRelease =

@@ -118,9 +118,14 @@ Status WriteSendGroupMsgBody(JsonWriter& body, JsonWriter& scratch, const Envelo
     }
     envelope_json = scratch.text();
   }
-  return WriteSendGroupMsgBody(
-      body, SendGroupMsgParts{envelope_json, envelope.room_id, envelope.event_type,
-                              envelope.event_id, group_id_prefix, random, priority, {}});
+  return WriteSendGroupMsgBody(body, SendGroupMsgParts{envelope_json,
+                                                       envelope.room_id,
+                                                       envelope.event_type,
+                                                       envelope.event_id,
+                                                       group_id_prefix,
+                                                       random,
+                                                       priority,
+                                                       {}});
 }
 
 Result<std::string> BuildSendGroupMsgBody(const Envelope& envelope,

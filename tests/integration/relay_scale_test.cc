@@ -301,8 +301,8 @@ TEST(RelayScaleTest, KillNineMidDrainResendsAtMostWhatTheDeadRelayHadInFlightOrU
 
   // Each duplicate is a row the dead relay sent and the survivor sent again after the dead
   // claim's lease ended or the survivor gave it back (2 s after its own start at the earliest,
-  // relay.md "A relay that dies"): once each, never more. The dead relay started its last wave only with
-  // lease_margin to spare, so that lease ends at least kLeaseMargin after the kill; the dead
+  // relay.md "A relay that dies"): once each, never more. The dead relay started its last wave only
+  // with lease_margin to spare, so that lease ends at least kLeaseMargin after the kill; the dead
   // relay's last requests may still reach the server a little after the kill (their bytes were
   // already on the socket). Half the margin separates the two.
   const auto split = killed_at + kLeaseMargin / 2;
@@ -486,8 +486,8 @@ TEST(RelayScaleTest, ABusyRoomsMinIntervalDoesNotHoldOtherRoomsBehindIt) {
   const int64_t busy_sent_when_quiet_done = db.Scalar(busy_published);
   EXPECT_LT(busy_sent_when_quiet_done, kBusyRows / 2);
   // The busy room keeps going, in order.
-  ASSERT_TRUE(Eventually([&] { return db.Scalar(busy_published) >= busy_sent_when_quiet_done + 20; },
-                        kDrainTimeout))
+  ASSERT_TRUE(Eventually(
+      [&] { return db.Scalar(busy_published) >= busy_sent_when_quiet_done + 20; }, kDrainTimeout))
       << Logs(relays);
   ASSERT_NO_FATAL_FAILURE(StopRelays(relays));
   EXPECT_GT(relays[0]->CountLogLines({"room paced", busy_room}), 0u);
@@ -542,7 +542,7 @@ TEST(RelayScaleTest, RequestBudgetCapsTheRateAndRetriesResendIdenticalBodies) {
   EXPECT_EQ(stats.unique_event_ids, static_cast<size_t>(kRows));
   EXPECT_EQ(stats.requests, static_cast<size_t>(kRows) + retried.size());
 
-  // The budget is a token bucket holding 100ms of requests (hook/src/tencent/rate_budget.h), so
+  // The budget is a token bucket holding 100ms of requests (core/tencent/rate_budget.h), so
   // any 1s window can see at most budget + budget/10 sends. Arrival times are measured at the
   // server: on a loaded 2-core machine a send can be held up to ~100ms in scheduling and land
   // in the next window, so another budget/10 absorbs that jitter (seen: 58 once against 57).

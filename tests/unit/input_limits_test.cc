@@ -1,4 +1,4 @@
-// Limits on hostile input (hook/src/input_limits.h) at each entry point: envelopes, IM answers,
+// Limits on hostile input (core/input_limits.h) at each entry point: envelopes, IM answers,
 // config and secret files, text log lines.
 #include "core/input_limits.h"
 
@@ -22,9 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Nested(size_t depth) {
-  return std::string(depth, '[') + std::string(depth, ']');
-}
+std::string Nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 // A valid envelope whose payload is {"x": <value>}.
 std::string EnvelopeWithPayloadValue(const std::string& value) {
@@ -118,9 +116,9 @@ TEST(InputLimitsTest, SecretContentAllowsOneTrailingNewlineOnly) {
   EXPECT_EQ(core::CheckSecretContent("s", "key\r\n").value(), "key");
   EXPECT_EQ(core::CheckSecretContent("s", "pass word").value(), "pass word");
   EXPECT_EQ(core::CheckSecretContent("s", "").value(), "");
-  for (const std::string& bad : {std::string("key\n\n"), std::string("key\nother\n"),
-                                std::string("ke\0y", 4), std::string("key\r"),
-                                std::string("\tkey"), std::string("key\x7f")}) {
+  for (const std::string& bad :
+       {std::string("key\n\n"), std::string("key\nother\n"), std::string("ke\0y", 4),
+        std::string("key\r"), std::string("\tkey"), std::string("key\x7f")}) {
     auto r = core::CheckSecretContent("s", bad);
     ASSERT_FALSE(r) << "accepted a secret with a control byte";
     EXPECT_THAT(r.error().message, HasSubstr("s holds a control byte at offset"));

@@ -1,5 +1,5 @@
 // HookStore: the database operations of the hook's commit path and sync publish, behind one
-// seam. The MariaDB implementation is MariaDbHookStore (mysql/mariadb_hook_store.h); unit tests
+// seam. The MariaDB implementation is MariaDbHookStore (store/mariadb_hook_store.h); unit tests
 // use MockHookStore (tests/mocks/mock_hook_store.h). The relay has a store of its own
 // (relay/src/store/relay_store.h); both write the same rows (docs/sql-contract.md).
 //

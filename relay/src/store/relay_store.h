@@ -1,8 +1,8 @@
 // RelayStore: every database operation of the relay's worker loop, behind one seam. The MariaDB
 // implementation is MariaDbRelayStore (store/mariadb_relay_store.h); unit tests use
 // MockRelayStore (tests/mocks/mock_relay_store.h). The hook writes the rows this store claims
-// through a store of its own (hook/src/hook_store.h); docs/sql-contract.md is the table contract
-// between them.
+// through a store of its own (hook/src/store/hook_store.h); docs/sql-contract.md is the table
+// contract between them.
 //
 // One clock: every absolute time of the relay side (due times, leases, interval slots, retry times,
 // ages) is the database server's. The relay passes durations only (lease_ms, retry_after_ms,
@@ -109,7 +109,7 @@ struct Claim {
 
 // One entry of a row's attempt history (schema 011, room_outbox.attempts), written by the mark
 // of the row's outcome in the same statement: an attempt, a skip or an expiry
-// (worker/attempt_note.h makes it). A note without text writes no entry.
+// (store/attempt_history.h makes it). A note without text writes no entry.
 struct AttemptNote {
   // When the outcome was known (the answer came): the mark writes the database server's now
   // minus the time since, so a result written late (UnwrittenResults) keeps its time.
