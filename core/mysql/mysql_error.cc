@@ -138,6 +138,11 @@ Error FromMysqlErrno(unsigned err, std::string_view where, std::string_view text
   return Error{CodeFor(err), std::move(message)};
 }
 
+bool IsDeadlock(const Error& error) {
+  return error.code == ErrorCode::kAborted &&
+         error.message.find("[errno 1213]") != std::string::npos;
+}
+
 bool IsReadOnlyRefusal(const Error& error) {
   return error.code == ErrorCode::kUnavailable &&
          error.message.find(kReadOnlyRefusal) != std::string::npos;

@@ -39,5 +39,10 @@ inline constexpr std::string_view kReadOnlyRefusal = "database is read-only";
 // (a COMMIT too) did not take effect, and the connection is dropped like any kUnavailable one,
 // so the next call may reach the new primary.
 [[nodiscard]] bool IsReadOnlyRefusal(const Error& error);
+// True when `error` is a deadlock (1213; a cluster's certification conflict too): the server
+// rolled the whole transaction back the moment it found it, so running it again at once costs
+// one more try. A lock wait timeout (1205), kAborted as well, has already waited the whole lock
+// wait: not this.
+[[nodiscard]] bool IsDeadlock(const Error& error);
 
 }  // namespace room_outbox::core

@@ -142,5 +142,20 @@ TEST(MysqlErrorTest, ReadOnlyRefusalsSaySoAndAreToldApart) {
   EXPECT_FALSE(core::IsReadOnlyRefusal(Error{ErrorCode::kInternal, refused.message}));
 }
 
+// A deadlock, and only a deadlock, is a transaction the server rolled back at once: what a
+// relay's mark runs again.
+TEST(MysqlErrorTest, ADeadlockIsToldFromALockWaitTimeout) {
+  const Error deadlock = core::FromMysqlErrno(
+      ER_LOCK_DEADLOCK, "mysql_stmt_execute(rooms_progress_8)",
+      "Deadlock found when trying to get lock; try restarting transaction");
+  EXPECT_EQ(deadlock.code, ErrorCode::kAborted);
+  EXPECT_TRUE(core::IsDeadlock(deadlock)) << deadlock.message;
+  const Error timeout = core::FromMysqlErrno(ER_LOCK_WAIT_TIMEOUT, "mysql_stmt_execute(lease_8)",
+                                             "Lock wait timeout exceeded");
+  EXPECT_EQ(timeout.code, ErrorCode::kAborted);
+  EXPECT_FALSE(core::IsDeadlock(timeout)) << timeout.message;
+  EXPECT_FALSE(core::IsDeadlock(Error{ErrorCode::kInternal, deadlock.message}));
+}
+
 }  // namespace
 }  // namespace room_outbox

@@ -79,6 +79,10 @@ class MariaDbRelayStore final : public RelayStore {
   // Runs the prepared statement `id` once per attempt with params_of(attempt), then brings the
   // attempts' rooms back on the room schedule (RoomsAfterMark with next_of(attempt): a statement
   // and its delay), all in one transaction; returns the rows changed.
+  // A mark's transaction (session_.InTransaction), run again when a deadlock rolled it back
+  // (relay_marks.cc: kMarkAttempts).
+  template <class Body>
+  auto MarkTransaction(core::MariaDbConnection& conn, Body&& body) -> decltype(body());
   template <class ParamsOf, class NextOf>
   [[nodiscard]] core::Result<size_t> UpdateEachAttempt(const core::sql::Statement& id,
                                                        std::span<const FailedAttempt> attempts,

@@ -12,12 +12,18 @@
 #include <vector>
 
 #include "core/mysql/id_lists.h"
+#include "core/mysql/mysql_error.h"
 #include "core/mysql/outbox_sql.h"
 #include "core/utf8.h"
 #include "store/mariadb_relay_store.h"
 
 namespace room_outbox::relay {
 namespace {
+
+// A mark runs its transaction again at once, up to this many times in all, when a deadlock rolled
+// it back: its room writes and a claim's listing (or another relay's marks) lock the same rooms.
+// A lock wait timeout is not run again (it waited its whole lock wait already).
+constexpr int kMarkAttempts = 3;
 
 // What a mark makes of a room: the statement (kRoomsProgress, kRoomsRetry) and its delay.
 using RoomNext = std::pair<const core::sql::Statement*, int64_t>;
@@ -116,6 +122,15 @@ core::Result<size_t> MarkPublishedNoted(core::MariaDbConnection& conn, const std
 
 }  // namespace
 
+template <class Body>
+auto MariaDbRelayStore::MarkTransaction(core::MariaDbConnection& conn, Body&& body)
+    -> decltype(body()) {
+  for (int attempt = 1;; ++attempt) {
+    auto done = session_.InTransaction(conn, body);
+    if (done || !core::IsDeadlock(done.error()) || attempt == kMarkAttempts) return done;
+  }
+}
+
 core::Result<void> RoomsAfterMark(core::MariaDbConnection& conn,
                                   const std::map<int64_t, RoomNextOfRow>& next_of_row) {
   std::vector<int64_t> ids;
@@ -144,7 +159,7 @@ core::Result<size_t> MariaDbRelayStore::MarkPublished(const std::string& token,
                           std::to_string(ids.size()) + " rows");
   }
   return session_.WithConnection([&](core::MariaDbConnection& conn) {
-    return session_.InTransaction(conn, [&]() -> core::Result<size_t> {
+    return MarkTransaction(conn, [&]() -> core::Result<size_t> {
       auto marked = notes.empty() ? core::StoreSession::UpdateHeldChunks(
                                         conn, core::sql::Stmt::kMarkPublished, {}, token, ids)
                                   : MarkPublishedNoted(conn, token, ids, notes);
@@ -166,7 +181,7 @@ core::Result<size_t> MariaDbRelayStore::UpdateEachAttempt(const core::sql::State
     return 0;
   }
   return session_.WithConnection([&](core::MariaDbConnection& conn) {
-    return session_.InTransaction(conn, [&]() -> core::Result<size_t> {
+    return MarkTransaction(conn, [&]() -> core::Result<size_t> {
       auto stmt = conn.Prepared(id);
       if (!stmt) {
         return core::Fail(stmt.error());
